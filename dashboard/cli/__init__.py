@@ -1,0 +1,21 @@
+"""The ``hitboard`` command: one module per command, registered here."""
+
+import click
+
+from .common import HitboardGroup
+
+
+@click.group(cls=HitboardGroup)
+@click.version_option(package_name="hitboard")
+def main() -> None:
+    """hitboard: real-time web-traffic dashboard on MongoDB."""
+
+
+def _register() -> None:
+    from . import stats
+
+    for command in (*stats.COMMANDS,):
+        main.add_command(command)
+
+
+_register()

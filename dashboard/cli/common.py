@@ -1,0 +1,32 @@
+"""What every command shares: the ``--store`` option and user-facing error handling."""
+
+from __future__ import annotations
+
+import click
+
+import queries
+
+store_option = click.option(
+    "--store",
+    envvar="HITBOARD_STORE",
+    default=None,
+    metavar="URI|DIR",
+    help="mongodb:// or mongodb+srv:// URI, or a directory for the embedded store "
+    "(default: $HITBOARD_STORE, else $MONGODB_URI, else ~/.local/share/hitboard).",
+)
+
+
+class HitboardGroup(click.Group):
+    """Turns hitboard's ValueErrors into a one-line message and exit status 2."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except queries.HitboardError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(2)
+
+
+def open_db(store: str | None, read_only: bool = False):
+    """Connect for a command; read-only commands can share a store a server holds."""
+    return queries.connect(store, read_only=read_only)

@@ -1,0 +1,44 @@
+"""Everything that touches MongoDB. Never imports Dash."""
+
+from .catalog import list_pages, list_sites, top_pages
+from .connection import connect, is_embedded, redact, resolve_store
+from .errors import (
+    HitboardError,
+    InvalidPageError,
+    InvalidRangeError,
+    InvalidSiteError,
+    InvalidTimeZoneError,
+    NaiveTimestampError,
+    RecorderOverloadedError,
+    StoreLockedError,
+)
+from .recorder import HitRecorder
+from .schema import ensure_indexes
+from .series import daily_series, hourly_series, minute_series, series
+from .writes import log_hit, preallocate
+
+__all__ = [
+    "HitRecorder",
+    "HitboardError",
+    "InvalidPageError",
+    "InvalidRangeError",
+    "InvalidSiteError",
+    "InvalidTimeZoneError",
+    "NaiveTimestampError",
+    "RecorderOverloadedError",
+    "StoreLockedError",
+    "connect",
+    "daily_series",
+    "ensure_indexes",
+    "hourly_series",
+    "is_embedded",
+    "list_pages",
+    "list_sites",
+    "log_hit",
+    "minute_series",
+    "preallocate",
+    "redact",
+    "resolve_store",
+    "series",
+    "top_pages",
+]

@@ -1,0 +1,57 @@
+"""Where the data lives: a MongoDB server or the embedded store, chosen by one string."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from pymongo import MongoClient
+from pymongo.uri_parser import parse_uri
+
+from .embedded import connect_embedded
+
+DEFAULT_DATABASE = "hitboard"
+MONGODB_SCHEMES = ("mongodb://", "mongodb+srv://")
+
+
+def default_store_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "hitboard"
+
+
+def resolve_store(store: str | os.PathLike | None = None) -> str:
+    """Explicit argument > HITBOARD_STORE > MONGODB_URI > the default data directory."""
+    for candidate in (store, os.environ.get("HITBOARD_STORE"), os.environ.get("MONGODB_URI")):
+        if candidate:
+            return str(candidate)
+    return str(default_store_dir())
+
+
+def is_server(store: str) -> bool:
+    return store.startswith(MONGODB_SCHEMES)
+
+
+def connect(store: str | os.PathLike | None = None, database: str | None = None,
+            read_only: bool = False):
+    """A pymongo ``Database``: on a MongoDB server for ``mongodb://`` and
+    ``mongodb+srv://`` URIs, otherwise on the embedded store in that directory.
+
+    ``read_only`` lets a second process read an embedded store that a running server
+    holds (it sees the data as of opening); it has no effect on a MongoDB server.
+    Close with ``db.client.close()``.
+    """
+    target = resolve_store(store)
+    if is_server(target):
+        name = database or parse_uri(target).get("database") or DEFAULT_DATABASE
+        return MongoClient(target, tz_aware=True, appname="hitboard")[name]
+    return connect_embedded(target, database or DEFAULT_DATABASE, read_only=read_only)
+
+
+def is_embedded(db) -> bool:
+    return not isinstance(db.client, MongoClient)
+
+
+def redact(store: str) -> str:
+    """The store string with any password hidden, fit for logs and pages."""
+    return re.sub(r"(mongodb(?:\+srv)?://[^:/@]+):[^@]*@", r"\1:***@", store)

@@ -1,0 +1,168 @@
+"""Time series read from the pre-aggregated documents.
+
+Every read is one indexed ``find`` on ``(metadata.site, metadata.page, metadata.date)``
+with a projection of just the counters it needs. Counts are read at a *base* resolution
+stored in UTC (minute, hour or day) and summed into buckets of the requested time zone:
+a local day in Europe/Paris reads the hours of two UTC daily documents; in a zone whose
+offset is not a whole hour (Asia/Kolkata) hours come from minutes. Buckets are
+``[start, end)`` with start floored and end ceiled to whole buckets of that zone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import schema, validation
+from .errors import InvalidRangeError
+from .validation import MAX_MINUTE_SPAN, WHOLE_SITE
+
+GRANULARITIES = ("minute", "hour", "day")
+_MINUTE_NS = 60 * 10**9
+_STEP = {"minute": dt.timedelta(minutes=1), "hour": dt.timedelta(hours=1)}
+
+
+def series(db, site: str, start: dt.datetime, end: dt.datetime, granularity: str,
+           pages: Sequence[str] | None = None, tz="UTC") -> pd.DataFrame:
+    """Hits per bucket: a tz-aware index named ``time``, one integer column per page
+    (``*`` when ``pages`` is empty: the whole site)."""
+    if granularity not in GRANULARITIES:
+        raise InvalidRangeError(
+            f"unknown granularity {granularity!r}: use one of {', '.join(GRANULARITIES)}"
+        )
+    site = validation.site(site)
+    page_list = normalise_pages(pages)
+    zone = validation.timezone(tz)
+    start, end = validation.time_range(start, end)
+    if granularity == "minute" and end - start > MAX_MINUTE_SPAN:
+        raise InvalidRangeError("minute granularity is limited to 400 days: choose hour or day")
+    edges = bucket_edges(start, end, granularity, zone)
+    base = _base_resolution(edges)
+    counts = fetch_counts(db, site, {"$in": page_list}, base, edges[0], edges[-1])
+    index = pd.DatetimeIndex(edges[:-1]).tz_convert(zone).rename("time")
+    frame = pd.DataFrame(0, index=index, columns=page_list, dtype="int64")
+    if len(counts):
+        edge_ns = np.array([int(e.timestamp()) * 10**9 for e in edges], dtype="int64")
+        slot = np.searchsorted(edge_ns, counts["ns"].to_numpy(), side="right") - 1
+        summed = counts.assign(slot=slot).groupby(["slot", "page"])["hits"].sum()
+        for (position, page), hits in summed.items():
+            frame.iat[position, page_list.index(page)] = hits
+    frame.columns.name = "page"
+    return frame
+
+
+def minute_series(db, site, start, end, pages=None, tz="UTC") -> pd.DataFrame:
+    return series(db, site, start, end, "minute", pages, tz)
+
+
+def hourly_series(db, site, start, end, pages=None, tz="UTC") -> pd.DataFrame:
+    return series(db, site, start, end, "hour", pages, tz)
+
+
+def daily_series(db, site, start, end, pages=None, tz="UTC") -> pd.DataFrame:
+    return series(db, site, start, end, "day", pages, tz)
+
+
+def normalise_pages(pages: Iterable[str] | None) -> list[str]:
+    cleaned = [validation.page(p) for p in pages or ()]
+    return list(dict.fromkeys(cleaned)) or [WHOLE_SITE]
+
+
+def bucket_edges(start: dt.datetime, end: dt.datetime, granularity: str, zone) -> list:
+    """UTC instants bounding each local bucket; handles DST days of 23 and 25 hours."""
+    first = _floor(start.astimezone(zone), granularity)
+    edges = [first]
+    while edges[-1] < end:
+        edges.append(_next(edges[-1], granularity, zone))
+    return [e.astimezone(dt.UTC) for e in edges]
+
+
+def _floor(local: dt.datetime, granularity: str) -> dt.datetime:
+    if granularity == "day":
+        floored = local.replace(hour=0, minute=0, second=0, microsecond=0)
+        return floored.astimezone(dt.UTC).astimezone(local.tzinfo)
+    if granularity == "hour":
+        utc = local.astimezone(dt.UTC)
+        offset = local.utcoffset()
+        local_wall = (utc + offset).replace(minute=0, second=0, microsecond=0)
+        return (local_wall - offset).astimezone(local.tzinfo)
+    return local.replace(second=0, microsecond=0)
+
+
+def _next(edge: dt.datetime, granularity: str, zone) -> dt.datetime:
+    if granularity == "day":
+        wall = (edge.astimezone(zone).replace(tzinfo=None) + dt.timedelta(days=1))
+        return wall.replace(tzinfo=zone).astimezone(dt.UTC).astimezone(zone)
+    return (edge.astimezone(dt.UTC) + _STEP[granularity]).astimezone(zone)
+
+
+def _base_resolution(edges: list[dt.datetime]) -> str:
+    if all(e.hour == 0 and e.minute == 0 for e in edges):
+        return "day"
+    if all(e.minute == 0 for e in edges):
+        return "hour"
+    return "minute"
+
+
+def fetch_counts(db, site: str, page_filter, base: str, start: dt.datetime,
+                 end: dt.datetime) -> pd.DataFrame:
+    """Non-zero UTC counts in ``[start, end)`` at the base resolution, as a frame with
+    columns ``ns`` (epoch nanoseconds of the unit's start), ``page`` and ``hits``."""
+    if base == "day":
+        docs = _find(db, schema.MONTHLY, site, page_filter, schema.month_start(start),
+                     end - dt.timedelta(microseconds=1), {"daily": 1})
+        rows = _day_rows(docs)
+    else:
+        first_day, last_day = schema.day_start(start), schema.day_start(end - _STEP["minute"])
+        if base == "hour":
+            projection = {"hourly": 1}
+        elif end - start >= dt.timedelta(days=1):
+            projection = {"minute": 1}
+        else:
+            hours = {(start + dt.timedelta(hours=i)).hour
+                     for i in range(int((end - start) / dt.timedelta(hours=1)) + 2)}
+            projection = {f"minute.{h}": 1 for h in sorted(hours)}
+        docs = _find(db, schema.DAILY, site, page_filter, first_day, last_day, projection)
+        rows = _hour_rows(docs) if base == "hour" else _minute_rows(docs)
+    frame = pd.DataFrame(rows, columns=["ns", "page", "hits"])
+    lo, hi = int(start.timestamp()) * 10**9, int(end.timestamp()) * 10**9
+    return frame[(frame["ns"] >= lo) & (frame["ns"] < hi)]
+
+
+def _find(db, collection, site, page_filter, first, last, projection) -> list[dict]:
+    query = {"metadata.site": site, "metadata.page": page_filter,
+             "metadata.date": {"$gte": first, "$lte": last}}
+    return list(db[collection].find(query, {"metadata": 1, **projection}))
+
+
+def _epoch_ns(date: dt.datetime) -> int:
+    return int(date.replace(tzinfo=dt.UTC).timestamp()) * 10**9
+
+
+def _minute_rows(docs):
+    for doc in docs:
+        base, page = _epoch_ns(doc["metadata"]["date"]), doc["metadata"]["page"]
+        for hour, minutes in (doc.get("minute") or {}).items():
+            hour_ns = base + int(hour) * 60 * _MINUTE_NS
+            for minute, hits in minutes.items():
+                if hits:
+                    yield hour_ns + int(minute) * _MINUTE_NS, page, hits
+
+
+def _hour_rows(docs):
+    for doc in docs:
+        base, page = _epoch_ns(doc["metadata"]["date"]), doc["metadata"]["page"]
+        for hour, hits in (doc.get("hourly") or {}).items():
+            if hits:
+                yield base + int(hour) * 60 * _MINUTE_NS, page, hits
+
+
+def _day_rows(docs):
+    for doc in docs:
+        base, page = _epoch_ns(doc["metadata"]["date"]), doc["metadata"]["page"]
+        for day, hits in (doc.get("daily") or {}).items():
+            if hits:
+                yield base + (int(day) - 1) * 1440 * _MINUTE_NS, page, hits
