@@ -16,6 +16,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	bash scripts/ensure-browser.sh
+	bash scripts/ensure-wire.sh
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 

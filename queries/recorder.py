@@ -1,43 +1,45 @@
 """HitRecorder: coalesce hits in memory, write one ``$inc`` upsert per document per flush.
 
-Exactly-once across failures. Every flush is a *batch* with a unique token. Each of its
-updates is guarded by the token::
+Exactly-once across failures. Each recorder has a unique id R and numbers its flushes
+1, 2, 3...; every update of flush S is guarded by that number::
 
-    filter {_id, flushes: {$ne: token}}
-    update {$inc: ..., $push: {flushes: {$each: [token], $slice: -16}}, $setOnInsert: ...}
+    filter {_id, flushes.R: {$ne: S}}
+    update {$inc: ..., $set: {flushes.R: S}, $setOnInsert: {metadata}}
 
-so applying an update twice is impossible: the second attempt's filter no longer matches,
-its upsert collides with the existing ``_id`` and fails with a duplicate-key error (11000),
-which the recorder reads as "already applied". A batch that fails (in part, or with an
-outcome unknown, as after a lost connection) is kept whole with its token and retried
-with exponential backoff before any newer batch is written, so a document never sees more
-than one newer token before the retry: the 16 tokens kept are ample. Increments are never
-merged across batches, so a retry cannot smuggle new hits past the guard.
+so a document that already took flush S cannot take it again: the filter no longer
+matches, the upsert collides with the existing ``_id`` and fails with a duplicate-key
+error (11000). A failed flush (in part, or with an unknown outcome, as after a lost
+connection) is kept whole with its number and retried with exponential backoff *before*
+any newer flush is written, so R's flushes reach each document in order and the one
+number kept per recorder suffices, however many other recorders (processes) write the
+same documents. Increments are never merged across flushes, so a retry cannot carry new
+hits past the guard. A duplicate-key error is read as "already applied" only after
+checking the document holds ``flushes.R == S``; otherwise another writer created the
+document between our filter and our insert (MongoDB does not retry such upserts), and
+the update is sent again.
 """
 
 from __future__ import annotations
 
-import atexit
 import datetime as dt
 import logging
-import signal
 import threading
 import time
 import uuid
-import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 
 from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
 
-from . import schema, validation
+from . import exithooks, schema, validation
 from .errors import RecorderOverloadedError
 from .writes import preallocate, targets
 
 log = logging.getLogger(__name__)
-KEEP_TOKENS = 16
 DUPLICATE_KEY = 11000
+RACE_RETRIES = 5
+RECORD_ATTEMPTS = 3
 PREALLOCATE_FROM_HOUR = 23
 PREALLOCATE_PER_TICK = 50
 MAX_ACTIVE_PAGES = 20_000
@@ -52,7 +54,7 @@ class _Doc:
 
 @dataclass
 class _Batch:
-    token: str
+    seq: int
     docs: dict[tuple[str, str], _Doc]
     hits: int
     attempts: int = 0
@@ -64,9 +66,11 @@ class HitRecorder:
     ``record`` only touches memory; a background thread flushes every ``flush_interval``
     seconds, as do ``flush()``, ``close()``, interpreter exit and SIGTERM. Past
     ``max_pending_docs`` pending documents ``record`` flushes in the caller's thread
-    (backpressure); if the database cannot take them either, it raises
-    :class:`RecorderOverloadedError` once twice that bound is pending, so memory stays
-    bounded and the caller knows the hit was refused.
+    (backpressure), except while a failed flush waits for its backoff; once twice that
+    bound is pending and the database cannot take them, it raises
+    :class:`RecorderOverloadedError`, so memory stays bounded and the caller knows the
+    hit was refused. ``stats()["db_operations"]`` counts update statements sent,
+    ``round_trips`` the ``bulk_write`` calls carrying them.
     """
 
     def __init__(self, db, flush_interval: float = 1.0, max_pending_docs: int = 10_000,
@@ -78,13 +82,19 @@ class HitRecorder:
         self.max_backoff = max_backoff
         self._preallocate = preallocate_next_day
         self._clock = clock or (lambda: dt.datetime.now(dt.UTC))
-        self._lock = threading.Lock()
+        # Re-entrant: the SIGTERM handler may flush while this thread is inside record().
+        self._lock = threading.RLock()
         self._flush_lock = threading.RLock()
-        self._pending: dict[tuple[str, str], _Doc] = {}
+        # (site, page, year, month, day) -> {minute of the UTC day: hits}; the documents
+        # are derived at flush time, which keeps record() to a few dictionary operations.
+        self._pending: dict[tuple, dict[int, int]] = {}
+        self._pending_docs: set[tuple] = set()
+        self._names: dict[tuple[str, str], tuple[str, str]] = {}
         self._pending_hits = 0
         self._failed: _Batch | None = None
+        self._retry_at = 0.0
         self._seq = 0
-        self._prefix = uuid.uuid4().hex[:10]
+        self._guard = f"{schema.FLUSHES}.{uuid.uuid4().hex[:12]}"
         self._active: dict[dt.datetime, set[tuple[str, str]]] = {}
         self._preallocated: set[tuple[dt.datetime, str, str]] = set()
         self._stats = Counter()
@@ -94,49 +104,104 @@ class HitRecorder:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="hitboard-recorder", daemon=True)
         self._thread.start()
-        _register(self)
+        exithooks.register(self)
 
     # -- recording -----------------------------------------------------------------
     def record(self, site: str, page: str, ts: dt.datetime | None = None, n: int = 1) -> None:
+        """Count ``n`` hits; only memory is touched (the hot path of every request)."""
         if self._closed:
             raise RecorderOverloadedError("the recorder is closed")
-        ts = self._clock() if ts is None else validation.timestamp(ts)
-        site, page = validation.site(site), validation.page(page)
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        ts = validation.timestamp(self._clock() if ts is None else ts)
+        if type(n) is not int or n < 1:
             raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
-        if len(self._pending) >= 2 * self.max_pending_docs:
+        names = self._names.get((site, page)) or self._validate(site, page)
+        key = (*names, ts.year, ts.month, ts.day)
+        minute = ts.hour * 60 + ts.minute
+        for attempt in range(RECORD_ATTEMPTS):
+            with self._lock:
+                minutes = self._pending.get(key)
+                full = minutes is None and self._outstanding() >= 2 * self.max_pending_docs
+                if not full:
+                    if minutes is None:
+                        minutes = self._open_unit(key)
+                    minutes[minute] = minutes.get(minute, 0) + n
+                    self._pending_hits += n
+                    self._stats["hits_accepted"] += n
+                    overfull = len(self._pending_docs) >= self.max_pending_docs
+                    break
+            # Full, checked under the lock so concurrent callers cannot overshoot: drain
+            # (waiting for a flush in flight) and try again; refuse if the database won't.
+            if attempt == RECORD_ATTEMPTS - 1:
+                self._refuse()
             self._drain_or_refuse()
-        day, month = schema.day_start(ts), schema.month_start(ts)
-        with self._lock:
-            for target in targets(site, page):
-                self._add(schema.DAILY, schema.daily_id(day, site, target),
-                          schema.metadata(day, site, target), schema.daily_increments(ts, n))
-                self._add(schema.MONTHLY, schema.monthly_id(month, site, target),
-                          schema.metadata(month, site, target), schema.monthly_increments(ts, n))
-            self._pending_hits += n
-            self._stats["hits_accepted"] += n
-            active = self._active.setdefault(day, set())
-            if len(active) < MAX_ACTIVE_PAGES:
-                active.add((site, page))
-            overfull = len(self._pending) >= self.max_pending_docs
-        if overfull:
+        if overfull and self._may_flush_now():
             self._stats["backpressure_flushes"] += 1
             self._try_flush()
 
-    def _add(self, collection: str, doc_id: str, meta: dict, inc: dict) -> None:
-        doc = self._pending.get((collection, doc_id))
-        if doc is None:
-            doc = self._pending[(collection, doc_id)] = _Doc(collection, meta)
-        doc.inc.update(inc)
+    def _validate(self, site: str, page: str) -> tuple[str, str]:
+        names = validation.site(site), validation.page(page)
+        if len(self._names) >= MAX_ACTIVE_PAGES:
+            self._names.clear()
+        self._names[(site, page)] = names
+        return names
+
+    def _open_unit(self, key: tuple) -> dict[int, int]:
+        """Start counting a (site, page, UTC day): note the documents it will touch."""
+        site, page, year, month, day = key
+        for target in targets(site, page):
+            self._pending_docs.add((schema.DAILY, site, target, year, month, day))
+            self._pending_docs.add((schema.MONTHLY, site, target, year, month))
+        active = self._active.setdefault(dt.datetime(year, month, day, tzinfo=dt.UTC), set())
+        if len(active) < MAX_ACTIVE_PAGES:
+            active.add((site, page))
+        minutes = self._pending[key] = {}
+        return minutes
+
+    @staticmethod
+    def _documents(pending: dict[tuple, dict[int, int]]) -> dict[tuple[str, str], _Doc]:
+        """The ``$inc`` of every document touched by the pending minute counts."""
+        docs: dict[tuple[str, str], _Doc] = {}
+
+        def add(collection, doc_id, meta, inc):
+            doc = docs.get((collection, doc_id))
+            if doc is None:
+                doc = docs[(collection, doc_id)] = _Doc(collection, meta)
+            doc.inc.update(inc)
+
+        for (site, page, year, month, day), minutes in pending.items():
+            date = dt.datetime(year, month, day, tzinfo=dt.UTC)
+            first = schema.month_start(date)
+            daily = schema.day_increments(minutes)
+            monthly = schema.monthly_increments(date, daily["daily"])
+            for target in targets(site, page):
+                add(schema.DAILY, schema.daily_id(date, site, target),
+                    schema.metadata(date, site, target), daily)
+                add(schema.MONTHLY, schema.monthly_id(first, site, target),
+                    schema.metadata(first, site, target), monthly)
+        return docs
+
+    def _may_flush_now(self) -> bool:
+        """False while a failed flush waits for its backoff: callers then must not hammer
+        (and wait on) a database that is down."""
+        return time.monotonic() >= self._retry_at
+
+    def _outstanding(self) -> int:
+        """Documents held in memory: pending ones and those of a flush awaiting retry."""
+        failed = self._failed
+        return len(self._pending_docs) + (len(failed.docs) if failed is not None else 0)
 
     def _drain_or_refuse(self) -> None:
-        self._try_flush()
-        if len(self._pending) >= 2 * self.max_pending_docs:
-            self._stats["refused"] += 1
-            raise RecorderOverloadedError(
-                f"{len(self._pending)} documents are waiting for the database "
-                f"({self._last_error or 'it is not keeping up'}); hit refused"
-            )
+        if self._may_flush_now():
+            self._try_flush()
+        if self._outstanding() >= 2 * self.max_pending_docs:
+            self._refuse()
+
+    def _refuse(self) -> None:
+        self._stats["refused"] += 1
+        raise RecorderOverloadedError(
+            f"{self._outstanding()} documents are waiting for the database "
+            f"({self._last_error or 'it is not keeping up'}); hit refused"
+        )
 
     # -- flushing ------------------------------------------------------------------
     def flush(self) -> int:
@@ -150,63 +215,96 @@ class HitRecorder:
                 if not self._pending:
                     return written
                 self._seq += 1
-                batch = _Batch(f"{self._prefix}-{self._seq}", self._pending, self._pending_hits)
-                self._pending, self._pending_hits = {}, 0
+                pending, hits = self._pending, self._pending_hits
+                self._pending, self._pending_hits, self._pending_docs = {}, 0, set()
+            batch = _Batch(self._seq, self._documents(pending), hits)
             self._failed = batch
             return written + self._write(batch)
 
     def _try_flush(self) -> bool:
         try:
             self.flush()
-            return True
         except PyMongoError as exc:
-            log.warning("hit flush failed, will retry: %s", exc)
+            attempts = self._failed.attempts if self._failed else 1
+            delay = min(self.max_backoff, self.flush_interval * 2 ** min(attempts, 10))
+            self._retry_at = time.monotonic() + delay
+            log.warning("hit flush failed, retrying in %.1fs: %s", delay, exc)
             return False
+        self._retry_at = 0.0
+        return True
 
     def _write(self, batch: _Batch) -> int:
-        """Apply a batch; on failure keep the part not known to be applied and raise."""
-        keys = list(batch.docs)
-        ops = [self._update(batch.token, doc_id, batch.docs[(coll, doc_id)])
-               for coll, doc_id in keys]
-        by_collection: dict[str, list[int]] = {}
-        for index, (coll, _) in enumerate(keys):
-            by_collection.setdefault(coll, []).append(index)
+        """Apply a batch; on failure drop from it what is known to be applied and raise."""
+        by_collection: dict[str, list[tuple[str, str]]] = {}
+        for key in batch.docs:
+            by_collection.setdefault(key[0], []).append(key)
         started = time.perf_counter()
         batch.attempts += 1
-        applied: set[int] = set()
+        written = 0
         try:
-            for coll, indexes in by_collection.items():
-                self._stats["db_operations"] += len(indexes)
-                try:
-                    self.db[coll].bulk_write([ops[i] for i in indexes], ordered=False)
-                    applied.update(indexes)
-                except BulkWriteError as exc:
-                    failed = {indexes[e["index"]] for e in exc.details["writeErrors"]
-                              if e.get("code") != DUPLICATE_KEY}
-                    if exc.details.get("writeConcernErrors"):
-                        raise
-                    applied.update(set(indexes) - failed)
-                    if failed:
-                        raise
+            for coll, keys in by_collection.items():
+                written += self._write_collection(batch, coll, keys)
         except PyMongoError as exc:
-            for index in applied:
-                batch.docs.pop(keys[index])
             self._stats["failures"] += 1
+            self._stats["documents_written"] += written
             self._last_error = f"{type(exc).__name__}: {str(exc)[:200]}"
             raise
         self._failed = None
         self._last_latency = time.perf_counter() - started
         self._stats["flushes"] += 1
-        self._stats["documents_written"] += len(keys)
+        self._stats["documents_written"] += written
         self._stats["hits_written"] += batch.hits
-        return len(keys)
+        return written
 
-    @staticmethod
-    def _update(token: str, doc_id: str, doc: _Doc) -> UpdateOne:
+    def _write_collection(self, batch: _Batch, coll: str, keys: list[tuple[str, str]]) -> int:
+        """One unordered ``bulk_write``; documents it applied leave the batch. Returns how
+        many it applied. Outcome unknown (no BulkWriteError) leaves them all: the retry's
+        guard sorts out which were applied."""
+        total = 0
+        for _ in range(RACE_RETRIES):
+            self._stats["db_operations"] += len(keys)
+            self._stats["round_trips"] += 1
+            ops = [self._update(batch.seq, key[1], batch.docs[key]) for key in keys]
+            try:
+                self.db[coll].bulk_write(ops, ordered=False)
+                failed, raced = [], []
+            except BulkWriteError as exc:
+                if exc.details.get("writeConcernErrors"):
+                    raise
+                errors = exc.details["writeErrors"]
+                failed = [keys[e["index"]] for e in errors if e.get("code") != DUPLICATE_KEY]
+                duplicates = [keys[e["index"]] for e in errors if e.get("code") == DUPLICATE_KEY]
+                raced = self._not_applied(coll, batch.seq, duplicates)
+                for key in set(keys) - set(failed) - set(raced):
+                    del batch.docs[key]
+                total += len(keys) - len(failed) - len(raced)
+                if failed:
+                    raise
+                if raced:
+                    keys = raced
+                    continue
+                return total
+            for key in keys:
+                del batch.docs[key]
+            return total + len(keys)
+        raise BulkWriteError({"writeErrors": [], "writeConcernErrors": [], "nInserted": 0,
+                              "errmsg": f"{len(keys)} upserts kept racing other writers"})
+
+    def _not_applied(self, coll: str, seq: int, keys: list[tuple[str, str]]) -> list:
+        """Of documents whose upsert hit a duplicate key, those that do not hold this
+        flush: another writer inserted them first, so the update must be sent again."""
+        if not keys:
+            return []
+        ids = [key[1] for key in keys]
+        applied = {doc["_id"] for doc in
+                   self.db[coll].find({"_id": {"$in": ids}, self._guard: seq}, {"_id": 1})}
+        return [key for key in keys if key[1] not in applied]
+
+    def _update(self, seq: int, doc_id: str, doc: _Doc) -> UpdateOne:
         return UpdateOne(
-            {"_id": doc_id, schema.FLUSHES: {"$ne": token}},
-            {"$inc": dict(doc.inc), "$setOnInsert": {"metadata": doc.metadata},
-             "$push": {schema.FLUSHES: {"$each": [token], "$slice": -KEEP_TOKENS}}},
+            {"_id": doc_id, self._guard: {"$ne": seq}},
+            {"$inc": dict(doc.inc), "$set": {self._guard: seq},
+             "$setOnInsert": {"metadata": doc.metadata}},
             upsert=True,
         )
 
@@ -218,8 +316,7 @@ class HitRecorder:
                 delay = self.flush_interval
                 self._preallocate_tick()
             else:
-                attempts = self._failed.attempts if self._failed else 1
-                delay = min(self.max_backoff, self.flush_interval * 2 ** min(attempts, 10))
+                delay = max(0.0, self._retry_at - time.monotonic())
 
     def _preallocate_tick(self) -> None:
         """Pre-allocate tomorrow's documents for today's active pages during the last UTC
@@ -254,7 +351,7 @@ class HitRecorder:
     # -- reporting and lifecycle ---------------------------------------------------------
     def stats(self) -> dict:
         with self._lock:
-            pending_docs, pending_hits = len(self._pending), self._pending_hits
+            pending_docs, pending_hits = len(self._pending_docs), self._pending_hits
         failed = self._failed
         if failed is not None:
             pending_docs += len(failed.docs)
@@ -265,6 +362,7 @@ class HitRecorder:
             "documents_written": self._stats["documents_written"],
             "flushes": self._stats["flushes"],
             "db_operations": self._stats["db_operations"],
+            "round_trips": self._stats["round_trips"],
             "failures": self._stats["failures"],
             "refused": self._stats["refused"],
             "backpressure_flushes": self._stats["backpressure_flushes"],
@@ -298,35 +396,3 @@ class HitRecorder:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-_LIVE: weakref.WeakSet[HitRecorder] = weakref.WeakSet()
-_HANDLERS_INSTALLED = False
-
-
-def _register(recorder: HitRecorder) -> None:
-    """Flush every live recorder at interpreter exit and on SIGTERM (then defer to the
-    previous SIGTERM handler, or exit with status 143 as the default one would)."""
-    global _HANDLERS_INSTALLED
-    _LIVE.add(recorder)
-    if _HANDLERS_INSTALLED:
-        return
-    _HANDLERS_INSTALLED = True
-    atexit.register(close_all)
-    if threading.current_thread() is not threading.main_thread():
-        return
-    previous = signal.getsignal(signal.SIGTERM)
-
-    def on_sigterm(signum, frame):
-        close_all()
-        if callable(previous):
-            previous(signum, frame)
-        elif previous != signal.SIG_IGN:
-            raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, on_sigterm)
-
-
-def close_all() -> None:
-    for recorder in list(_LIVE):
-        recorder.close()

@@ -18,8 +18,8 @@ ROLLUPS = {level: f"rollups.{level}" for level in ROLLUP_LEVELS}
 STATS_INDEX = [("metadata.site", ASCENDING), ("metadata.page", ASCENDING),
                ("metadata.date", ASCENDING)]
 
-# Bookkeeping field holding the tokens of the last recorder flushes applied to a stats
-# document (see recorder.py); it is never read by charts.
+# Bookkeeping field of a stats document: per recorder, the number of its last flush
+# applied to it (see recorder.py); it is never read by charts.
 FLUSHES = "flushes"
 
 
@@ -53,6 +53,19 @@ def daily_increments(ts: dt.datetime, n: int = 1) -> dict[str, int]:
     return {"daily": n, f"hourly.{ts.hour}": n, f"minute.{ts.hour}.{ts.minute}": n}
 
 
+def day_increments(minutes: dict[int, int]) -> dict[str, int]:
+    """The daily document's ``$inc`` for ``{minute of the UTC day: hits}``."""
+    inc: dict[str, int] = {}
+    hourly: dict[int, int] = {}
+    for minute, hits in minutes.items():
+        hour, of_hour = divmod(minute, 60)
+        inc[f"minute.{hour}.{of_hour}"] = hits
+        hourly[hour] = hourly.get(hour, 0) + hits
+    inc.update({f"hourly.{hour}": hits for hour, hits in hourly.items()})
+    inc["daily"] = sum(hourly.values())
+    return inc
+
+
 def monthly_increments(ts: dt.datetime, n: int = 1) -> dict[str, int]:
     return {"monthly": n, f"daily.{ts.day}": n}
 
@@ -79,4 +92,14 @@ def zero_monthly(month: dt.datetime, site: str, page: str) -> dict:
 
 def ensure_indexes(db) -> list[str]:
     """Create the indexes charts rely on (idempotent); returns their names."""
-    return [db[name].create_index(STATS_INDEX, name="site_page_date") for name in (DAILY, MONTHLY)]
+    return [db[name].create_index(STATS_INDEX, name="site_page_date")
+            for name in (DAILY, MONTHLY)]
+
+
+def describe_indexes(db) -> list[tuple[str, str, list[tuple[str, int]]]]:
+    """Every index of every collection: (collection, index name, keys), sorted."""
+    rows = []
+    for coll in sorted(db.list_collection_names()):
+        for name, info in sorted(db[coll].index_information().items()):
+            rows.append((coll, name, [tuple(pair) for pair in info["key"]]))
+    return rows

@@ -1,7 +1,9 @@
 """Shared fixtures: a fresh database on every backend present.
 
 The embedded store always runs. A real MongoDB runs too when ``MONGODB_URI`` is set;
-otherwise its cases are skipped with the reason shown by ``pytest -ra``.
+otherwise its cases are skipped with the reason shown by ``pytest -ra``. "wire" is the
+mongoeco wire-protocol server (tests/wire_server.py), reached through pymongo over TCP
+like a real MongoDB; it skips with the reason where no Python >= 3.13 exists.
 """
 
 from __future__ import annotations
@@ -10,15 +12,30 @@ import os
 import uuid
 
 import pytest
+import wire_server
 
 import queries
 
-BACKENDS = ["embedded", "mongodb"]
+BACKENDS = ["embedded", "mongodb", "wire"]
 
 
-def _connect(backend: str, tmp_path):
+@pytest.fixture(scope="session")
+def wire_uri(tmp_path_factory):
+    """The URI of one wire-protocol server (in-memory engine) shared by the session."""
+    reason = wire_server.unavailable()
+    if reason:
+        pytest.skip(reason)
+    server = wire_server.WireServer(None, tmp_path_factory.mktemp("wire") / "server.log")
+    yield server.start().uri
+    server.stop()
+
+
+def _connect(backend: str, tmp_path, request):
     if backend == "embedded":
         return queries.connect(str(tmp_path / "store"))
+    if backend == "wire":
+        uri = request.getfixturevalue("wire_uri")
+        return queries.connect(uri, database=f"hitboard_test_{uuid.uuid4().hex[:8]}")
     uri = os.environ.get("MONGODB_URI")
     if not uri:
         pytest.skip("MONGODB_URI is not set: no MongoDB server to test against")
@@ -28,10 +45,10 @@ def _connect(backend: str, tmp_path):
 @pytest.fixture(params=BACKENDS)
 def db(request, tmp_path):
     """A fresh database with the indexes created, dropped or closed after the test."""
-    database = _connect(request.param, tmp_path)
+    database = _connect(request.param, tmp_path, request)
     queries.ensure_indexes(database)
     yield database
-    if request.param == "mongodb":
+    if request.param in ("mongodb", "wire"):
         database.client.drop_database(database.name)
     database.client.close()
 

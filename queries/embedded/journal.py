@@ -43,6 +43,14 @@ def read_snapshot(directory: Path) -> tuple[dict, Iterator[dict]]:
     return header, documents()
 
 
+def snapshot_generation(directory: Path) -> int:
+    path = directory / SNAPSHOT
+    if not path.exists():
+        return 0
+    with path.open("rb") as handle:
+        return next(bson.decode_file_iter(handle, codec_options=CODEC))["generation"]
+
+
 def write_snapshot(directory: Path, header: dict, documents: Iterator[dict]) -> None:
     """Write atomically: a reader sees the old snapshot or the complete new one."""
     tmp = directory / (SNAPSHOT + ".tmp")

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from mongomock.aggregate import process_pipeline
 from pymongo import DeleteMany, DeleteOne, InsertOne, ReplaceOne, UpdateMany, UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
 from pymongo.results import BulkWriteResult
 
+from . import fastpath
 from .store import EmbeddedStore
 
 
@@ -118,10 +120,11 @@ class EmbeddedCollection:
                 try:
                     _apply_request(self, request, index, totals, upserted)
                 except PyMongoError as exc:
-                    errors.append(
-                        {"index": index, "code": getattr(exc, "code", None) or 1, "errmsg": str(exc),
-                         "op": getattr(request, "_doc", None) or getattr(request, "_filter", None)}
-                    )
+                    errors.append({
+                        "index": index, "code": getattr(exc, "code", None) or 1,
+                        "errmsg": str(exc),
+                        "op": getattr(request, "_doc", None) or getattr(request, "_filter", None),
+                    })
                     if ordered:
                         break
         details = {**totals, "upserted": upserted, "writeErrors": errors,
@@ -135,6 +138,9 @@ class EmbeddedCollection:
         if isinstance(keys, str):
             keys = [(keys, 1)]
         return self._write("create_index", [list(pair) for pair in keys], **options)
+
+    def drop_index(self, name: str) -> None:
+        self._write("drop_index", name)
 
     def index_information(self) -> dict:
         with self._store.lock:
@@ -172,7 +178,13 @@ class EmbeddedCollection:
 
     def aggregate(self, pipeline: list[dict], **_kw) -> Iterator[dict]:
         with self._store.lock:
-            return iter(list(self._engine().aggregate(pipeline)))
+            engine = self._engine()
+            if pipeline and "$match" in pipeline[0]:
+                # mongomock copies the whole collection before any stage; a leading
+                # $match runs as a find instead, so only matching documents are copied.
+                docs = list(engine.find(pipeline[0]["$match"]))
+                return iter(list(process_pipeline(docs, engine.database, pipeline[1:], None)))
+            return iter(list(engine.aggregate(pipeline)))
 
 
 class EmbeddedCursor:
@@ -204,14 +216,22 @@ class EmbeddedCursor:
         if self._results is None:
             store = self._collection._store
             with store.lock:
-                cursor = self._collection._engine().find(self._filter, self._projection)
+                engine = self._collection._engine()
+                filter = self._filter
+                if self._sort and len(self._sort) == 1 and self._limit > 0:
+                    ids = fastpath.top_ids(engine, filter, *self._sort[0],
+                                           self._skip + self._limit)
+                    filter = {"_id": {"$in": ids}} if ids is not None else filter
+                cursor = engine.find(filter, self._projection)
                 if self._sort:
                     cursor = cursor.sort(self._sort)
                 if self._skip:
                     cursor = cursor.skip(self._skip)
                 if self._limit:
                     cursor = cursor.limit(self._limit)
-                self._results = iter(list(cursor))
+                # mongomock's own iteration re-slices its result list for every row
+                # (quadratic); take the computed list once.
+                self._results = iter(cursor._compute_results(with_limit_and_skip=True))
         return self._results
 
     def __next__(self) -> dict:

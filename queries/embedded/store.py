@@ -21,7 +21,9 @@ import mongomock
 from mongomock.store import ServerStore
 
 from ..errors import StoreLockedError, StoreReadOnlyError
-from . import journal
+from . import fastpath, journal
+
+fastpath.install()
 
 COMPACT_BYTES = 64 * 1024 * 1024
 TTL_PERIOD_S = 60.0
@@ -57,7 +59,7 @@ class EmbeddedStore:
         directory.mkdir(parents=True, exist_ok=True)
         if not read_only:
             self._acquire_lock()
-        self._generation = self._load()
+        self._generation = self._load_consistent() if read_only else self._load()
         if not read_only:
             self._journal = journal.JournalWriter(journal.journal_path(directory, self._generation))
             self._stop = threading.Event()
@@ -104,6 +106,17 @@ class EmbeddedStore:
                     stale.unlink()
         return generation
 
+    def _load_consistent(self) -> int:
+        """A reader beside a live writer: if the writer compacted while we loaded, journal
+        G may have vanished under us (snapshot G+1 holds its writes), so load again."""
+        for _ in range(10):
+            generation = self._load()
+            if journal.snapshot_generation(self.directory) == generation:
+                return generation
+            self._client = mongomock.MongoClient(tz_aware=True, _store=ServerStore())
+            self._ttl.clear()
+        raise StoreLockedError(f"the embedded store {self.directory} kept changing while read")
+
     def compact(self) -> None:
         """Fold the journal into a new snapshot (see journal.py for the crash argument)."""
         with self.lock:
@@ -123,7 +136,8 @@ class EmbeddedStore:
         for db_name in self._client.list_database_names():
             db = self._client[db_name]
             for name in db.list_collection_names():
-                for doc in db[name].find():
+                # The stored documents themselves: encoded at once, under the lock.
+                for doc in list(db[name]._store.documents):
                     yield {"db": db_name, "c": name, "d": doc}
 
     def _index_specs(self) -> list[dict]:
@@ -168,13 +182,21 @@ class EmbeddedStore:
             keys = [tuple(pair) for pair in args[0]]
             ttl = kwargs.get("expireAfterSeconds")
             name = collection.create_index(keys, **kwargs)
+            fastpath.add_index(collection, keys)
             if ttl is not None:
                 self._ttl[(db, coll)] = (keys[0][0], int(ttl))
+                # mongomock would scan the whole collection for expired documents on
+                # every access (quadratic inserts, unjournaled deletes); the monitor
+                # below expires them instead, journaled, every 60 s as mongod does.
+                collection._store._ttl_indexes.pop(name, None)
             return name
         if op == "drop":
             self._ttl.pop((db, coll), None)
             return self._client[db].drop_collection(coll)
-        return getattr(collection, op)(*args, **kwargs)
+        result = getattr(collection, op)(*args, **kwargs)
+        if op in ("update_one", "update_many", "replace_one", "find_one_and_update"):
+            fastpath.touched(collection, args[1])
+        return result
 
     # -- TTL -------------------------------------------------------------------------
     def expire_ttl(self, now: dt.datetime | None = None) -> int:

@@ -1,0 +1,92 @@
+"""queries.connect: store resolution, data kept across processes, the lock error, and a
+read-only second process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import queries
+from queries import connection
+
+CHILD = """
+import sys, queries
+try:
+    db = queries.connect(sys.argv[1], read_only=sys.argv[2] == "ro")
+except queries.StoreLockedError as exc:
+    print("locked:", exc)
+    raise SystemExit(0)
+if sys.argv[2] == "write":
+    db.counters.update_one({"_id": "c"}, {"$inc": {"n": 5}}, upsert=True)
+    if sys.argv[3] == "crash":
+        import os; os._exit(9)  # no close, no compaction: the journal alone must hold it
+print("n =", db.counters.find_one({"_id": "c"})["n"])
+db.client.close()
+"""
+
+
+def _child(store, mode, ending="close") -> str:
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(CHILD), store, mode, ending],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode in (0, 9), result.stderr
+    return result.stdout.strip()
+
+
+def test_resolution_order(monkeypatch, tmp_path):
+    monkeypatch.delenv("HITBOARD_STORE", raising=False)
+    monkeypatch.delenv("MONGODB_URI", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert connection.resolve_store() == str(tmp_path / "hitboard")
+    monkeypatch.setenv("MONGODB_URI", "mongodb://m")
+    assert connection.resolve_store() == "mongodb://m"
+    monkeypatch.setenv("HITBOARD_STORE", "/data/h")
+    assert connection.resolve_store() == "/data/h"
+    assert connection.resolve_store("/explicit") == "/explicit"
+
+
+def test_redact_hides_passwords():
+    assert queries.redact("mongodb://u:secret@h:27017/db") == "mongodb://u:***@h:27017/db"
+    assert queries.redact("mongodb+srv://u:p@x.example/") == "mongodb+srv://u:***@x.example/"
+    assert queries.redact("/var/lib/hitboard") == "/var/lib/hitboard"
+
+
+def test_embedded_is_detected(embedded_db):
+    assert queries.is_embedded(embedded_db)
+
+
+@pytest.mark.parametrize("ending", ["close", "crash"])
+def test_data_survives_in_a_new_process(tmp_path, ending):
+    store = str(tmp_path / "store")
+    assert _child(store, "write", ending) == ("" if ending == "crash" else "n = 5")
+    assert _child(store, "write", ending) == ("" if ending == "crash" else "n = 10")
+    assert _child(store, "ro") == "n = 10"
+
+
+def test_a_second_writer_gets_a_clear_lock_error_and_a_reader_reads(tmp_path):
+    store = str(tmp_path / "store")
+    db = queries.connect(store)
+    try:
+        db.counters.insert_one({"_id": "c", "n": 3})
+        locked = _child(store, "write")
+        assert locked.startswith("locked: the embedded store")
+        assert f"in use by pid {os.getpid()}" in locked and "HITBOARD_STORE" in locked
+        assert _child(store, "ro") == "n = 3"
+        db.counters.update_one({"_id": "c"}, {"$inc": {"n": 1}})
+        assert _child(store, "ro") == "n = 4"  # a new reader sees writes made since
+    finally:
+        db.client.close()
+    assert _child(store, "write") == "n = 9"  # released on close
+
+
+def test_one_store_per_directory_in_a_process(tmp_path):
+    first = queries.connect(str(tmp_path / "s"))
+    second = queries.connect(str(tmp_path / "s"))
+    assert first.client.store is second.client.store
+    first.client.close()
+    second.counters.insert_one({"_id": 1})  # still open: the store counts its users
+    second.client.close()
+    assert second.client.store.closed

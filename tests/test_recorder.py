@@ -1,0 +1,233 @@
+"""HitRecorder: equals log_hit, loses and duplicates nothing under threads and failures,
+bounds its memory, reports what it does, pre-allocates tomorrow, flushes on exit."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+
+import pytest
+from fakes import (
+    WrappedDB,
+    fail_after,
+    fail_before,
+    fail_half,
+    lose_insert_race,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pymongo.errors import PyMongoError
+from reference import clear, counters, expected_counters, stored
+
+import queries
+from queries import schema, validation
+from queries.errors import InvalidRangeError, RecorderOverloadedError
+
+UTC = dt.UTC
+T0 = dt.datetime(2026, 11, 21, 22, 0, tzinfo=UTC)
+PAGES = ("/index.html", "/a.b", "/$x", "y.$z")
+IDLE = 3600  # a flush interval that never fires during a test: flushes are explicit
+
+
+@pytest.fixture
+def ref_db(db):
+    """A sibling database on the same backend for log_hit's reference documents."""
+    ref = db.client[db.name + "_ref"]
+    yield ref
+    for name in (schema.DAILY, schema.MONTHLY):
+        ref[name].drop()
+
+
+def _hits(count, seconds=7200, sites=("s1", "s2")):
+    return [(T0 + dt.timedelta(seconds=(i * 7919) % seconds), sites[i % len(sites)],
+             validation.page(PAGES[i % len(PAGES)]), 1 + i % 2) for i in range(count)]
+
+
+def _record_all(recorder, hits):
+    for ts, site, page, n in hits:
+        recorder.record(site, page, ts, n=n)
+
+
+hit_lists = st.lists(
+    st.tuples(st.integers(0, 3 * 86400), st.sampled_from(("s1", "s-2")),
+              st.sampled_from(PAGES), st.integers(1, 4)),
+    min_size=1, max_size=30)
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=hit_lists, split=st.integers(0, 30))
+def test_recorder_documents_equal_log_hit(db, ref_db, raw, split):
+    clear(db)
+    clear(ref_db)
+    hits = [(T0 + dt.timedelta(seconds=s), site, page, n) for s, site, page, n in raw]
+    with queries.HitRecorder(db, flush_interval=IDLE) as recorder:
+        for i, (ts, site, page, n) in enumerate(hits):
+            recorder.record(site, page, ts, n=n)
+            if i == split:
+                recorder.flush()  # increments spread over two flushes add up too
+    for ts, site, page, n in hits:
+        for _ in range(n):
+            queries.log_hit(ref_db, ts, site, page)
+    assert stored(db) == stored(ref_db)
+
+
+def test_eight_threads_recording_concurrently_lose_nothing(db):
+    hits = _hits(8 * 800, seconds=3 * 86400)
+    recorder = queries.HitRecorder(db, flush_interval=0.01, max_pending_docs=10)
+    chunks = [hits[i::8] for i in range(8)]
+    threads = [threading.Thread(target=_record_all, args=(recorder, chunk)) for chunk in chunks]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    recorder.close()
+    stats = recorder.stats()
+    assert stats["hits_accepted"] == stats["hits_written"] == sum(n for *_, n in hits)
+    assert stats["flushes"] > 1
+    assert counters(db) == expected_counters(hits)
+
+
+@pytest.mark.parametrize("faults", [
+    [fail_before], [fail_after], [fail_half], [None, fail_after], [fail_after, fail_half],
+    [fail_half, fail_half, fail_before],
+], ids=["before", "after-unknown-outcome", "partial", "second-collection-after",
+        "after-then-partial", "repeated-partial"])
+def test_failed_flush_then_recovery_loses_and_duplicates_nothing(db, faults):
+    wrapped = WrappedDB(db, faults)
+    first, second = _hits(40), _hits(25, seconds=86400 * 2)
+    recorder = queries.HitRecorder(wrapped, flush_interval=IDLE)
+    _record_all(recorder, first)
+    for _ in range(sum(1 for f in faults if f)):
+        with pytest.raises(PyMongoError):
+            recorder.flush()
+    assert recorder.stats()["pending_hits"] > 0
+    _record_all(recorder, second)  # new hits wait behind the failed batch
+    recorder.flush()
+    recorder.close()
+    stats = recorder.stats()
+    assert stats["failures"] == sum(1 for f in faults if f)
+    assert stats["pending_hits"] == 0
+    assert stats["hits_written"] == stats["hits_accepted"]
+    assert counters(db) == expected_counters(first + second)
+
+
+def test_background_thread_retries_with_backoff_until_written(db):
+    wrapped = WrappedDB(db, [fail_after, fail_half, fail_before])
+    hits = _hits(30)
+    recorder = queries.HitRecorder(wrapped, flush_interval=0.01, max_backoff=0.05)
+    _record_all(recorder, hits)
+    deadline = time.monotonic() + 20
+    while recorder.stats()["pending_hits"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    recorder.close()
+    assert recorder.stats()["failures"] >= 3
+    assert counters(db) == expected_counters(hits)
+
+
+def test_upsert_lost_to_another_writer_is_sent_again(db):
+    """The duplicate key of an insert race is not mistaken for "already applied"."""
+    wrapped = WrappedDB(db, [lose_insert_race, None, lose_insert_race])
+    ts = dt.datetime(2026, 11, 21, 10, 5, tzinfo=UTC)
+    with queries.HitRecorder(wrapped, flush_interval=IDLE) as recorder:
+        recorder.record("s1", "/a", ts, n=3)
+        recorder.flush()
+        assert recorder.stats()["failures"] == 0
+    assert wrapped.bulk_calls == 4  # each collection: lost race, then sent again
+    day = db[schema.DAILY].find_one({"_id": schema.daily_id(schema.day_start(ts), "s1", "/a")})
+    month = db[schema.MONTHLY].find_one(
+        {"_id": schema.monthly_id(schema.month_start(ts), "s1", "/a")})
+    assert day["daily"] == 1003 and day["minute"]["10"]["5"] == 3
+    assert month["monthly"] == 1003 and month["daily"]["21"] == 3
+
+
+def test_backpressure_refuses_once_bounded_and_keeps_what_it_accepted(db):
+    wrapped = WrappedDB(db, [fail_before] * 10_000)
+    recorder = queries.HitRecorder(wrapped, flush_interval=IDLE, max_pending_docs=4)
+    accepted, refused = [], 0
+    for i in range(300):
+        hit = (T0, "s1", f"/p{i}", 1)
+        try:
+            recorder.record("s1", hit[2], T0)
+            accepted.append(hit)
+        except RecorderOverloadedError as exc:
+            assert "hit refused" in str(exc) and "AutoReconnect" in str(exc)
+            refused += 1
+        assert recorder.stats()["pending_documents"] <= 3 * 4 + 4
+    stats = recorder.stats()
+    assert refused > 250 and stats["refused"] == refused
+    # During the backoff, record() does not call the failing database again.
+    assert wrapped.bulk_calls == 1
+    wrapped.faults.clear()
+    recorder.flush()
+    recorder.close()
+    assert counters(db) == expected_counters(accepted)
+
+
+def test_stats_report_what_happened(db):
+    wrapped = WrappedDB(db, [fail_before])
+    recorder = queries.HitRecorder(wrapped, flush_interval=IDLE)
+    ts = dt.datetime(2026, 11, 21, 10, 5, tzinfo=UTC)
+    recorder.record("s1", "/a", ts, n=3)
+    recorder.record("s1", "/b", ts)
+    assert recorder.stats()["pending_documents"] == 6  # a, b, * x daily, monthly
+    with pytest.raises(PyMongoError):
+        recorder.flush()
+    failed = recorder.stats()
+    assert failed["failures"] == 1 and failed["pending_hits"] == 4
+    assert failed["last_error"].startswith("AutoReconnect")
+    recorder.flush()  # the failure stopped at stats.daily: 3 + 6 update statements
+    recorder.close()
+    assert recorder.stats() == {
+        "hits_accepted": 4, "hits_written": 4, "documents_written": 6, "flushes": 1,
+        "db_operations": 9, "round_trips": 3, "failures": 1, "refused": 0,
+        "backpressure_flushes": 0, "pending_documents": 0, "pending_hits": 0,
+        "last_flush_latency_s": recorder.stats()["last_flush_latency_s"],
+        "last_error": failed["last_error"],
+    }
+    assert recorder.stats()["last_flush_latency_s"] > 0
+
+
+def test_bad_input_and_closed_recorder_are_refused(db):
+    recorder = queries.HitRecorder(db, flush_interval=IDLE)
+    for n in (0, -1, 1.5, True):
+        with pytest.raises(InvalidRangeError):
+            recorder.record("s1", "/a", T0, n=n)
+    with pytest.raises(queries.NaiveTimestampError):
+        recorder.record("s1", "/a", dt.datetime(2026, 1, 1))
+    with pytest.raises(queries.InvalidSiteError):
+        recorder.record("bad site", "/a", T0)
+    recorder.close()
+    with pytest.raises(RecorderOverloadedError, match="closed"):
+        recorder.record("s1", "/a", T0)
+    assert recorder.stats()["hits_accepted"] == 0
+
+
+def test_next_utc_day_is_preallocated_during_the_last_hour(db):
+    now = dt.datetime(2026, 11, 21, 23, 10, tzinfo=UTC)
+    tomorrow = dt.datetime(2026, 11, 22, tzinfo=UTC)
+    recorder = queries.HitRecorder(db, flush_interval=0.01, clock=lambda: now)
+    recorder.record("s1", "/a.b")  # ts from the clock
+    target = schema.daily_id(tomorrow, "s1", "/a.b")
+    deadline = time.monotonic() + 10
+    while db[schema.DAILY].find_one({"_id": target}) is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    recorder.close()
+    doc = db[schema.DAILY].find_one({"_id": target})
+    assert doc["daily"] == 0 and len(doc["minute"]) == 24
+    assert db[schema.DAILY].find_one({"_id": schema.daily_id(tomorrow, "s1", "*")})
+    today = db[schema.DAILY].find_one({"_id": schema.daily_id(schema.day_start(now), "s1", "/a.b")})
+    assert today["daily"] == 1 and today["minute"]["23"]["10"] == 1
+    assert recorder.preallocate_next_day(now) == 0  # once per page and day
+
+
+def test_no_preallocation_before_the_last_hour(db):
+    now = dt.datetime(2026, 11, 21, 22, 59, tzinfo=UTC)
+    recorder = queries.HitRecorder(db, flush_interval=IDLE, clock=lambda: now)
+    recorder.record("s1", "/a")
+    recorder.flush()
+    recorder._preallocate_tick()
+    recorder.close()
+    assert db[schema.DAILY].count_documents({"metadata.date": now + dt.timedelta(hours=2)}) == 0
+    assert db[schema.DAILY].count_documents({}) == 2
