@@ -17,12 +17,19 @@ hits past the guard. A duplicate-key error is read as "already applied" only aft
 checking the document holds ``flushes.R == S``; otherwise another writer created the
 document between our filter and our insert (MongoDB does not retry such upserts), and
 the update is sent again.
+
+R may instead be a stable ``writer`` id whose flushes span processes (ingest: one per log
+file). Its owner numbers each batch (``flush(seq)``, numbers kept in its checkpoint) and
+after a crash re-sends the interrupted batch, same number and increments, before any newer
+one, so the argument holds across processes. Its timer and backpressure only retry a
+failed batch, and exit and SIGTERM are left to the owner (it flushes, or reads again).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 import threading
 import time
 import uuid
@@ -33,7 +40,7 @@ from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
 
 from . import exithooks, schema, validation
-from .errors import RecorderOverloadedError
+from .errors import HitboardError, RecorderOverloadedError
 from .writes import preallocate, targets
 
 log = logging.getLogger(__name__)
@@ -43,6 +50,7 @@ RECORD_ATTEMPTS = 3
 PREALLOCATE_FROM_HOUR = 23
 PREALLOCATE_PER_TICK = 50
 MAX_ACTIVE_PAGES = 20_000
+WRITER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # becomes a field name: flushes.<writer>
 
 
 @dataclass
@@ -75,7 +83,9 @@ class HitRecorder:
 
     def __init__(self, db, flush_interval: float = 1.0, max_pending_docs: int = 10_000,
                  preallocate_next_day: bool = True, max_backoff: float = 30.0,
-                 clock=None):
+                 clock=None, writer: str | None = None):
+        if writer is not None and not WRITER_ID.fullmatch(writer):
+            raise HitboardError(f"invalid writer id {writer!r}: 1-64 of A-Z a-z 0-9 _ -")
         self.db = db
         self.flush_interval = flush_interval
         self.max_pending_docs = max_pending_docs
@@ -92,19 +102,17 @@ class HitRecorder:
         self._names: dict[tuple[str, str], tuple[str, str]] = {}
         self._pending_hits = 0
         self._failed: _Batch | None = None
-        self._retry_at = 0.0
-        self._seq = 0
-        self._guard = f"{schema.FLUSHES}.{uuid.uuid4().hex[:12]}"
+        self._retry_at, self._seq, self._writer = 0.0, 0, writer
+        self._guard = f"{schema.FLUSHES}.{writer or uuid.uuid4().hex[:12]}"
         self._active: dict[dt.datetime, set[tuple[str, str]]] = {}
         self._preallocated: set[tuple[dt.datetime, str, str]] = set()
         self._stats = Counter()
-        self._last_latency = 0.0
-        self._last_error = ""
-        self._closed = False
+        self._last_latency, self._last_error, self._closed = 0.0, "", False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="hitboard-recorder", daemon=True)
         self._thread.start()
-        exithooks.register(self)
+        if writer is None:
+            exithooks.register(self)
 
     # -- recording -----------------------------------------------------------------
     def record(self, site: str, page: str, ts: dt.datetime | None = None, n: int = 1) -> None:
@@ -154,8 +162,7 @@ class HitRecorder:
         active = self._active.setdefault(dt.datetime(year, month, day, tzinfo=dt.UTC), set())
         if len(active) < MAX_ACTIVE_PAGES:
             active.add((site, page))
-        minutes = self._pending[key] = {}
-        return minutes
+        return self._pending.setdefault(key, {})
 
     @staticmethod
     def _documents(pending: dict[tuple, dict[int, int]]) -> dict[tuple[str, str], _Doc]:
@@ -181,8 +188,7 @@ class HitRecorder:
         return docs
 
     def _may_flush_now(self) -> bool:
-        """False while a failed flush waits for its backoff: callers then must not hammer
-        (and wait on) a database that is down."""
+        """False while a failed flush waits for its backoff: don't hammer a database down."""
         return time.monotonic() >= self._retry_at
 
     def _outstanding(self) -> int:
@@ -204,17 +210,22 @@ class HitRecorder:
         )
 
     # -- flushing ------------------------------------------------------------------
-    def flush(self) -> int:
+    def flush(self, seq: int | None = None) -> int:
         """Write everything pending; returns documents written. Raises the database's
-        error if it fails; the increments are kept and retried."""
+        error if it fails; the increments are kept and retried. ``seq`` numbers the new
+        batch and must exceed every number used before (a failed batch, retried first,
+        keeps its own); with a ``writer`` id only a numbered flush starts a batch."""
         with self._flush_lock:
+            if seq is not None and seq <= self._seq:
+                raise validation.InvalidRangeError(
+                    f"flush number {seq} must exceed the last one used, {self._seq}")
             written = 0
             if self._failed is not None:
                 written += self._write(self._failed)
             with self._lock:
-                if not self._pending:
+                if not self._pending or (seq is None and self._writer is not None):
                     return written
-                self._seq += 1
+                self._seq = self._seq + 1 if seq is None else seq
                 pending, hits = self._pending, self._pending_hits
                 self._pending, self._pending_hits, self._pending_docs = {}, 0, set()
             batch = _Batch(self._seq, self._documents(pending), hits)
@@ -356,21 +367,11 @@ class HitRecorder:
         if failed is not None:
             pending_docs += len(failed.docs)
             pending_hits += failed.hits
-        return {
-            "hits_accepted": self._stats["hits_accepted"],
-            "hits_written": self._stats["hits_written"],
-            "documents_written": self._stats["documents_written"],
-            "flushes": self._stats["flushes"],
-            "db_operations": self._stats["db_operations"],
-            "round_trips": self._stats["round_trips"],
-            "failures": self._stats["failures"],
-            "refused": self._stats["refused"],
-            "backpressure_flushes": self._stats["backpressure_flushes"],
-            "pending_documents": pending_docs,
-            "pending_hits": pending_hits,
-            "last_flush_latency_s": self._last_latency,
-            "last_error": self._last_error,
-        }
+        counts = {name: self._stats[name] for name in (
+            "hits_accepted", "hits_written", "documents_written", "flushes", "db_operations",
+            "round_trips", "failures", "refused", "backpressure_flushes")}
+        return {**counts, "pending_documents": pending_docs, "pending_hits": pending_hits,
+                "last_flush_latency_s": self._last_latency, "last_error": self._last_error}
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the thread and flush, retrying until ``timeout``; hits that still cannot

@@ -231,3 +231,62 @@ def test_no_preallocation_before_the_last_hour(db):
     recorder.close()
     assert db[schema.DAILY].count_documents({"metadata.date": now + dt.timedelta(hours=2)}) == 0
     assert db[schema.DAILY].count_documents({}) == 2
+
+
+# -- a stable writer id whose flushes span processes (hitboard ingest) -------------------
+@pytest.mark.parametrize("fault", [fail_after, fail_half], ids=["unknown-outcome", "partial"])
+def test_a_batch_resent_by_another_process_under_its_writer_and_number_counts_once(db, fault):
+    """Process 1 dies while flush 7 is applied in part; process 2, same writer, sends the
+    same increments under number 7 again, then flush 8: every hit counts once."""
+    first, second = _hits(40), _hits(25, seconds=86400 * 2)
+    dying = queries.HitRecorder(WrappedDB(db, [fault]), flush_interval=IDLE, writer="w-1")
+    _record_all(dying, first)
+    with pytest.raises(PyMongoError):
+        dying.flush(seq=7)
+    dying._failed = None      # what dies with the process: no retry from it
+    dying.close()
+    with queries.HitRecorder(db, flush_interval=IDLE, writer="w-1") as restarted:
+        _record_all(restarted, first)
+        restarted.flush(seq=7)
+        _record_all(restarted, second)
+        restarted.flush(seq=8)
+    assert counters(db) == expected_counters(first + second)
+    doc = db[schema.DAILY].find_one({}, {schema.FLUSHES: 1})
+    assert set(doc[schema.FLUSHES]) == {"w-1"}
+
+
+def test_a_writer_recorder_starts_no_batch_of_its_own_and_numbers_must_grow(db):
+    recorder = queries.HitRecorder(db, flush_interval=0.01, writer="ingest-abc_1")
+    recorder.record("s1", "/a", T0)
+    time.sleep(0.1)                                  # its timer fired a few times
+    assert recorder.flush() == 0                     # unnumbered: no new batch
+    assert recorder.stats()["pending_hits"] == 1
+    assert recorder.flush(seq=3) == 4
+    recorder.record("s1", "/a", T0)
+    with pytest.raises(InvalidRangeError, match="must exceed the last one used, 3"):
+        recorder.flush(seq=3)
+    recorder.close()                                 # leaves the unnumbered hit unwritten
+    assert recorder.stats()["pending_hits"] == 1
+    assert counters(db) == expected_counters([(T0, "s1", "/a", 1)])
+
+
+def test_a_failed_numbered_batch_keeps_its_number(db):
+    wrapped = WrappedDB(db, [fail_before])
+    recorder = queries.HitRecorder(wrapped, flush_interval=IDLE, writer="w")
+    recorder.record("s1", "/a", T0)
+    with pytest.raises(PyMongoError):
+        recorder.flush(seq=5)
+    recorder.record("s1", "/b", T0)
+    recorder.flush(seq=6)                            # 5 first, then 6
+    recorder.close()
+    assert db[schema.DAILY].find_one({"_id": schema.daily_id(
+        schema.day_start(T0), "s1", "/a")})[schema.FLUSHES] == {"w": 5}
+    assert db[schema.DAILY].find_one({"_id": schema.daily_id(
+        schema.day_start(T0), "s1", "*")})[schema.FLUSHES] == {"w": 6}
+    assert counters(db) == expected_counters([(T0, "s1", "/a", 1), (T0, "s1", "/b", 1)])
+
+
+@pytest.mark.parametrize("writer", ["", "a.b", "$x", "a b", "x" * 65, "é"])
+def test_a_writer_id_must_be_a_safe_field_name(embedded_db, writer):
+    with pytest.raises(queries.HitboardError, match="invalid writer id"):
+        queries.HitRecorder(embedded_db, writer=writer)

@@ -124,3 +124,17 @@ def test_a_reader_is_not_fooled_by_a_compaction_during_its_load(tmp_path, monkey
         reader.client.close()
     finally:
         writer.client.close()
+
+
+def test_capped_collection_keeps_the_newest_documents(tmp_path):
+    db = queries.connect(str(tmp_path / "capped"))
+    events = db["events"]
+    base = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    events.insert_many([{"_id": i, "ingested": base + dt.timedelta(seconds=i)}
+                        for i in range(120)])
+    events.cap_documents(100, "ingested")
+    removed = db.client.store.enforce_caps()
+    assert removed == 30  # trimmed to 90% of the cap, oldest first
+    assert sorted(doc["_id"] for doc in events.find({})) == list(range(30, 120))
+    assert db.client.store.enforce_caps() == 0
+    db.client.close()

@@ -153,6 +153,10 @@ class EmbeddedCollection:
     def drop(self) -> None:
         self.database.drop_collection(self.name)
 
+    def cap_documents(self, max_documents: int, oldest_by: str) -> None:
+        """Embedded store only: keep at most ``max_documents``, oldest removed first."""
+        self._store.cap(self.database.name, self.name, max_documents, oldest_by)
+
     # -- reads ---------------------------------------------------------------------------
     def find(self, filter: dict | None = None, projection=None, **kwargs) -> EmbeddedCursor:
         return EmbeddedCursor(self, filter or {}, projection, **kwargs)

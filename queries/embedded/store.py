@@ -15,6 +15,7 @@ import fcntl
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 
 import mongomock
@@ -27,6 +28,7 @@ fastpath.install()
 
 COMPACT_BYTES = 64 * 1024 * 1024
 TTL_PERIOD_S = 60.0
+CAP_PERIOD_S = 5.0
 
 _OPEN: dict[tuple[str, bool], EmbeddedStore] = {}
 _OPEN_LOCK = threading.Lock()
@@ -54,6 +56,7 @@ class EmbeddedStore:
         self.closed = False
         self._client = mongomock.MongoClient(tz_aware=True, _store=ServerStore())
         self._ttl: dict[tuple[str, str], tuple[str, int]] = {}
+        self._caps: dict[tuple[str, str], tuple[int, str]] = {}
         self._lock_file = None
         self._journal: journal.JournalWriter | None = None
         directory.mkdir(parents=True, exist_ok=True)
@@ -209,11 +212,40 @@ class EmbeddedStore:
             removed += result.deleted_count
         return removed
 
+    def cap(self, db: str, coll: str, max_documents: int, oldest_by: str) -> None:
+        """Keep at most ``max_documents`` in a collection, removing the oldest by
+        ``oldest_by`` (as a capped collection would): this store holds everything in
+        memory, so an unbounded stream of raw events must not outgrow it."""
+        self._caps[(db, coll)] = (int(max_documents), oldest_by)
+
+    def enforce_caps(self) -> int:
+        """Trim capped collections to 90% of their cap once over it; returns removed."""
+        removed = 0
+        for (db, coll), (limit, field) in list(self._caps.items()):
+            with self.lock:
+                engine = self._client[db][coll]
+                excess = len(engine._store) - limit
+                if excess <= 0:
+                    continue
+                excess += limit // 10
+                ids = fastpath.top_ids(engine, {}, field, 1, excess)
+                if ids is None:
+                    ids = [doc["_id"] for doc in engine.find({}, {"_id": 1}).sort(field, 1)
+                           .limit(excess)]
+                removed += self.write(db, coll, "delete_many",
+                                      [{"_id": {"$in": ids}}]).deleted_count
+        return removed
+
     def _ttl_monitor(self) -> None:
-        while not self._stop.wait(TTL_PERIOD_S):
+        """Caps every few seconds, TTL expiry every 60 s (as mongod's TTL monitor)."""
+        next_ttl = time.monotonic() + TTL_PERIOD_S
+        while not self._stop.wait(CAP_PERIOD_S):
             if self.closed:
                 return
-            self.expire_ttl()
+            self.enforce_caps()
+            if time.monotonic() >= next_ttl:
+                next_ttl += TTL_PERIOD_S
+                self.expire_ttl()
 
     # -- lifecycle -------------------------------------------------------------------
     def release(self) -> None:

@@ -1,0 +1,205 @@
+"""``hitboard ingest``: access logs into the statistics and events; ``hitboard rollup``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+import click
+from pymongo.errors import PyMongoError
+
+import queries
+from queries import ingest as ingesting
+from queries.errors import HitboardError, StoreLockedError
+from queries.events import WRITE_CONCERNS
+from queries.logformat import FORMATS
+from queries.rollups import run_rollups
+
+from .common import open_db, store_option
+
+LOCKED_ADVICE = (
+    "{error}\nIngest writes into the store, and a running `hitboard serve` holds it. Either "
+    "stop the server, ingest, then start it again; or run both on MongoDB "
+    "(--store mongodb://... or HITBOARD_STORE) so they can share it. The server's /hit "
+    "beacon is no substitute: it counts hits at their arrival time, not the log's."
+)
+
+
+def _open_writable(store):
+    try:
+        return open_db(store)
+    except StoreLockedError as exc:
+        raise HitboardError(LOCKED_ADVICE.format(error=exc)) from None
+
+
+class _Stop:
+    """SIGTERM and Ctrl-C set a flag; the command flushes what it read and stops."""
+
+    def __init__(self):
+        self.event = threading.Event()
+        self.signal = None
+
+    def __enter__(self):
+        self._previous = {s: signal.signal(s, self._handle) for s in (signal.SIGTERM,
+                                                                      signal.SIGINT)}
+        return self
+
+    def _handle(self, signum, _frame):
+        self.signal = signum
+        self.event.set()
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, readable=True))
+@click.option("--site", help="Site of every hit (default: the line's virtual host, "
+              "else the file name without .log/.N/.gz).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="Access-log format; auto recognises combined and common, with or "
+              "without a virtual-host prefix.")
+@click.option("--follow", is_flag=True, help="Keep reading as the files grow, across "
+              "rotation (like tail -F); resumes where it stopped. Stop with SIGTERM/Ctrl-C.")
+@click.option("--from-start", is_flag=True, help="Ingest the files from their first line "
+              "again, counting lines already ingested a second time (by default a file "
+              "is read on from where the last ingest of it stopped).")
+@click.option("--no-events", is_flag=True, help="Count hits only; keep no raw events.")
+@click.option("--write-concern", type=click.Choice(WRITE_CONCERNS), default=None,
+              help="Write concern of event inserts on MongoDB (the embedded store "
+              "journals every write). Hit counters always wait for acknowledgement.")
+@store_option
+def ingest(files, site, fmt, follow, from_start, no_events, write_concern, store):
+    """Read Apache/Nginx access logs: one hit per parsed line, plus raw events.
+
+    Each line counts once, even if ingest is killed: a file is read on from where the
+    last ingest of it stopped. Prints a summary; exits 0 even when some lines are
+    rejected (the summary says why), 2 when no line parsed, 1 when some hits or events
+    could not be written (run the command again: it resumes).
+    """
+    default_sites = {os.path.abspath(f): site or ingesting.site_from_filename(f)
+                     for f in files}
+    db = _open_writable(store)
+    started = time.perf_counter()
+    failure = None
+    try:
+        queries.ensure_indexes(db)
+        ingestor = ingesting.Ingestor(db, site=site, format=fmt, events=not no_events,
+                                      write_concern=write_concern)
+        with _Stop() as stop:
+            try:
+                if follow:
+                    click.echo(f"following {len(files)} file(s); SIGTERM or Ctrl-C stops",
+                               err=True)
+                    ingesting.follow(ingestor, list(default_sites), default_sites, stop.event,
+                                     from_start=from_start)
+                else:
+                    _batch(ingestor, default_sites, stop.event, from_start)
+            except (HitboardError, PyMongoError) as exc:
+                failure = exc
+            finally:
+                ingestor.close()
+    finally:
+        db.client.close()
+    summary = ingestor.summary
+    for note in summary.notes:
+        click.echo(note, err=True)
+    _print_summary(summary, time.perf_counter() - started)
+    for warning in summary.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    if failure is not None:
+        click.echo(f"Error: {failure}\nNothing is lost or counted twice: run the same command "
+                   "again to resume.", err=True)
+        sys.exit(1)
+    if summary.parsed == 0 and (summary.lines or summary.up_to_date < len(default_sites)):
+        click.echo("Error: no line could be parsed (see 'rejected' above)", err=True)
+        sys.exit(2)
+    if summary.unwritten or summary.warnings or (summary.events and summary.events.failed):
+        sys.exit(1)
+    if stop.signal is not None and not follow:
+        sys.exit(128 + stop.signal)
+
+
+def _batch(ingestor, default_sites: dict[str, str], stop: threading.Event,
+           from_start: bool) -> None:
+    for path, default_site in default_sites.items():
+        if stop.is_set():
+            return
+        started = time.perf_counter()
+
+        def rate(_item, started=started):
+            elapsed = time.perf_counter() - started
+            return f"{ingestor.summary.lines / elapsed:,.0f} lines/s" if elapsed else ""
+
+        with click.progressbar(length=os.path.getsize(path), label=os.path.basename(path),
+                               file=sys.stderr, item_show_func=rate) as bar:
+            ingesting.ingest_file(ingestor, path, default_site, progress=bar.update,
+                                  stop=stop.is_set, from_start=from_start)
+
+
+def _print_summary(summary, elapsed: float) -> None:
+    unwritten = summary.unwritten
+    reasons = ", ".join(f"{n:,} {r}" for r, n in summary.rejected.most_common())
+    rows = [
+        ("lines", f"{summary.lines:,}"),
+        ("parsed", f"{summary.parsed:,}"),
+        ("rejected", f"{sum(summary.rejected.values()):,}" + (f" ({reasons})" if reasons else "")),
+        ("hits", f"{summary.hits - unwritten:,} recorded"
+         + (f", {unwritten:,} NOT written (the next run reads their lines again)"
+            if unwritten else "")
+         + (" on " + ", ".join(f"{s} ({n:,})" for s, n in summary.sites.most_common(5))
+            if summary.sites else "")),
+    ]
+    if summary.events is not None:
+        ev = summary.events
+        text = f"{ev.written:,} written"
+        if ev.present:
+            text += f", {ev.present:,} already stored"
+        if ev.unacknowledged:
+            text += f", {ev.unacknowledged:,} sent unacknowledged (w=0)"
+        if ev.failed:
+            text += f", {ev.failed:,} FAILED: " + "; ".join(ev.errors[:3])
+        rows.append(("events", text))
+    else:
+        rows.append(("events", "not kept (--no-events)"))
+    if summary.recovered:
+        rows.append(("recovered", f"{summary.recovered:,} lines of an interrupted flush "
+                                  "re-sent (counted once)"))
+    rows += [("first", summary.first.isoformat() if summary.first else "-"),
+             ("last", summary.last.isoformat() if summary.last else "-"),
+             ("rate", f"{summary.lines / elapsed:,.0f} lines/s" if elapsed else "-")]
+    for name, value in rows:
+        click.echo(f"{name:<9} {value}")
+
+
+@click.command()
+@click.option("--every", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+              help="Run again every SECONDS until SIGTERM/Ctrl-C (default: run once).")
+@store_option
+def rollup(every, store):
+    """Roll the events up into hourly, daily, weekly, monthly and yearly buckets.
+
+    Incremental: only buckets touched by events ingested since the last run are
+    recomputed, completely, so a run repeated or interrupted never counts twice.
+    """
+    db = _open_writable(store)
+    try:
+        queries.ensure_indexes(db)
+        with _Stop() as stop:
+            while True:
+                run = run_rollups(db)
+                buckets = ", ".join(f"{level} {n:,}" for level, n in run.buckets.items())
+                click.echo(f"rollup: events ingested since {run.since.isoformat()}: "
+                           f"buckets rewritten: {buckets} ({run.duration_s:.2f} s)")
+                if every is None or stop.event.wait(every):
+                    break
+    finally:
+        db.client.close()
+
+
+COMMANDS = (ingest, rollup)

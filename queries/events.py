@@ -1,0 +1,279 @@
+"""The ``events`` collection: one document per request, kept for a retention period.
+
+Document: ``{time, site, host, method, path, query, status, bytes, referrer, user_agent,
+ingested}``. ``path`` is the page (no query string); ``time`` is when the request
+happened (aware UTC), ``ingested`` when the document was written: rollups find what
+changed since their last run by ``ingested``, so a late event (an old ``time``) counts.
+
+Retention is a TTL index on ``ingested``, not ``time``: backfilling an old log (the 2015
+test file) with a TTL on ``time`` would see every event deleted at the next TTL pass,
+before a rollup could read it. For live traffic the two are the same.
+
+Events from log files get a deterministic ``_id`` (:func:`event_id`), so writing the same
+line twice (ingest replaying a batch after a crash) stores it once; beacon and load
+generator events keep server-made ObjectIds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import threading
+from dataclasses import dataclass, field
+
+import pandas as pd
+from bson import ObjectId
+from pymongo import ASCENDING, DESCENDING
+from pymongo.errors import BulkWriteError, OperationFailure, PyMongoError
+from pymongo.write_concern import WriteConcern
+
+from . import schema, validation
+from .connection import is_embedded
+from .errors import HitboardError, InvalidRangeError, RecorderOverloadedError
+
+DEFAULT_TTL_DAYS = 30
+TTL_ENV = "HITBOARD_EVENTS_TTL_DAYS"
+TTL_INDEX = "ingested_ttl"
+DUPLICATE_KEY = 11000
+MAX_EMBEDDED_ENV = "HITBOARD_EVENTS_MAX"
+DEFAULT_MAX_EMBEDDED = 1_000_000
+WRITE_CONCERNS = ("0", "1", "majority")
+INDEXES = {
+    # The seed's queries: one page's requests over time (and the recent-hits feed),
+    # one client's requests, and a site's requests over a time range (rollups).
+    "site_path_time": [("site", ASCENDING), ("path", ASCENDING), ("time", DESCENDING)],
+    "host_time": [("host", ASCENDING), ("time", ASCENDING)],
+    "site_time": [("site", ASCENDING), ("time", DESCENDING)],
+}
+
+
+def retention_days(value=None) -> int:
+    """The retention in days: ``value``, else $HITBOARD_EVENTS_TTL_DAYS, else 30."""
+    raw = value if value is not None else os.environ.get(TTL_ENV, DEFAULT_TTL_DAYS)
+    try:
+        days = int(raw)
+    except (TypeError, ValueError):
+        days = 0
+    if days < 1 or days > 36_500:
+        raise HitboardError(f"invalid event retention {raw!r}: a whole number of days, 1 or more")
+    return days
+
+
+def max_embedded_events(value=None) -> int:
+    """Raw events the embedded store keeps at most: ``value``, else
+    $HITBOARD_EVENTS_MAX, else 1,000,000 (about 1 GB of memory)."""
+    raw = value if value is not None else os.environ.get(MAX_EMBEDDED_ENV, DEFAULT_MAX_EMBEDDED)
+    try:
+        count = int(raw)
+    except (TypeError, ValueError):
+        count = 0
+    if count < 1:
+        raise HitboardError(f"invalid {MAX_EMBEDDED_ENV} {raw!r}: a whole number, 1 or more")
+    return count
+
+
+def ensure_event_indexes(db, ttl_days: int | None = None) -> list[str]:
+    """Create the events indexes; a changed retention updates the TTL index in place
+    (``collMod`` on MongoDB; drop and re-create on the embedded store). The embedded
+    store, which holds everything in memory, also caps the count of raw events, oldest
+    first, as a capped collection would."""
+    events = db[schema.EVENTS]
+    if is_embedded(db):
+        events.cap_documents(max_embedded_events(), "ingested")
+    existing = {name: tuple(tuple(pair) for pair in info["key"])
+                for name, info in events.index_information().items()}
+    names = [name if existing.get(name) == tuple(keys) else events.create_index(keys, name=name)
+             for name, keys in INDEXES.items()]
+    seconds = retention_days(ttl_days) * 86_400
+    current = events.index_information().get(TTL_INDEX)
+    if current is not None and current.get("expireAfterSeconds") != seconds:
+        if _coll_mod(db, seconds):
+            return [*names, TTL_INDEX]
+        events.drop_index(TTL_INDEX)
+    names.append(events.create_index([("ingested", ASCENDING)], name=TTL_INDEX,
+                                     expireAfterSeconds=seconds))
+    return names
+
+
+def _coll_mod(db, seconds: int) -> bool:
+    """Change the TTL in place; False where ``collMod`` is not offered (the embedded
+    store, some wire-compatible servers): the caller then drops and re-creates it."""
+    if is_embedded(db):
+        return False
+    try:
+        db.command("collMod", schema.EVENTS,
+                   index={"name": TTL_INDEX, "expireAfterSeconds": seconds})
+    except OperationFailure as exc:
+        if "collMod" not in str(exc):
+            raise
+        return False
+    return True
+
+
+def event_document(record, site: str) -> dict:
+    """An event from a parsed log line (a :class:`~queries.logformat.LogRecord`);
+    ``ingested`` is set when the batch is written."""
+    return {
+        "time": record.time, "site": site, "host": record.host, "method": record.method,
+        "path": record.path, "query": record.query, "status": record.status,
+        "bytes": record.bytes, "referrer": record.referrer, "user_agent": record.user_agent,
+    }
+
+
+def event_id(source: str, time: dt.datetime) -> ObjectId:
+    """The ``_id`` of the event of one log line, named by ``source`` (which file, which
+    pass over it, which byte offset): an ObjectId, like every other event's, whose time
+    part is the request's second and whose other 8 bytes hash ``source``. Two lines
+    share it only if they share a second and a 64-bit hash."""
+    seconds = min(max(int(time.timestamp()), 0), 2**32 - 1)
+    digest = hashlib.blake2b(source.encode(), digest_size=8).digest()
+    return ObjectId(seconds.to_bytes(4, "big") + digest)
+
+
+def write_concern(value: str | int | None) -> WriteConcern | None:
+    if value is None:
+        return None
+    text = str(value)
+    if text not in WRITE_CONCERNS:
+        raise HitboardError(f"invalid write concern {value!r}: use 0, 1 or majority")
+    return WriteConcern(w=text if text == "majority" else int(text))
+
+
+@dataclass
+class EventTotals:
+    written: int = 0          # acknowledged inserts
+    unacknowledged: int = 0   # sent with w=0: the server does not say
+    present: int = 0          # keyed events already stored (a batch written again)
+    failed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class EventWriter:
+    """Buffers events and writes them with unordered ``insert_many``: one round trip per
+    batch, and one bad document does not stop the others. Failures are counted and
+    their first messages kept; nothing is dropped silently.
+
+    Thread-safe. With ``flush_interval`` a background thread flushes (the ``/hit``
+    beacon's use: callers never wait on the database); without, call ``flush()``.
+    Past ``max_pending`` buffered events ``add`` refuses with
+    :class:`RecorderOverloadedError`, so memory stays bounded. ``keyed``: the events
+    carry deterministic ``_id`` s (:func:`event_id`), so a duplicate key means "already
+    stored", counted in ``present``, not a failure.
+    """
+
+    def __init__(self, db, concern: str | int | None = None, batch_size: int = 1000,
+                 flush_interval: float | None = None, max_pending: int = 100_000, clock=None,
+                 keyed: bool = False):
+        wc = write_concern(concern)
+        self.collection = (db.get_collection(schema.EVENTS, write_concern=wc) if wc
+                           else db[schema.EVENTS])
+        self.acknowledged = wc is None or wc.acknowledged
+        self.batch_size = batch_size
+        self.max_pending = max_pending
+        self.keyed = keyed
+        self.totals = EventTotals()
+        self._clock = clock or (lambda: dt.datetime.now(dt.UTC))
+        self._pending: list[dict] = []
+        self._lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = None
+        if flush_interval:
+            self._thread = threading.Thread(target=self._run, args=(flush_interval,),
+                                            name="hitboard-events", daemon=True)
+            self._thread.start()
+
+    def add(self, event: dict) -> None:
+        with self._lock:
+            if len(self._pending) >= self.max_pending:
+                raise RecorderOverloadedError(
+                    f"{len(self._pending)} events are waiting for the database; event refused")
+            self._pending.append(event)
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._pending)
+
+    def flush(self) -> int:
+        """Write every buffered event; returns how many failed in this call."""
+        with self._flush_lock:
+            with self._lock:
+                batch, self._pending = self._pending, []
+            failed = 0
+            for start in range(0, len(batch), self.batch_size):
+                failed += self._insert(batch[start:start + self.batch_size])
+            return failed
+
+    def _insert(self, docs: list[dict]) -> int:
+        # Stamped just before the write, as late as possible: a rollup that has read
+        # past this instant must not miss these documents (see rollups.SETTLE).
+        now = self._clock()
+        for doc in docs:
+            doc["ingested"] = now
+        try:
+            self.collection.insert_many(docs, ordered=False)
+        except BulkWriteError as exc:
+            return self._partly_written(docs, exc)
+        except PyMongoError as exc:
+            self.totals.failed += len(docs)
+            self._note(f"{len(docs)} events not written: {type(exc).__name__}: {str(exc)[:200]}")
+            return len(docs)
+        if self.acknowledged:
+            self.totals.written += len(docs)
+        else:
+            self.totals.unacknowledged += len(docs)
+        return 0
+
+    def _partly_written(self, docs: list[dict], exc: BulkWriteError) -> int:
+        """Count what an unordered insert did; returns how many events failed. With
+        write-concern errors, none is known to be durable: all but present ones fail."""
+        inserted, errors = exc.details.get("nInserted", 0), exc.details.get("writeErrors", [])
+        present = sum(1 for e in errors if e.get("code") == DUPLICATE_KEY) if self.keyed else 0
+        errors = [e for e in errors if not present or e.get("code") != DUPLICATE_KEY]
+        if exc.details.get("writeConcernErrors"):
+            inserted, errors = 0, exc.details["writeConcernErrors"]
+        failed = len(docs) - inserted - present
+        self.totals.written += inserted
+        self.totals.present += present
+        self.totals.failed += failed
+        if failed:
+            self._note(f"{failed} of {len(docs)} events refused: "
+                       f"{errors[0]['errmsg'][:200]}" if errors else str(exc)[:200])
+        return failed
+
+    def _note(self, message: str) -> None:
+        if len(self.totals.errors) < 10:
+            self.totals.errors.append(message)
+
+    def _run(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            self.flush()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(5)
+        self.flush()
+
+
+def requests_per_day_and_page(db, site: str, year: int, month: int) -> pd.DataFrame:
+    """The seed's aggregation: requests per day and page over one UTC month
+    (``$match`` → ``$project`` → ``$group``). Columns ``day`` (date), ``path``, ``hits``,
+    sorted by day then hits, most first."""
+    site = validation.site(site)
+    if not (1 <= int(month) <= 12 and 1970 <= int(year) <= 9999):
+        raise InvalidRangeError(f"invalid month {year}-{month}")
+    start = dt.datetime(int(year), int(month), 1, tzinfo=dt.UTC)
+    end = (start + dt.timedelta(days=32)).replace(day=1)
+    pipeline = [
+        {"$match": {"site": site, "time": {"$gte": start, "$lt": end}}},
+        {"$project": {"path": 1, "date": {"y": {"$year": "$time"}, "m": {"$month": "$time"},
+                                          "d": {"$dayOfMonth": "$time"}}}},
+        {"$group": {"_id": {"path": "$path", "date": "$date"}, "hits": {"$sum": 1}}},
+    ]
+    rows = [(dt.date(r["_id"]["date"]["y"], r["_id"]["date"]["m"], r["_id"]["date"]["d"]),
+             r["_id"]["path"], r["hits"]) for r in db[schema.EVENTS].aggregate(pipeline)]
+    frame = pd.DataFrame(rows, columns=["day", "path", "hits"])
+    frame = frame.sort_values(["day", "hits", "path"], ascending=[True, False, True])
+    return frame.reset_index(drop=True).astype({"hits": "int64"})

@@ -1,0 +1,172 @@
+"""The checkpoint that makes ``hitboard ingest`` count each log line exactly once, across
+SIGTERM, SIGKILL or power loss, in batch and ``--follow`` mode.
+
+One document in ``checkpoints`` per log path (and host)::
+
+    {_id: "ingest:<hash>", host, path, writer, owner, seq, epochs, state, options,
+     position: {device, inode, head, epoch, offset, line},      # everything before: done
+     ranges: [{device, inode, path, head, epoch, from, to, line, lines}]}   # in flight
+
+Every flush of a batch of lines takes four steps, see ``queries.ingest._flush``:
+
+(a) ``begin``: ``seq + 1`` and the byte ranges of the batch are saved, ``state:
+    "flushing"`` (a write-ahead intent);
+(b) the batch's events are inserted, each with an ``_id`` naming the writer, the epoch
+    and the line's byte offset (:func:`queries.events.event_id`);
+(c) its hits are flushed by a HitRecorder whose guard id is ``writer``, numbered ``seq``;
+(d) ``commit``: ``position`` moves to the end of the ranges and ``state`` becomes
+    "done", in one write.
+
+A kill before (a) has written nothing for the lines past ``position``: they are read
+again. A kill after (a) and before (d) leaves the intent: the next run reads exactly
+those bytes again (following a rotated file by its device and inode), feeds them, and
+flushes them with the same ``seq`` and therefore the same increments: documents that
+took that flush are skipped by the recorder's guard, events already stored by their
+``_id``. Then (d). (a) and (d) are single-document writes and (b) and (c) are idempotent,
+so a crash between any two writes leaves every line counted once.
+
+An epoch numbers each pass over a file: a new file at the path (rotation, replacement),
+a truncation, ``--from-start``. Event ids carry it, so a truncated file's reused offsets
+and a file counted again on purpose never collide with events already stored.
+
+One process owns a checkpoint at a time: opening it takes ``owner``, and (a) and (d)
+require it, so a process that another has taken over stops at its next flush.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import socket
+import uuid
+
+from pymongo import ReturnDocument
+
+from . import schema
+from .errors import HitboardError
+from .events import event_id
+from .recorder import HitRecorder
+from .tail import FileId
+
+BATCH_LINES = 20_000
+# A line touches at most 4 documents (page and "*", daily and monthly): a batch never
+# reaches the bound where the recorder would flush on its own.
+RECORDER_BOUND = 4 * BATCH_LINES
+FLUSHING, DONE = "flushing", "done"
+
+
+class IngestTakenOverError(HitboardError):
+    pass
+
+
+class LogSession:
+    """One log path's checkpoint and recorder during a run (see the module doc)."""
+
+    def __init__(self, db, path: str | os.PathLike, options: dict, host: str | None = None):
+        self.db = db
+        self.path = os.path.abspath(path)
+        self.host = host or socket.gethostname()
+        key = hashlib.sha1(f"{self.host}\0{self.path}".encode()).hexdigest()[:24]
+        self.id, self.writer, self.owner = f"ingest:{key}", f"ingest-{key}", uuid.uuid4().hex
+        self.options = options
+        doc = db[schema.CHECKPOINTS].find_one_and_update(
+            {"_id": self.id},
+            {"$set": {"owner": self.owner, "host": self.host, "path": self.path,
+                      "writer": self.writer},
+             "$setOnInsert": {"seq": 0, "epochs": 0, "state": DONE, "position": None,
+                              "ranges": []}},
+            upsert=True, return_document=ReturnDocument.AFTER)
+        self.seq, self.epochs, self.position = doc["seq"], doc["epochs"], doc["position"]
+        self.interrupted: list[dict] = doc["ranges"] if doc["state"] == FLUSHING else []
+        self.interrupted_options = doc.get("options")
+        self.ranges: list[dict] = list(self.interrupted)   # read, not yet committed
+        self._intent_saved = bool(self.interrupted)
+        self.file: dict | None = None    # the file being read: identity, head, epoch
+        self.offset = self.line = 0      # where the next line starts; lines before it
+        self.recorder = HitRecorder(db, writer=self.writer, max_pending_docs=RECORDER_BOUND)
+
+    # -- reading -----------------------------------------------------------------------
+    def start(self, fid: FileId, head: str, size: int, from_start: bool = False) -> int:
+        """Start on the file now at the path; returns the offset to read from: the saved
+        position if it is the same file (device, inode, first line) and not shorter, else
+        0 in a new epoch."""
+        pos = self.position
+        if (not from_start and pos is not None and pos["offset"] <= size
+                and (pos["device"], pos["inode"], pos["head"]) == (fid.device, fid.inode, head)):
+            self.file = {"device": fid.device, "inode": fid.inode, "path": fid.path,
+                         "head": head, "epoch": pos["epoch"]}
+            self.offset, self.line = pos["offset"], pos["line"]
+        else:
+            self._new_epoch(fid, head, 0)
+        return self.offset
+
+    def reading(self, fid: FileId, start: int, head) -> None:
+        """Lines of ``fid`` starting at byte ``start`` come next (``head()`` gives the
+        file's head digest): the same epoch if they continue the last ones, else a new."""
+        file = self.file
+        if (file is None or (file["device"], file["inode"]) != (fid.device, fid.inode)
+                or start != self.offset):
+            self._new_epoch(fid, head(), start)
+
+    def replaying(self, span: dict) -> None:
+        """The bytes of an interrupted flush's range come next."""
+        self.file = {name: span[name] for name in ("device", "inode", "path", "head", "epoch")}
+        self.offset, self.line = span["from"], span["line"]
+
+    def consumed(self, end: int, lines: int) -> None:
+        """The lines up to byte ``end`` (``lines`` of them) were fed."""
+        last = self.ranges[-1] if self.ranges else None
+        if last is not None and last["epoch"] == self.file["epoch"] and last["to"] == self.offset:
+            last["to"], last["lines"] = end, last["lines"] + lines
+        else:
+            self.ranges.append({**self.file, "from": self.offset, "to": end,
+                                "line": self.line, "lines": lines})
+        self.offset, self.line = end, self.line + lines
+
+    def event_id(self, offset: int, time: dt.datetime):
+        return event_id(f"{self.writer}:{self.file['epoch']}:{offset}", time)
+
+    def _new_epoch(self, fid: FileId, head: str, start: int) -> None:
+        self.epochs += 1
+        self.file = {"device": fid.device, "inode": fid.inode, "path": fid.path,
+                     "head": head, "epoch": self.epochs}
+        self.offset, self.line = start, 0
+
+    # -- the flush protocol ------------------------------------------------------------
+    def begin(self) -> None:
+        """(a): save the intent with the next flush number (done already when
+        completing an interrupted flush, whose number is reused)."""
+        if self._intent_saved:
+            return
+        self.seq += 1
+        self._save({"seq": self.seq, "epochs": self.epochs, "state": FLUSHING,
+                    "ranges": self.ranges, "options": self.options})
+        self._intent_saved = True
+
+    def flush_hits(self) -> None:
+        """(c): the batch's hits, under number ``seq``."""
+        self.recorder.flush(seq=self.seq)
+
+    def commit(self) -> None:
+        """(d): everything up to the end of the ranges is written."""
+        last = self.ranges[-1]
+        self.position = {"device": last["device"], "inode": last["inode"],
+                         "head": last["head"], "epoch": last["epoch"], "offset": last["to"],
+                         "line": last["line"] + last["lines"]}
+        self._save({"state": DONE, "ranges": [], "position": self.position,
+                    "updated": dt.datetime.now(dt.UTC)})
+        self.ranges, self.interrupted, self._intent_saved = [], [], False
+
+    def _save(self, fields: dict) -> None:
+        done = self.db[schema.CHECKPOINTS].update_one({"_id": self.id, "owner": self.owner},
+                                                      {"$set": fields})
+        if not done.matched_count:
+            raise IngestTakenOverError(
+                f"another `hitboard ingest` has taken over {self.path}; this one stops")
+
+    def close(self) -> int:
+        """Stop the recorder; returns the hits it holds unwritten (lines read after the
+        last flush: the next run reads them again)."""
+        self.recorder.close(timeout=2.0)
+        return self.recorder.stats()["pending_hits"]

@@ -1,0 +1,224 @@
+"""Apache/Nginx access-log lines → :class:`LogRecord`, or a :class:`Reject` saying why not.
+
+Formats: *common* (``%h %l %u %t "%r" %>s %b``) and *combined* (common plus
+``"%{Referer}i" "%{User-agent}i"``), each with or without a virtual-host prefix
+(Apache's ``vhost_combined`` writes ``%v:%p`` first). ``auto`` recognises all four on every
+line, so a file mixing them is fine; extra fields after the user agent (Nginx's
+``"$http_x_forwarded_for"``, Apache's ``%D``) are ignored.
+
+Speed: one compiled regular expression validates and splits a well-formed line (the fast
+path); the date is sliced with a month table and cached per distinct timestamp instead of
+``strptime``. Lines it refuses (escaped quotes, an unterminated last quote, ``\\xhh``
+escapes of binary junk, a request without an HTTP version) go to a tolerant second pass
+that either parses them or names the reason. Pure: no I/O, no database.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from enum import StrEnum
+from typing import NamedTuple
+
+FORMATS = ("auto", "combined", "common")
+MAX_PATH = 2048
+_MONTHS = {m: i for i, m in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+_TIME_CACHE_SIZE = 50_000
+
+
+class Reject(StrEnum):
+    """Why a line was not parsed: short, stable strings fit for a summary."""
+
+    EMPTY = "empty"
+    MALFORMED = "malformed"          # not host ident user [time] "request" status size
+    BAD_TIME = "bad_time"            # the [time] field is not a valid date
+    NO_REQUEST = "no_request"        # "-": the client sent nothing (e.g. a 408)
+    BAD_REQUEST = "bad_request"      # not METHOD TARGET [HTTP/x]: binary junk, TLS on port 80
+    BAD_TARGET = "bad_target"        # the target is no path: "*", "host:443", too long, NUL
+    BAD_STATUS = "bad_status"
+    BAD_SIZE = "bad_size"
+    WRONG_FORMAT = "wrong_format"    # a forced --format that this line does not have
+
+
+class LogRecord(NamedTuple):
+    time: dt.datetime          # aware, UTC
+    host: str                  # client address (IPv4, IPv6 or name)
+    method: str
+    path: str                  # the page: the request path without its query string
+    query: str                 # "" when there is none
+    protocol: str              # "" for an HTTP/0.9-style request without a version
+    status: int | None         # None for "-"
+    bytes: int                 # 0 for "-"
+    referrer: str | None       # None for "-" or in the common format
+    user_agent: str | None
+    vhost: str | None          # the virtual host prefix, port removed
+    user: str | None
+
+
+_STRICT = re.compile(
+    r'(?:(\S+) )?(\S+) \S+ (\S+) '
+    r'\[(\d\d/[A-Z][a-z][a-z]/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})\] '
+    r'"([A-Z]+) (/[^"\s\x00]*) (HTTP/\d(?:\.\d)?)" '
+    r'(\d{3}|-) (\d+|-)'
+    r'(?: "([^"]*)" "([^"]*)"(?: .*)?)?\s*\Z'
+)
+_QUOTED = r'"((?:[^"\\]|\\.)*)"'
+_LOOSE = re.compile(
+    r'(?:(\S+) )?(\S+) \S+ (\S+) \[([^\]]*)\] ' + _QUOTED + r' (\S+) (\S+)'
+    r'(?: ' + _QUOTED + r' "((?:[^"\\]|\\.)*)"?(?: .*)?)?\s*\Z'
+)
+_REQUEST = re.compile(r"([A-Za-z][A-Za-z_-]{0,31}) (\S+)(?: (HTTP/\d(?:\.\d)?))?")
+_TIME = re.compile(r"\d\d/[A-Z][a-z][a-z]/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}")
+_ESCAPE = re.compile(r"\\(.)")
+_UNESCAPE = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
+
+
+class _Rejected(Exception):
+    def __init__(self, reason: Reject):
+        self.reason = reason
+
+
+class LineParser:
+    """Parses lines of one format (``auto`` accepts every supported one).
+
+    ``parse(line)`` returns a :class:`LogRecord` or a :class:`Reject`; it never raises.
+    Keeps a bounded cache of parsed timestamps: logs repeat each second many times.
+    """
+
+    def __init__(self, format: str = "auto"):
+        if format not in FORMATS:
+            raise ValueError(f"unknown log format {format!r}: use one of {', '.join(FORMATS)}")
+        self.format = format
+        self._times: dict[str, dt.datetime] = {}
+        self._zones: dict[str, dt.timezone] = {}
+
+    def parse(self, line: str) -> LogRecord | Reject:
+        try:
+            if "\\" not in line:
+                match = _STRICT.match(line)
+                if match is not None:
+                    return self._strict(match)
+            return self._loose(line)
+        except _Rejected as rejected:
+            return rejected.reason
+        except (ValueError, OverflowError):
+            return Reject.MALFORMED
+
+    def _strict(self, m: re.Match) -> LogRecord:
+        vhost, host, user, stamp, method, target, proto, status, size, ref, agent = m.groups()
+        if ref is None:
+            if self.format == "combined":
+                raise _Rejected(Reject.WRONG_FORMAT)
+        elif self.format == "common":
+            raise _Rejected(Reject.WRONG_FORMAT)
+        if len(target) > MAX_PATH:
+            raise _Rejected(Reject.BAD_TARGET)
+        path, _, query = target.partition("?")
+        return LogRecord(
+            self._time(stamp), host, method, path, query, proto,
+            None if status == "-" else int(status),
+            0 if size == "-" else int(size),
+            None if ref is None or ref == "-" else ref,
+            None if agent is None or agent == "-" else agent,
+            None if vhost is None else _strip_port(vhost),
+            None if user == "-" else user,
+        )
+
+    def _loose(self, line: str) -> LogRecord | Reject:
+        line = line.rstrip("\r\n")
+        if not line.strip():
+            return Reject.EMPTY
+        m = _LOOSE.match(line)
+        if m is None:
+            return Reject.MALFORMED
+        vhost, host, user, stamp, request, status, size, ref, agent = m.groups()
+        if (ref is None and self.format == "combined") or (
+                ref is not None and self.format == "common"):
+            return Reject.WRONG_FORMAT
+        if not _TIME.fullmatch(stamp):
+            return Reject.BAD_TIME
+        request = _unescape(request)
+        if request == "-" or not request:
+            return Reject.NO_REQUEST
+        req = _REQUEST.fullmatch(request)
+        if req is None:
+            return Reject.BAD_REQUEST
+        method, target, proto = req.groups()
+        target = _origin_form(target)
+        if target is None or len(target) > MAX_PATH or "\x00" in target:
+            return Reject.BAD_TARGET
+        if status != "-" and not (status.isdigit() and len(status) == 3):
+            return Reject.BAD_STATUS
+        if size != "-" and not size.isdigit():
+            return Reject.BAD_SIZE
+        path, _, query = target.partition("?")
+        ref = None if ref is None else _unescape(ref)
+        agent = None if agent is None else _unescape(agent)
+        return LogRecord(
+            self._time(stamp), host, method.upper(), path, query, proto or "",
+            None if status == "-" else int(status),
+            0 if size == "-" else int(size),
+            None if ref in (None, "-") else ref,
+            None if agent in (None, "-", "") else agent,
+            None if vhost is None else _strip_port(vhost),
+            None if user == "-" else user,
+        )
+
+    def _time(self, stamp: str) -> dt.datetime:
+        """``10/Oct/2000:13:55:36 -0700`` → aware UTC datetime, by slicing."""
+        cached = self._times.get(stamp)
+        if cached is not None:
+            return cached
+        month = _MONTHS.get(stamp[3:6])
+        if month is None:
+            raise _Rejected(Reject.BAD_TIME)
+        offset = stamp[21:26]
+        zone = self._zones.get(offset)
+        if zone is None:
+            minutes = int(offset[1:3]) * 60 + int(offset[3:5])
+            if minutes >= 24 * 60:
+                raise _Rejected(Reject.BAD_TIME)
+            sign = -1 if offset[0] == "-" else 1
+            zone = self._zones[offset] = dt.timezone(dt.timedelta(minutes=sign * minutes))
+        try:
+            local = dt.datetime(int(stamp[7:11]), month, int(stamp[0:2]), int(stamp[12:14]),
+                                int(stamp[15:17]), int(stamp[18:20]), tzinfo=zone)
+            value = local.astimezone(dt.UTC)
+        except (ValueError, OverflowError):
+            raise _Rejected(Reject.BAD_TIME) from None
+        if len(self._times) >= _TIME_CACHE_SIZE:
+            self._times.clear()
+        self._times[stamp] = value
+        return value
+
+
+def parse_line(line: str, format: str = "auto") -> LogRecord | Reject:
+    """One-off convenience; use a :class:`LineParser` for many lines (it caches times)."""
+    return LineParser(format).parse(line)
+
+
+def _strip_port(vhost: str) -> str:
+    if vhost.startswith("["):           # [2001:db8::1]:443
+        return vhost[1:].split("]", 1)[0]
+    name, sep, port = vhost.rpartition(":")
+    return name if sep and port.isdigit() and ":" not in name else vhost
+
+
+def _origin_form(target: str) -> str | None:
+    """The path of a request target: ``/a?b`` as is, ``http://host/a?b`` → ``/a?b``;
+    ``*`` (OPTIONS) and ``host:443`` (CONNECT) name no page."""
+    if target.startswith("/"):
+        return target
+    lowered = target[:8].lower()
+    if lowered.startswith(("http://", "https://")):
+        rest = target.split("://", 1)[1]
+        slash = rest.find("/")
+        return "/" if slash < 0 else rest[slash:]
+    return None
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+    return _ESCAPE.sub(lambda m: _UNESCAPE.get(m.group(1), m.group(0)), text)

@@ -1,0 +1,204 @@
+"""Reading the rollups: series for ``report``, tables for the Rollups page, the run
+status, and the consistency check against the pre-aggregated statistics."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from . import schema, validation
+from .errors import InvalidRangeError, InvalidTimeZoneError
+from .rollups import CLASSES, checkpoint
+from .series import daily_series, hourly_series, normalise_pages
+from .validation import WHOLE_SITE
+
+LEVELS = {"hour": "hourly", "day": "daily", "week": "weekly", "month": "monthly",
+          "year": "yearly"}
+GRANULARITIES = tuple(LEVELS)
+METRICS = ("hits", "bytes", "mean_bytes", "error_rate")
+MAX_BUCKETS = 20_000
+UTC_NAMES = ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "Zulu", "Etc/Zulu", "Universal")
+
+
+def level_of(granularity: str) -> str:
+    if granularity in LEVELS:
+        return LEVELS[granularity]
+    if granularity in LEVELS.values():
+        return granularity
+    raise InvalidRangeError(f"unknown rollup level {granularity!r}: use one of "
+                            f"{', '.join(GRANULARITIES)}")
+
+
+def floor(level: str, ts: dt.datetime) -> dt.datetime:
+    ts = ts.astimezone(dt.UTC)
+    if level == "hourly":
+        return ts.replace(minute=0, second=0, microsecond=0)
+    day = dt.datetime(ts.year, ts.month, ts.day, tzinfo=dt.UTC)
+    if level == "daily":
+        return day
+    if level == "weekly":
+        return day - dt.timedelta(days=day.weekday())
+    if level == "monthly":
+        return day.replace(day=1)
+    return day.replace(month=1, day=1)
+
+
+def next_start(level: str, start: dt.datetime) -> dt.datetime:
+    if level == "hourly":
+        return start + dt.timedelta(hours=1)
+    if level == "daily":
+        return start + dt.timedelta(days=1)
+    if level == "weekly":
+        return start + dt.timedelta(days=7)
+    if level == "monthly":
+        return (start + dt.timedelta(days=32)).replace(day=1)
+    return start.replace(year=start.year + 1)
+
+
+def bucket_starts(level: str, start: dt.datetime, end: dt.datetime) -> list[dt.datetime]:
+    """Bucket starts covering ``[start, end)``: the first floored, the last before end."""
+    start, end = validation.time_range(start, end)
+    starts = [floor(level, start)]
+    while (following := next_start(level, starts[-1])) < end:
+        starts.append(following)
+        if len(starts) > MAX_BUCKETS:
+            raise InvalidRangeError(f"more than {MAX_BUCKETS} {level} buckets: "
+                                    "choose a coarser level or a shorter range")
+    return starts
+
+
+def rollup_series(db, site: str, start: dt.datetime, end: dt.datetime, granularity: str,
+                  pages: Sequence[str] | None = None, tz="UTC",
+                  metric: str = "hits") -> pd.DataFrame:
+    """Like :func:`queries.series`, read from the rollups: index ``time`` (bucket starts,
+    UTC), one column per page (``*`` = the whole site), zero-filled."""
+    if validation.timezone(tz).key not in UTC_NAMES:
+        raise InvalidTimeZoneError("rollup buckets are UTC days, weeks, months and years: "
+                                   "use --tz UTC (or --source stats for other zones)")
+    if metric not in METRICS:
+        raise InvalidRangeError(f"unknown metric {metric!r}: use one of {', '.join(METRICS)}")
+    level = level_of(granularity)
+    site, page_list = validation.site(site), normalise_pages(pages)
+    starts = bucket_starts(level, start, end)
+    index = pd.DatetimeIndex(starts, name="time")
+    frame = pd.DataFrame(0, index=index, columns=page_list,
+                         dtype="int64" if metric in ("hits", "bytes") else "float64")
+    for doc in _docs(db, level, site, page_list, starts[0], next_start(level, starts[-1])):
+        frame.loc[pd.Timestamp(validation.timestamp(doc["start"])), doc["page"]] = \
+            _metric(doc, metric)
+    frame.columns.name = "page"
+    return frame
+
+
+def rollup_table(db, site: str, level: str, start: dt.datetime, end: dt.datetime,
+                 page: str = WHOLE_SITE) -> pd.DataFrame:
+    """Every metric of one page's buckets in ``[start, end)``: index ``time``; columns
+    hits, bytes, mean_bytes, error_rate and one per status class. Missing buckets are
+    absent (a table, not a chart)."""
+    level, site, page = level_of(level), validation.site(site), validation.page(page)
+    start, end = validation.time_range(start, end)
+    docs = _docs(db, level, site, [page], floor(level, start), end)
+    rows = [{"time": validation.timestamp(d["start"]), "hits": d["hits"], "bytes": d["bytes"],
+             "mean_bytes": float(d["mean_bytes"]), "error_rate": _metric(d, "error_rate"),
+             **{c: d["status"].get(c, 0) for c in CLASSES}} for d in docs]
+    columns = ["hits", "bytes", "mean_bytes", "error_rate", *CLASSES]
+    frame = pd.DataFrame(rows, columns=["time", *columns]).set_index("time").sort_index()
+    return frame
+
+
+def rollup_span(db, site: str, level: str) -> tuple[dt.datetime, dt.datetime] | None:
+    """First and last bucket start of a site's ``*`` rollups at ``level``, if any."""
+    coll = db[schema.ROLLUPS[level_of(level)]]
+    query = {"site": validation.site(site), "page": WHOLE_SITE}
+    first = list(coll.find(query, {"start": 1}, sort=[("start", 1)], limit=1))
+    last = list(coll.find(query, {"start": 1}, sort=[("start", -1)], limit=1))
+    if not first:
+        return None
+    return validation.timestamp(first[0]["start"]), validation.timestamp(last[0]["start"])
+
+
+def rollup_sites(db) -> list[str]:
+    return sorted(db[schema.ROLLUPS["yearly"]].distinct("site"))
+
+
+def _docs(db, level, site, pages, lo, hi) -> list[dict]:
+    query = {"site": site, "page": {"$in": list(pages)}, "start": {"$gte": lo, "$lt": hi}}
+    projection = {"page": 1, "start": 1, "hits": 1, "bytes": 1, "mean_bytes": 1, "status": 1}
+    return list(db[schema.ROLLUPS[level]].find(query, projection, sort=[("start", 1)]))
+
+
+def _metric(doc: dict, metric: str):
+    if metric == "error_rate":
+        errors = doc["status"].get("4xx", 0) + doc["status"].get("5xx", 0)
+        return errors / doc["hits"] if doc["hits"] else 0.0
+    return doc[metric]
+
+
+@dataclass
+class RollupStatus:
+    last_run: dt.datetime | None
+    read_until: dt.datetime | None
+    lag_s: float | None            # now - the newest ingestion instant the last run read
+    events_waiting: int            # events ingested after that instant
+    documents: dict
+
+
+def rollup_status(db, now: dt.datetime | None = None) -> RollupStatus:
+    now = now or dt.datetime.now(dt.UTC)
+    state = checkpoint(db)
+    read_until = state["read_until"] and validation.timestamp(state["read_until"])
+    waiting = db[schema.EVENTS].count_documents(
+        {"ingested": {"$gte": read_until}} if read_until else {})
+    return RollupStatus(
+        last_run=state["last_run"] and validation.timestamp(state["last_run"]),
+        read_until=read_until,
+        lag_s=(now - read_until).total_seconds() if read_until else None,
+        events_waiting=waiting, documents=state["documents"])
+
+
+@dataclass
+class Consistency:
+    """Rollup hits against pre-aggregated hits, bucket by bucket (whole site)."""
+
+    level: str
+    checked: int
+    differing: pd.DataFrame        # index time; columns rollup, stats
+
+    @property
+    def ok(self) -> bool:
+        return self.differing.empty
+
+
+def consistency(db, site: str, level: str, start: dt.datetime | None = None,
+                end: dt.datetime | None = None) -> Consistency:
+    """Compares every ``*`` rollup bucket of ``[start, end)`` (default: all of them)
+    with the same bucket summed from ``stats.daily``/``stats.monthly``."""
+    level, site = level_of(level), validation.site(site)
+    if start is None or end is None:
+        span = rollup_span(db, site, level)
+        if span is None:
+            return Consistency(level, 0, _empty_diff())
+        start, end = span[0], next_start(level, span[1])
+    rolled = rollup_series(db, site, start, end, level_name(level))[WHOLE_SITE]
+    lo, hi = rolled.index[0].to_pydatetime(), next_start(level, rolled.index[-1].to_pydatetime())
+    if level == "hourly":
+        stats = hourly_series(db, site, lo, hi)[WHOLE_SITE]
+    else:
+        daily = daily_series(db, site, lo, hi)[WHOLE_SITE]
+        keys = [floor(level, t.to_pydatetime()) for t in daily.index]
+        stats = daily.groupby(pd.DatetimeIndex(keys, name="time")).sum()
+    both = pd.DataFrame({"rollup": rolled, "stats": stats.reindex(rolled.index, fill_value=0)})
+    differing = both[both["rollup"] != both["stats"]].astype("int64")
+    return Consistency(level, len(both), differing)
+
+
+def level_name(level: str) -> str:
+    return {v: k for k, v in LEVELS.items()}[level_of(level)]
+
+
+def _empty_diff() -> pd.DataFrame:
+    return pd.DataFrame({"rollup": [], "stats": []}, dtype="int64",
+                        index=pd.DatetimeIndex([], tz="UTC", name="time"))

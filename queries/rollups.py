@@ -1,0 +1,287 @@
+"""Hierarchical rollups of the raw events: hourly → daily → weekly and monthly → yearly.
+
+Each rollup document holds one bucket of one site and page (``*`` = the whole site):
+``{_id, site, page, start, hits, bytes, mean_bytes, status: {2xx, 3xx, 4xx, 5xx, other},
+computed}`` plus the start of its parent buckets (``day`` on hourly documents, ``week``
+and ``month`` on daily ones, ``year`` on monthly ones), written with the document so the
+next level is a plain ``$group`` on that key. Weeks are ISO weeks (starting Monday, UTC);
+they do not nest in months, so monthly buckets come from daily ones, not weekly ones.
+Every pipeline uses only ``$match``/``$group``/``$project`` and date-part operators
+(``$year``, ``$month``, ``$dayOfMonth``, ``$hour``), which every backend implements.
+
+Incremental and crash-safe. A run
+
+1. reads the checkpoint C (an ``ingested`` instant) and notes its own start T;
+2. finds the hours touched by events with ``ingested >= C`` (late events included: an
+   event's ``ingested`` is new even when its ``time`` is old);
+3. recomputes each touched bucket *completely* from the level below, level by level,
+   and writes it with ``ReplaceOne(upsert)`` under a deterministic ``_id``;
+4. only then advances C to ``T - SETTLE``.
+
+Nothing can count twice: a bucket's value is a pure function of the level below, and
+replacing a document by that value any number of times leaves the same document. A crash
+between any two steps leaves C where it was, so the next run recomputes a superset of
+the same buckets and writes the same values. MongoDB's mapReduce with ``out: {reduce:}``
+instead *folds* each run's new partial counts into the stored ones: a run repeated after
+a crash before its checkpoint folds the same events in a second time.
+
+``SETTLE`` covers events stamped before T but still in flight (the writer stamps
+``ingested`` just before its ``insert_many``) and clocks of different writers a little
+apart: the next run reads them again, which costs a few recomputed buckets, never a
+wrong count.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from pymongo import ASCENDING, InsertOne, ReplaceOne
+from pymongo.errors import BulkWriteError
+
+from . import schema, validation
+from .validation import WHOLE_SITE
+
+SETTLE = dt.timedelta(seconds=30)
+CHECKPOINT_ID = "rollups"
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+CLASSES = ("2xx", "3xx", "4xx", "5xx", "other")
+DUPLICATE_KEY = 11000
+_HOUR = dt.timedelta(hours=1)
+_COMPARED = {"hits": 1, "bytes": 1, "status": 1}
+# Each level above hourly: (source level, the parent key its source documents carry).
+PARENT = {"daily": ("hourly", "day"), "weekly": ("daily", "week"),
+          "monthly": ("daily", "month"), "yearly": ("monthly", "year")}
+_KEY_FORMAT = {"hourly": "%Y%m%d%H", "daily": "%Y%m%d", "weekly": "%Y%m%d", "monthly": "%Y%m",
+               "yearly": "%Y"}
+
+
+def ensure_rollup_indexes(db) -> list[str]:
+    keys = [("site", ASCENDING), ("page", ASCENDING), ("start", ASCENDING)]
+    return [db[schema.ROLLUPS[level]].create_index(keys, name="site_page_start")
+            for level in schema.ROLLUP_LEVELS]
+
+
+def rollup_id(level: str, start: dt.datetime, site: str, page: str) -> str:
+    return f"{start:{_KEY_FORMAT[level]}}/{site}{page}"
+
+
+def parents(level: str, start: dt.datetime) -> dict[str, dt.datetime]:
+    """The parent-bucket starts stored on a document of ``level``."""
+    day = dt.datetime(start.year, start.month, start.day, tzinfo=dt.UTC)
+    if level == "hourly":
+        return {"day": day}
+    if level == "daily":
+        return {"week": day - dt.timedelta(days=day.weekday()),
+                "month": day.replace(day=1)}
+    if level == "monthly":
+        return {"year": day.replace(month=1, day=1)}
+    return {}
+
+
+@dataclass
+class RollupRun:
+    """What one run did: the ``ingested`` window read and the buckets rewritten."""
+
+    since: dt.datetime
+    read_until: dt.datetime
+    buckets: dict[str, int] = field(default_factory=dict)
+    documents: dict[str, int] = field(default_factory=dict)
+    duration_s: float = 0.0
+
+
+def run_rollups(db, now: dt.datetime | None = None) -> RollupRun:
+    """One incremental run (see the module docstring for why it is safe to repeat)."""
+    started = time.perf_counter()
+    read_until = validation.timestamp(now) if now else dt.datetime.now(dt.UTC)
+    since = checkpoint(db)["watermark"]
+    run = RollupRun(since, read_until)
+    touched = touched_hours(db, since)
+    for level in schema.ROLLUP_LEVELS:
+        if level == "hourly":
+            docs = _hourly_documents(db, touched)
+        else:
+            source, key = PARENT[level]
+            docs = _level_documents(db, level, source, key, touched_keys(touched, key))
+        run.buckets[level] = len({(d["site"], d["start"]) for d in docs})
+        run.documents[level] = write_level(db, level, docs)
+    run.duration_s = time.perf_counter() - started
+    _advance(db, run)
+    return run
+
+
+def checkpoint(db) -> dict:
+    doc = db[schema.CHECKPOINTS].find_one({"_id": CHECKPOINT_ID}) or {}
+    return {"watermark": doc.get("watermark", EPOCH), "last_run": doc.get("last_run"),
+            "read_until": doc.get("read_until"), "duration_s": doc.get("duration_s"),
+            "documents": doc.get("documents", {})}
+
+
+def _advance(db, run: RollupRun) -> None:
+    watermark = max(run.since, run.read_until - SETTLE)
+    db[schema.CHECKPOINTS].replace_one(
+        {"_id": CHECKPOINT_ID},
+        {"watermark": watermark, "read_until": run.read_until,
+         "last_run": dt.datetime.now(dt.UTC), "duration_s": run.duration_s,
+         "documents": run.documents},
+        upsert=True,
+    )
+
+
+def touched_hours(db, since: dt.datetime) -> dict[str, set[dt.datetime]]:
+    """Per site, the UTC hours holding an event ingested at or after ``since``."""
+    pipeline = [
+        {"$match": {"ingested": {"$gte": since}}},
+        {"$group": {"_id": {"site": "$site", **_hour_parts()}}},
+    ]
+    touched: dict[str, set[dt.datetime]] = defaultdict(set)
+    for row in db[schema.EVENTS].aggregate(pipeline):
+        touched[row["_id"]["site"]].add(_hour_start(row["_id"]))
+    return touched
+
+
+def touched_keys(touched: dict[str, set[dt.datetime]], key: str) -> dict[str, set]:
+    """The parent buckets (``day``, ``week``, ``month``, ``year``) of the touched hours."""
+    out: dict[str, set[dt.datetime]] = {}
+    for site, hours in touched.items():
+        days = {parents("hourly", h)["day"] for h in hours}
+        if key == "day":
+            out[site] = days
+        elif key in ("week", "month"):
+            out[site] = {parents("daily", d)[key] for d in days}
+        else:
+            months = {parents("daily", d)["month"] for d in days}
+            out[site] = {parents("monthly", m)["year"] for m in months}
+    return out
+
+
+def _hour_parts() -> dict:
+    return {"y": {"$year": "$time"}, "m": {"$month": "$time"},
+            "d": {"$dayOfMonth": "$time"}, "h": {"$hour": "$time"}}
+
+
+def _hour_start(parts: dict) -> dt.datetime:
+    return dt.datetime(parts["y"], parts["m"], parts["d"], parts["h"], tzinfo=dt.UTC)
+
+
+def status_class(status) -> str:
+    if isinstance(status, int) and 200 <= status < 600:
+        return f"{status // 100}xx"
+    return "other"
+
+
+def _shape() -> dict:
+    """The ``$project`` turning a ``$group`` row into rollup fields (mean computed here)."""
+    return {"_id": 1, "hits": 1, "bytes": 1,
+            "mean_bytes": {"$cond": [{"$gt": ["$hits", 0]},
+                                     {"$divide": ["$bytes", "$hits"]}, 0]},
+            **{f"s{c}": 1 for c in CLASSES}}
+
+
+def _hourly_documents(db, touched: dict[str, set[dt.datetime]]) -> list[dict]:
+    """Touched hours recomputed from every event of those hours: one pipeline per site,
+    matching just those hours (runs of consecutive hours, each one range of the
+    ``site_time`` index), grouped by path, hour and status. The status codes are folded
+    into classes, and the paths into ``*``, from that grouped output."""
+    docs = []
+    for site, hours in touched.items():
+        pipeline = [
+            {"$match": {"site": site, "$or": [
+                {"time": {"$gte": lo, "$lt": hi}} for lo, hi in _runs(sorted(hours))]}},
+            {"$group": {"_id": {"page": "$path", "status": "$status", **_hour_parts()},
+                        "hits": {"$sum": 1}, "bytes": {"$sum": "$bytes"}}},
+        ]
+        buckets: dict[tuple[str, dt.datetime], dict] = {}
+        for row in db[schema.EVENTS].aggregate(pipeline):
+            start, cls = _hour_start(row["_id"]), status_class(row["_id"]["status"])
+            for page in (row["_id"]["page"], WHOLE_SITE):
+                bucket = buckets.setdefault((page, start), {
+                    "hits": 0, "bytes": 0, **{f"s{c}": 0 for c in CLASSES}})
+                bucket["hits"] += row["hits"]
+                bucket["bytes"] += row["bytes"]
+                bucket[f"s{cls}"] += row["hits"]
+        for (page, start), bucket in buckets.items():
+            bucket["mean_bytes"] = bucket["bytes"] / bucket["hits"]
+            docs.append(_document("hourly", site, page, start, bucket))
+    return docs
+
+
+def _runs(hours: list[dt.datetime]) -> list[tuple[dt.datetime, dt.datetime]]:
+    """Sorted hours → ``[start, end)`` ranges of consecutive hours."""
+    runs: list[list[dt.datetime]] = []
+    for hour in hours:
+        if runs and runs[-1][1] == hour:
+            runs[-1][1] = hour + _HOUR
+        else:
+            runs.append([hour, hour + _HOUR])
+    return [(lo, hi) for lo, hi in runs]
+
+
+def _level_documents(db, level: str, source: str, key: str,
+                     wanted: dict[str, set[dt.datetime]]) -> list[dict]:
+    """Buckets of ``level`` recomputed from all their ``source`` documents."""
+    docs = []
+    for site, starts in wanted.items():
+        if not starts:
+            continue
+        pipeline = [
+            {"$match": {"site": site, key: {"$in": sorted(starts)}}},
+            {"$group": {"_id": {"page": "$page", "start": f"${key}"},
+                        "hits": {"$sum": "$hits"}, "bytes": {"$sum": "$bytes"},
+                        **{f"s{c}": {"$sum": f"$status.{c}"} for c in CLASSES}}},
+            {"$project": _shape()},
+        ]
+        for row in db[schema.ROLLUPS[source]].aggregate(pipeline):
+            docs.append(_document(level, site, row["_id"]["page"],
+                                  validation.timestamp(row["_id"]["start"]), row))
+    return docs
+
+
+def _document(level: str, site: str, page: str, start: dt.datetime, row: dict) -> dict:
+    return {
+        "_id": rollup_id(level, start, site, page), "site": site, "page": page,
+        "start": start, "hits": row["hits"], "bytes": row["bytes"],
+        "mean_bytes": float(row["mean_bytes"]),
+        "status": {c: row[f"s{c}"] for c in CLASSES},
+        **parents(level, start), "computed": dt.datetime.now(dt.UTC),
+    }
+
+
+def write_level(db, level: str, docs: list[dict]) -> int:
+    """Store each recomputed bucket document, idempotently by ``_id``: new ones are
+    inserted, changed ones replaced (``ReplaceOne(upsert)``), identical ones left alone.
+    Returns how many were written. Reading the current documents first costs one query
+    per site and saves rewriting the unchanged majority on every run."""
+    if not docs:
+        return 0
+    coll = db[schema.ROLLUPS[level]]
+    current = {}
+    by_site: dict[str, set[dt.datetime]] = defaultdict(set)
+    for doc in docs:
+        by_site[doc["site"]].add(doc["start"])
+    for site, starts in by_site.items():
+        for old in coll.find({"site": site, "start": {"$in": sorted(starts)}}, _COMPARED):
+            current[old["_id"]] = old
+    requests = []
+    for doc in docs:
+        old = current.get(doc["_id"])
+        if old is None:
+            requests.append(InsertOne(doc))
+        elif any(old.get(k) != doc[k] for k in _COMPARED):
+            requests.append(ReplaceOne({"_id": doc["_id"]}, doc, upsert=True))
+    if not requests:
+        return 0
+    try:
+        coll.bulk_write(requests, ordered=False)
+    except BulkWriteError as exc:
+        # Another run inserted some of the same buckets meanwhile: same values, but
+        # replace them to be sure; anything else is a real failure.
+        errors = exc.details["writeErrors"]
+        if any(e.get("code") != DUPLICATE_KEY for e in errors):
+            raise
+        coll.bulk_write([ReplaceOne({"_id": requests[e["index"]]._doc["_id"]},
+                                    requests[e["index"]]._doc, upsert=True) for e in errors],
+                        ordered=False)
+    return len(requests)

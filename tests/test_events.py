@@ -1,0 +1,130 @@
+"""The events collection: indexes and retention, bulk writes that report failures, and
+the seed's per-day-and-page aggregation."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from pymongo.errors import AutoReconnect
+
+import queries
+from queries import events, schema
+from queries.events import EventWriter, requests_per_day_and_page
+from queries.logformat import parse_line
+
+
+def ttl_of(db) -> int:
+    return db[schema.EVENTS].index_information()[events.TTL_INDEX]["expireAfterSeconds"]
+
+
+def test_indexes_serve_the_seed_queries_with_a_30_day_ttl(db):
+    info = db[schema.EVENTS].index_information()
+    keys = {name: [tuple(k) for k in spec["key"]] for name, spec in info.items()}
+    assert keys["site_path_time"] == [("site", 1), ("path", 1), ("time", -1)]
+    assert keys["host_time"] == [("host", 1), ("time", 1)]
+    assert keys[events.TTL_INDEX] == [("ingested", 1)]
+    assert ttl_of(db) == 30 * 86_400
+
+
+def test_changing_the_retention_updates_the_ttl_index(db, monkeypatch):
+    events.ensure_event_indexes(db, ttl_days=7)
+    assert ttl_of(db) == 7 * 86_400
+    monkeypatch.setenv(events.TTL_ENV, "90")
+    queries.ensure_indexes(db)
+    assert ttl_of(db) == 90 * 86_400
+    for bad in ("0", "soon"):
+        monkeypatch.setenv(events.TTL_ENV, bad)
+        with pytest.raises(queries.HitboardError, match="retention"):
+            queries.ensure_indexes(db)
+
+
+def test_the_embedded_ttl_monitor_expires_by_ingestion_time(embedded_db):
+    old = dt.datetime.now(dt.UTC) - dt.timedelta(days=31)
+    for at in (old, dt.datetime.now(dt.UTC)):
+        writer = EventWriter(embedded_db, clock=lambda at=at: at)
+        writer.add({"time": dt.datetime(2015, 5, 17, tzinfo=dt.UTC), "site": "s", "path": "/"})
+        writer.flush()
+    assert embedded_db.client.store.expire_ttl() == 1
+    assert embedded_db[schema.EVENTS].count_documents({}) == 1   # 2015 time, kept: new
+
+
+def test_event_document_from_a_log_record():
+    record = parse_line('::1 - - [17/May/2015:10:05:03 +0200] "GET /a?b=1 HTTP/1.1" - - "-" "ua"')
+    doc = events.event_document(record, "demo")
+    assert doc == {"time": dt.datetime(2015, 5, 17, 8, 5, 3, tzinfo=dt.UTC), "site": "demo",
+                   "host": "::1", "method": "GET", "path": "/a", "query": "b=1",
+                   "status": None, "bytes": 0, "referrer": None, "user_agent": "ua"}
+
+
+def test_partial_bulk_failure_is_counted_never_silent(db):
+    writer = EventWriter(db, batch_size=3)
+    for i in range(5):
+        writer.add({"_id": f"e{i % 4}", "site": "s", "path": "/"})   # e0 twice
+    assert writer.flush() == 1
+    assert (writer.totals.written, writer.totals.failed) == (4, 1)
+    assert "1 of" in writer.totals.errors[0]
+    assert db[schema.EVENTS].count_documents({}) == 4
+
+
+def test_keyed_events_written_again_are_present_not_failed(db):
+    at = dt.datetime(2015, 5, 17, 8, 5, 3, tzinfo=dt.UTC)
+    ids = [events.event_id(f"w:1:{offset}", at) for offset in (0, 90, 180)]
+    assert ids[0] == events.event_id("w:1:0", at) and len(set(ids)) == 3
+    assert ids[0].generation_time == at.replace(microsecond=0)
+    first = EventWriter(db, keyed=True)
+    for oid in ids[:2]:
+        first.add({"_id": oid, "site": "s", "path": "/"})
+    assert first.flush() == 0 and first.totals.written == 2
+    again = EventWriter(db, keyed=True, batch_size=2)   # a replayed batch and one more
+    for oid in ids:
+        again.add({"_id": oid, "site": "s", "path": "/"})
+    again.add({"_id": ids[2], "site": "s", "path": 7})  # a real duplicate in the batch
+    assert again.flush() == 0
+    assert (again.totals.written, again.totals.present, again.totals.failed) == (1, 3, 0)
+    assert db[schema.EVENTS].count_documents({}) == 3
+
+
+def test_a_lost_connection_counts_the_whole_batch_failed(embedded_db, monkeypatch):
+    writer = EventWriter(embedded_db)
+    monkeypatch.setattr(writer.collection, "insert_many",
+                        lambda *a, **k: (_ for _ in ()).throw(AutoReconnect("gone")))
+    writer.add({"site": "s"})
+    writer.add({"site": "s"})
+    assert writer.flush() == 2 and writer.totals.failed == 2
+    assert "AutoReconnect" in writer.totals.errors[0]
+
+
+def test_write_concern_and_background_flush(embedded_db):
+    with pytest.raises(queries.HitboardError, match="write concern"):
+        EventWriter(embedded_db, concern="2")
+    writer = EventWriter(embedded_db, concern="majority", flush_interval=0.05)
+    writer.add({"site": "s", "path": "/"})
+    for _ in range(200):
+        if embedded_db[schema.EVENTS].count_documents({}):
+            break
+        writer._stop.wait(0.01)
+    writer.close()
+    assert embedded_db[schema.EVENTS].count_documents({}) == 1
+    bounded = EventWriter(embedded_db, max_pending=1)
+    bounded.add({"site": "s"})
+    with pytest.raises(queries.RecorderOverloadedError):
+        bounded.add({"site": "s"})
+
+
+def test_requests_per_day_and_page_for_a_month(db):
+    writer = EventWriter(db)
+    times = [dt.datetime(2015, 5, 17, 10, tzinfo=dt.UTC), dt.datetime(2015, 5, 17, 23, 59,
+             tzinfo=dt.UTC), dt.datetime(2015, 5, 18, 0, 1, tzinfo=dt.UTC),
+             dt.datetime(2015, 6, 1, tzinfo=dt.UTC), dt.datetime(2015, 4, 30, 23, tzinfo=dt.UTC)]
+    for t, path in zip(times, ["/a", "/a", "/a", "/a", "/b"], strict=True):
+        writer.add({"time": t, "site": "demo", "path": path})
+    writer.add({"time": times[0], "site": "other", "path": "/a"})
+    writer.flush()
+    frame = requests_per_day_and_page(db, "demo", 2015, 5)
+    assert frame.to_dict("records") == [
+        {"day": dt.date(2015, 5, 17), "path": "/a", "hits": 2},
+        {"day": dt.date(2015, 5, 18), "path": "/a", "hits": 1},
+    ]
+    with pytest.raises(queries.InvalidRangeError):
+        requests_per_day_and_page(db, "demo", 2015, 13)

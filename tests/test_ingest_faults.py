@@ -1,0 +1,343 @@
+"""`hitboard ingest` stopped by SIGTERM, killed mid-file (SIGKILL, against the
+wire-protocol server) or made to exit at each step of its flush (on the embedded store),
+in batch and --follow mode: every log line is counted exactly once across the restart,
+in the statistics and in the events."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from faultkit import WAIT, connect, counted, expected, start_server, wait_for
+
+import queries
+from dashboard.cli import main
+from queries import schema
+
+HITBOARD = Path(sys.executable).with_name("hitboard")
+START = dt.datetime(2026, 3, 14, 10, 0, tzinfo=dt.UTC)
+PAGES = 7
+
+
+def line(i: int) -> str:
+    # Fixed width, so a byte offset tells how many lines lie before it.
+    t = START + dt.timedelta(seconds=i)
+    return (f'10.0.0.1 - - [{t:%d/%b/%Y:%H:%M:%S} +0000] "GET /p{i % PAGES} HTTP/1.1" '
+            '200 5 "-" "ua"\n')
+
+
+LINE = len(line(0))
+
+
+def append(path: Path, start: int, stop: int) -> None:
+    with path.open("a") as log:
+        log.writelines(line(i) for i in range(start, stop))
+
+
+def sent(lines: int) -> Counter:
+    return Counter({f"/p{p}": len(range(p, lines, PAGES)) for p in range(PAGES)})
+
+
+@pytest.fixture
+def server(tmp_path):
+    server = start_server(tmp_path)
+    yield server
+    server.stop()
+
+
+def read_position(pid: int, log: Path) -> int:
+    """How far process ``pid`` has read ``log`` (Linux: its descriptor's offset)."""
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            if Path(os.readlink(fd)) == log:
+                info = Path(f"/proc/{pid}/fdinfo/{fd.name}").read_text()
+                return int(info.split("pos:")[1].split()[0])
+        except (OSError, IndexError):
+            continue
+    return 0
+
+
+class Follow:
+    """A `hitboard ingest --follow` process on one log file."""
+
+    def __init__(self, server, log: Path, *extra: str):
+        self.log = log
+        self.command = [str(HITBOARD), "ingest", "--follow", "--site", "logs",
+                        "--store", f"{server.uri}faults", *extra, str(log)]
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> Follow:
+        self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE)
+        return self
+
+    def read_position(self) -> int:
+        return read_position(self.process.pid, self.log)
+
+    def end(self, signum: int) -> str:
+        """Send ``signum``, wait for the exit; returns what the process wrote on stderr."""
+        self.process.send_signal(signum)
+        try:
+            code = self.process.wait(timeout=WAIT)
+        finally:
+            self.process.kill()
+            self.process.wait()
+            errors = self.process.stderr.read().decode(errors="replace")
+            self.process.stderr.close()
+        assert signum == signal.SIGKILL or code == 0, errors
+        return errors
+
+
+def checkpoint(db) -> dict:
+    return db[schema.CHECKPOINTS].find_one({"_id": {"$regex": "^ingest:"}}) or {}
+
+
+def saved_offset(db) -> int:
+    position = checkpoint(db).get("position")
+    return position["offset"] if position else 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/fdinfo").exists(), reason="needs Linux /proc")
+def test_sigterm_to_ingest_follow_flushes_what_it_read(server, tmp_path):
+    log = tmp_path / "access.log"
+    append(log, 0, 50)
+    db = connect(server.port)
+    follow = Follow(server, log).start()
+    wait_for(lambda: saved_offset(db) == 50 * LINE, "the first lines saved")
+
+    append(log, 50, 150)
+    wait_for(lambda: follow.read_position() == 150 * LINE, "the appended lines read")
+    follow.end(signal.SIGTERM)
+
+    daily, monthly = counted(db, "logs")
+    assert daily == monthly == expected(sent(150))
+    assert db[schema.EVENTS].count_documents({"site": "logs"}) == 150
+    assert saved_offset(db) == 150 * LINE
+    db.client.close()
+
+
+def killed_in_flush_then_restarted(server, tmp_path, *mode: str) -> None:
+    """Kill ingest while it writes the hits of lines past the saved position (the
+    worst moment), restart it: each line is counted once."""
+    lines = 20_000 if mode else 50_000        # batch mode flushes every 20,000 lines
+    log = tmp_path / "access.log"
+    append(log, 0, lines)
+    db = connect(server.port)
+
+    def hits() -> int:
+        return counted(db, "logs")[0]["*"]
+
+    run = Follow(server, log, "--no-events")
+    run.command.remove("--follow")
+    run.command[2:2] = mode
+    run.start()
+    wait_for(lambda: hits() > saved_offset(db) // LINE, "hits written past the saved offset")
+    run.end(signal.SIGKILL)
+    interrupted = checkpoint(db)["state"] == "flushing"
+
+    run.start()
+    wait_for(lambda: saved_offset(db) == lines * LINE, "the restarted ingest to catch up")
+    errors = run.end(signal.SIGTERM) if mode else ""
+    daily, monthly = counted(db, "logs")
+    assert daily == monthly == expected(sent(lines))
+    if mode:     # the summary of a follower is printed after SIGTERM
+        assert ("completed the flush a stopped run left unfinished" in errors) == interrupted
+    db.client.close()
+
+
+def test_ingest_follow_killed_mid_file_then_restarted_counts_each_line_once(server, tmp_path):
+    killed_in_flush_then_restarted(server, tmp_path, "--follow")
+
+
+def test_batch_ingest_killed_mid_file_then_run_again_counts_each_line_once(server, tmp_path):
+    killed_in_flush_then_restarted(server, tmp_path)
+
+
+# -- a hard exit at each step of a flush, on the embedded store -----------------------------
+# Runs `hitboard ingest` with small batches and calls os._exit (no cleanup, no flush:
+# what SIGKILL does) right before or after one step of the ``nth`` flush.
+CRASH = textwrap.dedent("""
+    import os, sys
+    from dashboard.cli import main
+    from queries import ingest, recorder
+    from queries.ingest_session import LogSession
+    ingest.BATCH_LINES = ingest.FOLLOW_BATCH_LINES = 500
+    step, nth, *argv = sys.argv[1:]
+    owner, name, after = {
+        "after-intent": (LogSession, "begin", True),
+        "after-events": (LogSession, "flush_hits", False),
+        "mid-hits": (recorder.HitRecorder, "_write_collection", True),  # stats.daily only
+        "after-hits": (LogSession, "commit", False),
+        "after-commit": (LogSession, "commit", True),
+    }[step]
+    real, calls = getattr(owner, name), []
+    def crashing(self, *args, **kwargs):
+        calls.append(1)
+        if not after and len(calls) == int(nth):
+            os._exit(137)
+        result = real(self, *args, **kwargs)
+        if after and len(calls) == int(nth):
+            os._exit(137)
+        return result
+    setattr(owner, name, crashing)
+    main(argv)
+""")
+STEPS = {"after-intent": 2, "after-events": 2, "mid-hits": 3, "after-hits": 2,
+         "after-commit": 2}
+
+
+def ingest_cli(*args: str):
+    return CliRunner().invoke(main, ["ingest", *args])
+
+
+def stored_counts(store: str) -> tuple[Counter, Counter, int]:
+    db = queries.connect(store, read_only=True)
+    try:
+        daily, monthly = counted(db, "logs")
+        return daily, monthly, db[schema.EVENTS].count_documents({"site": "logs"})
+    finally:
+        db.client.close()
+
+
+@pytest.mark.parametrize("mode", ["batch", "follow"])
+@pytest.mark.parametrize("step", list(STEPS))
+def test_a_crash_at_any_step_of_a_flush_then_a_rerun_counts_each_line_once(
+        tmp_path, step, mode):
+    lines = 2_000
+    log = tmp_path / "access.log"
+    append(log, 0, lines)
+    store = str(tmp_path / "store")
+    args = ["--site", "logs", "--store", store, str(log)]
+    crash = subprocess.run(
+        [sys.executable, "-c", CRASH, step, str(STEPS[step]), "ingest", *args,
+         *(["--follow"] if mode == "follow" else [])],
+        capture_output=True, timeout=WAIT, text=True)
+    assert crash.returncode == 137, crash.stderr
+    daily, _, events = stored_counts(store)
+    assert 0 < daily["*"] < lines and 0 < events < lines   # it did die mid-file
+    db = queries.connect(store, read_only=True)
+    left = checkpoint(db)
+    db.client.close()
+    assert left["state"] == ("done" if step == "after-commit" else "flushing")
+    assert left["seq"] == 2 and left["position"]["line"] == (1_000 if step == "after-commit"
+                                                             else 500)
+
+    rerun = ingest_cli(*args)
+    assert rerun.exit_code == 0, rerun.output
+    assert ("completed the flush a stopped run left unfinished" in rerun.output) == \
+        (step != "after-commit")
+    assert "resuming after line 1,000 (byte" in rerun.output
+    daily, monthly, events = stored_counts(store)
+    assert daily == monthly == expected(sent(lines))
+    assert events == lines
+
+    again = ingest_cli(*args)          # complete and unchanged: nothing new
+    assert again.exit_code == 0, again.output
+    assert (f"already ingested up to line 2,000 (byte {lines * LINE:,}); use --from-start "
+            "to ingest it again") in again.output
+    assert "lines     0" in again.stdout
+    assert stored_counts(store) == (daily, monthly, lines)
+
+
+def test_from_start_counts_a_file_again_and_an_appended_file_resumes(tmp_path):
+    log = tmp_path / "access.log"
+    append(log, 0, 300)
+    store = str(tmp_path / "store")
+    args = ["--site", "logs", "--store", store, str(log)]
+    assert ingest_cli(*args).exit_code == 0
+    append(log, 300, 400)
+    more = ingest_cli(*args)
+    assert more.exit_code == 0 and "lines     100" in more.stdout
+    assert "resuming after line 300" in more.output
+    assert stored_counts(store) == (expected(sent(400)), expected(sent(400)), 400)
+
+    again = ingest_cli("--from-start", *args)
+    assert again.exit_code == 0, again.output
+    assert "ingesting it again from the start (--from-start)" in again.output
+    assert "lines     400" in again.stdout and "events    400 written" in again.stdout
+    twice = expected(sent(400)) + expected(sent(400))
+    assert stored_counts(store) == (twice, twice, 800)    # events too: a new pass
+
+
+def crash_in_second_flush(log: Path, store: str) -> None:
+    crash = subprocess.run(
+        [sys.executable, "-c", CRASH, "after-hits", "2", "ingest", "--site", "logs",
+         "--store", store, str(log)], capture_output=True, timeout=WAIT, text=True)
+    assert crash.returncode == 137, crash.stderr
+
+
+@pytest.mark.parametrize("rotated", ["kept", "deleted"])
+def test_an_interrupted_flush_is_completed_from_the_rotated_file(tmp_path, rotated):
+    """The file was rotated while ingest was down: the interrupted flush is read again
+    from ``access.log.1`` (found by device and inode), the new file from its start; a
+    rotated file already deleted cannot be, and the run says so."""
+    log, store = tmp_path / "access.log", str(tmp_path / "store")
+    append(log, 0, 2_000)
+    crash_in_second_flush(log, store)
+    log.rename(tmp_path / "access.log.1")
+    if rotated == "deleted":
+        (tmp_path / "access.log.1").unlink()
+    append(log, 5_000, 5_100)
+    rerun = ingest_cli("--site", "logs", "--store", store, str(log))
+    daily, monthly, events = stored_counts(store)
+    new = Counter(f"/p{i % PAGES}" for i in range(5_000, 5_100))
+    if rotated == "kept":
+        assert rerun.exit_code == 0, rerun.output
+        assert "completed the flush a stopped run left unfinished" in rerun.output
+        assert daily == monthly == expected(sent(1_000) + new)
+        assert events == 1_100
+    else:
+        assert rerun.exit_code == 1
+        assert (f"bytes {500 * LINE:,}-{1_000 * LINE:,} of an interrupted flush cannot be "
+                "read again (the file is gone)") in rerun.output
+        assert "completed the flush" not in rerun.output
+        # Here the crash came after the hits (c), so they happen to be all there.
+        assert daily == monthly == expected(sent(1_000) + new) and events == 1_100
+
+
+def test_an_interrupted_flush_is_completed_only_with_the_options_that_began_it(tmp_path):
+    log, store = tmp_path / "access.log", str(tmp_path / "store")
+    append(log, 0, 2_000)
+    crash_in_second_flush(log, store)
+    other = ingest_cli("--site", "other", "--store", store, str(log))
+    assert other.exit_code == 1
+    assert "run it again with them to complete that batch" in other.output
+    assert "'site': 'logs'" in other.output
+    rerun = ingest_cli("--site", "logs", "--store", store, str(log))
+    assert rerun.exit_code == 0, rerun.output
+    daily, monthly, events = stored_counts(store)
+    assert daily == monthly == expected(sent(2_000)) and events == 2_000
+
+
+@pytest.mark.skipif(not Path("/proc/self/fdinfo").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("mode", ["--follow", "--no-events"])
+def test_sigterm_while_busy_flushes_what_was_read_and_exits_cleanly(tmp_path, mode):
+    """SIGTERM lands while lines are being fed: what was read is flushed, the exit is
+    clean, and a later run takes the rest."""
+    lines = 40_000
+    log, store = tmp_path / "access.log", str(tmp_path / "store")
+    append(log, 0, lines)
+    process = subprocess.Popen(
+        [str(HITBOARD), "ingest", "--site", "logs", "--store", store, mode, str(log)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: read_position(process.pid, log) > 2_000 * LINE, "ingest to be busy")
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=WAIT)
+    assert process.returncode == (0 if mode == "--follow" else 128 + signal.SIGTERM), err
+    assert "Error" not in err
+    daily, monthly, _ = stored_counts(store)
+    db = queries.connect(store, read_only=True)
+    done = saved_offset(db) // LINE
+    db.client.close()
+    assert 0 < done < lines and daily == monthly == expected(sent(done))
+    rest = ingest_cli("--site", "logs", "--store", store, str(log))
+    assert rest.exit_code == 0, rest.output
+    assert stored_counts(store)[:2] == (expected(sent(lines)),) * 2

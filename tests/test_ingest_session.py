@@ -1,0 +1,78 @@
+"""The checkpoint of one log path: one owner at a time, epochs that keep event ids apart,
+positions that resume only the same file."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from queries import schema
+from queries.ingest_session import IngestTakenOverError, LogSession
+from queries.tail import FileId
+
+OPTIONS = {"site": "s", "format": "auto", "events": True}
+FID = FileId(1, 10, "/x/a.log")
+AT = dt.datetime(2026, 3, 14, tzinfo=dt.UTC)
+
+
+@pytest.fixture
+def sessions(embedded_db, tmp_path):
+    opened = []
+
+    def open_session(name="a.log", host="h1"):
+        session = LogSession(embedded_db, tmp_path / name, OPTIONS, host=host)
+        opened.append(session)
+        return session
+
+    yield open_session
+    for session in opened:
+        session.close()
+
+
+def test_a_second_owner_takes_over_and_the_first_stops_before_writing(sessions):
+    first = sessions()
+    first.start(FID, "h", size=10)
+    first.reading(FID, 0, lambda: "h")
+    first.consumed(10, 1)
+    second = sessions()
+    with pytest.raises(IngestTakenOverError, match="has taken over"):
+        first.begin()                          # (a) refused: nothing of it is written
+    assert (second.seq, second.interrupted, second.position) == (0, [], None)
+
+
+def test_a_path_is_its_own_on_each_host_and_writer_ids_are_field_names(sessions):
+    a, b, c = sessions("a.log"), sessions("a.log", host="h2"), sessions("b.log")
+    assert len({a.id, b.id, c.id}) == len({a.writer, b.writer, c.writer}) == 3
+    assert all(s.writer.startswith("ingest-") and len(s.writer) < 64 for s in (a, b, c))
+
+
+def test_epochs_and_positions(embedded_db, sessions):
+    fid = FID
+    session = sessions()
+    assert session.start(fid, "h", size=100) == 0 and session.file["epoch"] == 1
+    session.reading(fid, 0, lambda: "h")
+    session.consumed(40, 2)
+    session.reading(fid, 40, lambda: "h")                 # continues: same epoch, range
+    session.consumed(60, 1)
+    assert [(r["epoch"], r["from"], r["to"], r["lines"]) for r in session.ranges] == \
+        [(1, 0, 60, 3)]
+    first_id = session.event_id(0, AT)
+    session.reading(fid, 0, lambda: "h2")                 # truncated: offsets restart
+    session.consumed(20, 1)
+    assert session.event_id(0, AT) != first_id         # a new epoch, a new id
+    session.begin()
+    session.flush_hits()
+    session.commit()
+    saved = embedded_db[schema.CHECKPOINTS].find_one({"_id": session.id})
+    assert saved["state"] == "done" and saved["position"] == {
+        "device": 1, "inode": 10, "head": "h2", "epoch": 2, "offset": 20, "line": 1}
+
+    again = sessions()
+    assert again.start(fid, "h2", size=20) == 20 and again.line == 1       # resumes
+    assert again.start(fid, "h2", size=19) == 0 and again.file["epoch"] == 3  # shorter
+    assert again.start(FileId(1, 11, "/x/a.log"), "h2", size=99) == 0   # another file
+    assert again.start(fid, "other", size=99) == 0                       # another head
+    assert again.start(fid, "h2", size=99, from_start=True) == 0
+    assert again.file["epoch"] == 6
+

@@ -1,0 +1,159 @@
+"""The access-log parser: formats, time zones, and the junk real logs hold."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from queries.logformat import LineParser, LogRecord, Reject, parse_line
+
+LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
+COMBINED = ('127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif?x=1 HTTP/1.0" '
+            '200 2326 "http://www.example.com/start.html" "Mozilla/4.08 [en] (Win98; I ;Nav)"')
+COMMON = '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326'
+
+
+def test_combined_line_gives_every_field_with_time_in_utc():
+    record = parse_line(COMBINED)
+    assert record == LogRecord(
+        time=dt.datetime(2000, 10, 10, 20, 55, 36, tzinfo=dt.UTC), host="127.0.0.1",
+        method="GET", path="/apache_pb.gif", query="x=1", protocol="HTTP/1.0", status=200,
+        bytes=2326, referrer="http://www.example.com/start.html",
+        user_agent="Mozilla/4.08 [en] (Win98; I ;Nav)", vhost=None, user="frank")
+    assert record.time.utcoffset() == dt.timedelta(0)
+
+
+def test_common_line_has_no_referrer_or_agent():
+    record = parse_line(COMMON)
+    assert (record.path, record.status, record.referrer, record.user_agent) == (
+        "/apache_pb.gif", 200, None, None)
+
+
+@pytest.mark.parametrize("prefix, vhost", [
+    ("www.example.com:80 ", "www.example.com"),      # Apache vhost_combined: %v:%p
+    ("example.org ", "example.org"),                  # Nginx $host
+    ("[2001:db8::1]:443 ", "2001:db8::1"),
+])
+def test_vhost_prefix_is_detected_with_port_removed(prefix, vhost):
+    for line in (prefix + COMBINED, prefix + COMMON):
+        record = parse_line(line)
+        assert (record.vhost, record.host, record.path) == (vhost, "127.0.0.1", "/apache_pb.gif")
+
+
+@pytest.mark.parametrize("stamp, expected", [
+    ("10/Oct/2000:13:55:36 -0700", dt.datetime(2000, 10, 10, 20, 55, 36)),
+    ("10/Oct/2000:13:55:36 +0530", dt.datetime(2000, 10, 10, 8, 25, 36)),
+    ("01/Jan/2001:00:30:00 +0100", dt.datetime(2000, 12, 31, 23, 30, 0)),
+    ("29/Feb/2024:23:59:59 -1200", dt.datetime(2024, 3, 1, 11, 59, 59)),
+])
+def test_each_line_keeps_its_own_time_zone(stamp, expected):
+    parser = LineParser()
+    record = parser.parse(f'1.2.3.4 - - [{stamp}] "GET / HTTP/1.1" 200 1')
+    assert record.time == expected.replace(tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("", Reject.EMPTY),
+    ("   \n", Reject.EMPTY),
+    ("this is not a log line", Reject.MALFORMED),
+    ('1.2.3.4 - - [31/Feb/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 1', Reject.BAD_TIME),
+    ('1.2.3.4 - - [10/Foo/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 1', Reject.BAD_TIME),
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +9900] "GET / HTTP/1.1" 200 1', Reject.BAD_TIME),
+    ('1.2.3.4 - - [yesterday] "GET / HTTP/1.1" 200 1', Reject.BAD_TIME),
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "-" 408 -', Reject.NO_REQUEST),
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "\\x16\\x03\\x01\\x00\\xa5\\x01" 400 226 "-" "-"',
+     Reject.BAD_REQUEST),
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1 extra" 400 0', Reject.BAD_REQUEST),
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "OPTIONS * HTTP/1.1" 200 0', Reject.BAD_TARGET),
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "CONNECT a.com:443 HTTP/1.1" 200 0',
+     Reject.BAD_TARGET),
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET /' + "a" * 3000 + ' HTTP/1.1" 200 0',
+     Reject.BAD_TARGET),
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 2000 0', Reject.BAD_STATUS),
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 12k', Reject.BAD_SIZE),
+])
+def test_junk_is_rejected_with_a_reason(line, reason):
+    assert parse_line(line) is reason
+    assert str(reason) == reason.value
+
+
+@pytest.mark.parametrize("line, check", [
+    # IPv6 client addresses.
+    ('2001:db8::ff00:42:8329 - - [10/Oct/2000:13:55:36 +0000] "GET /v6 HTTP/1.1" 200 5',
+     lambda r: r.host == "2001:db8::ff00:42:8329" and r.path == "/v6"),
+    ('::1 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 5', lambda r: r.host == "::1"),
+    # "-" for status and size.
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET /a HTTP/1.1" - -',
+     lambda r: r.status is None and r.bytes == 0),
+    # HTTP/0.9-style request without a version.
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET /old" 200 5',
+     lambda r: r.protocol == "" and r.path == "/old"),
+    # Escaped quotes in the request and in the user agent.
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET /a\\"b HTTP/1.1" 200 5 "-" "x \\"y\\" z"',
+     lambda r: r.path == '/a"b' and r.user_agent == 'x "y" z'),
+    # An unterminated last quote (line 8899 of the test log): the agent runs to the end.
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET /a HTTP/1.1" 200 5 "-" "Googlebot/2.1',
+     lambda r: r.user_agent == "Googlebot/2.1" and r.path == "/a"),
+    # Absolute-form target (proxies): the page is its path.
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET http://h.com/p?q=1 HTTP/1.1" 200 5',
+     lambda r: (r.path, r.query) == ("/p", "q=1")),
+    # Nginx's extra "$http_x_forwarded_for" after the agent.
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET /n HTTP/1.1" 200 5 "-" "ua" "10.0.0.1"',
+     lambda r: r.user_agent == "ua"),
+    # A lowercase method, CRLF line end, an empty query string.
+    ('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "get /x? HTTP/1.1" 200 5\r\n',
+     lambda r: (r.method, r.path, r.query) == ("GET", "/x", "")),
+    # An authenticated user with odd characters.
+    ('1.2.3.4 - j.doe@x [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 5',
+     lambda r: r.user == "j.doe@x"),
+])
+def test_tolerated_oddities_parse(line, check):
+    record = parse_line(line)
+    assert isinstance(record, LogRecord), record
+    assert check(record)
+
+
+def test_forced_format_rejects_the_other_one():
+    assert parse_line(COMMON, "combined") is Reject.WRONG_FORMAT
+    assert parse_line(COMBINED, "common") is Reject.WRONG_FORMAT
+    assert isinstance(parse_line(COMBINED, "combined"), LogRecord)
+    assert isinstance(parse_line(COMMON, "common"), LogRecord)
+    with pytest.raises(ValueError, match="unknown log format"):
+        LineParser("json")
+
+
+def test_every_line_of_the_real_log_parses_and_agrees_with_a_split():
+    if not LOG.exists():
+        pytest.skip(f"{LOG} is not here")
+    parser = LineParser()
+    with open(LOG, encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, 1):
+            record = parser.parse(line)
+            assert isinstance(record, LogRecord), (number, record)
+            fields = line.split(" ")
+            assert record.host == fields[0]
+            assert record.path == fields[6].split("?")[0]
+            assert record.status == int(fields[8])
+            assert record.time.strftime("%d/%b/%Y:%H:%M:%S") == fields[3][1:]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_arbitrary_text_never_raises(text):
+    result = parse_line(text)
+    assert isinstance(result, LogRecord | Reject)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes_inside_a_request_never_raise(junk):
+    request = junk.decode("latin-1").replace("\n", " ")
+    line = f'1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "{request}" 400 0 "-" "-"'
+    result = parse_line(line)
+    assert isinstance(result, LogRecord | Reject)
+    if isinstance(result, LogRecord):
+        assert result.path.startswith("/") and "\x00" not in result.path
