@@ -1,5 +1,6 @@
 """Everything that touches MongoDB. Never imports Dash."""
 
+from .backfill import BackfillTotals, DayCounts, backfill
 from .catalog import list_pages, list_sites, top_pages
 from .connection import connect, is_embedded, redact, resolve_store
 from .errors import (
@@ -15,9 +16,15 @@ from .errors import (
 from .recorder import HitRecorder
 from .schema import ensure_indexes
 from .series import daily_series, hourly_series, minute_series, series
+from .sites import register_synthetic, synthetic_sites
 from .writes import log_hit, preallocate
 
 __all__ = [
+    "BackfillTotals",
+    "DayCounts",
+    "backfill",
+    "register_synthetic",
+    "synthetic_sites",
     "HitRecorder",
     "HitboardError",
     "InvalidPageError",

@@ -8,11 +8,16 @@ import pandas as pd
 
 from . import schema, validation
 from .series import bucket_edges, fetch_counts
+from .sites import synthetic_sites
 from .validation import WHOLE_SITE
 
 
-def list_sites(db) -> list[str]:
-    return sorted(db[schema.MONTHLY].distinct("metadata.site"))
+def list_sites(db, include_synthetic: bool = True) -> list[str]:
+    """Sites with statistics; ``include_synthetic=False`` leaves out the load generator's."""
+    sites = set(db[schema.MONTHLY].distinct("metadata.site"))
+    if not include_synthetic:
+        sites -= set(synthetic_sites(db))
+    return sorted(sites)
 
 
 def list_pages(db, site: str) -> list[str]:

@@ -1,0 +1,247 @@
+"""The server's one load generator, shared by every browser: its state lives here, in the
+process, so a page reload (or another viewer) sees the same running generator.
+
+It owns at most one live :class:`LoadRunner` and one backfill thread, refuses to write
+when the server is read-only, and caps every rate at the ``loadgen_max_rate`` setting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+import click
+import flask
+
+import queries
+from queries import HitboardError
+from queries.backfill import Progress, check_days
+from queries.events import EventWriter
+
+from .events import EventFeed
+from .history import backfill_history
+from .model import TrafficModel
+from .runner import MAX_RATE, LoadRunner, check_rate
+
+log = logging.getLogger(__name__)
+EXTENSION_KEY = "hitboard.loadgen"
+
+
+class GenerationDisabledError(HitboardError):
+    """The server is read-only: it generates no traffic."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """What the page's controls set; the runner is rebuilt when any of these but ``rate``
+    changes. ``events``: also write one raw ``events`` document per hit."""
+
+    rate: float = 100.0
+    sites: int = 2
+    pages: int = 15
+    zipf_s: float = 1.1
+    diurnal: float = 0.5
+    seed: int = 0
+    events: bool = True
+
+    def model(self) -> TrafficModel:
+        return TrafficModel(sites=self.sites, pages=self.pages, zipf_s=self.zipf_s,
+                            diurnal=self.diurnal, seed=self.seed)
+
+
+@dataclass
+class BackfillState:
+    running: bool = False
+    days: int = 0
+    done: int = 0
+    total: int = 0
+    hits: int = 0
+    seconds: float = 0.0
+    error: str = ""
+
+
+class LoadGenerator:
+    """Commands (start, stop, rate, spike, backfill) and status of the server's generator.
+    Thread-safe: every viewer's callbacks call the same instance."""
+
+    def __init__(self, db, recorder, readonly: bool = False, max_rate: float = MAX_RATE):
+        self.db = db
+        self.recorder = recorder
+        self.readonly = readonly or recorder is None
+        self.max_rate = float(min(max_rate, MAX_RATE))
+        self.config = Config(rate=min(Config.rate, self.max_rate))
+        self._runner: LoadRunner | None = None
+        self._lock = threading.Lock()
+        self._sent_before = 0
+        self._errors_before = 0
+        self.backfill_state = BackfillState()
+        self._backfill_thread: threading.Thread | None = None
+        self._events: EventWriter | None = None
+
+    # -- live traffic --------------------------------------------------------------------
+    def start(self, config: Config | None = None) -> bool:
+        """Run at ``config`` (the current one if omitted). Starting a running generator
+        with a new rate changes the rate; with new sites or pages, restarts it."""
+        self._check_enabled()
+        config = config or self.config
+        check_rate(config.rate, self.max_rate)
+        model = config.model()
+        with self._lock:
+            runner = self._runner
+            if (runner is not None and runner.running and model == runner.model
+                    and config.events == self.config.events):
+                runner.set_rate(config.rate)
+                self.config = config
+                return False
+            queries.register_synthetic(self.db, model.site_names)
+            self._retire(runner)
+            feed = EventFeed(self._event_writer(), config.seed) if config.events else None
+            self._runner = LoadRunner(self.recorder, model, config.rate, max_rate=self.max_rate,
+                                      events=feed)
+            self.config = config
+            return self._runner.start()
+
+    def stop(self) -> bool:
+        with self._lock:
+            runner = self._runner
+            return runner.stop() if runner is not None else False
+
+    def set_rate(self, rate: float) -> None:
+        self._check_enabled()
+        check_rate(rate, self.max_rate)
+        with self._lock:
+            self.config = dataclasses.replace(self.config, rate=float(rate))
+            if self._runner is not None:
+                self._runner.set_rate(rate)
+
+    def spike(self) -> None:
+        """×10 for 30 s; only while running."""
+        self._check_enabled()
+        with self._lock:
+            if self._runner is None or not self._runner.running:
+                raise HitboardError("start the generator before adding a spike")
+            self._runner.spike()
+
+    def _event_writer(self) -> EventWriter:
+        if self._events is None:
+            self._events = EventWriter(self.db, flush_interval=1.0)
+        return self._events
+
+    def _retire(self, runner: LoadRunner | None) -> None:
+        if runner is not None:
+            runner.stop()
+            self._sent_before += runner.hits_sent
+            self._errors_before += runner.errors
+
+    # -- history -------------------------------------------------------------------------
+    def backfill(self, days: int, config: Config | None = None, now: dt.datetime | None = None,
+                 progress: Progress | None = None, wait: bool = False) -> bool:
+        """Write ``days`` days of history in a background thread (``wait`` for it to end);
+        False if one is already running. ``progress(done, total)`` as in queries.backfill."""
+        self._check_enabled()
+        check_days(days)
+        config = config or self.config
+        check_rate(config.rate, self.max_rate)
+        model = config.model()
+        with self._lock:
+            if self.backfill_state.running:
+                return False
+            self.backfill_state = BackfillState(running=True, days=days,
+                                                total=(days + 1) * model.sites)
+            self._backfill_thread = threading.Thread(
+                target=self._backfill, args=(model, config.rate, days, now, progress),
+                name="hitboard-backfill", daemon=True)
+            self._backfill_thread.start()
+        if wait:
+            self.wait_backfill()
+        return True
+
+    def _backfill(self, model, rate, days, now, callback) -> None:
+        state = self.backfill_state
+        started = time.perf_counter()
+
+        def progress(done, total):
+            state.done, state.total = done, total
+            state.seconds = time.perf_counter() - started
+            if callback is not None:
+                callback(done, total)
+
+        try:
+            totals = backfill_history(self.db, model, rate, days, now=now, progress=progress)
+            state.hits = totals.hits
+        except Exception as exc:  # shown on the page: the thread must not die silently
+            log.exception("backfill failed")
+            state.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            state.seconds = time.perf_counter() - started
+            state.running = False
+
+    def wait_backfill(self, timeout: float | None = None) -> None:
+        thread = self._backfill_thread
+        if thread is not None:
+            thread.join(timeout)
+
+    # -- reporting and lifecycle ---------------------------------------------------------
+    @property
+    def disabled_reason(self) -> str | None:
+        if self.readonly:
+            return ("This server is read-only (HITBOARD_READONLY=1): it records no hits, "
+                    "so traffic generation and backfill are disabled.")
+        return None
+
+    def _check_enabled(self) -> None:
+        reason = self.disabled_reason
+        if reason:
+            raise GenerationDisabledError(reason)
+
+    def status(self) -> dict:
+        runner = self._runner
+        live = runner.status() if runner is not None else {}
+        recorder = self.recorder.stats() if self.recorder is not None else {}
+        return {
+            "enabled": not self.readonly,
+            "config": dataclasses.asdict(self.config),
+            "max_rate": self.max_rate,
+            "running": bool(live.get("running")),
+            "target_now": live.get("target_now", 0.0),
+            "achieved": live.get("achieved", 0.0),
+            "hits_sent": self._sent_before + live.get("hits_sent", 0),
+            "errors": self._errors_before + live.get("errors", 0),
+            "last_error": live.get("last_error", ""),
+            "spiking": bool(live.get("spiking")),
+            "pending_hits": recorder.get("pending_hits", 0),
+            "db_operations_per_s": live.get("db_operations_per_s", 0.0),
+            "sites": runner.model.site_names if runner is not None else [],
+            "events_written": self._events.totals.written if self._events else 0,
+            "events_pending": self._events.pending() if self._events else 0,
+            "backfill": dataclasses.asdict(self.backfill_state),
+        }
+
+    def close(self) -> None:
+        self.stop()
+        self.wait_backfill(timeout=30)
+        if self._events is not None:
+            self._events.close()
+
+
+def register_loadgen(server: flask.Flask, services) -> None:
+    """The extension hook: one generator per server, stopped before the recorder closes;
+    with the ``demo`` setting, the demo starts before the first request is served."""
+    generator = LoadGenerator(services.db, services.recorder,
+                              readonly=services.settings.readonly,
+                              max_rate=services.settings.loadgen_max_rate)
+    server.extensions[EXTENSION_KEY] = generator
+    services.on_close(generator.close)
+    if services.settings.demo:
+        from .demo import console_progress, start_demo
+
+        click.echo(start_demo(generator, progress=console_progress()), err=True)
+
+
+def get_generator(server: flask.Flask | None = None) -> LoadGenerator:
+    app = server if server is not None else flask.current_app
+    return app.extensions[EXTENSION_KEY]

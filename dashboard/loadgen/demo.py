@@ -1,0 +1,57 @@
+"""``hitboard serve --demo``: a first run that shows moving charts.
+
+On a store without any statistics it backfills 30 days for two synthetic sites of 15
+pages (about 2 s on the embedded store, see bench/loadgen.py), once per database even if
+several server processes start together, then, on any store, starts gentle live traffic
+on those sites. Real sites are never touched: synthetic ones are
+``*.example`` names registered as synthetic.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+import queries
+from queries.backfill import Progress
+from queries.sites import claim_demo_backfill
+
+from .control import Config, LoadGenerator
+
+DEMO = Config(rate=5.0, sites=2, pages=15, zipf_s=1.1, diurnal=0.5, seed=0)
+DEMO_DAYS = 30
+
+
+def start_demo(generator: LoadGenerator, progress: Progress | None = None) -> str:
+    """Backfill if the store is empty, start live traffic; returns what was done, for the
+    console. Read-only servers get the reason instead."""
+    reason = generator.disabled_reason
+    if reason:
+        return f"demo not started: {reason}"
+    done = []
+    if not queries.list_sites(generator.db) and claim_demo_backfill(generator.db):
+        generator.backfill(DEMO_DAYS, DEMO, progress=progress, wait=True)
+        state = generator.backfill_state
+        if state.error:
+            return f"demo backfill failed: {state.error}"
+        done.append(f"backfilled {DEMO_DAYS} days ({state.hits:,} hits, {state.seconds:.1f} s)")
+    generator.start(DEMO)
+    sites = ", ".join(generator.status()["sites"])
+    done.append(f"live traffic at {DEMO.rate:g} hits/s on {sites}")
+    return "demo: " + "; ".join(done)
+
+
+def console_progress(label: str = "demo: backfilling history") -> Progress:
+    """A progress callback drawing a bar on stderr, shown once there is progress to show."""
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = click.progressbar(length=total, label=label, file=sys.stderr)
+        bar.update(done - bar.pos)
+        if done >= total:
+            bar.render_finish()
+
+    return progress

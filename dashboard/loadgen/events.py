@@ -1,0 +1,57 @@
+"""Raw request events for synthetic hits: one ``events`` document per hit, so the raw
+feed and its rollups agree with the pre-aggregated counts.
+
+Clients come from the documentation address ranges (RFC 5737), so no synthetic event
+names a real host; times are spread uniformly over the tick the hits belong to.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+
+HOSTS = [f"{net}.{i}" for net in ("192.0.2", "198.51.100", "203.0.113") for i in range(1, 255)]
+AGENTS = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/126.0 Safari/537.36",
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+    "Version/17.5 Safari/605.1.15",
+    "Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 "
+    "(KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+)
+REFERRERS = ("-", "https://www.google.com/", "https://duckduckgo.com/", "https://news.example/")
+STATUSES = np.array([200, 304, 404, 500])
+STATUS_P = np.array([0.93, 0.05, 0.015, 0.005])
+
+
+class EventFeed:
+    """Called by the runner with each tick's ``(site, page, n)`` cells; adds ``n`` events
+    per cell to an :class:`queries.events.EventWriter`-like ``writer`` (``add(doc)``)."""
+
+    def __init__(self, writer, seed: int = 0):
+        self.writer = writer
+        self._rng = np.random.default_rng([seed, 2])
+
+    def __call__(self, cells: list[tuple[str, str, int]], when: dt.datetime,
+                 span_s: float) -> None:
+        total = sum(n for _, _, n in cells)
+        rng = self._rng
+        offsets = rng.random(total) * span_s
+        hosts = rng.integers(len(HOSTS), size=total)
+        agents = rng.integers(len(AGENTS), size=total)
+        referrers = rng.integers(len(REFERRERS), size=total)
+        statuses = rng.choice(STATUSES, size=total, p=STATUS_P)
+        sizes = rng.integers(300, 60_000, size=total)
+        i = 0
+        for site, page, n in cells:
+            for _ in range(n):
+                self.writer.add({
+                    "time": when - dt.timedelta(seconds=float(offsets[i])), "site": site,
+                    "host": HOSTS[hosts[i]], "method": "GET", "path": page, "query": "",
+                    "status": int(statuses[i]), "bytes": int(sizes[i]),
+                    "referrer": REFERRERS[referrers[i]], "user_agent": AGENTS[agents[i]],
+                })
+                i += 1

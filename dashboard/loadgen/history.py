@@ -1,0 +1,33 @@
+"""Backfill: the model's counts for past days, handed to ``queries.backfill`` whole."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+
+import queries
+from queries.backfill import BackfillTotals, DayCounts, Progress, check_days
+
+from .model import TrafficModel
+
+
+def history(model: TrafficModel, rate: float, days: int, now: dt.datetime) -> Iterator[DayCounts]:
+    """The ``days`` whole UTC days before ``now``'s day, then that day up to ``now``'s
+    minute (live traffic takes over from there), for every site of ``model``."""
+    today = dt.datetime(now.year, now.month, now.day, tzinfo=dt.UTC)
+    for offset in range(days, -1, -1):
+        day = today - dt.timedelta(days=offset)
+        for index, site in enumerate(model.site_names):
+            counts = model.day_counts(index, day, rate, until=now if offset == 0 else None)
+            yield DayCounts(site, day, model.page_names[site], counts)
+
+
+def backfill_history(db, model: TrafficModel, rate: float, days: int = 30,
+                     now: dt.datetime | None = None,
+                     progress: Progress | None = None) -> BackfillTotals:
+    """Register the model's sites as synthetic, then write ``days`` days of their history."""
+    check_days(days)
+    now = now or dt.datetime.now(dt.UTC)
+    queries.register_synthetic(db, model.site_names)
+    total = (days + 1) * len(model.site_names)
+    return queries.backfill(db, history(model, rate, days, now), total=total, progress=progress)

@@ -1,0 +1,200 @@
+"""History written directly as pre-aggregated documents, not hit by hit.
+
+A caller hands over per-minute counts of whole days (numpy arrays); each daily document's
+``daily``, ``hourly`` and ``minute`` counters, each monthly document's ``daily`` counters,
+and the whole-site ``*`` documents (the sum of the pages) are computed in memory and
+written in bulk, one write per document per batch: a document that does not exist yet is
+inserted whole (the cheap write: on the embedded store about half the cost of an upsert);
+one that exists gets its counters added with ``$inc``.
+
+Never a replacement: the day in progress and its month may already hold live counts (the
+recorder keeps writing while a backfill runs), and a replacement would erase them. The
+price is that a second backfill of the same days adds its hits on top: the totals
+returned always say exactly what was added."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from pymongo import InsertOne, UpdateOne
+from pymongo.errors import BulkWriteError
+
+from . import schema, validation
+from .errors import InvalidRangeError
+from .validation import WHOLE_SITE
+
+MINUTES_PER_DAY = 1440
+MAX_DAYS = 400
+BATCH_DOCUMENTS = 256
+DUPLICATE_KEY = 11000
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class DayCounts:
+    """Hits of one site on one UTC day: ``counts[i, m]`` for ``pages[i]`` at minute ``m``."""
+
+    site: str
+    day: dt.datetime
+    pages: Sequence[str]
+    counts: np.ndarray
+
+
+@dataclass
+class BackfillTotals:
+    """What a backfill added: hits per (site, page), ``*`` included; documents inserted,
+    and document updates (existing documents, or a month spanning two batches)."""
+
+    by_page: Counter = field(default_factory=Counter)
+    new_documents: int = 0
+    updated_documents: int = 0
+
+    @property
+    def hits(self) -> int:
+        return sum(n for (_, page), n in self.by_page.items() if page == WHOLE_SITE)
+
+    def site_hits(self, site: str) -> int:
+        return self.by_page[(site, WHOLE_SITE)]
+
+
+def check_days(days) -> int:
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS:
+        raise InvalidRangeError(f"backfill days must be an integer from 1 to {MAX_DAYS}, "
+                                f"got {days!r}")
+    return days
+
+
+def backfill(db, days: Iterable[DayCounts], total: int | None = None,
+             progress: Progress | None = None) -> BackfillTotals:
+    """Add the hits of ``days`` to ``stats.daily`` and ``stats.monthly``. ``progress(done,
+    total)`` is called after each batch with site-days written (``total`` if known)."""
+    totals = BackfillTotals()
+    batch = _Batch()
+    done = 0
+    for item in days:
+        batch.add(_checked(item))
+        done += 1
+        if batch.documents >= BATCH_DOCUMENTS:
+            batch.write(db, totals)
+            batch = _Batch()
+            if progress:
+                progress(done, total or done)
+    batch.write(db, totals)
+    if progress:
+        progress(done, total or done)
+    return totals
+
+
+def _checked(item: DayCounts) -> DayCounts:
+    site = validation.site(item.site)
+    pages = [validation.page(p) for p in item.pages]
+    if WHOLE_SITE in pages or len(set(pages)) != len(pages):
+        raise InvalidRangeError("backfill pages must be distinct pages, '*' excluded")
+    day = validation.timestamp(item.day)
+    if day != schema.day_start(day):
+        raise InvalidRangeError(f"backfill day {day.isoformat()} is not a UTC midnight")
+    counts = np.asarray(item.counts)
+    if counts.shape != (len(pages), MINUTES_PER_DAY) or counts.dtype.kind not in "iu":
+        raise InvalidRangeError(f"backfill counts must be integers of shape "
+                                f"({len(pages)}, {MINUTES_PER_DAY}), got {counts.shape}")
+    if len(counts) and counts.min() < 0:
+        raise InvalidRangeError("backfill counts must not be negative")
+    return DayCounts(site, day, pages, counts.astype("int64"))
+
+
+class _Batch:
+    """Daily documents of a few site-days plus their months' daily counters, summed."""
+
+    def __init__(self):
+        self.daily: dict[str, tuple[dict, dict]] = {}
+        self.monthly: dict[tuple[dt.datetime, str, str], np.ndarray] = {}
+        self.hits: Counter = Counter()
+
+    @property
+    def documents(self) -> int:
+        return len(self.daily)
+
+    def add(self, item: DayCounts) -> None:
+        site, day = item.site, item.day
+        month = schema.month_start(day)
+        rows = [(page, item.counts[i]) for i, page in enumerate(item.pages)]
+        rows.append((WHOLE_SITE, item.counts.sum(axis=0)))
+        for page, minutes in rows:
+            hits = int(minutes.sum())
+            if not hits:
+                continue
+            self.daily[schema.daily_id(day, site, page)] = (
+                schema.metadata(day, site, page), daily_counters(minutes))
+            days = self.monthly.setdefault((month, site, page), np.zeros(32, dtype="int64"))
+            days[day.day] += hits
+            self.hits[(site, page)] += hits
+
+    def write(self, db, totals: BackfillTotals) -> None:
+        monthly = {schema.monthly_id(month, site, page):
+                   (schema.metadata(month, site, page), monthly_counters(days))
+                   for (month, site, page), days in self.monthly.items()}
+        for collection, docs in ((schema.DAILY, self.daily), (schema.MONTHLY, monthly)):
+            inserted, added = _insert_or_add(db[collection], docs)
+            totals.new_documents += inserted
+            totals.updated_documents += added
+        totals.by_page.update(self.hits)
+
+
+def _insert_or_add(collection, docs: dict[str, tuple[dict, dict]]) -> tuple[int, int]:
+    """Insert the documents that do not exist yet (whole, the cheap write) and ``$inc``
+    the others. One the live recorder creates between our look-up and our insert fails
+    with a duplicate key and is added with ``$inc`` instead: nothing is overwritten.
+    Returns (inserted, incremented)."""
+    if not docs:
+        return 0, 0
+    ids = list(docs)
+    existing = {d["_id"] for d in collection.find({"_id": {"$in": ids}}, {"_id": 1})}
+    fresh = [i for i in ids if i not in existing]
+    late: set[str] = set()
+    if fresh:
+        try:
+            collection.bulk_write([InsertOne({"_id": i, "metadata": docs[i][0], **docs[i][1]})
+                                   for i in fresh], ordered=False)
+        except BulkWriteError as exc:
+            errors = exc.details["writeErrors"]
+            if exc.details.get("writeConcernErrors") or any(
+                    e.get("code") != DUPLICATE_KEY for e in errors):
+                raise
+            late = {fresh[e["index"]] for e in errors}
+    again = [i for i in ids if i in existing or i in late]
+    if again:
+        collection.bulk_write([
+            UpdateOne({"_id": i}, {"$inc": dict(_flatten(docs[i][1])),
+                                   "$setOnInsert": {"metadata": docs[i][0]}}, upsert=True)
+            for i in again], ordered=False)
+    return len(fresh) - len(late), len(again)
+
+
+def daily_counters(minutes: np.ndarray) -> dict:
+    """A daily document's counters from its 1440 minute counts; zeros are left out, as
+    live traffic leaves them out."""
+    by_hour = minutes.reshape(24, 60)
+    hourly, minute = {}, {}
+    for hour in np.flatnonzero(by_hour.sum(axis=1)):
+        hourly[str(hour)] = int(by_hour[hour].sum())
+        minute[str(hour)] = {str(m): int(by_hour[hour, m]) for m in np.flatnonzero(by_hour[hour])}
+    return {"daily": int(minutes.sum()), "hourly": hourly, "minute": minute}
+
+
+def monthly_counters(days: np.ndarray) -> dict:
+    return {"monthly": int(days.sum()),
+            "daily": {str(d): int(days[d]) for d in np.flatnonzero(days)}}
+
+
+def _flatten(counters: dict, prefix: str = ""):
+    """``{"hourly": {"3": 5}}`` → ``("hourly.3", 5)``: the ``$inc`` of nested counters."""
+    for key, value in counters.items():
+        if isinstance(value, dict):
+            yield from _flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value

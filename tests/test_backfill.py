@@ -1,0 +1,121 @@
+"""Backfill: pre-aggregated documents whose totals are exact and agree with the reads."""
+
+import datetime as dt
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import queries
+from dashboard.loadgen import TrafficModel, backfill_history
+from queries import DayCounts, InvalidRangeError, backfill, schema
+from queries.backfill import _insert_or_add
+
+NOW = dt.datetime(2026, 11, 21, 13, 45, 30, tzinfo=dt.UTC)
+TODAY = NOW.replace(hour=0, minute=0, second=0)
+MODEL = TrafficModel(sites=2, pages=4, seed=3)
+RATE = 0.05  # hits/s: sparse minutes keep the documents small on every backend
+
+
+def _sum_field(db, collection, field):
+    sums = Counter()
+    for doc in db[collection].find({}, {"metadata": 1, field: 1}):
+        sums[(doc["metadata"]["site"], doc["metadata"]["page"])] += doc.get(field, 0)
+    return sums
+
+
+def test_documents_sum_to_the_returned_totals_and_reads_agree(db):
+    progress = []
+    totals = backfill_history(db, MODEL, rate=RATE, days=2, now=NOW,
+                              progress=lambda done, total: progress.append((done, total)))
+    assert totals.hits == sum(totals.site_hits(s) for s in MODEL.site_names) > 0
+    assert _sum_field(db, schema.DAILY, "daily") == totals.by_page
+    assert _sum_field(db, schema.MONTHLY, "monthly") == totals.by_page
+    for site in MODEL.site_names:
+        pages = MODEL.page_names[site]
+        start = TODAY - dt.timedelta(days=2)
+        frame = queries.daily_series(db, site, start, NOW, pages=pages)
+        assert frame.sum().to_dict() == {p: totals.by_page[(site, p)] for p in pages}
+        whole = queries.hourly_series(db, site, start, NOW)
+        assert int(whole["*"].sum()) == totals.site_hits(site)
+    assert progress[-1] == (6, 6)
+    assert [done for done, _ in progress] == sorted(done for done, _ in progress)
+
+
+def test_documents_have_the_shape_of_live_traffic_and_star_is_the_sum(db):
+    backfill_history(db, MODEL, rate=RATE, days=1, now=NOW)
+    site = MODEL.site_names[0]
+    day = TODAY - dt.timedelta(days=1)
+    docs = {d["metadata"]["page"]: d for d in
+            db[schema.DAILY].find({"metadata.site": site, "metadata.date": day})}
+    star = docs.pop("*")
+    assert star["_id"] == schema.daily_id(day, site, "*")
+    assert star["metadata"] == schema.metadata(day, site, "*")
+    assert star["daily"] == sum(d["daily"] for d in docs.values())
+    for hour in range(24):
+        h = str(hour)
+        assert star["hourly"][h] == sum(d["hourly"].get(h, 0) for d in docs.values())
+        assert star["hourly"][h] == sum(star["minute"][h].values())
+        for minute, hits in star["minute"][h].items():
+            assert hits == sum(d["minute"].get(h, {}).get(minute, 0) for d in docs.values())
+    month = db[schema.MONTHLY].find_one({"_id": schema.monthly_id(TODAY, site, "*")})
+    assert month["daily"]["20"] == star["daily"]
+
+
+def test_today_stops_at_now_and_counts_add_to_live_hits(db):
+    site, page = MODEL.site_names[0], MODEL.page_names[MODEL.site_names[0]][0]
+    queries.register_synthetic(db, [site])
+    queries.log_hit(db, NOW - dt.timedelta(minutes=5), site, page)
+    totals = backfill_history(db, MODEL, rate=RATE, days=1, now=NOW)
+    frame = queries.minute_series(db, site, TODAY, TODAY + dt.timedelta(days=1), pages=[page])
+    assert frame.loc[frame.index > NOW.replace(second=0), page].sum() == 0
+    backfilled_today = int(MODEL.day_counts(0, TODAY, RATE, until=NOW)[0].sum())
+    assert int(frame[page].sum()) == backfilled_today + 1
+    today = db[schema.DAILY].find_one({"_id": schema.daily_id(TODAY, site, page)})
+    assert today["daily"] == backfilled_today + 1
+    yesterday = int(MODEL.day_counts(0, TODAY - dt.timedelta(days=1), RATE)[0].sum())
+    assert totals.by_page[(site, page)] == yesterday + backfilled_today
+
+
+def test_backfill_refuses_bad_input(db):
+    good = np.zeros((1, 1440), dtype="int64")
+    with pytest.raises(InvalidRangeError):
+        backfill_history(db, MODEL, rate=1, days=0, now=NOW)
+    with pytest.raises(InvalidRangeError):
+        backfill_history(db, MODEL, rate=1, days=401, now=NOW)
+    bad = [DayCounts("s", TODAY, ["/a"], np.zeros((1, 60), dtype="int64")),
+           DayCounts("s", TODAY, ["/a"], good - 1),
+           DayCounts("s", TODAY, ["/a"], good.astype(float)),
+           DayCounts("s", TODAY + dt.timedelta(hours=1), ["/a"], good),
+           DayCounts("s", TODAY, ["*"], good),
+           DayCounts("s", TODAY, ["/a", "a"], np.zeros((2, 1440), dtype="int64"))]
+    for item in bad:
+        with pytest.raises(InvalidRangeError):
+            backfill(db, [item])
+    assert db[schema.DAILY].count_documents({}) == 0
+
+
+class _Unseen:
+    """A collection whose look-up misses every document: as if the live recorder had
+    created them between the backfill's look-up and its insert."""
+
+    def __init__(self, collection):
+        self._collection = collection
+
+    def find(self, *_args, **_kwargs):
+        return []
+
+    def __getattr__(self, name):
+        return getattr(self._collection, name)
+
+
+def test_a_document_created_concurrently_is_added_to_not_overwritten(db):
+    coll = db[schema.DAILY]
+    coll.insert_one({"_id": "d1", "metadata": {"page": "/a"}, "daily": 5, "hourly": {"1": 5}})
+    docs = {"d1": ({"page": "/a"}, {"daily": 2, "hourly": {"1": 2}}),
+            "d2": ({"page": "/b"}, {"daily": 3, "hourly": {"2": 3}})}
+    assert _insert_or_add(_Unseen(coll), docs) == (1, 1)
+    assert coll.find_one({"_id": "d1"})["hourly"] == {"1": 7}
+    assert coll.find_one({"_id": "d2"})["daily"] == 3
+    assert _insert_or_add(coll, docs) == (0, 2)
+    assert coll.find_one({"_id": "d2"})["hourly"] == {"2": 6}

@@ -1,0 +1,59 @@
+"""Raw events for synthetic hits: one per hit, well-formed, reserved client addresses."""
+
+import datetime as dt
+
+from dashboard.loadgen import LoadRunner, TrafficModel
+from dashboard.loadgen.events import EventFeed
+from queries.events import EventWriter
+
+NOW = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)
+FIELDS = {"time", "site", "host", "method", "path", "query", "status", "bytes", "referrer",
+          "user_agent"}
+
+
+class Sink:
+    def __init__(self):
+        self.docs = []
+
+    def add(self, doc):
+        self.docs.append(doc)
+
+
+def test_one_event_per_hit_within_the_tick():
+    sink = Sink()
+    EventFeed(sink)([("shop.example", "/", 3), ("shop.example", "/blog/a", 2)], NOW, 0.5)
+    assert [d["path"] for d in sink.docs] == ["/", "/", "/", "/blog/a", "/blog/a"]
+    for doc in sink.docs:
+        assert set(doc) == FIELDS
+        assert NOW - dt.timedelta(seconds=0.5) <= doc["time"] <= NOW
+        assert doc["host"].startswith(("192.0.2.", "198.51.100.", "203.0.113."))
+        assert doc["status"] in (200, 304, 404, 500) and doc["bytes"] > 0
+
+
+def test_same_seed_same_events():
+    a, b = Sink(), Sink()
+    EventFeed(a, seed=1)([("s", "/", 50)], NOW, 1.0)
+    EventFeed(b, seed=1)([("s", "/", 50)], NOW, 1.0)
+    assert a.docs == b.docs
+
+
+class Recorder:
+    def record(self, *args):
+        pass
+
+    def stats(self):
+        return {"db_operations": 0, "pending_hits": 0, "last_error": ""}
+
+
+def test_the_runner_writes_as_many_events_as_hits(embedded_db):
+    writer = EventWriter(embedded_db)
+    clock = [0.0]
+    runner = LoadRunner(Recorder(), TrafficModel(pages=4, diurnal=0.0), 500,
+                        clock=lambda: clock[0], wall=lambda: NOW, events=EventFeed(writer))
+    runner.step(0.0)
+    for _ in range(20):
+        clock[0] += 0.1
+        runner.step(clock[0])
+    writer.close()
+    assert writer.totals.written == runner.hits_sent > 0
+    assert embedded_db["events"].count_documents({}) == runner.hits_sent
