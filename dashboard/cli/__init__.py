@@ -12,9 +12,10 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import stats
+    from . import ingest, loadgen, serve, shard, stats
 
-    for command in (*stats.COMMANDS,):
+    for command in (*stats.COMMANDS, *loadgen.COMMANDS, *ingest.COMMANDS, *serve.COMMANDS,
+                    *shard.COMMANDS):
         main.add_command(command)
 
 

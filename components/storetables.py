@@ -1,0 +1,67 @@
+"""The Data page's tables: what each collection holds, and how each chart query runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dash import html
+
+
+def _size(size: int, estimate: bool) -> str:
+    text = f"{size / 2**20:,.2f} MB" if size >= 2**20 else f"{size / 1024:,.1f} KB"
+    return f"≈ {text}" if estimate else text
+
+
+def _keys(keys) -> str:
+    return ", ".join(f"{field}: {direction}" for field, direction in keys)
+
+
+def _retention(ttl_seconds: int | None) -> str:
+    if ttl_seconds is None:
+        return "kept"
+    days, rest = divmod(ttl_seconds, 86_400)
+    return f"{days} days (TTL)" if not rest else f"{ttl_seconds:,} s (TTL)"
+
+
+def _table(head: Sequence[str], rows: list, table_id: str | None) -> html.Table:
+    props = {"id": table_id} if table_id else {}
+    return html.Table(className="totals", children=[
+        html.Thead(html.Tr([html.Th(h) for h in head])), html.Tbody(rows)], **props)
+
+
+def collections_table(collections: Sequence[dict], table_id: str | None = None) -> html.Table:
+    """One row per collection: ``name, count, size_bytes, size_is_estimate, indexes
+    ((name, keys), ...), ttl_seconds``."""
+    rows = [html.Tr([
+        html.Td(c["name"]),
+        html.Td(f"{c['count']:,}", className="num"),
+        html.Td(_size(c["size_bytes"], c["size_is_estimate"]), className="num"),
+        html.Td(html.Ul([html.Li([html.Code(name), f" {{{_keys(keys)}}}"])
+                         for name, keys in c["indexes"]], className="plain-list")),
+        html.Td(_retention(c["ttl_seconds"])),
+    ]) for c in collections]
+    return _table(("Collection", "Documents", "Size (BSON)", "Indexes", "Retention"), rows,
+                  table_id)
+
+
+def _count(value: int | None) -> str:
+    return "–" if value is None else f"{value:,}"
+
+
+def plans_table(plans: Sequence[dict], table_id: str | None = None) -> html.Table:
+    """One row per query: ``chart, collection, filter`` (text) and its explain summary
+    ``index, keys_examined, docs_examined, returned`` or ``reason``."""
+    rows = []
+    for p in plans:
+        cells = [html.Td(p["chart"]), html.Td(html.Code(p["collection"])),
+                 html.Td(html.Code(p["filter"]), className="page-cell")]
+        if p.get("reason"):
+            cells.append(html.Td(p["reason"], colSpan=4, className="hint"))
+        else:
+            cells += [html.Td(p["index"]), html.Td(_count(p["keys_examined"]), className="num"),
+                      html.Td(_count(p["docs_examined"]), className="num"),
+                      html.Td(_count(p["returned"]), className="num")]
+        rows.append(html.Tr(cells))
+    head = ("Chart", "Collection", "Filter", "Index", "Keys examined", "Docs examined",
+            "Returned")
+    return _table(head, rows, table_id)

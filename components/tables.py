@@ -1,0 +1,49 @@
+"""The totals table of the historical page: hits per page, previous period, change."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from dash import html
+
+from .legend import page_colors, page_label
+
+
+def change_percent(current: int, previous: int) -> float | None:
+    """Change from ``previous`` to ``current`` in %; None when there was nothing before."""
+    if previous == 0:
+        return None
+    return (current - previous) / previous * 100
+
+
+def format_change(change: float | None, current: int = 0) -> str:
+    if change is None:
+        return "new" if current else "–"
+    if math.isclose(change, 0, abs_tol=0.05):
+        return "0.0 %"
+    return f"{change:+.1f} %".replace("-", "−")
+
+
+def totals_table(current: pd.DataFrame, previous: pd.DataFrame | None = None,
+                 pages: list[str] | tuple[str, ...] = (), table_id: str | None = None):
+    """One row per column of ``current`` (a series frame): its total and, with a
+    previous period, the previous total and the change."""
+    colors = page_colors(list(pages) or list(current.columns))
+    head = ["Page", "Hits"] + (["Previous period", "Change"] if previous is not None else [])
+    rows = []
+    for page in current.columns:
+        total = int(current[page].sum())
+        cells = [html.Td([html.Span(className="swatch", style={"background": colors.get(page)}),
+                          page_label(page)], className="page-cell"),
+                 html.Td(f"{total:,}", className="num")]
+        if previous is not None:
+            before = int(previous[page].sum()) if page in previous else 0
+            change = change_percent(total, before)
+            trend = "" if change is None else ("up" if change > 0 else "down" if change < 0 else "")
+            cells += [html.Td(f"{before:,}", className="num"),
+                      html.Td(format_change(change, total), className=f"num change {trend}")]
+        rows.append(html.Tr(cells))
+    props = {"id": table_id} if table_id else {}
+    return html.Table(className="totals", children=[
+        html.Thead(html.Tr([html.Th(h) for h in head])), html.Tbody(rows)], **props)

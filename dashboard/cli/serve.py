@@ -1,0 +1,102 @@
+"""``hitboard serve``: the dashboard on this machine, under gunicorn's threaded worker.
+
+Every option is a setting of ``dashboard.settings`` with the same name, resolved
+option > ``HITBOARD_*`` variable > default; a feature adds its option here and its row
+there. The embedded store belongs to one process, so it runs one worker with threads and
+refuses more workers.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from queries.connection import is_server, redact, resolve_store
+from queries.errors import HitboardError
+
+from ..settings import InvalidSettingError, Settings, resolve
+from .common import store_option
+
+BOOT_ERROR = 3  # gunicorn's "worker failed to boot": the arbiter stops instead of retrying
+
+
+def check_workers(settings: Settings) -> None:
+    """Refuse several processes on the embedded store: each would need it exclusively."""
+    store = resolve_store(settings.store)
+    if settings.workers > 1 and not is_server(store):
+        raise InvalidSettingError(
+            f"{settings.workers} workers cannot share the embedded store {store}: it belongs "
+            "to one process. Use --workers 1 (and --threads for concurrency), or point "
+            "--store/HITBOARD_STORE at a MongoDB server (mongodb://...) to run several."
+        )
+
+
+def gunicorn_options(settings: Settings) -> dict:
+    return {
+        "bind": f"{settings.host}:{settings.port}",
+        "workers": settings.workers,
+        "threads": settings.threads,
+        "worker_class": "gthread",
+        "keepalive": 5,  # viewers poll every 2 s: keep their connections open between polls
+        "proc_name": "hitboard",
+        # gunicorn ≥ 24's control socket has one default path per user: several hitboard
+        # servers on one machine would take it from each other, and nothing here uses it.
+        "control_socket_disable": True,
+    }
+
+
+def run_gunicorn(settings: Settings) -> None:
+    from gunicorn.app.base import BaseApplication
+
+    class HitboardServer(BaseApplication):
+        def load_config(self):
+            for key, value in gunicorn_options(settings).items():
+                if key in self.cfg.settings:  # older gunicorn lacks the newest settings
+                    self.cfg.set(key, value)
+
+        def load(self):
+            from .. import create_server
+
+            try:
+                return create_server(settings)
+            except HitboardError as exc:
+                click.echo(f"Error: {exc}", err=True)
+                sys.exit(BOOT_ERROR)
+
+    HitboardServer().run()
+
+
+@click.command()
+@click.option("--host", default=None, help="Interface to listen on [HITBOARD_HOST; 127.0.0.1].")
+@click.option("--port", default=None, type=int, help="Port to listen on [HITBOARD_PORT; 8050].")
+@store_option
+@click.option("--workers", default=None, type=int,
+              help="Server processes [HITBOARD_WORKERS; 1]; more than 1 needs a MongoDB server.")
+@click.option("--threads", default=None, type=int,
+              help="Request threads per process [HITBOARD_THREADS; 8].")
+@click.option("--readonly/--no-readonly", default=None,
+              help="Never write: no hit recorder [HITBOARD_READONLY; off].")
+@click.option("--demo/--no-demo", default=None,
+              help="Synthetic traffic for a first look: 30 days of history on an empty "
+              "store, then live hits [HITBOARD_DEMO; off].")
+def serve(**options) -> None:
+    """Run the dashboard (live and historical pages) at http://HOST:PORT/."""
+    settings = resolve(options)
+    check_workers(settings)
+    store = redact(resolve_store(settings.store))
+    click.echo(f"hitboard: http://{settings.host}:{settings.port}/ · store {store} · "
+               f"{settings.workers} worker(s) × {settings.threads} threads", err=True)
+    master = os.getpid()
+    try:
+        run_gunicorn(settings)
+    except SystemExit as exc:
+        # Workers are forked from inside run_gunicorn: theirs must keep its own status,
+        # which tells the master to halt rather than start another worker.
+        if exc.code == BOOT_ERROR and os.getpid() == master:
+            raise SystemExit(2) from None
+        raise
+
+
+COMMANDS = (serve,)

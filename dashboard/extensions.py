@@ -1,0 +1,34 @@
+"""Features that plug into the app's Flask server: routes, background jobs.
+
+An extension is a function ``register_<name>(server, services)`` in its own module under
+``dashboard/``. :func:`create_app` calls each one once, after the services are open and
+before the first request. It may add Flask routes (``server.add_url_rule`` or a
+blueprint), start a background thread and stop it with ``services.on_close(stop)``, or
+read its own setting (``services.settings.<name>``, declared in ``settings.SETTINGS``).
+
+To add one, import its module in :func:`hooks` and append the function to the tuple:
+a one-line edit, like a CLI command in ``dashboard/cli/__init__.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import flask
+
+from .services import Services
+
+Extension = Callable[[flask.Flask, Services], None]
+
+
+def hooks() -> tuple[Extension, ...]:
+    from . import beacon, health, rollup_job
+    from .loadgen import control
+
+    return (health.register_health, control.register_loadgen, beacon.register_beacon,
+            rollup_job.register_rollups)
+
+
+def install(server: flask.Flask, services: Services) -> None:
+    for hook in hooks():
+        hook(server, services)

@@ -1,0 +1,91 @@
+"""What the historical page shows, computed from the URL alone (no Dash in here), so
+the chart, the totals table and the CSV download all read the same cached frames."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import pandas as pd
+
+import queries
+from queries import validation
+
+from . import reads
+from .ranges import DEFAULT_PRESET, GRANULARITIES, PRESETS, Period, period
+from .state import ShellState, choice, first, parse_search
+
+MODES = {"lines": "Lines", "stacked": "Stacked"}
+
+
+@dataclass(frozen=True)
+class Controls:
+    """The page's own part of the URL."""
+
+    preset: str
+    granularity: str
+    mode: str
+    compare: bool
+    start: str | None
+    end: str | None
+
+    @classmethod
+    def from_query(cls, query) -> Controls:
+        return cls(preset=choice(query, "range", PRESETS, DEFAULT_PRESET),
+                   granularity=choice(query, "gran", GRANULARITIES, "auto"),
+                   mode=choice(query, "mode", MODES, "lines"),
+                   compare=first(query, "compare") == "1",
+                   start=first(query, "start"), end=first(query, "end"))
+
+
+@dataclass(frozen=True)
+class View:
+    """What the page draws, computed once and shared by the chart, the table and the CSV."""
+
+    shell: ShellState
+    controls: Controls
+    site: str | None
+    period: Period | None
+    current: pd.DataFrame | None = None
+    previous: pd.DataFrame | None = None
+
+
+def picker_dates(controls: Controls, tz: str) -> tuple[str | None, str | None]:
+    """The local dates the picker shows for a view (its end date is included)."""
+    try:
+        shown = period(controls.preset, "day", dt.datetime.now(dt.UTC), tz, controls.start,
+                       controls.end)
+    except queries.HitboardError:
+        return None, None
+    zone = validation.timezone(tz)
+    last = (shown.end - dt.timedelta(microseconds=1)).astimezone(zone)
+    return shown.start.astimezone(zone).date().isoformat(), last.date().isoformat()
+
+
+def shown_period(query) -> Period:
+    """The period the URL asks for, as of the current cache bucket."""
+    shell, controls = ShellState.from_query(query), Controls.from_query(query)
+    return period(controls.preset, controls.granularity, reads.now(reads.history_seconds()),
+                  shell.tz, controls.start, controls.end)
+
+
+def compute_view(search: str | None) -> View:
+    """Read what the URL asks for, through the shared cache."""
+    query = parse_search(search)
+    shell, controls = ShellState.from_query(query), Controls.from_query(query)
+    site = reads.resolve_site(shell.site)
+    if site is None:
+        return View(shell, controls, None, None)
+    seconds = reads.history_seconds()
+    shown = shown_period(query)
+    current = _series(site, shown, shell, seconds)
+    previous = _series(site, shown.previous(shell.tz), shell, seconds) if controls.compare \
+        else None
+    return View(shell, controls, site, shown, current, previous)
+
+
+def _series(site: str, shown: Period, shell: ShellState, seconds: int) -> pd.DataFrame:
+    return reads.shared(queries.series, site, shown.start, shown.end, shown.granularity,
+                        pages=shell.pages, tz=shell.tz, seconds=seconds)
+
+

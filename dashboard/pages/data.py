@@ -1,0 +1,128 @@
+"""Data: what the store holds, how each chart's query runs, and where it could be sharded.
+
+Each chart query of the live and historical pages is run once through a recorder and
+explained; the embedded store has no planner, and the table says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+
+import dash
+from dash import Input, Output, callback, dcc, html
+
+import queries
+from components import message
+from components.shardadvice import shard_advice
+from components.storetables import collections_table, plans_table
+from dashboard import reads
+from dashboard.feedback import describe
+from dashboard.services import get_services
+from dashboard.state import ShellState, parse_search
+from queries import inspect, shardplan, validation
+from queries.events import TTL_ENV, retention_days
+from queries.kpis import hit_totals
+from queries.recent import recent_hits
+
+dash.register_page(__name__, path="/data", name="Data", title="hitboard · data", order=10)
+
+TOP_N = 10
+
+
+def layout(**_query):
+    return html.Div(className="page page-data", children=[
+        dcc.Loading(html.Div(id="data-content"), type="dot"),
+    ])
+
+
+def chart_reads(site: str, pages, tz: str, now: dt.datetime) -> list[tuple]:
+    """(chart, read function, arguments) of every chart the live and history pages draw,
+    with their default ranges."""
+    midnight = now.astimezone(validation.timezone(tz)).replace(
+        hour=0, minute=0, second=0, microsecond=0)
+    month_ago, week_ago = now - dt.timedelta(days=30), now - dt.timedelta(days=7)
+    return [
+        ("Live · hits per minute", queries.minute_series,
+         (site, now - dt.timedelta(hours=1), now), {"pages": pages, "tz": tz}),
+        ("Live · totals", hit_totals, (site, now), {"pages": pages, "tz": tz}),
+        ("Live · top pages today", queries.top_pages,
+         (site, midnight, now + dt.timedelta(minutes=1)), {"n": TOP_N, "tz": tz}),
+        ("Live · recent hits", recent_hits, (site, pages, 20), {}),
+        ("History · hits per hour, 7 days", queries.hourly_series, (site, week_ago, now),
+         {"pages": pages, "tz": tz}),
+        ("History · hits per day, 30 days", queries.daily_series, (site, month_ago, now),
+         {"pages": pages, "tz": tz}),
+        ("History · top pages, 30 days", queries.top_pages, (site, month_ago, now),
+         {"n": TOP_N, "tz": tz}),
+    ]
+
+
+def _filter_text(flt: dict) -> str:
+    return json.dumps(flt, default=lambda v: v.isoformat() if hasattr(v, "isoformat")
+                      else str(v))
+
+
+def _plan_rows(db, site: str, pages, tz: str) -> list[dict]:
+    rows = []
+    now = reads.now(reads.live_seconds())
+    for chart, read, args, kwargs in chart_reads(site, pages, tz, now):
+        for query in inspect.explain_reads(db, chart, read, *args, **kwargs):
+            plan = query.plan
+            rows.append({"chart": chart, "collection": query.collection,
+                         "filter": _filter_text(query.filter), "reason": plan.reason,
+                         "index": plan.stage, "keys_examined": plan.keys_examined,
+                         "docs_examined": plan.docs_examined, "returned": plan.returned})
+    return rows
+
+
+def _retention(collections: list[inspect.CollectionInfo]) -> html.Ul:
+    ttl = next((c.ttl_seconds for c in collections if c.name == "events"), None)
+    configured = retention_days()
+    items = [html.Li([f"Raw events: kept {configured} days (", html.Code(TTL_ENV),
+                      "); the TTL index on the events says ",
+                      f"{ttl // 86_400} days." if ttl else "nothing yet (no events index)."]),
+             html.Li("Pre-aggregated statistics and rollups: kept (no TTL).")]
+    return html.Ul(items)
+
+
+@callback(Output("data-content", "children"), Input("url", "search"))
+def show(search):
+    shell = ShellState.from_query(parse_search(search))
+    db = get_services().db
+    store = queries.redact(queries.resolve_store(get_services().settings.store))
+    kind = "embedded store" if queries.is_embedded(db) else "MongoDB server"
+    sections = [html.P(["Reading ", html.Code(store), f" ({kind}), database ",
+                        html.Code(db.name), "."])]
+    try:
+        collections = inspect.collections(db)
+        sections += [
+            html.Section(className="card", children=[
+                html.H2("Collections", className="card-title"),
+                collections_table([dataclasses.asdict(c) for c in collections],
+                                  table_id="data-collections"),
+                html.H2("Retention", className="card-title"),
+                _retention(collections),
+            ]),
+        ]
+        site = reads.resolve_site(shell.site)
+        plans = (plans_table(_plan_rows(db, site, shell.pages, shell.tz), table_id="data-plans")
+                 if site else html.P("No site has data yet: nothing to explain."))
+        sections.append(html.Section(className="card", children=[
+            html.H2(f"Chart queries{f' of {site}' if site else ''}: explain()",
+                    className="card-title"),
+            plans,
+        ]))
+        plan = reads.shared(_shard_plan, seconds=reads.history_seconds())
+        sections.append(html.Section(className="card", children=[
+            html.H2("Shard key advice (hitboard shard-plan)", className="card-title"),
+            shard_advice(plan, element_id="data-shard-advice"),
+        ]))
+    except Exception as exc:
+        sections.append(message(describe(exc)))
+    return sections
+
+
+def _shard_plan(db) -> shardplan.Plan:
+    return shardplan.simulate(shardplan.read_workload(db))

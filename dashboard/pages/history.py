@@ -1,0 +1,224 @@
+"""Historical: hits over a preset or custom range, per page, with the previous period.
+
+Controls write the URL (``url``, no re-render); the view is computed from the URL alone,
+so a link, a reload and the back button all show the same thing. Clicking a day opens its
+hours and an hour its minutes through ``navigate``, which re-renders the page for the new
+range, so the back button returns to the wider view.
+"""
+
+import datetime as dt
+
+import dash
+from dash import Input, Output, State, callback, ctx, dcc, html, no_update
+
+import queries
+from components import (
+    GRAPH_CONFIG,
+    empty_state,
+    message,
+    notice_figure,
+    plotted_frame,
+    segmented,
+    timeseries_figure,
+    totals_table,
+)
+from dashboard.feedback import describe
+from dashboard.history_view import (
+    MODES,
+    Controls,
+    compute_view,
+    picker_dates,
+    shown_period,
+)
+from dashboard.ranges import DEFAULT_PRESET, GRANULARITIES, PRESETS, Period, drill_down
+from dashboard.services import get_services
+from dashboard.state import (
+    ShellState,
+    changed_search,
+    encode,
+    from_kwargs,
+    parse_search,
+    updated,
+)
+from queries import validation
+
+PATH = "/history"
+dash.register_page(__name__, path=PATH, name="History", title="hitboard · history", order=1)
+
+LABEL_FORMAT = {"minute": "%a %d %b %Y %H:%M", "hour": "%a %d %b %Y %H:%M",
+                "day": "%a %d %b %Y"}
+
+
+def layout(**query):
+    q = from_kwargs(query)
+    shell, controls = ShellState.from_query(q), Controls.from_query(q)
+    start_date, end_date = picker_dates(controls, shell.tz)
+    return html.Div(className="page page-history", children=[
+        html.Div(className="history-controls", children=[
+            segmented("history-range", PRESETS, controls.preset),
+            html.Div(className="date-range", children=dcc.DatePickerRange(
+                id="history-dates", start_date=start_date, end_date=end_date,
+                display_format="YYYY-MM-DD", minimum_nights=0, updatemode="bothdates",
+                first_day_of_week=1)),
+        ]),
+        html.Div(className="history-controls", children=[
+            segmented("history-granularity", GRANULARITIES, controls.granularity),
+            segmented("history-mode", MODES, controls.mode),
+            dcc.Checklist(id="history-compare", className="check",
+                          options=[{"label": " Compare with previous period", "value": "1"}],
+                          value=["1"] if controls.compare else []),
+            html.Button("Download CSV", id="history-csv-button", n_clicks=0, className="btn"),
+            dcc.Download(id="history-csv"),
+        ]),
+        html.Div(id="history-alert"),
+        html.Section(className="card", children=[
+            html.Div(className="card-head", children=[
+                html.H2(id="history-period", className="card-title"),
+                html.Span(id="history-hint", className="hint"),
+            ]),
+            dcc.Loading(type="default", delay_show=300, parent_className="graph-box",
+                        children=dcc.Graph(id="history-graph", config=GRAPH_CONFIG,
+                                           style={"height": "100%"},
+                                           figure=notice_figure("Loading…", shell.theme))),
+        ]),
+        html.Section(className="card", children=[
+            html.H2("Totals", className="card-title"),
+            html.Div(id="history-totals"),
+        ]),
+    ])
+
+
+@callback(
+    Output("url", "search", allow_duplicate=True),
+    Output("history-dates", "start_date"),
+    Output("history-dates", "end_date"),
+    Input("history-range", "value"),
+    Input("history-dates", "start_date"),
+    Input("history-dates", "end_date"),
+    Input("history-granularity", "value"),
+    Input("history-mode", "value"),
+    Input("history-compare", "value"),
+    State("url", "search"),
+    prevent_initial_call=True,
+)
+def choose(preset, start_date, end_date, granularity, mode, compare, search):
+    """Controls → URL. Picking dates makes a custom range; a preset shows its dates."""
+    return apply_controls(ctx.triggered_id, preset, start_date, end_date, granularity, mode,
+                          compare, search)
+
+
+def apply_controls(trigger, preset, start_date, end_date, granularity, mode, compare, search):
+    query = parse_search(search)
+    tz = ShellState.from_query(query).tz
+    dates = (no_update, no_update)
+    if trigger == "history-dates" and (start_date, end_date) == picker_dates(
+            Controls.from_query(query), tz):
+        return no_update, no_update, no_update  # the picker reporting what the URL says
+    if trigger == "history-dates" or (trigger == "history-range" and preset == "custom"):
+        if not (start_date and end_date):
+            return no_update, no_update, no_update
+        preset = "custom"
+        start_date, end_date = str(start_date)[:40], str(end_date)[:40]
+        try:
+            start = dt.date.fromisoformat(start_date[:10]).isoformat()
+            end = (dt.date.fromisoformat(end_date[:10]) + dt.timedelta(days=1)).isoformat()
+        except (ValueError, OverflowError):
+            # Only a crafted request sends these: the URL keeps them and the page says why.
+            start, end = start_date, end_date
+        bounds = {"start": start, "end": end}
+    elif trigger == "history-range":
+        bounds = {"start": None, "end": None}
+        dates = picker_dates(Controls(preset, "auto", "lines", False, None, None), tz)
+    else:
+        bounds = {}
+    new = updated(query, range=None if preset == DEFAULT_PRESET else preset, **bounds,
+                  gran=None if granularity == "auto" else granularity,
+                  mode=None if mode == "lines" else mode,
+                  compare="1" if compare else None)
+    return (changed_search(new, search) or no_update, *dates)
+
+
+@callback(
+    Output("history-graph", "figure"),
+    Output("history-totals", "children"),
+    Output("history-period", "children"),
+    Output("history-hint", "children"),
+    Output("history-alert", "children"),
+    Input("url", "search"),
+)
+def render(search):
+    try:
+        view = compute_view(search)
+    except Exception as exc:
+        theme = ShellState.from_query(parse_search(search)).theme
+        return (notice_figure("Nothing to show", theme), None, "", "",
+                message(describe(exc)))
+    theme = view.shell.theme
+    if view.site is None:
+        store = queries.redact(queries.resolve_store(get_services().settings.store))
+        return notice_figure("No data yet", theme), None, "", "", empty_state(store)
+    shown = view.period
+    figure = timeseries_figure(
+        view.current, granularity=shown.granularity, theme=theme, pages=view.shell.pages,
+        mode=view.controls.mode, previous=view.previous,
+        uirevision=f"history|{search}")
+    totals = totals_table(view.current, view.previous, pages=view.shell.pages,
+                          table_id="history-totals-table")
+    return figure, totals, period_label(shown, view.shell.tz), _hint(shown.granularity), None
+
+
+def period_label(shown: Period, tz: str) -> str:
+    zone = validation.timezone(tz)
+    fmt = LABEL_FORMAT[shown.granularity]
+    start, end = shown.start.astimezone(zone), shown.end.astimezone(zone)
+    return f"{start:{fmt}} → {end:{fmt}} · per {shown.granularity} · {tz}"
+
+
+def _hint(granularity: str) -> str:
+    return {"day": "Click a day to see its hours.",
+            "hour": "Click an hour to see its minutes."}.get(granularity, "")
+
+
+@callback(
+    Output("history-csv", "data"),
+    Output("history-alert", "children", allow_duplicate=True),
+    Input("history-csv-button", "n_clicks"),
+    State("url", "search"),
+    prevent_initial_call=True,
+)
+def download(_clicks, search):
+    """The plotted series as CSV: the same cached frames the chart was drawn from."""
+    try:
+        view = compute_view(search)
+    except Exception as exc:
+        return no_update, message(describe(exc))
+    if view.current is None:
+        return no_update, message("There is no data to download yet.", "info")
+    table = plotted_frame(view.current, view.previous)
+    name = f"hitboard-{view.site}-{view.period.granularity}-" \
+           f"{view.period.start.astimezone(validation.timezone(view.shell.tz)):%Y%m%d-%H%M}.csv"
+    return dcc.send_string(table.to_csv(index=False), name), None
+
+
+@callback(
+    Output("navigate", "href", allow_duplicate=True),
+    Input("history-graph", "clickData"),
+    State("url", "search"),
+    prevent_initial_call=True,
+)
+def drill(click, search):
+    """A click on a day or an hour opens it, one granularity finer."""
+    points = (click or {}).get("points") or []
+    if not points:
+        return no_update
+    query = parse_search(search)
+    try:
+        granularity = shown_period(query).granularity
+    except queries.HitboardError:
+        return no_update
+    target = drill_down(granularity, points[0].get("x"))
+    if target is None:
+        return no_update
+    start, end, granularity = target
+    new = updated(query, range="custom", start=start, end=end, gran=granularity)
+    return dash.get_relative_path(PATH) + encode(new)

@@ -1,0 +1,155 @@
+"""Live: hits per minute over the last 15, 60 or 180 minutes, refreshed every 2 seconds.
+
+The figure keeps one ``uirevision`` per view, so a refresh redraws the data without
+resetting the viewer's zoom; every viewer of a process shares one read per cache bucket.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import dash
+from dash import Input, Output, State, callback, clientside_callback, dcc, html, no_update
+
+import queries
+from components import (
+    GRAPH_CONFIG,
+    Kpi,
+    empty_state,
+    kpi_cards,
+    message,
+    notice_figure,
+    segmented,
+    timeseries_figure,
+    top_pages_figure,
+)
+from dashboard import reads
+from dashboard.feedback import describe
+from dashboard.recent_feed import recent_section, register_recent_callbacks
+from dashboard.services import get_services
+from dashboard.state import (
+    ShellState,
+    changed_search,
+    choice,
+    from_kwargs,
+    parse_search,
+    updated,
+)
+from queries import validation
+
+dash.register_page(__name__, path="/", name="Live", title="hitboard · live", order=0)
+register_recent_callbacks()
+
+WINDOWS = {"15": "15 min", "60": "1 hour", "180": "3 hours"}
+DEFAULT_WINDOW = "60"
+REFRESH_MS = 2000
+
+
+def layout(**query):
+    q = from_kwargs(query)
+    theme = ShellState.from_query(q).theme
+    return html.Div(className="page page-live", children=[
+        html.Div(className="toolbar", children=[
+            segmented("live-window", WINDOWS, choice(q, "window", WINDOWS, DEFAULT_WINDOW)),
+            html.Button("Pause", id="live-pause", n_clicks=0, className="btn"),
+            html.Span(id="live-freshness", className="freshness", **{"aria-live": "polite"}),
+        ]),
+        html.Div(id="live-alert"),
+        html.Div(id="live-kpis", className="kpis", children=kpi_cards(_kpis(None, None, "UTC"))),
+        html.Div(className="grid", children=[
+            html.Section(className="card card-wide", children=[
+                html.H2("Hits per minute", className="card-title"),
+                html.Div(className="graph-box", children=dcc.Graph(
+                    id="live-graph", config=GRAPH_CONFIG, style={"height": "100%"},
+                    figure=notice_figure("Loading…", theme))),
+            ]),
+            html.Section(className="card", children=[
+                html.H2("Top pages today", className="card-title"),
+                html.Div(className="graph-box", children=dcc.Graph(
+                    id="live-top", config={**GRAPH_CONFIG, "displayModeBar": False},
+                    style={"height": "100%"},
+                    figure=notice_figure("Loading…", theme, height=160))),
+            ]),
+        ]),
+        recent_section(),
+        dcc.Interval(id="live-interval", interval=REFRESH_MS),
+        dcc.Interval(id="live-clock", interval=1000),
+        dcc.Store(id="live-updated"),
+    ])
+
+
+def _kpis(totals, now: dt.datetime | None, tz: str) -> list[Kpi]:
+    local = now.astimezone(validation.timezone(tz)) if now else None
+    return [
+        Kpi("live-kpi-minute", "This minute", totals and totals.this_minute,
+            f"since {local:%H:%M}" if local else ""),
+        Kpi("live-kpi-hour", "Last hour", totals and totals.last_hour, "last 60 minutes"),
+        Kpi("live-kpi-today", "Today", totals and totals.today, f"since midnight, {tz}"),
+    ]
+
+
+@callback(
+    Output("url", "search", allow_duplicate=True),
+    Input("live-window", "value"),
+    State("url", "search"),
+    prevent_initial_call=True,
+)
+def choose_window(window, search):
+    new = updated(parse_search(search), window=None if window == DEFAULT_WINDOW else window)
+    return changed_search(new, search) or no_update
+
+
+@callback(
+    Output("live-graph", "figure"),
+    Output("live-kpis", "children"),
+    Output("live-top", "figure"),
+    Output("live-updated", "data"),
+    Output("live-alert", "children"),
+    Input("live-interval", "n_intervals"),
+    Input("url", "search"),
+)
+def refresh(_n, search):
+    """Everything the page shows, as of the current cache bucket."""
+    query = parse_search(search)
+    shell = ShellState.from_query(query)
+    window = int(choice(query, "window", WINDOWS, DEFAULT_WINDOW))
+    try:
+        site = reads.resolve_site(shell.site, fresh=True)
+        if site is None:
+            store = queries.redact(queries.resolve_store(get_services().settings.store))
+            blank = notice_figure("No data yet", shell.theme)
+            return blank, kpi_cards(_kpis(None, None, shell.tz)), blank, None, empty_state(store)
+        snapshot = reads.live_snapshot(site, shell.pages, shell.tz, window)
+    except Exception as exc:
+        blank = notice_figure("Could not load", shell.theme)
+        return blank, no_update, blank, no_update, message(describe(exc))
+    pages = shell.pages
+    revision = f"live|{site}|{'|'.join(pages)}|{shell.tz}|{window}"
+    figure = timeseries_figure(snapshot.series, granularity="minute", theme=shell.theme,
+                               pages=pages, uirevision=revision)
+    top = snapshot.top
+    bars = (top_pages_figure(top, theme=shell.theme, pages=pages, uirevision=revision)
+            if len(top) else notice_figure("No hits today yet", shell.theme, height=160))
+    age = time.time() - snapshot.as_of.timestamp()
+    return (figure, kpi_cards(_kpis(snapshot.totals, snapshot.as_of, shell.tz)), bars,
+            {"age": age, "as_of": snapshot.as_of.isoformat()}, None)
+
+
+clientside_callback(
+    """function(clicks) {
+        const paused = clicks % 2 === 1;
+        return [paused, paused ? "Resume" : "Pause"];
+    }""",
+    Output("live-interval", "disabled"),
+    Output("live-pause", "children"),
+    Input("live-pause", "n_clicks"),
+)
+
+clientside_callback(
+    dash.ClientsideFunction("hitboard", "freshness"),
+    Output("live-freshness", "children"),
+    Input("live-clock", "n_intervals"),
+    Input("live-updated", "data"),
+    State("live-interval", "disabled"),
+)

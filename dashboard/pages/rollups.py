@@ -1,0 +1,125 @@
+"""Rollups: the events rolled up by hour, day, week, month or year, one metric charted,
+every metric tabled; when the last run happened, how far behind it is, "run now", and
+whether the rollups agree with the pre-aggregated hits."""
+
+import datetime as dt
+
+import dash
+import pandas as pd
+from dash import Input, Output, State, callback, ctx, dcc, html
+
+from components import message, segmented
+from components.rollups import (
+    LEVELS,
+    METRICS,
+    consistency_badge,
+    rollup_figure,
+    rollup_table,
+    run_status,
+)
+from components.token import token_field
+from dashboard import reads
+from dashboard.admin import check_token, token_required
+from dashboard.feedback import describe
+from dashboard.rollup_job import rollup_job
+from dashboard.services import get_services
+from dashboard.state import ShellState, parse_search
+from queries import rollup_reads
+
+dash.register_page(__name__, path="/rollups", name="Rollups", title="hitboard · rollups",
+                   order=5)
+MAX_BUCKETS = {"hour": 24 * 14, "day": 366, "week": 260, "month": 120, "year": 50}
+
+
+def layout(**_query):
+    return html.Div(className="page page-rollups", children=[
+        html.Div(className="history-controls", children=[
+            segmented("rollups-level", LEVELS, "day"),
+            segmented("rollups-metric", METRICS, "hits"),
+            html.Button("Run now", id="rollups-run", n_clicks=0, className="btn"),
+            token_field("rollups-token", token_required()),
+        ]),
+        html.Div(id="rollups-alert"),
+        html.Div(id="rollups-status"),
+        html.Div(id="rollups-badge"),
+        html.Section(className="card", children=[
+            dcc.Loading(type="default", delay_show=300,
+                        children=dcc.Graph(id="rollups-graph", className="graph",
+                                           config={"displaylogo": False})),
+        ]),
+        html.Section(className="card", children=[html.Div(id="rollups-table")]),
+        dcc.Interval(id="rollups-tick", interval=30_000),
+    ])
+
+
+def _ago(when: dt.datetime | None, now: dt.datetime) -> str:
+    if when is None:
+        return "never"
+    return f"{when:%Y-%m-%d %H:%M:%S} UTC ({(now - when).total_seconds():,.0f} s ago)"
+
+
+@callback(
+    Output("rollups-graph", "figure"), Output("rollups-table", "children"),
+    Output("rollups-status", "children"), Output("rollups-badge", "children"),
+    Output("rollups-alert", "children"),
+    Input("url", "search"), Input("rollups-level", "value"), Input("rollups-metric", "value"),
+    Input("rollups-run", "n_clicks"), Input("rollups-tick", "n_intervals"),
+    State("rollups-token", "value"),
+)
+def render(search, level, metric, _run, _tick, token):
+    shell = ShellState.from_query(parse_search(search))
+    level = level if level in LEVELS else "day"          # only a crafted request sends
+    metric = metric if metric in METRICS else "hits"     # anything else
+    alert = None
+    job = rollup_job()
+    if ctx.triggered_id == "rollups-run":
+        if job is None:
+            alert = message("This server is read-only: run `hitboard rollup` instead.",
+                            "warning")
+        else:
+            try:
+                check_token(token, "Running the rollups")
+                job.run_now()
+            except Exception as exc:  # shown to the viewer, logged by describe
+                alert = message(describe(exc))
+    db = get_services().db
+    now = dt.datetime.now(dt.UTC)
+    status = rollup_reads.rollup_status(db, now)
+    lag = "-" if status.lag_s is None else f"{status.lag_s:,.0f} s"
+    status_view = run_status(_ago(status.last_run, now), lag, status.events_waiting,
+                             job.last_error if job else "")
+    site = reads.resolve_site(shell.site)
+    empty = rollup_figure(_no_rows(), level=level, metric=metric, theme=shell.theme)
+    if site is None:
+        return empty, None, status_view, None, alert
+    try:
+        span = rollup_reads.rollup_span(db, site, level)
+        if span is None:
+            return (empty, message(f"No {level} rollups for {site} yet: ingest logs or "
+                                   "send beacon hits, then run the rollups.", "info"),
+                    status_view, consistency_badge(level, 0, _no_diff()), alert)
+        first, last = span
+        end = rollup_reads.next_start(rollup_reads.level_of(level), last)
+        start = max(first, _back(level, end))
+        table = rollup_reads.rollup_table(db, site, level, start, end)
+        check = rollup_reads.consistency(db, site, level, start, end)
+    except Exception as exc:  # a bad URL or a failing store: a message, not a traceback
+        return empty, None, status_view, None, message(describe(exc))
+    figure = rollup_figure(table, level=level, metric=metric, theme=shell.theme)
+    return (figure, rollup_table(table, level=level, component_id="rollups-datatable"),
+            status_view, consistency_badge(level, check.checked, check.differing), alert)
+
+
+def _back(level: str, end: dt.datetime) -> dt.datetime:
+    start = end
+    for _ in range(MAX_BUCKETS[level]):
+        start = rollup_reads.floor(rollup_reads.level_of(level), start - dt.timedelta(seconds=1))
+    return start
+
+
+def _no_rows():
+    return pd.DataFrame(columns=list(METRICS), index=pd.DatetimeIndex([], tz="UTC"))
+
+
+def _no_diff():
+    return pd.DataFrame({"rollup": [], "stats": []})

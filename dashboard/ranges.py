@@ -1,0 +1,121 @@
+"""Time ranges of the historical page: presets, custom ranges, granularity, drill-down.
+
+Every range is ``[start, end)`` in UTC, computed from wall-clock days of the chosen zone,
+so "yesterday" in Europe/Paris is a Paris day, 23 or 25 hours long around DST changes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+from queries import validation
+from queries.errors import InvalidRangeError
+
+PRESETS = {"today": "Today", "yesterday": "Yesterday", "7d": "7 days", "30d": "30 days",
+           "90d": "90 days", "12m": "12 months", "custom": "Custom"}
+DEFAULT_PRESET = "7d"
+GRANULARITIES = {"auto": "Auto", "minute": "Minute", "hour": "Hour", "day": "Day"}
+MINUTE_UP_TO = dt.timedelta(days=2)
+HOUR_UP_TO = dt.timedelta(days=31)
+MAX_BUCKETS = 20_000
+_SIZE = {"minute": dt.timedelta(minutes=1), "hour": dt.timedelta(hours=1),
+         "day": dt.timedelta(days=1)}
+_DAYS_BACK = {"7d": 6, "30d": 29, "90d": 89, "12m": 364}
+DAY = dt.timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class Period:
+    start: dt.datetime
+    end: dt.datetime
+    granularity: str
+
+    def previous(self, tz: str) -> Period:
+        """The period of the same length one step earlier. A period starting at local
+        midnight steps back whole local days (today so far → yesterday at the same hours,
+        7 days → the 7 days before), so weekdays and hours line up; any other period
+        steps back its own length."""
+        span = self.end - self.start
+        zone = validation.timezone(tz)
+        local = self.start.astimezone(zone)
+        if local.time() != dt.time():
+            return Period(self.start - span, self.start, self.granularity)
+        days = -(-span // DAY)
+        wall = local.replace(tzinfo=None) - days * DAY
+        first = wall.replace(tzinfo=zone).astimezone(dt.UTC)
+        return Period(first, first + span, self.granularity)
+
+
+def local_midnight(moment: dt.datetime, zone: ZoneInfo, days_back: int = 0) -> dt.datetime:
+    day = moment.astimezone(zone).date() - dt.timedelta(days=days_back)
+    return dt.datetime.combine(day, dt.time(), tzinfo=zone).astimezone(dt.UTC)
+
+
+def preset_range(preset: str, now: dt.datetime, tz: str) -> tuple[dt.datetime, dt.datetime]:
+    """``today`` and the rolling ranges end now; ``yesterday`` is the whole local day."""
+    zone = validation.timezone(tz)
+    today = local_midnight(now, zone)
+    if preset == "today":
+        return today, now
+    if preset == "yesterday":
+        return local_midnight(now, zone, 1), today
+    if preset in _DAYS_BACK:
+        return local_midnight(now, zone, _DAYS_BACK[preset]), now
+    raise InvalidRangeError(f"unknown range {preset!r}: use one of {', '.join(PRESETS)}")
+
+
+def custom_range(start: str | None, end: str | None, tz: str) -> tuple[dt.datetime, dt.datetime]:
+    """``start`` and ``end`` as the URL holds them: ISO dates or date-times read in
+    ``tz``; ``end`` is excluded."""
+    if not start or not end:
+        raise InvalidRangeError("a custom range needs a start and an end date")
+    first, last = validation.parse_time(start, tz), validation.parse_time(end, tz)
+    return validation.time_range(first, last)
+
+
+def auto_granularity(start: dt.datetime, end: dt.datetime) -> str:
+    span = end - start
+    if span <= MINUTE_UP_TO:
+        return "minute"
+    return "hour" if span <= HOUR_UP_TO else "day"
+
+
+def period(preset: str, granularity: str, now: dt.datetime, tz: str,
+           start: str | None = None, end: str | None = None) -> Period:
+    """The period a view shows; refuses a granularity that would draw too many points."""
+    if preset == "custom":
+        first, last = custom_range(start, end, tz)
+    else:
+        first, last = preset_range(preset, now, tz)
+    chosen = auto_granularity(first, last) if granularity == "auto" else granularity
+    if chosen not in _SIZE:
+        raise InvalidRangeError(f"unknown granularity {granularity!r}: use one of "
+                                f"{', '.join(GRANULARITIES)}")
+    buckets = (last - first) / _SIZE[chosen]
+    if buckets > MAX_BUCKETS:
+        raise InvalidRangeError(
+            f"{int(buckets):,} {chosen} points is too many to draw (at most {MAX_BUCKETS:,}): "
+            "choose a coarser granularity or a shorter range"
+        )
+    return Period(first, last, chosen)
+
+
+def drill_down(granularity: str, clicked: str) -> tuple[str, str, str] | None:
+    """The view under a clicked point: a day opens its hours, an hour its minutes.
+    Returns ``(start, end, granularity)`` as local ISO strings for the URL, or None when
+    there is nothing finer (a minute)."""
+    try:
+        moment = dt.datetime.fromisoformat(str(clicked))
+    except ValueError:
+        return None
+    if granularity == "day":
+        first = dt.datetime.combine(moment.date(), dt.time())
+        return first.date().isoformat(), (first.date() + dt.timedelta(days=1)).isoformat(), \
+            "hour"
+    if granularity == "hour":
+        first = moment.replace(minute=0, second=0, microsecond=0)
+        return (first.isoformat(timespec="minutes"),
+                (first + dt.timedelta(hours=1)).isoformat(timespec="minutes"), "minute")
+    return None

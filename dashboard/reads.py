@@ -1,0 +1,114 @@
+"""Reads for callbacks, shared by every viewer of the process.
+
+A callback calls ``shared(fn, *args, seconds=...)`` with a ``queries`` read function; the
+result is computed once per ``seconds``-long bucket and per argument list, then served
+from the cache. Callers derive "now" from :func:`now` with the same ``seconds``, so the
+arguments of every viewer in a bucket are identical.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import pandas as pd
+
+import queries
+from queries import validation
+from queries.kpis import HitTotals, hit_totals
+
+from .cache import bucket_start
+from .services import get_services
+
+T = TypeVar("T")
+TOP_N = 10
+MAX_STALE_BUCKETS = 1
+
+
+def history_seconds() -> int:
+    return get_services().settings.cache_seconds
+
+
+def live_seconds() -> int:
+    return get_services().settings.live_cache_seconds
+
+
+def now(seconds: int) -> dt.datetime:
+    return bucket_start(seconds)
+
+
+def shared(fn: Callable[..., T], *args, seconds: int, **kwargs) -> T:
+    """``fn(db, *args, **kwargs)``, cached for the current bucket of ``seconds``."""
+    services = get_services()
+    key = (fn.__module__, fn.__qualname__, args, tuple(sorted(kwargs.items())),
+           int(time.time() // seconds))
+    return services.cache.get_or_compute(key, lambda: fn(services.db, *args, **kwargs),
+                                         timeout=2 * seconds)
+
+
+def sites() -> list[str]:
+    """Known sites; without the synthetic ones when the hide_synthetic setting says so."""
+    hide = get_services().settings.hide_synthetic
+    return shared(queries.list_sites, include_synthetic=not hide, seconds=history_seconds())
+
+
+def synthetic_sites() -> set[str]:
+    return set(shared(queries.synthetic_sites, seconds=history_seconds()))
+
+
+def site_pages(site: str) -> list[str]:
+    return shared(queries.list_pages, site, seconds=history_seconds())
+
+
+def resolve_site(site: str | None, fresh: bool = False) -> str | None:
+    """The site the URL names, else the first known site, else None (empty store).
+    ``fresh``: while the store looks empty, look again every live bucket, so the live
+    page shows the first hits without waiting for the history cache to expire."""
+    if site:
+        return site
+    known = sites()
+    if not known and fresh:
+        known = shared(queries.list_sites, seconds=live_seconds())
+    return known[0] if known else None
+
+
+@dataclass(frozen=True)
+class LiveSnapshot:
+    """Everything the live page shows, as of ``as_of`` (a bucket start)."""
+
+    as_of: dt.datetime
+    series: pd.DataFrame
+    totals: HitTotals
+    top: pd.DataFrame
+
+
+def live_snapshot(site: str, pages: tuple[str, ...], tz: str, window_minutes: int
+                  ) -> LiveSnapshot:
+    """The live view of a site, shared by all its viewers and computed once per live
+    bucket. While one viewer's request refreshes it in the background, the others get
+    the previous bucket's snapshot at once (``as_of`` says how old); only a snapshot
+    older than that is computed while the viewer waits."""
+    services = get_services()
+    seconds = services.settings.live_cache_seconds
+    bucket = int(time.time() // seconds)
+    db = services.db
+
+    def compute() -> LiveSnapshot:
+        now = dt.datetime.fromtimestamp(bucket * seconds, dt.UTC)
+        midnight = now.astimezone(validation.timezone(tz)).replace(
+            hour=0, minute=0, second=0, microsecond=0)
+        return LiveSnapshot(
+            as_of=now,
+            series=queries.minute_series(db, site, now - dt.timedelta(minutes=window_minutes),
+                                         now, pages=pages, tz=tz),
+            totals=hit_totals(db, site, now, pages=pages, tz=tz),
+            top=queries.top_pages(db, site, midnight, now + dt.timedelta(minutes=1), n=TOP_N,
+                                  tz=tz),
+        )
+
+    key = ("live", site, pages, tz, window_minutes)
+    return services.cache.get_or_refresh(key, bucket, compute, timeout=60,
+                                         max_stale=MAX_STALE_BUCKETS)

@@ -1,0 +1,49 @@
+"""The live page's recent-hits card: its layout and its refresh, kept beside the page so
+the page includes it with two lines (the section, and the callback's registration)."""
+
+from __future__ import annotations
+
+from dash import Input, Output, callback, html
+
+from components import message, segmented
+from components.recent import recent_table
+from dashboard import reads
+from dashboard.feedback import describe
+from dashboard.state import ShellState, parse_search
+from queries.recent import recent_hits
+
+SIZES = {"20": "20", "100": "100", "1000": "1,000"}
+DEFAULT_SIZE = "20"
+
+
+def recent_section() -> html.Section:
+    return html.Section(className="card card-wide", children=[
+        html.Div(className="toolbar", children=[
+            html.H2("Recent hits", className="card-title"),
+            segmented("live-recent-n", SIZES, DEFAULT_SIZE),
+        ]),
+        html.Div(id="live-recent", children=recent_table([])),
+    ])
+
+
+def register_recent_callbacks() -> None:
+    """Declare the feed's callback. The live page calls this as Dash loads it, so every app
+    built gets the callback (Dash collects callbacks in a global list at app creation)."""
+    callback(
+        Output("live-recent", "children"),
+        Input("live-interval", "n_intervals"),
+        Input("live-recent-n", "value"),
+        Input("url", "search"),
+    )(refresh_recent)
+
+
+def refresh_recent(_n, size, search):
+    shell = ShellState.from_query(parse_search(search))
+    n = int(size if size in SIZES else DEFAULT_SIZE)
+    try:
+        site = reads.resolve_site(shell.site, fresh=True)
+        hits = [] if site is None else reads.shared(
+            recent_hits, site, shell.pages, n, seconds=reads.live_seconds())
+        return recent_table(hits, shell.tz, table_id="live-recent-table")
+    except Exception as exc:
+        return message(describe(exc))

@@ -1,0 +1,74 @@
+"""The server's rollup job: ``run_rollups`` every ``rollup_interval`` seconds on a thread,
+and on demand ("run now" on the Rollups page). One run at a time per process; a run is
+safe to repeat or interrupt (see ``queries/rollups.py``), so stopping mid-run is fine."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import flask
+
+from queries.events import ensure_event_indexes
+from queries.rollups import RollupRun, run_rollups
+
+from .services import Services
+
+log = logging.getLogger(__name__)
+EXTENSION_KEY = "hitboard.rollups"
+
+
+class RollupJob:
+    def __init__(self, db, interval: float):
+        self.db = db
+        self.interval = interval
+        self.last: RollupRun | None = None
+        self.last_error = ""
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def run_now(self) -> RollupRun:
+        """One run, waiting for a run in progress to end first; raises its error."""
+        with self._lock:
+            try:
+                self.last = run_rollups(self.db)
+                self.last_error = ""
+            except Exception as exc:
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                raise
+            return self.last
+
+    def start(self) -> None:
+        if self.interval > 0:
+            self._thread = threading.Thread(target=self._loop, name="hitboard-rollups",
+                                            daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.run_now()
+            except Exception:  # logged and shown on the page; the next tick tries again
+                log.exception("rollup run failed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+
+
+def register_rollups(server: flask.Flask, services: Services) -> None:
+    if services.settings.readonly:
+        return
+    ensure_event_indexes(services.db, services.settings.events_ttl_days)
+    job = RollupJob(services.db, services.settings.rollup_interval)
+    server.extensions[EXTENSION_KEY] = job
+    job.start()
+    services.on_close(job.stop)
+
+
+def rollup_job(server: flask.Flask | None = None) -> RollupJob | None:
+    """The job of ``server`` (default: the current app), None on a read-only server."""
+    app = server if server is not None else flask.current_app
+    return app.extensions.get(EXTENSION_KEY)

@@ -1,0 +1,171 @@
+"""The dashboard's settings, declared once: name, environment variable, default, help.
+
+Each value resolves as explicit argument > ``HITBOARD_*`` environment variable > default,
+the way Datasette does. The CLI passes its options as explicit arguments (``None`` means
+"not given"), so ``hitboard serve --port 9000`` beats ``HITBOARD_PORT`` which beats 8050.
+Add a feature's setting as one more row of ``SETTINGS``; it is then available everywhere
+as ``settings.<name>`` (for instance ``get_services().settings.<name>`` in a callback).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from queries.errors import HitboardError
+
+
+class InvalidSettingError(HitboardError):
+    """A setting's value cannot be used (bad number, unknown name...)."""
+
+
+def _boolean(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"expected true/false, got {text!r}")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise ValueError(f"a port is between 0 and 65535, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise ValueError(f"must be positive, got {value}")
+    return value
+
+
+def _optional_text(text: str) -> str | None:
+    return text or None
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any] = str
+
+    @property
+    def env(self) -> str:
+        return f"HITBOARD_{self.name.upper()}"
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("store", None, "mongodb:// URI or embedded store directory (unset: $MONGODB_URI, "
+            "else ~/.local/share/hitboard)", _optional_text),
+    Setting("database", "hitboard", "database name on a MongoDB server"),
+    Setting("host", "127.0.0.1", "interface `hitboard serve` listens on"),
+    Setting("port", 8050, "TCP port `hitboard serve` listens on", _port),
+    Setting("workers", 1, "server processes (must stay 1 with the embedded store)",
+            _positive_int),
+    Setting("threads", 8, "request threads per server process", _positive_int),
+    Setting("readonly", False, "never write: no hit recorder, embedded store opened read-only",
+            _boolean),
+    Setting("hide_synthetic", False, "leave the load generator's synthetic sites out of the "
+            "site selector (shown, they are labelled 'synthetic')", _boolean),
+    Setting("flush_interval", 1.0, "seconds between hit-recorder flushes", _positive_float),
+    Setting("cache_seconds", 60, "historical results are shared by all viewers for this "
+            "many seconds", _positive_int),
+    Setting("demo", False, "on an empty store backfill 30 days of synthetic traffic, then "
+            "generate gentle live traffic (`hitboard serve --demo`)", _boolean),
+    Setting("loadgen_max_rate", 20_000, "highest rate (hits/s) the load generator page "
+            "accepts, spikes included (at most 20,000)", _positive_int),
+    Setting("live_cache_seconds", 1, "live-page results are shared by all viewers for this "
+            "many seconds", _positive_int),
+    Setting("beacon_sites", None, "comma-separated sites the /hit beacon accepts (unset: "
+            "any valid site name)", _optional_text),
+    Setting("rollup_interval", 60, "seconds between the server's rollup runs (0: never; "
+            "`hitboard rollup` can run them instead)", _non_negative_int),
+    Setting("events_ttl_days", 30, "days raw events are kept after ingestion (TTL index)",
+            _positive_int),
+    Setting("admin_token", None, "when set, the load generator's commands (backfill "
+            "included) and the Rollups page's \"run now\" ask for this token", _optional_text),
+)
+
+
+class Settings(Mapping):
+    """Resolved settings, read as attributes (``settings.port``) or as a mapping."""
+
+    def __init__(self, values: Mapping[str, Any]):
+        self._values = dict(values)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"no setting named {name!r}") from None
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"Settings({self._values!r})"
+
+
+def resolve(explicit: Mapping[str, Any] | None = None,
+            environ: Mapping[str, str] | None = None) -> Settings:
+    """Settings from explicit values (``None`` = not given), else the environment, else
+    the defaults. Unknown names and unparsable values raise :class:`InvalidSettingError`."""
+    explicit = dict(explicit or {})
+    environ = os.environ if environ is None else environ
+    known = {s.name: s for s in SETTINGS}
+    unknown = sorted(set(explicit) - set(known))
+    if unknown:
+        raise InvalidSettingError(
+            f"unknown setting(s) {', '.join(unknown)}: known are {', '.join(known)}"
+        )
+    values = {}
+    for setting in SETTINGS:
+        given = explicit.get(setting.name)
+        if given is not None:
+            values[setting.name] = _coerce(setting, given, "argument")
+        elif setting.env in environ:
+            values[setting.name] = _coerce(setting, environ[setting.env], setting.env)
+        else:
+            values[setting.name] = setting.default
+    return Settings(values)
+
+
+def _coerce(setting: Setting, value: Any, source: str) -> Any:
+    if not isinstance(value, str):
+        value = str(value).lower() if isinstance(value, bool) else str(value)
+    try:
+        return setting.parse(value)
+    except ValueError as exc:
+        raise InvalidSettingError(f"invalid {setting.name} from {source}: {exc}") from None
+
+
+def describe() -> list[tuple[str, str, str, str]]:
+    """(name, environment variable, default, help) per setting, for docs and ``--help``."""
+    return [(s.name, s.env, "" if s.default is None else str(s.default), s.help)
+            for s in SETTINGS]

@@ -1,0 +1,178 @@
+"""The frame around every page: navigation, site, pages, time zone, theme.
+
+Its state lives in the URL (see ``state``). Two locations: ``url`` (``refresh=False``)
+records a control change in the address bar and the history without re-rendering the
+page; ``navigate`` (``refresh="callback-nav"``) moves to another view and lets Dash pages
+render it afresh, as a link does. The back button re-renders the page from the URL and
+:func:`sync_shell` puts the shell's controls back in step.
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from functools import cache
+
+import dash
+from dash import Input, Output, State, ctx, dcc, html, no_update
+
+from queries.errors import HitboardError
+
+from . import reads
+from .state import (
+    MAX_PAGES,
+    THEMES,
+    ShellState,
+    changed_search,
+    parse_search,
+    shell_search,
+    updated,
+)
+
+MAX_OPTIONS = 50
+
+
+@cache
+def time_zones() -> tuple[str, ...]:
+    return tuple(sorted(zoneinfo.available_timezones()))
+
+
+def layout():
+    return html.Div(id="app-root", className="app theme-light", children=[
+        dcc.Location(id="url", refresh=False),
+        dcc.Location(id="navigate", refresh="callback-nav"),
+        html.Header(className="topbar", children=[
+            html.Div(className="topbar-row", children=[
+                dcc.Link("hitboard", href="/", className="brand"),
+                html.Nav(id="shell-nav", className="nav"),
+                dcc.RadioItems(id="shell-theme", className="segmented theme-switch",
+                               inline=True, value=THEMES[0],
+                               options=[{"label": t.title(), "value": t} for t in THEMES]),
+            ]),
+            html.Div(className="topbar-row controls", children=[
+                dcc.Dropdown(id="shell-site", placeholder="Site", clearable=False,
+                             className="ctl ctl-site"),
+                dcc.Dropdown(id="shell-pages", multi=True, className="ctl ctl-pages",
+                             placeholder=f"Whole site (or pick up to {MAX_PAGES} pages)"),
+                dcc.Dropdown(id="shell-tz", clearable=False, className="ctl ctl-tz",
+                             options=list(time_zones()), placeholder="Time zone"),
+            ]),
+        ]),
+        html.Main(dash.page_container, className="content"),
+    ])
+
+
+def site_options(names: list[str], synthetic: set[str]) -> list[dict]:
+    """Synthetic (load generator) sites say so, so nobody mistakes them for real traffic."""
+    return [{"label": f"{name} · synthetic" if name in synthetic else name, "value": name}
+            for name in names]
+
+
+def sync_shell(triggered: set[str], search: str | None, site, pages, tz, theme):
+    """Keep the shell's controls and the URL in step, in both directions.
+
+    ``triggered`` holds the ids that fired: when the URL is among them it wins and the
+    controls follow it; otherwise only the controls that fired are written to the URL,
+    and only if they differ from it (a control that reports its value as it mounts
+    changes nothing). Returns ``(search, site, site_options, pages, tz, theme)``, with
+    ``no_update`` where nothing changes. A new site clears the pages of the old one."""
+    query = parse_search(search)
+    current = ShellState.from_query(query)
+    url_site = reads.resolve_site(current.site)
+    if not triggered or "url" in triggered:
+        names = reads.sites()
+        if url_site and url_site not in names:
+            names = [*names, url_site]
+        options = site_options(names, reads.synthetic_sites())
+        pages = list(current.pages)
+        return (no_update, url_site, options, pages, page_options(url_site, "", pages),
+                current.tz, current.theme)
+    changes, pages_out = {}, no_update
+    if "shell-site" in triggered and site and site != url_site:
+        changes.update(site=site, page=[])
+        pages_out = []
+    elif "shell-pages" in triggered and pages is not None:
+        chosen = list(dict.fromkeys(pages))
+        if len(chosen) > MAX_PAGES:
+            chosen = pages_out = chosen[:MAX_PAGES]
+        if tuple(chosen) != current.pages:
+            changes.update(site=url_site, page=chosen)
+    if "shell-tz" in triggered and tz and tz != current.tz:
+        changes["tz"] = tz
+    if "shell-theme" in triggered and theme in THEMES and theme != current.theme:
+        changes["theme"] = None if theme == THEMES[0] else theme
+    new_search = changed_search(updated(query, **changes), search) if changes else None
+    return (new_search or no_update, no_update, no_update, pages_out, no_update, no_update,
+            no_update)
+
+
+def page_options(site: str | None, search_value: str | None, selected) -> list[str]:
+    """Pages offered by the multi-select: those matching what was typed (at most
+    ``MAX_OPTIONS``) plus the selected ones; only the selected once the limit is hit."""
+    selected = list(selected or [])
+    if not site or len(selected) >= MAX_PAGES:
+        return selected
+    try:
+        known = reads.site_pages(site)
+    except HitboardError:  # an invalid site in the URL: the page itself says why
+        return selected
+    needle = (search_value or "").lower()
+    matches = [p for p in known if needle in p.lower()]
+    return selected + [p for p in matches if p not in selected][:MAX_OPTIONS]
+
+
+def nav_links(pathname: str | None, search: str | None) -> list:
+    """A link per registered page, keeping the shell's part of the query string."""
+    keep = shell_search(parse_search(search))
+    links = []
+    for page in sorted(dash.page_registry.values(), key=lambda p: p.get("order") or 0):
+        path = page["relative_path"]
+        active = " active" if (pathname or "/") == path else ""
+        links.append(dcc.Link(page["name"], href=path + keep, className="nav-link" + active,
+                              id=f"nav-{page['module'].rsplit('.', 1)[-1]}"))
+    return links
+
+
+def register_callbacks(app: dash.Dash) -> None:
+    app.callback(
+        Output("url", "search", allow_duplicate=True),
+        Output("shell-site", "value"),
+        Output("shell-site", "options"),
+        Output("shell-pages", "value"),
+        Output("shell-pages", "options", allow_duplicate=True),
+        Output("shell-tz", "value"),
+        Output("shell-theme", "value"),
+        Input("url", "search"),
+        Input("shell-site", "value"),
+        Input("shell-pages", "value"),
+        Input("shell-tz", "value"),
+        Input("shell-theme", "value"),
+        prevent_initial_call=True,
+    )(lambda *values: sync_shell(_triggered_ids(), *values))
+
+    app.callback(
+        Output("shell-pages", "options", allow_duplicate=True),
+        Input("shell-site", "value"),
+        Input("shell-pages", "search_value"),
+        State("shell-pages", "value"),
+        prevent_initial_call=True,
+    )(page_options)
+
+    app.callback(
+        Output("shell-nav", "children"),
+        Input("url", "pathname"),
+        Input("url", "search"),
+    )(nav_links)
+
+    app.clientside_callback(
+        """function(theme) {
+            const name = theme === "dark" ? "dark" : "light";
+            document.documentElement.dataset.theme = name;
+            return "app theme-" + name;
+        }""",
+        Output("app-root", "className"),
+        Input("shell-theme", "value"),
+    )
+
+
+def _triggered_ids() -> set[str]:
+    return {item["prop_id"].split(".")[0] for item in ctx.triggered if item["prop_id"] != "."}

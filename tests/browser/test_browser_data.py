@@ -1,0 +1,58 @@
+"""The Data page and the live page's recent-hits feed, in a real browser."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from dashkit import dashboard_app
+
+import queries
+from queries import schema
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def app(tmp_path):
+    store = str(tmp_path / "store")
+    db = queries.connect(store)
+    queries.ensure_indexes(db)
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    for minutes in range(3):
+        queries.log_hit(db, now - dt.timedelta(minutes=minutes), "site-1", "/index.html")
+    db[schema.EVENTS].insert_many([
+        {"time": now - dt.timedelta(seconds=s), "site": "site-1", "host": "10.0.0.1",
+         "method": "GET", "path": "/index.html", "query": "", "status": 200,
+         "bytes": 1000 + s, "referrer": "", "user_agent": "test", "ingested": now}
+        for s in range(30)])
+    db.client.close()
+    with dashboard_app(store) as app:
+        yield app
+
+
+def test_data_page_shows_collections_plans_and_shard_advice(dash_duo, app):
+    dash_duo.start_server(app)
+    dash_duo.wait_for_page(f"{dash_duo.server_url}/data")
+    dash_duo.wait_for_element("#data-collections", timeout=20)
+    collections = dash_duo.find_element("#data-collections").text
+    assert "stats.daily" in collections and "events" in collections
+    assert "site_path_time" in collections
+    plans = dash_duo.wait_for_element("#data-plans", timeout=20).text
+    assert "Live · recent hits" in plans and "History · hits per day, 30 days" in plans
+    assert "no query planner" in plans  # the embedded store says why there is no explain
+    advice = dash_duo.find_element("#data-shard-advice").text
+    assert "Recommendation:" in advice
+    assert dash_duo.get_logs() == []
+
+
+def test_live_page_shows_the_newest_hits(dash_duo, app):
+    dash_duo.start_server(app)
+    dash_duo.wait_for_element("#live-recent-table", timeout=20)
+    dash_duo.wait_for_text_to_equal("#live-recent-table tbody tr:nth-child(1) td:nth-child(5)",
+                                    "1,000", timeout=20)
+    assert len(dash_duo.find_elements("#live-recent-table tbody tr")) == 20
+    dash_duo.find_element("#live-recent-n label:nth-child(2)").click()
+    dash_duo.wait_for_text_to_equal("#live-recent-table tbody tr:nth-child(30) td:nth-child(5)",
+                                    "1,029", timeout=20)
+    assert dash_duo.get_logs() == []

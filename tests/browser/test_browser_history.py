@@ -1,0 +1,121 @@
+"""The historical page in Chromium: totals in a time zone, state in the URL and the back
+button, drill-down, CSV download."""
+
+import datetime as dt
+import io
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pandas as pd
+import pytest
+from dashkit import free_port, seed
+from selenium.webdriver.common.action_chains import ActionChains
+
+from dashboard.services import get_services
+
+TOKYO = dt.timezone(dt.timedelta(hours=9))
+TOTAL_A = 10 * sum(range(1, 7))  # /a over the last 7 Tokyo days (today has no hits)
+
+
+@pytest.fixture
+def seeded(app):
+    """Hits at local noon in Tokyo 1..40 days ago: 10·k on /a and k on /b, k days ago."""
+    today = dt.datetime.now(TOKYO).date()
+    hits = []
+    for days_ago in range(1, 41):
+        noon = dt.datetime.combine(today - dt.timedelta(days=days_ago), dt.time(12), TOKYO)
+        hits += [(noon, "/a", 10 * days_ago), (noon, "/b", days_ago)]
+    seed(get_services(app.server).db, "s", hits)
+    return today
+
+
+def open_page(dash_duo, app, path):
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.driver.get(dash_duo.server_url + path)
+
+
+def url_query(dash_duo):
+    return parse_qs(urlsplit(dash_duo.driver.current_url).query)
+
+
+def checked(dash_duo, group):
+    return dash_duo.driver.execute_script(
+        f"return document.querySelector('#{group} input:checked').value")
+
+
+def click_option(dash_duo, group, value):
+    dash_duo.find_element(f"#{group} input[value='{value}']").find_element(
+        "xpath", "ancestor::label").click()
+
+
+def point_at(dash_duo, graph, x):
+    """Hover the mouse over the point at ``x``; retried, as the plot may still resize."""
+    offset_script = """const plot = document.querySelector(arguments[0] + ' .js-plotly-plot');
+        const xa = plot._fullLayout.xaxis;
+        return xa.l2p(xa.d2l(arguments[1])) - xa._length / 2;"""
+    hovered_script = """const plot = document.querySelector(arguments[0] + ' .js-plotly-plot');
+        return plot._hoverdata ? plot._hoverdata[0].x : null;"""
+
+    def hovered(driver):
+        drag = dash_duo.find_element(f"{graph} .nsewdrag")
+        offset = driver.execute_script(offset_script, graph, x)
+        ActionChains(driver).move_to_element(drag).move_by_offset(round(offset), 0).perform()
+        return driver.execute_script(hovered_script, graph) == x
+
+    dash_duo._wait_for(hovered, timeout=5, msg=f"could not hover the point at {x}")
+
+
+def test_totals_for_seven_days_in_a_zone_and_the_url_restores_the_view(app, seeded, dash_duo):
+    open_page(dash_duo, app, "/history?site=s&page=/a&tz=Asia/Tokyo&range=7d")
+    dash_duo.wait_for_contains_text("#history-totals", f"{TOTAL_A:,}")
+    dash_duo.wait_for_text_to_equal("#shell-tz", "Asia/Tokyo")
+    dash_duo.wait_for_contains_text("#shell-pages", "/a")
+    assert checked(dash_duo, "history-range") == "7d"
+    assert "Asia/Tokyo" in dash_duo.find_element("#history-period").text
+
+    click_option(dash_duo, "history-range", "30d")
+    dash_duo.wait_for_contains_text("#history-totals", f"{10 * sum(range(1, 30)):,}")
+    assert url_query(dash_duo)["range"] == ["30d"]
+    click_option(dash_duo, "shell-theme", "dark")
+    dash_duo.wait_for_class_to_equal("#app-root", "app theme-dark")
+    assert url_query(dash_duo)["theme"] == ["dark"]
+
+    dash_duo.driver.back()
+    dash_duo.wait_for_class_to_equal("#app-root", "app theme-light")
+    dash_duo.driver.back()
+    dash_duo.wait_for_contains_text("#history-totals", f"{TOTAL_A:,}")
+    dash_duo._wait_for(lambda _: checked(dash_duo, "history-range") == "7d", timeout=5,
+                       msg="the back button did not restore the 7-day range")
+    assert dash_duo.get_logs() == []
+
+
+def test_click_a_day_for_its_hours_then_download_the_csv(app, seeded, dash_duo):
+    day = seeded - dt.timedelta(days=30)
+    open_page(dash_duo, app, "/history?site=s&tz=Asia/Tokyo&range=90d")
+    dash_duo.wait_for_contains_text("#history-period", "per day")
+    dash_duo.wait_for_contains_text("#history-totals", f"{11 * sum(range(1, 41)):,}")
+    point_at(dash_duo, "#history-graph", day.isoformat())
+    ActionChains(dash_duo.driver).click().perform()
+    dash_duo.wait_for_contains_text("#history-period", "per hour")
+    query = url_query(dash_duo)
+    assert (query["range"], query["gran"], query["start"]) == (["custom"], ["hour"],
+                                                               [day.isoformat()])
+    dash_duo.wait_for_contains_text("#history-totals", f"{11 * 30:,}")
+
+    dash_duo.find_element("#history-csv-button").click()
+    download = Path(dash_duo.download_path)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not list(download.glob("*.csv")):
+        time.sleep(0.1)
+    (csv_file,) = download.glob("*.csv")
+    csv = pd.read_csv(io.StringIO(csv_file.read_text()))
+    assert list(csv.columns) == ["time", "Whole site"]
+    assert len(csv) == 24
+    assert csv.loc[csv["time"] == f"{day.isoformat()}T12:00:00+09:00", "Whole site"].item() == 330
+    assert csv["Whole site"].sum() == 330
+
+    dash_duo.driver.back()
+    dash_duo.wait_for_contains_text("#history-period", "per day")
+    assert url_query(dash_duo)["range"] == ["90d"]
+    assert dash_duo.get_logs() == []

@@ -1,0 +1,61 @@
+"""The load generator page in Chromium: start moves the live KPIs, stop stops them, and a
+reload shows the server's generator as it is."""
+
+import time
+
+from dashkit import free_port
+from selenium.webdriver.common.keys import Keys
+
+SENT = """
+const e = document.getElementById('lg-kpi-sent');
+return e ? e.textContent : '';
+"""
+
+
+def _sent(dash_duo) -> int:
+    # One script call: the KPI cards are re-rendered every second, so a located element
+    # may go stale before its text is read.
+    text = dash_duo.driver.execute_script(SENT).replace(",", "")
+    return int(text) if text.isdigit() else 0
+
+
+def _moves_past(dash_duo, count: int) -> None:
+    dash_duo._wait_for(lambda _driver: _sent(dash_duo) > count, timeout=10,
+                       msg=f"hits sent did not move past {count}")
+
+
+def _set(dash_duo, selector, value) -> None:
+    box = dash_duo.find_element(selector)
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(str(value), Keys.TAB)
+
+
+def test_start_stop_and_reload_show_the_servers_generator(app, dash_duo):
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.driver.get(dash_duo.server_url + "/loadgen")
+    dash_duo.wait_for_text_to_equal("#lg-state", "Stopped")
+    _set(dash_duo, "#lg-rate", 200)
+    _set(dash_duo, "#lg-pages", 5)
+    dash_duo.find_element("#lg-start").click()
+    dash_duo.wait_for_contains_text("#lg-state", "Running on shop.example, blog.example")
+    _moves_past(dash_duo, 0)
+    first = _sent(dash_duo)
+    _moves_past(dash_duo, first)
+
+    dash_duo.driver.refresh()
+    dash_duo.wait_for_contains_text("#lg-state", "Running on shop.example")
+    assert dash_duo.find_element("#lg-rate").get_attribute("value") == "200"
+    assert dash_duo.find_element("#lg-pages").get_attribute("value") == "5"
+    _moves_past(dash_duo, first)
+
+    dash_duo.find_element("#lg-stop").click()
+    dash_duo.wait_for_text_to_equal("#lg-state", "Stopped")
+    dash_duo.wait_for_text_to_equal("#lg-kpi-achieved", "0")
+    dash_duo.wait_for_contains_text("#lg-feedback", "Stopped.")
+    stopped = _sent(dash_duo)
+    time.sleep(2.5)  # two refreshes later the count has not moved
+    assert _sent(dash_duo) == stopped
+
+    dash_duo.find_element("#lg-spike").click()
+    dash_duo.wait_for_contains_text("#lg-feedback", "start the generator")
+    assert dash_duo.get_logs() == []

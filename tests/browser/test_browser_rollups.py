@@ -1,0 +1,51 @@
+"""The Rollups page in a real browser: run now, chart and table, the consistency badge."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from dashkit import dashboard_app
+
+import queries
+from queries.events import EventWriter
+
+pytestmark = pytest.mark.browser
+DAY = dt.datetime(2026, 1, 5, tzinfo=dt.UTC)   # a Monday
+
+
+@pytest.fixture
+def app(tmp_path):
+    store = str(tmp_path / "store")
+    db = queries.connect(store)
+    queries.ensure_indexes(db)
+    writer = EventWriter(db)
+    for i in range(30):
+        t = DAY + dt.timedelta(hours=i * 1.5)
+        writer.add({"time": t, "site": "site-1", "host": "10.0.0.1", "method": "GET",
+                    "path": f"/p{i % 3}", "query": "", "status": 404 if i % 10 == 0 else 200,
+                    "bytes": 100, "referrer": None, "user_agent": "test"})
+        queries.log_hit(db, t, "site-1", f"/p{i % 3}")
+    writer.flush()
+    queries.log_hit(db, DAY + dt.timedelta(days=1, hours=3), "site-1", "/p0")  # stats only
+    db.client.close()
+    with dashboard_app(store, rollup_interval=0) as app:
+        yield app
+
+
+def test_run_now_fills_the_page_and_the_badge_names_the_differing_day(dash_duo, app):
+    dash_duo.start_server(app)
+    dash_duo.wait_for_page(f"{dash_duo.server_url}/rollups?site=site-1")
+    dash_duo.wait_for_contains_text("#rollups-table", "No day rollups for site-1 yet",
+                                    timeout=20)
+    dash_duo.find_element("#rollups-run").click()
+    dash_duo.wait_for_contains_text("#rollups-badge", "1 of 2 day buckets differ", timeout=30)
+    badge = dash_duo.find_element("#rollups-badge").text
+    assert "2026-01-06: rollup 14 vs stats 15" in badge
+    rows = dash_duo.find_elements("#rollups-datatable tbody tr")
+    assert len(rows) == 3                                    # header row + two days
+    assert "2026-01-05" in rows[1].text and "16" in rows[1].text
+    dash_duo.find_element("#rollups-level label:nth-child(3)").click()   # week
+    dash_duo.wait_for_contains_text("#rollups-badge", "1 of 1 week buckets differ", timeout=20)
+    dash_duo.wait_for_contains_text("#rollups-status", "Events waiting: 0", timeout=20)
+    assert dash_duo.get_logs() == []

@@ -1,0 +1,82 @@
+"""Helpers for the dashboard's tests: a fresh app per test on its own store, and seeding.
+
+Dash pages keep module-level registries (pages, callbacks declared with
+``dash.callback``); every app built here starts from empty ones, as Dash's own test
+suite does, so apps of earlier tests leave nothing behind.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import socket
+from contextlib import contextmanager
+
+import dash._callback
+import dash._pages
+
+import queries
+
+
+def reset_dash_globals() -> None:
+    dash._pages.PAGE_REGISTRY.clear()
+    dash._callback.GLOBAL_CALLBACK_LIST.clear()
+    dash._callback.GLOBAL_CALLBACK_MAP.clear()
+    dash._callback.GLOBAL_INLINE_SCRIPTS.clear()
+
+
+@contextmanager
+def dashboard_app(store, **settings):
+    """A ``create_app`` app on ``store``; its services are closed afterwards."""
+    from dashboard import create_app
+    from dashboard.services import get_services
+
+    reset_dash_globals()
+    app = create_app({"store": str(store), **settings})
+    try:
+        yield app
+    finally:
+        get_services(app.server).close()
+        reset_dash_globals()
+
+
+def seed(db, site: str, hits) -> None:
+    """Record ``hits`` — (timestamp, page, count) triples — and write them now."""
+    with queries.HitRecorder(db, flush_interval=3600, preallocate_next_day=False) as recorder:
+        for ts, page, count in hits:
+            recorder.record(site, page, ts, n=count)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def utc(*args) -> dt.datetime:
+    return dt.datetime(*args, tzinfo=dt.UTC)
+
+
+def page_module(name: str):
+    """A page module as Dash pages loaded it (after ``create_app``)."""
+    import sys
+
+    return sys.modules[f"dashboard.pages.{name}"]
+
+
+def post_callback(client, outputs: list[str], inputs: dict, state: dict | None = None,
+                  changed: tuple[str, ...] = ()):
+    """POST one server-side callback to ``/_dash-update-component`` as the browser does.
+    ``outputs``: ``"id.prop"`` strings; ``inputs``/``state``: ``{"id.prop": value}``;
+    ``changed``: the ``"id.prop"`` that fired. Returns the response."""
+    import json
+
+    def props(values: dict) -> list[dict]:
+        return [{"id": key.rsplit(".", 1)[0], "property": key.rsplit(".", 1)[1], "value": v}
+                for key, v in values.items()]
+
+    specs = [{"id": o.rsplit(".", 1)[0], "property": o.rsplit(".", 1)[1]} for o in outputs]
+    body = {"output": ".." + "...".join(outputs) + ".." if len(outputs) > 1 else outputs[0],
+            "outputs": specs if len(outputs) > 1 else specs[0], "inputs": props(inputs),
+            "state": props(state or {}), "changedPropIds": list(changed)}
+    return client.post("/_dash-update-component", data=json.dumps(body),
+                       content_type="application/json")

@@ -1,0 +1,152 @@
+"""dashboard.app: the factory, its services, its extension hooks, ``hitboard serve``."""
+
+import datetime as dt
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import dash
+import flask
+import pytest
+from click.testing import CliRunner
+from dashkit import dashboard_app, free_port, reset_dash_globals
+
+import queries
+from dashboard import create_server
+from dashboard.cli import main
+from dashboard.cli.serve import check_workers, gunicorn_options
+from dashboard.services import get_services
+from dashboard.settings import InvalidSettingError, resolve
+
+
+def test_app_owns_one_connection_and_one_recorder(tmp_path):
+    with dashboard_app(tmp_path / "store", flush_interval=0.1) as app:
+        services = get_services(app.server)
+        assert services.settings.flush_interval == 0.1
+        services.recorder.record("s", "/a", dt.datetime.now(dt.UTC))
+        services.recorder.flush()
+        assert queries.list_sites(services.db) == ["s"]
+        with app.server.app_context():
+            assert get_services() is services
+    assert services.closed
+
+
+def test_pages_are_registered_and_the_layout_is_served(tmp_path):
+    with dashboard_app(tmp_path / "store") as app:
+        paths = {page["path"] for page in dash.page_registry.values()}
+        assert {"/", "/history"} <= paths
+        client = app.server.test_client()
+        assert client.get("/").status_code == 200
+        assert client.get("/history?site=s&tz=Europe/Paris").status_code == 200
+        layout = client.get("/_dash-layout")
+        assert layout.status_code == 200
+        assert b"shell-site" in layout.data
+
+
+def test_health_route_is_installed_by_the_extension_hooks(tmp_path):
+    with dashboard_app(tmp_path / "store") as app:
+        response = app.server.test_client().get("/healthz")
+        assert response.status_code == 200
+        body = response.get_json()
+        assert body["status"] == "ok"
+        assert body["backend"] == "embedded"
+        assert body["recorder"]["hits_accepted"] == 0
+
+
+def test_readonly_app_has_no_recorder(tmp_path):
+    queries.connect(str(tmp_path / "store")).client.close()
+    with dashboard_app(tmp_path / "store", readonly=True) as app:
+        assert get_services(app.server).recorder is None
+        assert app.server.test_client().get("/healthz").get_json()["recorder"] is None
+
+
+def test_services_close_flushes_pending_hits(tmp_path):
+    with dashboard_app(tmp_path / "store", flush_interval=3600) as app:
+        services = get_services(app.server)
+        services.recorder.record("s", "/a", dt.datetime.now(dt.UTC), n=5)
+        stopped = []
+        services.on_close(lambda: stopped.append(True))
+    assert stopped == [True]
+    db = queries.connect(str(tmp_path / "store"))
+    try:
+        today = dt.datetime.now(dt.UTC)
+        assert queries.top_pages(db, "s", today - dt.timedelta(hours=1),
+                                 today + dt.timedelta(minutes=1))["hits"].tolist() == [5]
+    finally:
+        db.client.close()
+
+
+def test_create_server_returns_the_flask_app_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("HITBOARD_STORE", str(tmp_path / "env-store"))
+    reset_dash_globals()
+    server = create_server()
+    try:
+        assert isinstance(server, flask.Flask)
+        assert get_services(server).settings.store == str(tmp_path / "env-store")
+    finally:
+        get_services(server).close()
+        reset_dash_globals()
+
+
+def test_bad_setting_fails_before_anything_opens(tmp_path):
+    from dashboard import create_app
+
+    with pytest.raises(InvalidSettingError):
+        create_app({"store": str(tmp_path), "threads": 0})
+
+
+def test_several_workers_are_refused_on_the_embedded_store(tmp_path):
+    with pytest.raises(InvalidSettingError, match="cannot share the embedded store"):
+        check_workers(resolve({"store": str(tmp_path), "workers": 2}, environ={}))
+    check_workers(resolve({"store": "mongodb://db.example/hb", "workers": 4}, environ={}))
+    result = CliRunner().invoke(main, ["serve", "--store", str(tmp_path), "--workers", "3"])
+    assert result.exit_code == 2
+    assert "Error: 3 workers cannot share the embedded store" in result.output
+
+
+def test_gunicorn_runs_threads_in_one_process_by_default():
+    options = gunicorn_options(resolve({}, environ={}))
+    assert options["bind"] == "127.0.0.1:8050"
+    assert options["worker_class"] == "gthread"
+    assert (options["workers"], options["threads"]) == (1, 8)
+
+
+@pytest.mark.slow
+def test_hitboard_serve_answers_over_http(tmp_path):
+    port = free_port()
+    env = {**os.environ, "HITBOARD_STORE": str(tmp_path / "store")}
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "hitboard"), "serve", "--port", str(port),
+         "--threads", "2"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        body = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and body is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
+                    body = response.read().decode()
+            except OSError:
+                time.sleep(0.2)
+        assert body is not None, "hitboard serve did not answer within 30 s"
+        assert "_dash-config" in body
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_hitboard_serve_on_a_store_in_use_says_so_and_exits(tmp_path):
+    holder = queries.connect(str(tmp_path / "store"))
+    try:
+        result = subprocess.run(
+            [str(Path(sys.executable).parent / "hitboard"), "serve", "--store",
+             str(tmp_path / "store"), "--port", str(free_port())],
+            capture_output=True, text=True, timeout=60)
+    finally:
+        holder.client.close()
+    assert result.returncode == 2
+    assert result.stderr.count("Error: the embedded store") == 1

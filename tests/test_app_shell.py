@@ -1,0 +1,117 @@
+"""dashboard.shell: navigation and the shell's controls kept in step with the URL."""
+
+import datetime as dt
+
+import pytest
+from dash import no_update
+from dashkit import dashboard_app, seed
+
+import queries
+from dashboard import shell
+from dashboard.services import get_services
+
+
+@pytest.fixture
+def app(tmp_path):
+    with dashboard_app(tmp_path / "store") as app, app.server.test_request_context():
+        now = dt.datetime.now(dt.UTC)
+        seed(get_services(app.server).db, "alpha",
+             [(now, f"/p{i:02d}", 1) for i in range(30)] + [(now, "/Blog/x", 1)])
+        seed(get_services(app.server).db, "beta", [(now, "/", 1)])
+        yield app
+
+
+def test_url_sets_the_controls(app):
+    search, site, options, pages, page_options, tz, theme = shell.sync_shell(
+        {"url"}, "?site=beta&page=/&tz=Asia/Tokyo&theme=dark", None, None, None, None)
+    assert search is no_update
+    assert (site, values(options), pages, tz, theme) == ("beta", ["alpha", "beta"], ["/"],
+                                                         "Asia/Tokyo", "dark")
+    assert page_options == ["/"]  # the value always comes with options holding it
+
+
+def test_without_a_site_the_first_one_is_shown_and_an_unknown_one_is_kept(app):
+    _, site, options, pages, _, tz, theme = shell.sync_shell(set(), "", None, None, None, None)
+    assert (site, values(options), pages, tz, theme) == ("alpha", ["alpha", "beta"], [], "UTC",
+                                                         "light")
+    assert values(shell.sync_shell({"url"}, "?site=gamma", None, None, None, None)[2]) == [
+        "alpha", "beta", "gamma"]
+
+
+def values(options):
+    return [option["value"] for option in options]
+
+
+def test_synthetic_sites_are_labelled_or_hidden(tmp_path):
+    now = dt.datetime.now(dt.UTC)
+    for hide, expected in ((False, ["demo.example", "real"]), (True, ["real"])):
+        with dashboard_app(tmp_path / f"store-{hide}", hide_synthetic=hide) as app, \
+                app.server.test_request_context():
+            db = get_services(app.server).db
+            queries.register_synthetic(db, ["demo.example"])
+            seed(db, "demo.example", [(now, "/", 1)])
+            seed(db, "real", [(now, "/", 1)])
+            _, site, options, *_ = shell.sync_shell(set(), "", None, None, None, None)
+            assert values(options) == expected
+            assert site == expected[0]
+            labels = {option["value"]: option["label"] for option in options}
+            assert labels["real"] == "real"
+            assert labels.get("demo.example", "demo.example · synthetic") == (
+                "demo.example · synthetic")
+
+
+def test_controls_write_the_url_and_keep_the_page_keys(app):
+    search, *rest = shell.sync_shell({"shell-theme"}, "?site=alpha&page=/p01&tz=UTC&range=30d",
+                                     "alpha", ["/p01"], "UTC", "dark")
+    assert search == "?site=alpha&page=/p01&tz=UTC&theme=dark&range=30d"
+    assert rest == [no_update] * 6
+    search, *_ = shell.sync_shell({"shell-tz"}, search, "alpha", ["/p01"], "Asia/Tokyo", "dark")
+    assert search == "?site=alpha&page=/p01&tz=Asia/Tokyo&theme=dark&range=30d"
+
+
+def test_controls_reporting_what_the_url_says_change_nothing(app):
+    search = "?site=alpha&page=/p01&tz=UTC"
+    for triggered, values in (({"shell-pages"}, ("alpha", ["/p01"], "UTC", "light")),
+                              ({"shell-tz"}, ("alpha", None, None, "light")),
+                              ({"shell-pages", "shell-tz"}, ("alpha", None, "UTC", None))):
+        assert shell.sync_shell(triggered, search, *values) == (no_update,) * 7
+
+
+def test_when_the_url_changes_with_a_control_the_url_wins(app):
+    result = shell.sync_shell({"url", "shell-pages"}, "?site=alpha&page=/p02", "alpha", [],
+                              "UTC", "light")
+    assert result[0] is no_update
+    assert result[3] == ["/p02"]
+
+
+def test_changing_site_clears_the_pages(app):
+    search, _site, _options, pages, *_ = shell.sync_shell(
+        {"shell-site"}, "?site=alpha&page=/p01&tz=UTC", "beta", ["/p01"], "UTC", "light")
+    assert search == "?site=beta&tz=UTC"
+    assert pages == []
+
+
+def test_at_most_ten_pages(app):
+    chosen = [f"/p{i:02d}" for i in range(11)]
+    search, _site, _options, pages, *_ = shell.sync_shell({"shell-pages"}, "?site=alpha",
+                                                           "alpha", chosen, "UTC", "light")
+    assert pages == chosen[:10]
+    assert search.count("page=") == 10
+
+
+def test_page_options_search_and_stop_at_ten(app):
+    assert shell.page_options("alpha", "blog", []) == ["/Blog/x"]
+    assert shell.page_options("alpha", "", ["/p05"])[0] == "/p05"
+    assert len(shell.page_options("alpha", "", [])) == 31
+    full = [f"/p{i:02d}" for i in range(10)]
+    assert shell.page_options("alpha", "p2", full) == full
+    assert shell.page_options(None, "", ["/x"]) == ["/x"]
+
+
+def test_navigation_keeps_the_shell_state_and_marks_the_current_page(app):
+    links = shell.nav_links("/history", "?site=alpha&tz=UTC&range=30d")
+    by_name = {link.children: link for link in links}
+    assert by_name["Live"].href == "/?site=alpha&tz=UTC"
+    assert by_name["History"].href == "/history?site=alpha&tz=UTC"
+    assert "active" in by_name["History"].className
+    assert "active" not in by_name["Live"].className

@@ -1,0 +1,123 @@
+"""The /hit beacon: responses, validation (operator injection included), allow-list."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from dashkit import dashboard_app
+
+import queries
+from dashboard.beacon import GIF
+from dashboard.services import get_services
+from queries import schema
+
+
+@pytest.fixture
+def app(tmp_path):
+    with dashboard_app(tmp_path / "store", rollup_interval=0) as app:
+        yield app
+
+
+def written(app):
+    services = get_services(app.server)
+    services.recorder.flush()
+    return services
+
+
+def test_get_answers_a_gif_and_counts_the_hit(app):
+    client = app.server.test_client()
+    response = client.get("/hit?site=blog&page=/post/1?utm=x",
+                          headers={"User-Agent": "ua", "Referer": "https://blog/post/1"})
+    assert response.status_code == 200 and response.mimetype == "image/gif"
+    assert response.data == GIF and "no-store" in response.headers["Cache-Control"]
+    services = written(app)
+    assert queries.list_pages(services.db, "blog") == ["/post/1"]
+    for closer in services._closers:      # flush the buffered events as shutdown does
+        closer()
+    event = services.db[schema.EVENTS].find_one({"site": "blog"})
+    assert (event["path"], event["query"], event["user_agent"]) == ("/post/1", "utm=x", "ua")
+
+
+def test_post_json_answers_204_whatever_the_content_type(app):
+    client = app.server.test_client()
+    body = json.dumps({"site": "blog", "page": "/about"})
+    for content_type in ("text/plain;charset=UTF-8", "application/json"):
+        response = client.post("/hit", data=body, content_type=content_type)
+        assert response.status_code == 204 and response.data == b""
+    services = written(app)
+    assert queries.top_pages(services.db, "blog", *day_range())["hits"].to_dict() == {
+        "/about": 2}
+
+
+def day_range():
+    now = dt.datetime.now(dt.UTC)
+    return now - dt.timedelta(hours=1), now + dt.timedelta(hours=1)
+
+
+@pytest.mark.parametrize("query, reason", [
+    ("site=blog", "missing page"),
+    ("page=/a", "missing site"),
+    ("site=blog&page=/a&page=/b", "give page exactly once"),
+    ("site=blog&page[$ne]=", "unexpected parameter"),
+    ("site[$gt]=&page=/a", "unexpected parameter"),
+    ("site=blog&page=/a&x=1", "unexpected parameter"),
+    ("site=bad site&page=/a", "invalid site"),
+    ("site=blog&page=*", "whole site"),
+    ("site=blog&page=" + "a" * 3000, "at most 2048"),
+])
+def test_get_validation(app, query, reason):
+    response = app.server.test_client().get("/hit?" + query)
+    assert response.status_code == 400
+    assert reason in response.get_json()["error"]
+
+
+@pytest.mark.parametrize("body, reason", [
+    ('{"site": "blog", "page": {"$gt": ""}}', "page must be a string, got dict"),
+    ('{"site": {"$ne": null}, "page": "/a"}', "site must be a string"),
+    ('{"site": "blog", "page": ["/a"]}', "page must be a string, got list"),
+    ('{"site": "blog"}', "missing page"),
+    ('{"site": "blog", "page": "/a", "$where": "1"}', "unexpected field"),
+    ('["blog", "/a"]', "JSON object"),
+    ("site=blog&page=/a", "must be JSON"),
+    (b"\xff\xfe", "must be JSON"),
+])
+def test_post_validation(app, body, reason):
+    response = app.server.test_client().post("/hit", data=body, content_type="text/plain")
+    assert response.status_code == 400
+    assert reason in response.get_json()["error"]
+    assert queries.list_sites(written(app).db) == []
+
+
+def test_oversized_body_is_413(app):
+    body = json.dumps({"site": "blog", "page": "/" + "a" * 5000})
+    assert app.server.test_client().post("/hit", data=body).status_code == 413
+
+
+def test_allow_list(tmp_path):
+    with dashboard_app(tmp_path / "store", beacon_sites="blog, shop",
+                       rollup_interval=0) as app:
+        client = app.server.test_client()
+        assert client.get("/hit?site=shop&page=/").status_code == 200
+        refused = client.get("/hit?site=other&page=/")
+        assert refused.status_code == 403 and "not accepted" in refused.get_json()["error"]
+
+
+def test_a_read_only_server_refuses_hits(tmp_path):
+    with dashboard_app(tmp_path / "store"):
+        pass                                     # create the store
+    with dashboard_app(tmp_path / "store", readonly=True) as app:
+        response = app.server.test_client().get("/hit?site=blog&page=/")
+        assert response.status_code == 503 and "read-only" in response.get_json()["error"]
+
+
+def test_an_overloaded_recorder_is_503(app, monkeypatch):
+    services = get_services(app.server)
+
+    def refuse(*_a, **_k):
+        raise queries.RecorderOverloadedError("10000 documents are waiting")
+
+    monkeypatch.setattr(services.recorder, "record", refuse)
+    response = app.server.test_client().get("/hit?site=blog&page=/")
+    assert response.status_code == 503 and "waiting" in response.get_json()["error"]

@@ -1,0 +1,94 @@
+"""components.timeseries: series frames to figures and to the CSV of what is plotted."""
+
+import pandas as pd
+import pytest
+
+from components import aligned_previous, page_colors, plotted_frame, timeseries_figure
+from components.legend import WHOLE_SITE_COLOR
+
+
+def frame(values: dict, start="2026-11-21 00:00", freq="h", tz="Europe/Paris"):
+    index = pd.date_range(start, periods=len(next(iter(values.values()))), freq=freq, tz=tz,
+                          name="time")
+    result = pd.DataFrame(values, index=index).astype("int64")
+    result.columns.name = "page"
+    return result
+
+
+def test_one_line_per_page_in_local_wall_time_with_exact_hover():
+    current = frame({"/a": [1, 2, 3], "/b": [0, 5, 1234]})
+    figure = timeseries_figure(current, granularity="hour", pages=["/a", "/b"])
+    assert [t.name for t in figure.data] == ["/a", "/b"]
+    assert list(figure.data[1].y) == [0, 5, 1234]
+    assert list(figure.data[0].x) == ["2026-11-21 00:00", "2026-11-21 01:00", "2026-11-21 02:00"]
+    assert "%{y:,}" in figure.data[0].hovertemplate
+    assert figure.layout.xaxis.hoverformat == "%a %d %b %Y %H:00"
+
+
+def test_colours_follow_the_selection_and_the_whole_site_is_indigo():
+    current = frame({"/b": [1], "/a": [2]})
+    figure = timeseries_figure(current, granularity="hour", pages=["/a", "/b"])
+    colors = page_colors(["/a", "/b"])
+    assert figure.data[0].line.color == colors["/b"]
+    assert figure.data[1].line.color == colors["/a"]
+    assert colors["/a"] != colors["/b"]
+    site = timeseries_figure(frame({"*": [1]}), granularity="hour")
+    assert site.data[0].name == "Whole site"
+    assert site.data[0].line.color == WHOLE_SITE_COLOR
+
+
+def test_stacked_mode_stacks_the_current_period_only():
+    current = frame({"/a": [1, 2], "/b": [3, 4]})
+    previous = frame({"/a": [5, 6], "/b": [7, 8]}, start="2026-11-20 00:00")
+    figure = timeseries_figure(current, granularity="hour", mode="stacked", previous=previous)
+    assert [t.stackgroup for t in figure.data] == ["current", "current", None, None]
+    assert figure.data[2].line.dash == "dot"
+    assert figure.data[2].name == "/a (previous)"
+    assert list(figure.data[3].y) == [7, 8]
+    assert list(figure.data[3].x) == list(figure.data[1].x)
+
+
+def test_uirevision_keeps_zoom_across_refreshes():
+    figure = timeseries_figure(frame({"*": [1]}), granularity="minute", uirevision="live|s")
+    assert figure.layout.uirevision == "live|s"
+
+
+def test_page_names_cannot_inject_hover_markup():
+    figure = timeseries_figure(frame({"/%{y}<b>": [1]}), granularity="hour")
+    assert "<b>" not in figure.data[0].hovertemplate.split(":")[0]
+    assert "%{y}" not in figure.data[0].hovertemplate.split(":")[0]
+
+
+def test_day_buckets_are_plotted_as_dates():
+    figure = timeseries_figure(frame({"*": [1, 2]}, freq="D"), granularity="day")
+    assert list(figure.data[0].x) == ["2026-11-21", "2026-11-22"]
+
+
+def test_previous_period_is_aligned_by_position_and_may_be_shorter():
+    current = frame({"/a": [1, 2, 3]})
+    previous = frame({"/a": [7, 8]}, start="2026-11-20 00:00")
+    aligned = aligned_previous(current, previous)
+    assert list(aligned.index) == list(current.index)
+    assert aligned["/a"].tolist()[:2] == [7, 8]
+    assert pd.isna(aligned["/a"].iloc[2])
+    assert aligned_previous(current, None) is None
+
+
+def test_plotted_frame_is_the_csv_of_exactly_the_drawn_series():
+    current = frame({"*": [1, 2]})
+    previous = frame({"*": [3, 4]}, start="2026-11-20 00:00")
+    table = plotted_frame(current, previous)
+    assert list(table.columns) == ["time", "Whole site", "previous time", "previous Whole site"]
+    assert table["time"].tolist() == ["2026-11-21T00:00:00+01:00", "2026-11-21T01:00:00+01:00"]
+    assert table["Whole site"].tolist() == [1, 2]
+    assert table["previous Whole site"].tolist() == [3, 4]
+    figure = timeseries_figure(current, granularity="hour", previous=previous)
+    assert list(figure.data[0].y) == table["Whole site"].tolist()
+    assert list(figure.data[1].y) == table["previous Whole site"].tolist()
+
+
+@pytest.mark.parametrize("granularity", ["minute", "hour", "day"])
+def test_empty_frame_still_builds(granularity):
+    empty = pd.DataFrame({"*": pd.Series([], dtype="int64")},
+                         index=pd.DatetimeIndex([], tz="UTC", name="time"))
+    assert len(timeseries_figure(empty, granularity=granularity).data) == 1

@@ -1,0 +1,122 @@
+"""dashboard/pages/history.py and history_view.py: the historical page as plain functions."""
+
+import datetime as dt
+import io
+
+import pandas as pd
+import pytest
+from dash import no_update
+from dashkit import dashboard_app, page_module, seed
+
+from dashboard.history_view import compute_view
+from dashboard.services import get_services
+
+TOKYO = "Asia/Tokyo"
+
+
+@pytest.fixture
+def app(tmp_path):
+    with dashboard_app(tmp_path / "store") as app, app.server.test_request_context():
+        yield app
+
+
+@pytest.fixture
+def history(app):
+    return page_module("history")
+
+
+@pytest.fixture
+def seeded(app):
+    """Hits at local noon in Tokyo 1..9 days ago, 10·k hits k days ago, on two pages."""
+    zone = dt.timezone(dt.timedelta(hours=9))
+    today = dt.datetime.now(zone).date()
+    hits = []
+    for days_ago in range(1, 10):
+        noon = dt.datetime.combine(today - dt.timedelta(days=days_ago), dt.time(12), zone)
+        hits += [(noon, "/a", 10 * days_ago), (noon, "/b", days_ago)]
+    seed(get_services(app.server).db, "s", hits)
+    return hits
+
+
+def totals(table):
+    return {row.children[0].children[-1]: row.children[1].children
+            for row in table.children[1].children}
+
+
+def test_seven_days_in_tokyo_count_the_last_six_full_days(history, seeded):
+    figure, table, label, hint, alert = history.render(f"?site=s&tz={TOKYO}&range=7d")
+    assert alert is None
+    assert totals(table) == {"Whole site": f"{11 * sum(range(1, 7)):,}"}
+    assert "per hour" in label and TOKYO in label
+    assert hint == "Click an hour to see its minutes."
+    assert sum(figure.data[0].y) == 11 * sum(range(1, 7))
+
+
+def test_pages_compare_and_stacked_mode(history, seeded):
+    search = f"?site=s&page=/a&page=/b&tz={TOKYO}&range=7d&compare=1&mode=stacked&gran=day"
+    figure, table, _label, hint, _alert = history.render(search)
+    assert [t.name for t in figure.data] == ["/a", "/b", "/a (previous)", "/b (previous)"]
+    assert figure.data[0].stackgroup == "current"
+    assert hint == "Click a day to see its hours."
+    rows = table.children[1].children
+    a_row = [cell.children for cell in rows[0].children[1:]]
+    assert a_row == [f"{10 * sum(range(1, 7)):,}", f"{10 * sum(range(7, 10)):,}", "−12.5 %"]
+
+
+def test_csv_is_the_plotted_series(history, seeded):
+    search = f"?site=s&page=/a&tz={TOKYO}&range=7d&gran=day&compare=1"
+    data, alert = history.download(1, search)
+    assert alert is None
+    assert data["filename"].startswith("hitboard-s-day-")
+    csv = pd.read_csv(io.StringIO(data["content"]))
+    assert list(csv.columns) == ["time", "/a", "previous time", "previous /a"]
+    assert csv["/a"].sum() == 10 * sum(range(1, 7))
+    figure = history.render(search)[0]
+    assert csv["/a"].tolist() == list(figure.data[0].y)
+    assert csv["time"].iloc[0].endswith("+09:00")
+
+
+def test_query_errors_become_messages(history, seeded):
+    figure, table, _label, _hint, alert = history.render("?site=s&range=custom&start=2026-11-09"
+                                                         "&end=2026-11-01")
+    assert "empty range" in str(alert)
+    assert table is None
+    assert figure.layout.annotations[0].text == "Nothing to show"
+    _figure, _table, _label, _hint, alert = history.render("?site=s&range=90d&gran=minute")
+    assert "too many to draw" in str(alert)
+    assert history.download(1, "?site=s&tz=Nowhere")[0] is no_update
+
+
+def test_empty_store_says_how_to_get_data(history):
+    _figure, _table, _label, _hint, alert = history.render("")
+    assert "hitboard ingest FILE" in str(alert)
+    assert compute_view("").site is None
+
+
+def test_clicking_a_day_opens_its_hours_and_an_hour_its_minutes(history):
+    href = history.drill({"points": [{"x": "2026-11-20"}]}, "?site=s&range=90d&tz=UTC")
+    assert href == ("/history?site=s&tz=UTC&end=2026-11-21&gran=hour&range=custom"
+                    "&start=2026-11-20")
+    href = history.drill({"points": [{"x": "2026-11-20 13:00"}]},
+                         "?site=s&range=custom&start=2026-11-20&end=2026-11-21&gran=hour")
+    assert "gran=minute" in href and "start=2026-11-20T13:00" in href
+    assert history.drill({"points": [{"x": "2026-11-20 13:05"}]}, "?range=today") is no_update
+    assert history.drill(None, "?") is no_update
+
+
+def test_controls_write_the_url(history):
+    search, start, end = history.apply_controls("history-range", "30d", None, None, "auto",
+                                                "lines", [], "?site=s&range=custom&start=x")
+    assert search == "?site=s&range=30d"
+    assert start < end
+    search, *_ = history.apply_controls("history-dates", "7d", "2026-11-01", "2026-11-03",
+                                        "day", "stacked", ["1"], "?site=s")
+    assert search == ("?site=s&compare=1&end=2026-11-04&gran=day&mode=stacked&range=custom"
+                      "&start=2026-11-01")
+    assert history.apply_controls("history-dates", "7d", "2026-11-01", None, "auto", "lines",
+                                  [], "?site=s") == (no_update, no_update, no_update)
+    assert history.apply_controls("history-mode", "7d", None, None, "auto", "lines", [],
+                                  "?site=s")[0] is no_update
+    shown = "?site=s&range=custom&start=2026-11-01&end=2026-11-04"
+    assert history.apply_controls("history-dates", "custom", "2026-11-01", "2026-11-03", "auto",
+                                  "lines", [], shown) == (no_update, no_update, no_update)

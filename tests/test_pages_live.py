@@ -1,0 +1,82 @@
+"""dashboard/pages/live.py: the live page's callbacks as plain functions."""
+
+import datetime as dt
+
+import pytest
+from dash import no_update
+from dashkit import dashboard_app, page_module, seed
+
+from dashboard.services import get_services
+
+
+@pytest.fixture
+def app(tmp_path):
+    with dashboard_app(tmp_path / "store") as app, app.server.test_request_context():
+        yield app
+
+
+@pytest.fixture
+def live(app):
+    return page_module("live")
+
+
+def kpi_values(cards):
+    return {card.children[1].id: card.children[1].children for card in cards}
+
+
+def test_refresh_shows_the_last_hour_the_kpis_and_the_top_pages(app, live):
+    db = get_services(app.server).db
+    now = dt.datetime.now(dt.UTC)
+    seed(db, "s", [(now, "/a", 3), (now, "/b", 1), (now - dt.timedelta(minutes=20), "/b", 5)])
+    figure, cards, bars, updated, alert = live.refresh(0, "?site=s&tz=UTC")
+    same_minute = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0) == now.replace(
+        second=0, microsecond=0)
+    assert alert is None
+    values = kpi_values(cards)
+    assert values["live-kpi-minute"] == "4" or not same_minute
+    assert values["live-kpi-hour"] == "9"
+    assert int(values["live-kpi-today"]) >= 4
+    assert figure.data[0].name == "Whole site"
+    assert sum(figure.data[0].y) == 9
+    assert len(figure.data[0].x) == 61
+    assert figure.layout.uirevision.startswith("live|s|")
+    assert list(bars.data[0].y)[0] == "/b"
+    assert updated["age"] >= 0
+
+
+def test_selected_pages_get_a_line_each_and_the_window_comes_from_the_url(app, live):
+    now = dt.datetime.now(dt.UTC)
+    seed(get_services(app.server).db, "s", [(now, "/a", 2), (now, "/b", 7)])
+    figure, cards, *_ = live.refresh(0, "?site=s&page=/a&page=/b&window=15")
+    assert [trace.name for trace in figure.data] == ["/a", "/b"]
+    assert len(figure.data[0].x) == 16
+    assert kpi_values(cards)["live-kpi-hour"] == "9"
+
+
+def test_viewers_in_the_same_bucket_share_one_read(app, live):
+    cache = get_services(app.server).cache
+    live.refresh(0, "?site=s")
+    misses = cache.misses
+    for _ in range(5):
+        live.refresh(0, "?site=s")
+    assert cache.misses - misses <= 3  # a bucket boundary may fall in between, once
+
+
+def test_empty_store_says_how_to_get_data(live):
+    figure, _cards, _bars, updated, alert = live.refresh(0, "")
+    assert "hitboard ingest FILE" in str(alert)
+    assert figure.layout.annotations[0].text == "No data yet"
+    assert updated is None
+
+
+def test_a_bad_time_zone_is_a_message_not_a_traceback(live):
+    figure, cards, _bars, _updated, alert = live.refresh(0, "?site=s&tz=Mars/Olympus")
+    assert "unknown time zone 'Mars/Olympus'" in str(alert)
+    assert cards is no_update
+    assert figure.layout.annotations[0].text == "Could not load"
+
+
+def test_window_choice_is_written_to_the_url(live):
+    assert live.choose_window("15", "?site=s") == "?site=s&window=15"
+    assert live.choose_window("60", "?site=s&window=15") == "?site=s"
+    assert live.choose_window("60", "?site=s") is no_update

@@ -1,0 +1,37 @@
+"""The server's periodic rollup job, fed by the /hit beacon."""
+
+from __future__ import annotations
+
+import time
+
+from dashkit import dashboard_app
+
+from dashboard.rollup_job import rollup_job
+from dashboard.services import get_services
+from queries import rollup_reads
+
+
+def test_the_server_rolls_up_beacon_hits_on_its_own(tmp_path):
+    with dashboard_app(tmp_path / "store", rollup_interval=1, events_ttl_days=7) as app:
+        services = get_services(app.server)
+        info = services.db["events"].index_information()["ingested_ttl"]
+        assert info["expireAfterSeconds"] == 7 * 86_400
+        client = app.server.test_client()
+        for page in ("/a", "/b", "/a"):
+            assert client.get(f"/hit?site=blog&page={page}").status_code == 200
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            services.recorder.flush()
+            check = rollup_reads.consistency(services.db, "blog", "hour")
+            if check.checked and check.ok:
+                break
+            time.sleep(0.2)
+        assert check.checked == 1 and check.ok
+        assert rollup_job(app.server).last is not None
+
+
+def test_read_only_servers_run_no_job(tmp_path):
+    with dashboard_app(tmp_path / "store"):
+        pass
+    with dashboard_app(tmp_path / "store", readonly=True) as app:
+        assert rollup_job(app.server) is None
