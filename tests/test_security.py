@@ -1,0 +1,257 @@
+"""Security: beacon values stay values, the admin token guards the actions that write on
+demand, the server listens on loopback by default, and no password reaches a page, an
+endpoint or a log."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+import pytest
+from click.testing import CliRunner
+from dash import html
+from dashkit import dashboard_app, free_port, page_module, post_callback, reset_dash_globals
+
+import queries
+from dashboard import create_server
+from dashboard.cli import main
+from dashboard.cli import serve as serve_cli
+from dashboard.loadgen.control import get_generator
+from dashboard.rollup_job import rollup_job
+from dashboard.services import get_services
+from dashboard.settings import resolve
+from queries import schema
+
+TOKEN = "tok-3f9a-secret"
+LOADGEN = ["lg-feedback.children", "lg-action.data"]
+ROLLUPS = ["rollups-graph.figure", "rollups-table.children", "rollups-status.children",
+           "rollups-badge.children", "rollups-alert.children"]
+STATS_FIELDS = {schema.DAILY: {"_id", "metadata", "daily", "hourly", "minute"},
+                schema.MONTHLY: {"_id", "metadata", "monthly", "daily"}}
+BOOKKEEPING = {"flushes"}       # the recorder's exactly-once marks, keyed by recorder id
+PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def keys(doc: dict):
+    for key, value in doc.items():
+        yield key
+        if isinstance(value, dict):
+            yield from keys(value)
+
+
+# -- values never become field names or filters -----------------------------------------
+
+@pytest.fixture
+def app(tmp_path):
+    with dashboard_app(tmp_path / "store", rollup_interval=0) as app:
+        yield app
+
+
+def test_operator_looking_pages_and_sites_are_stored_as_plain_values(app):
+    client = app.server.test_client()
+    pages = ["/$where", "/a.b", '/{"$gt":""}', "/$gt.$ne", "/x.y.z"]
+    for page in pages:
+        body = json.dumps({"site": "a.b", "page": page})
+        assert client.post("/hit", data=body).status_code == 204
+    assert client.get("/hit", query_string={"site": "a.b", "page": "$where"}).status_code == 200
+    services = get_services(app.server)
+    services.recorder.flush()
+    for closer in services._closers:                       # flush the buffered events too
+        closer()
+    db = services.db
+    assert queries.list_sites(db) == ["a.b"]
+    assert queries.list_pages(db, "a.b") == sorted(pages)
+    for collection, fields in STATS_FIELDS.items():
+        for doc in db[collection].find({"metadata.site": "a.b"}):
+            assert fields <= set(doc) <= fields | BOOKKEEPING, doc["_id"]
+            assert all(PLAIN_KEY.fullmatch(key) for key in keys(doc)), doc  # no value as a key
+            assert doc["metadata"]["page"] in [*pages, "*"]
+    assert db[schema.DAILY].count_documents({"metadata.page": "/$where"}) == 1
+    assert sorted(e["path"] for e in db[schema.EVENTS].find({"site": "a.b"})) == sorted(
+        [*pages, "/$where"])
+
+
+@pytest.mark.parametrize("query", [
+    "site=blog&page=/a&page[$ne]=x",
+    "site=blog&page%5B%24ne%5D=",
+    "site=blog&page[$regex]=.*",
+    "site[$ne]=x&page=/a",
+    "site=blog&page=/a&$where=1",
+])
+def test_operators_in_query_string_keys_are_refused(app, query):
+    response = app.server.test_client().get("/hit?" + query)
+    assert response.status_code == 400 and "unexpected parameter" in response.get_json()["error"]
+
+
+@pytest.mark.parametrize("body", [
+    {"site": "blog", "page": {"$ne": None}},
+    {"site": "blog", "page": {"$regex": ".*"}},
+    {"site": {"$in": ["blog"]}, "page": "/a"},
+    {"site": "blog", "page": [{"$gt": ""}]},
+])
+def test_operators_in_json_values_are_refused(app, body):
+    response = app.server.test_client().post("/hit", data=json.dumps(body))
+    assert response.status_code == 400 and "must be a string" in response.get_json()["error"]
+    get_services(app.server).recorder.flush()
+    assert queries.list_sites(get_services(app.server).db) == []
+
+
+# -- the admin token ---------------------------------------------------------------------
+
+@pytest.fixture
+def guarded(tmp_path):
+    with dashboard_app(tmp_path / "store", rollup_interval=0, admin_token=TOKEN) as app:
+        yield app
+
+
+def loadgen(client, action: str, token, days=1):
+    response = post_callback(
+        client, LOADGEN,
+        inputs={f"{a}.n_clicks": 1 if a == action else None
+                for a in ("lg-start", "lg-stop", "lg-spike", "lg-backfill")},
+        state={"lg-rate.value": 50, "lg-sites.value": 1, "lg-pages.value": 3,
+               "lg-zipf.value": 1.1, "lg-options.value": [], "lg-days.value": days,
+               "lg-token.value": token},
+        changed=(f"{action}.n_clicks",))
+    assert response.status_code == 200
+    return json.dumps(response.get_json()["response"]["lg-feedback"]["children"])
+
+
+def run_now(client, token):
+    response = post_callback(
+        client, ROLLUPS,
+        inputs={"url.search": "", "rollups-level.value": "day", "rollups-metric.value": "hits",
+                "rollups-run.n_clicks": 1, "rollups-tick.n_intervals": None},
+        state={"rollups-token.value": token}, changed=("rollups-run.n_clicks",))
+    assert response.status_code == 200
+    return json.dumps(response.get_json()["response"]["rollups-alert"]["children"])
+
+
+def test_the_token_is_a_setting_read_from_the_environment():
+    assert resolve({}, environ={"HITBOARD_ADMIN_TOKEN": TOKEN}).admin_token == TOKEN
+    assert resolve({}, environ={}).admin_token is None
+
+
+def _token_label(layout, field: str) -> html.Label:
+    return next(c for c in layout._traverse() if isinstance(c, html.Label)
+                and any(getattr(child, "id", None) == field for child in c.children))
+
+
+def test_pages_show_the_token_field_only_when_the_server_asks_for_it(app, guarded):
+    for server, hidden in ((app.server, True), (guarded.server, False)):
+        with server.test_request_context("/"):
+            for page, field in (("loadgen", "lg-token"), ("rollups", "rollups-token")):
+                label = _token_label(page_module(page).layout(), field)
+                assert label.hidden is hidden
+                assert label.children[-1].type == "password"
+
+
+@pytest.mark.parametrize("token, reason", [
+    (None, "needs this server's admin token (HITBOARD_ADMIN_TOKEN)"),
+    ("", "needs this server's admin token"),
+    (["tok"], "needs this server's admin token"),
+    ("guess-1234", "refused: the admin token is wrong"),
+    (TOKEN + "x", "refused: the admin token is wrong"),
+])
+def test_load_generation_backfill_and_run_now_refuse_without_the_token(guarded, caplog, token,
+                                                                       reason):
+    client = guarded.server.test_client()
+    generator = get_generator(guarded.server)
+    for action in ("lg-start", "lg-backfill", "lg-spike", "lg-stop"):
+        assert reason in loadgen(client, action, token)
+    status = generator.status()
+    assert not status["running"] and status["backfill"]["total"] == 0
+    assert reason in run_now(client, token)
+    assert rollup_job(guarded.server).last is None
+    assert TOKEN not in caplog.text and (not token or str(token) not in caplog.text)
+
+
+def test_the_right_token_is_accepted(guarded):
+    client = guarded.server.test_client()
+    generator = get_generator(guarded.server)
+    assert "Started." in loadgen(client, "lg-start", TOKEN)
+    assert generator.status()["running"]
+    assert "Stopped." in loadgen(client, "lg-stop", TOKEN)
+    assert "Backfill started." in loadgen(client, "lg-backfill", TOKEN)
+    generator.wait_backfill(30)
+    assert generator.status()["backfill"]["hits"] > 0
+    assert run_now(client, TOKEN) == "null"
+    assert rollup_job(guarded.server).last is not None
+
+
+def test_without_a_token_setting_nothing_is_asked(app):
+    client = app.server.test_client()
+    assert "Started." in loadgen(client, "lg-start", None)
+    assert "Stopped." in loadgen(client, "lg-stop", None)
+    assert run_now(client, None) == "null"
+
+
+# -- loopback by default -----------------------------------------------------------------
+
+def test_serve_binds_loopback_unless_told_otherwise(tmp_path, monkeypatch):
+    binds = []
+    monkeypatch.setattr(serve_cli, "run_gunicorn",
+                        lambda settings: binds.append(serve_cli.gunicorn_options(settings)["bind"]))
+    monkeypatch.delenv("HITBOARD_HOST", raising=False)
+    monkeypatch.delenv("HITBOARD_PORT", raising=False)
+    runner = CliRunner()
+    assert runner.invoke(main, ["serve", "--store", str(tmp_path)]).exit_code == 0
+    assert runner.invoke(main, ["serve", "--store", str(tmp_path), "--host", "0.0.0.0"],
+                         ).exit_code == 0
+    monkeypatch.setenv("HITBOARD_HOST", "::1")
+    assert runner.invoke(main, ["serve", "--store", str(tmp_path)]).exit_code == 0
+    assert binds == ["127.0.0.1:8050", "0.0.0.0:8050", "::1:8050"]
+
+
+# -- no password in pages, endpoints or logs ----------------------------------------------
+
+SECRET = "pw-Zq81-not-for-logs"
+
+
+def test_a_store_uri_password_never_shows(tmp_path, monkeypatch, caplog):
+    """A MongoDB URI with a password for a server that is down: every page, /healthz, the
+    callbacks' errors and the logs name the server without the password."""
+    caplog.set_level(logging.DEBUG)
+    uri = (f"mongodb://hitboard:{SECRET}@127.0.0.1:{free_port()}/hb"
+           "?serverSelectionTimeoutMS=150&connectTimeoutMS=150")
+    monkeypatch.setenv("HITBOARD_STORE", uri)
+    started = []
+
+    def boot(settings):                              # what a gunicorn worker does at boot
+        reset_dash_globals()
+        started.append(create_server(settings))
+
+    monkeypatch.setattr(serve_cli, "run_gunicorn", boot)
+    result = CliRunner().invoke(main, ["serve", "--readonly"])
+    assert result.exit_code == 0, result.output
+    assert "hitboard:***@127.0.0.1" in result.output and SECRET not in result.output
+    server = started[0]
+    try:
+        client = server.test_client()
+        health = client.get("/healthz")
+        assert health.status_code == 503 and health.get_json()["status"] == "error"
+        served = [health.get_data(as_text=True)]
+        for path in ("/", "/data", "/history", "/rollups", "/loadgen"):
+            served.append(client.get(path).get_data(as_text=True))
+            page = post_callback(client, ["_pages_content.children", "_pages_store.data"],
+                                 {"_pages_location.pathname": path,
+                                  "_pages_location.search": "?site=s"},
+                                 changed=("_pages_location.pathname",))
+            served.append(page.get_data(as_text=True))
+        data = post_callback(client, ["data-content.children"], {"url.search": "?site=s"})
+        served.append(data.get_data(as_text=True))
+        assert "hitboard:***@127.0.0.1" in served[-1]
+        live = post_callback(client, ["live-graph.figure", "live-kpis.children",
+                                      "live-top.figure", "live-updated.data",
+                                      "live-alert.children"],
+                             {"live-interval.n_intervals": 1, "url.search": "?site=s"})
+        served.append(live.get_data(as_text=True))
+        assert "ServerSelectionTimeoutError" in served[-1]       # the failure is shown...
+        for text in served:
+            assert SECRET not in text                          # ...without the password
+    finally:
+        get_services(server).close()
+        reset_dash_globals()
+    assert "ServerSelectionTimeoutError" in caplog.text          # logged, with traceback
+    assert SECRET not in caplog.text
