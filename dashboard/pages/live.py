@@ -43,6 +43,7 @@ register_recent_callbacks()
 
 WINDOWS = {"15": "15 min", "60": "1 hour", "180": "3 hours"}
 DEFAULT_WINDOW = "60"
+VIEW_SECONDS = 10
 REFRESH_MS = 2000
 
 
@@ -124,6 +125,16 @@ def refresh(_n, search):
     except Exception as exc:
         blank = notice_figure("Could not load", shell.theme)
         return blank, no_update, blank, no_update, message(describe(exc))
+    key = ("live-view", site, shell.pages, shell.tz, window, shell.theme, snapshot.as_of)
+    figure, cards, bars = get_services().cache.get_or_compute(
+        key, lambda: _view(snapshot, site, shell, window), timeout=VIEW_SECONDS)
+    age = time.time() - snapshot.as_of.timestamp()
+    return figure, cards, bars, {"age": age, "as_of": snapshot.as_of.isoformat()}, None
+
+
+def _view(snapshot, site: str, shell, window: int) -> tuple:
+    """The page's figures and cards for one snapshot, built once and shared by every
+    viewer of the same view (building Plotly figures is most of a refresh's cost)."""
     pages = shell.pages
     revision = f"live|{site}|{'|'.join(pages)}|{shell.tz}|{window}"
     figure = timeseries_figure(snapshot.series, granularity="minute", theme=shell.theme,
@@ -131,9 +142,8 @@ def refresh(_n, search):
     top = snapshot.top
     bars = (top_pages_figure(top, theme=shell.theme, pages=pages, uirevision=revision)
             if len(top) else notice_figure("No hits today yet", shell.theme, height=160))
-    age = time.time() - snapshot.as_of.timestamp()
-    return (figure, kpi_cards(_kpis(snapshot.totals, snapshot.as_of, shell.tz)), bars,
-            {"age": age, "as_of": snapshot.as_of.isoformat()}, None)
+    return (figure.to_dict(), kpi_cards(_kpis(snapshot.totals, snapshot.as_of, shell.tz)),
+            bars.to_dict())
 
 
 clientside_callback(

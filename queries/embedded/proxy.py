@@ -181,14 +181,15 @@ class EmbeddedCollection:
             return self._engine().distinct(key, filter)
 
     def aggregate(self, pipeline: list[dict], **_kw) -> Iterator[dict]:
-        with self._store.lock:
-            engine = self._engine()
-            if pipeline and "$match" in pipeline[0]:
-                # mongomock copies the whole collection before any stage; a leading
-                # $match runs as a find instead, so only matching documents are copied.
-                docs = list(engine.find(pipeline[0]["$match"]))
-                return iter(list(process_pipeline(docs, engine.database, pipeline[1:], None)))
-            return iter(list(engine.aggregate(pipeline)))
+        engine = self._engine()
+        if not (pipeline and "$match" in pipeline[0]):
+            with self._store.lock:
+                return iter(list(engine.aggregate(pipeline)))
+        # mongomock copies the whole collection before any stage; a leading $match runs
+        # as an (indexed) find instead, so only matching documents are copied, and the
+        # later stages work on those copies without holding the store lock.
+        docs = list(self.find(pipeline[0]["$match"]))
+        return iter(list(process_pipeline(docs, engine.database, pipeline[1:], None)))
 
 
 class EmbeddedCursor:
