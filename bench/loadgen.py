@@ -15,13 +15,19 @@ what does limit it: distinct pages per flush, not hits.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
+from pathlib import Path
 
-import queries
-from dashboard.loadgen import LoadRunner, TrafficModel, backfill_history
-from dashboard.loadgen.events import EventFeed
-from queries.events import EventWriter
+# Run as a script, this folder comes first on sys.path and its dashboard.py (the viewers
+# benchmark) would shadow the dashboard package: import from the project root instead.
+sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+import queries  # noqa: E402
+from dashboard.loadgen import LoadRunner, TrafficModel, backfill_history  # noqa: E402
+from dashboard.loadgen.events import EventFeed  # noqa: E402
+from queries.events import EventWriter  # noqa: E402
 
 RATES = (100, 1_000, 10_000, 20_000)
 SEARCH_LIMIT = 1_280_000

@@ -2,8 +2,9 @@
 
 A MongoDB server explains a query (``explain`` with ``executionStats``): which index it
 used and how many keys and documents it examined for those it returned. The embedded
-store has no query planner: every query scans the whole collection in memory, so its
-summary says so instead of inventing figures.
+store has no query planner and no explain() (it answers from hash indexes on the first
+two fields of each index, else by a scan), so its summary says so instead of inventing
+figures.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from pymongo.errors import OperationFailure
 from .connection import is_embedded
 
 SAMPLE = 200  # documents whose BSON size estimates an embedded collection's size
-NO_EXPLAIN = ("the embedded store has no query planner and no explain(): every query "
-              "scans the whole collection in memory")
+NO_EXPLAIN = ("the embedded store has no query planner and no explain(): it reads the "
+              "index buckets of the queried site and pages, else scans the collection")
 
 
 @dataclass(frozen=True)

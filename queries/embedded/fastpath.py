@@ -157,6 +157,8 @@ def _iter_documents(self, filter):
     if type(key) is dict and list(key) == ["$in"] and all(type(k) in _ID_TYPES
                                                           for k in key["$in"]):
         found = (documents.get(k) for k in dict.fromkeys(key["$in"]))
+        if len(filter) == 1:  # the lookup is the whole answer
+            return (doc for doc in found if doc is not None)
         return (doc for doc in found if doc is not None and filter_applies(filter, doc))
     for index in _indexes(self._store):
         found = index.candidates(filter)
