@@ -70,16 +70,24 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(store: Path, port: int, threads: int) -> subprocess.Popen:
+def start_server(store: Path, port: int, threads: int,
+                 log: Path | None = None) -> subprocess.Popen:
+    """``hitboard serve`` on a loopback port, once /healthz answers (server output goes to
+    ``log`` when given, else stderr is kept for the error message)."""
     hitboard = Path(sys.executable).parent / "hitboard"
     env = {**os.environ, "HITBOARD_STORE": str(store)}
-    server = subprocess.Popen(
-        [str(hitboard), "serve", "--port", str(port), "--threads", str(threads)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    command = [str(hitboard), "serve", "--port", str(port), "--threads", str(threads)]
+    if log is None:
+        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
+    else:
+        with log.open("wb") as out:
+            server = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise SystemExit(f"hitboard serve exited: {server.stderr.read()}")
+            output = log.read_text()[-2000:] if log is not None else server.stderr.read()
+            raise SystemExit(f"hitboard serve exited:\n{output}")
         try:
             health(port)
             return server

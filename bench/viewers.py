@@ -192,25 +192,6 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
-def start_server(store: Path, port: int, threads: int, log: Path) -> subprocess.Popen:
-    env = {**os.environ, "HITBOARD_STORE": str(store)}
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            [str(Path(sys.executable).parent / "hitboard"), "serve", "--port", str(port),
-             "--threads", str(threads)], env=env, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"hitboard serve exited:\n{log.read_text()[-2000:]}")
-        try:
-            bench.health(port)
-            return server
-        except OSError:
-            time.sleep(0.2)
-    server.terminate()
-    raise SystemExit("hitboard serve did not answer within 60 s")
-
-
 def recorder_stats(port: int) -> dict:
     """The recorder's counters from /healthz, however long a rollup run holds the store."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=300) as response:
@@ -269,7 +250,7 @@ def main() -> int:
     try:
         seeded = bench.seed(store, args.days)
         port = bench.free_port()
-        server = start_server(store, port, args.threads, directory / "serve.log")
+        server = bench.start_server(store, port, args.threads, directory / "serve.log")
         search = f"?site={bench.SITE}&tz=Europe/Paris"
         print(f"hitboard serve on 127.0.0.1:{port}: 1 worker × {args.threads} threads, "
               f"{os.cpu_count()} CPUs; seeded {seeded:,} hits over {args.days} days")

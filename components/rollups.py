@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
-from dash import dash_table, html
+from dash import html
 
 from .notice import notice_figure
 from .theme import base_layout
@@ -45,18 +45,24 @@ def rollup_figure(table: pd.DataFrame, *, level: str, metric: str,
     return figure
 
 
-def rollup_table(table: pd.DataFrame, *, level: str, component_id: str) -> dash_table.DataTable:
-    rows = []
-    for time, row in table.iterrows():
-        rows.append({"bucket": bucket_label(level, time), "hits": int(row["hits"]),
-                     "bytes": int(row["bytes"]), "mean_bytes": round(float(row["mean_bytes"]), 1),
-                     "error_rate": f"{row['error_rate']:.2%}",
-                     **{c: int(row[c]) for c in ("2xx", "3xx", "4xx", "5xx", "other")}})
-    columns = [{"name": "Bucket (UTC)", "id": "bucket"}] + [
-        {"name": METRICS.get(c, c), "id": c} for c in COLUMNS]
-    return dash_table.DataTable(id=component_id, data=rows, columns=columns, page_size=24,
-                                sort_action="native", style_table={"overflowX": "auto"},
-                                style_cell={"fontFamily": "inherit", "padding": "4px 8px"})
+def rollup_rows(table: pd.DataFrame, *, level: str) -> list[dict]:
+    """One row per bucket, formatted for reading."""
+    return [{"bucket": bucket_label(level, time), "hits": int(row["hits"]),
+             "bytes": int(row["bytes"]), "mean_bytes": round(float(row["mean_bytes"]), 1),
+             "error_rate": f"{row['error_rate']:.2%}",
+             **{c: int(row[c]) for c in ("2xx", "3xx", "4xx", "5xx", "other")}}
+            for time, row in table.iterrows()]
+
+
+def rollup_table(table: pd.DataFrame, *, level: str, component_id: str) -> html.Div:
+    """The buckets as a plain table (scrolling inside its card on narrow screens)."""
+    head = ["Bucket (UTC)"] + [METRICS.get(c, c) for c in COLUMNS]
+    body = [html.Tr([html.Td(row["bucket"])] + [
+        html.Td(f"{row[c]:,}" if isinstance(row[c], int) else row[c], className="num")
+        for c in COLUMNS]) for row in rollup_rows(table, level=level)]
+    return html.Div(style={"overflowX": "auto"}, children=html.Table(
+        id=component_id, className="totals",
+        children=[html.Thead(html.Tr([html.Th(h) for h in head])), html.Tbody(body)]))
 
 
 def consistency_badge(level: str, checked: int, differing: pd.DataFrame,

@@ -8,6 +8,7 @@ from components.rollups import (
     bucket_label,
     consistency_badge,
     rollup_figure,
+    rollup_rows,
     rollup_table,
     run_status,
 )
@@ -29,10 +30,14 @@ def test_figure_draws_the_chosen_metric_per_bucket():
 
 
 def test_table_rows():
-    data = rollup_table(table(), level="day", component_id="t").data
+    data = rollup_rows(table(), level="day")
     assert data[0] == {"bucket": "2015-05-11", "hits": 10, "bytes": 1000, "mean_bytes": 100.0,
                        "error_rate": "10.00%", "2xx": 9, "3xx": 0, "4xx": 1, "5xx": 0,
                        "other": 0}
+    rendered = rollup_table(table(), level="day", component_id="t").children
+    header, body = rendered.children
+    assert len(header.children.children) == 10 and len(body.children) == 2
+    assert body.children[0].children[0].children == "2015-05-11"
 
 
 def test_badge_states():
