@@ -60,3 +60,13 @@ def embedded_db(tmp_path):
     queries.ensure_indexes(database)
     yield database
     database.client.close()
+
+
+@pytest.fixture
+def app(tmp_path):
+    """The dashboard on a fresh store inside a request context, so page callbacks can be
+    called as plain functions (browser tests override it in tests/browser/conftest.py)."""
+    from dashkit import dashboard_app
+
+    with dashboard_app(tmp_path / "store") as app, app.server.test_request_context():
+        yield app

@@ -46,6 +46,16 @@ def seed(db, site: str, hits) -> None:
             recorder.record(site, page, ts, n=count)
 
 
+def noon_hits(zone, today: dt.date, days: int) -> list:
+    """Hits at local noon 1..``days`` days before ``today`` in ``zone``: 10·k on /a and k
+    on /b, k days ago, so every day and page has a total of its own."""
+    hits = []
+    for days_ago in range(1, days + 1):
+        noon = dt.datetime.combine(today - dt.timedelta(days=days_ago), dt.time(12), zone)
+        hits += [(noon, "/a", 10 * days_ago), (noon, "/b", days_ago)]
+    return hits
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -6,18 +6,12 @@ import io
 import pandas as pd
 import pytest
 from dash import no_update
-from dashkit import dashboard_app, page_module, seed
+from dashkit import noon_hits, page_module, seed
 
 from dashboard.history_view import compute_view
 from dashboard.services import get_services
 
 TOKYO = "Asia/Tokyo"
-
-
-@pytest.fixture
-def app(tmp_path):
-    with dashboard_app(tmp_path / "store") as app, app.server.test_request_context():
-        yield app
 
 
 @pytest.fixture
@@ -29,11 +23,7 @@ def history(app):
 def seeded(app):
     """Hits at local noon in Tokyo 1..9 days ago, 10·k hits k days ago, on two pages."""
     zone = dt.timezone(dt.timedelta(hours=9))
-    today = dt.datetime.now(zone).date()
-    hits = []
-    for days_ago in range(1, 10):
-        noon = dt.datetime.combine(today - dt.timedelta(days=days_ago), dt.time(12), zone)
-        hits += [(noon, "/a", 10 * days_ago), (noon, "/b", days_ago)]
+    hits = noon_hits(zone, dt.datetime.now(zone).date(), days=9)
     seed(get_services(app.server).db, "s", hits)
     return hits
 

@@ -7,15 +7,9 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 from dash import no_update
-from dashkit import dashboard_app, page_module, seed
+from dashkit import page_module, seed
 
 from dashboard.services import get_services
-
-
-@pytest.fixture
-def app(tmp_path):
-    with dashboard_app(tmp_path / "store") as app, app.server.test_request_context():
-        yield app
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
 import pytest
-from dashkit import free_port, seed
+from dashkit import free_port, noon_hits, seed
 from selenium.webdriver.common.action_chains import ActionChains
 
 from dashboard.services import get_services
@@ -22,11 +22,7 @@ TOTAL_A = 10 * sum(range(1, 7))  # /a over the last 7 Tokyo days (today has no h
 def seeded(app):
     """Hits at local noon in Tokyo 1..40 days ago: 10·k on /a and k on /b, k days ago."""
     today = dt.datetime.now(TOKYO).date()
-    hits = []
-    for days_ago in range(1, 41):
-        noon = dt.datetime.combine(today - dt.timedelta(days=days_ago), dt.time(12), TOKYO)
-        hits += [(noon, "/a", 10 * days_ago), (noon, "/b", days_ago)]
-    seed(get_services(app.server).db, "s", hits)
+    seed(get_services(app.server).db, "s", noon_hits(TOKYO, today, days=40))
     return today
 
 
