@@ -80,7 +80,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("database", "hitboard", "database name on a MongoDB server"),
     Setting("host", "127.0.0.1", "interface `hitboard serve` listens on"),
     Setting("port", 8050, "TCP port `hitboard serve` listens on", _port),
-    Setting("workers", 1, "server processes (must stay 1 with the embedded store)",
+    Setting("workers", 1, "server processes",
             _positive_int),
     Setting("threads", 8, "request threads per server process", _positive_int),
     Setting("readonly", False, "never write: no hit recorder, embedded store opened read-only",

@@ -2,7 +2,7 @@
 
 from .backfill import BackfillTotals, DayCounts, backfill
 from .catalog import list_pages, list_sites, top_pages
-from .connection import connect, is_embedded, redact, resolve_store
+from .connection import connect, is_embedded, migrate_store, redact, resolve_store
 from .errors import (
     HitboardError,
     InvalidPageError,
@@ -39,6 +39,7 @@ __all__ = [
     "ensure_indexes",
     "hourly_series",
     "is_embedded",
+    "migrate_store",
     "list_pages",
     "list_sites",
     "log_hit",

@@ -9,7 +9,7 @@ from pathlib import Path
 from pymongo import MongoClient
 from pymongo.uri_parser import parse_uri
 
-from .embedded import connect_embedded
+from .embedded import connect_embedded, convert
 
 DEFAULT_DATABASE = "hitboard"
 MONGODB_SCHEMES = ("mongodb://", "mongodb+srv://")
@@ -46,6 +46,13 @@ def connect(store: str | os.PathLike | None = None, database: str | None = None,
         name = database or parse_uri(target).get("database") or DEFAULT_DATABASE
         return MongoClient(target, tz_aware=True, appname="hitboard")[name]
     return connect_embedded(target, database or DEFAULT_DATABASE, read_only=read_only)
+
+
+def migrate_store(directory: str | os.PathLike) -> int:
+    """Convert an embedded store of the first format (snapshot + journal) to the current
+    one; returns the records replayed, 0 when there is nothing to convert. ``connect``
+    does the same on first open; this is for doing it on purpose."""
+    return convert(directory)
 
 
 def is_embedded(db) -> bool:

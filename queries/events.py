@@ -22,29 +22,27 @@ import os
 import threading
 from dataclasses import dataclass, field
 
-import pandas as pd
 from bson import ObjectId
 from pymongo import ASCENDING, DESCENDING
 from pymongo.errors import BulkWriteError, OperationFailure, PyMongoError
 from pymongo.write_concern import WriteConcern
 
-from . import schema, validation
-from .connection import is_embedded
-from .errors import HitboardError, InvalidRangeError, RecorderOverloadedError
+from . import schema
+from .errors import HitboardError, RecorderOverloadedError
 
 DEFAULT_TTL_DAYS = 30
 TTL_ENV = "HITBOARD_EVENTS_TTL_DAYS"
 TTL_INDEX = "ingested_ttl"
 DUPLICATE_KEY = 11000
-MAX_EMBEDDED_ENV = "HITBOARD_EVENTS_MAX"
-DEFAULT_MAX_EMBEDDED = 1_000_000
 WRITE_CONCERNS = ("0", "1", "majority")
 INDEXES = {
-    # The seed's queries: one page's requests over time (and the recent-hits feed),
-    # one client's requests, and a site's requests over a time range (rollups).
+    # One page's requests over time: the recent-hits feed of chosen pages.
     "site_path_time": [("site", ASCENDING), ("path", ASCENDING), ("time", DESCENDING)],
-    "host_time": [("host", ASCENDING), ("time", ASCENDING)],
-    "site_time": [("site", ASCENDING), ("time", DESCENDING)],
+    # A site's requests over time: the whole-site feed, and the rollups' hourly $group,
+    # which reads only these fields, so the index covers it (no document is fetched, on
+    # MongoDB as on the embedded store, which runs that $group in SQL on these columns).
+    "site_time": [("site", ASCENDING), ("time", DESCENDING), ("path", ASCENDING),
+                  ("status", ASCENDING), ("bytes", ASCENDING)],
 }
 
 
@@ -60,27 +58,10 @@ def retention_days(value=None) -> int:
     return days
 
 
-def max_embedded_events(value=None) -> int:
-    """Raw events the embedded store keeps at most: ``value``, else
-    $HITBOARD_EVENTS_MAX, else 1,000,000 (about 1 GB of memory)."""
-    raw = value if value is not None else os.environ.get(MAX_EMBEDDED_ENV, DEFAULT_MAX_EMBEDDED)
-    try:
-        count = int(raw)
-    except (TypeError, ValueError):
-        count = 0
-    if count < 1:
-        raise HitboardError(f"invalid {MAX_EMBEDDED_ENV} {raw!r}: a whole number, 1 or more")
-    return count
-
-
 def ensure_event_indexes(db, ttl_days: int | None = None) -> list[str]:
     """Create the events indexes; a changed retention updates the TTL index in place
-    (``collMod`` on MongoDB; drop and re-create on the embedded store). The embedded
-    store, which holds everything in memory, also caps the count of raw events, oldest
-    first, as a capped collection would."""
+    (``collMod`` on MongoDB; drop and re-create where it is not offered)."""
     events = db[schema.EVENTS]
-    if is_embedded(db):
-        events.cap_documents(max_embedded_events(), "ingested")
     existing = {name: tuple(tuple(pair) for pair in info["key"])
                 for name, info in events.index_information().items()}
     names = [name if existing.get(name) == tuple(keys) else events.create_index(keys, name=name)
@@ -99,8 +80,6 @@ def ensure_event_indexes(db, ttl_days: int | None = None) -> list[str]:
 def _coll_mod(db, seconds: int) -> bool:
     """Change the TTL in place; False where ``collMod`` is not offered (the embedded
     store, some wire-compatible servers): the caller then drops and re-creates it."""
-    if is_embedded(db):
-        return False
     try:
         db.command("collMod", schema.EVENTS,
                    index={"name": TTL_INDEX, "expireAfterSeconds": seconds})
@@ -255,25 +234,3 @@ class EventWriter:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5)
         self.flush()
-
-
-def requests_per_day_and_page(db, site: str, year: int, month: int) -> pd.DataFrame:
-    """The seed's aggregation: requests per day and page over one UTC month
-    (``$match`` → ``$project`` → ``$group``). Columns ``day`` (date), ``path``, ``hits``,
-    sorted by day then hits, most first."""
-    site = validation.site(site)
-    if not (1 <= int(month) <= 12 and 1970 <= int(year) <= 9999):
-        raise InvalidRangeError(f"invalid month {year}-{month}")
-    start = dt.datetime(int(year), int(month), 1, tzinfo=dt.UTC)
-    end = (start + dt.timedelta(days=32)).replace(day=1)
-    pipeline = [
-        {"$match": {"site": site, "time": {"$gte": start, "$lt": end}}},
-        {"$project": {"path": 1, "date": {"y": {"$year": "$time"}, "m": {"$month": "$time"},
-                                          "d": {"$dayOfMonth": "$time"}}}},
-        {"$group": {"_id": {"path": "$path", "date": "$date"}, "hits": {"$sum": 1}}},
-    ]
-    rows = [(dt.date(r["_id"]["date"]["y"], r["_id"]["date"]["m"], r["_id"]["date"]["d"]),
-             r["_id"]["path"], r["hits"]) for r in db[schema.EVENTS].aggregate(pipeline)]
-    frame = pd.DataFrame(rows, columns=["day", "path", "hits"])
-    frame = frame.sort_values(["day", "hits", "path"], ascending=[True, False, True])
-    return frame.reset_index(drop=True).astype({"hits": "int64"})

@@ -11,13 +11,11 @@ from pathlib import Path
 import dash
 import flask
 import pytest
-from click.testing import CliRunner
 from dashkit import dashboard_app, free_port, reset_dash_globals
 
 import queries
 from dashboard import create_server
-from dashboard.cli import main
-from dashboard.cli.serve import check_workers, gunicorn_options
+from dashboard.cli.serve import gunicorn_options
 from dashboard.services import get_services
 from dashboard.settings import InvalidSettingError, resolve
 
@@ -98,15 +96,6 @@ def test_bad_setting_fails_before_anything_opens(tmp_path):
         create_app({"store": str(tmp_path), "threads": 0})
 
 
-def test_several_workers_are_refused_on_the_embedded_store(tmp_path):
-    with pytest.raises(InvalidSettingError, match="cannot share the embedded store"):
-        check_workers(resolve({"store": str(tmp_path), "workers": 2}, environ={}))
-    check_workers(resolve({"store": "mongodb://db.example/hb", "workers": 4}, environ={}))
-    result = CliRunner().invoke(main, ["serve", "--store", str(tmp_path), "--workers", "3"])
-    assert result.exit_code == 2
-    assert "Error: 3 workers cannot share the embedded store" in result.output
-
-
 def test_gunicorn_runs_threads_in_one_process_by_default():
     options = gunicorn_options(resolve({}, environ={}))
     assert options["bind"] == "127.0.0.1:8050"
@@ -136,17 +125,3 @@ def test_hitboard_serve_answers_over_http(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
-
-
-@pytest.mark.slow
-def test_hitboard_serve_on_a_store_in_use_says_so_and_exits(tmp_path):
-    holder = queries.connect(str(tmp_path / "store"))
-    try:
-        result = subprocess.run(
-            [str(Path(sys.executable).parent / "hitboard"), "serve", "--store",
-             str(tmp_path / "store"), "--port", str(free_port())],
-            capture_output=True, text=True, timeout=60)
-    finally:
-        holder.client.close()
-    assert result.returncode == 2
-    assert result.stderr.count("Error: the embedded store") == 1

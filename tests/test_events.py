@@ -1,5 +1,4 @@
-"""The events collection: indexes and retention, bulk writes that report failures, and
-the seed's per-day-and-page aggregation."""
+"""The events collection: indexes and retention, bulk writes that report failures."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from pymongo.errors import AutoReconnect
 
 import queries
 from queries import events, schema
-from queries.events import EventWriter, requests_per_day_and_page
+from queries.events import EventWriter
 from queries.logformat import parse_line
 
 
@@ -22,7 +21,8 @@ def test_indexes_serve_the_seed_queries_with_a_30_day_ttl(db):
     info = db[schema.EVENTS].index_information()
     keys = {name: [tuple(k) for k in spec["key"]] for name, spec in info.items()}
     assert keys["site_path_time"] == [("site", 1), ("path", 1), ("time", -1)]
-    assert keys["host_time"] == [("host", 1), ("time", 1)]
+    assert keys["site_time"] == [("site", 1), ("time", -1), ("path", 1), ("status", 1),
+                                 ("bytes", 1)]
     assert keys[events.TTL_INDEX] == [("ingested", 1)]
     assert ttl_of(db) == 30 * 86_400
 
@@ -110,21 +110,3 @@ def test_write_concern_and_background_flush(embedded_db):
     bounded.add({"site": "s"})
     with pytest.raises(queries.RecorderOverloadedError):
         bounded.add({"site": "s"})
-
-
-def test_requests_per_day_and_page_for_a_month(db):
-    writer = EventWriter(db)
-    times = [dt.datetime(2015, 5, 17, 10, tzinfo=dt.UTC), dt.datetime(2015, 5, 17, 23, 59,
-             tzinfo=dt.UTC), dt.datetime(2015, 5, 18, 0, 1, tzinfo=dt.UTC),
-             dt.datetime(2015, 6, 1, tzinfo=dt.UTC), dt.datetime(2015, 4, 30, 23, tzinfo=dt.UTC)]
-    for t, path in zip(times, ["/a", "/a", "/a", "/a", "/b"], strict=True):
-        writer.add({"time": t, "site": "demo", "path": path})
-    writer.add({"time": times[0], "site": "other", "path": "/a"})
-    writer.flush()
-    frame = requests_per_day_and_page(db, "demo", 2015, 5)
-    assert frame.to_dict("records") == [
-        {"day": dt.date(2015, 5, 17), "path": "/a", "hits": 2},
-        {"day": dt.date(2015, 5, 18), "path": "/a", "hits": 1},
-    ]
-    with pytest.raises(queries.InvalidRangeError):
-        requests_per_day_and_page(db, "demo", 2015, 13)

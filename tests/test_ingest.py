@@ -134,29 +134,6 @@ def test_vhost_names_the_site_and_a_bad_file_name_needs_site(tmp_path):
     assert result.exit_code == 2 and "give --site NAME" in result.output
 
 
-def test_a_store_held_by_a_server_says_what_to_do(tmp_path):
-    log = tmp_path / "a.log"
-    write(log, [line(1)])
-    store = str(tmp_path / "store")
-    holder = queries.connect(store)
-    try:
-        def locked(*_a, **_k):
-            raise queries.StoreLockedError("the embedded store is in use by pid 1 (hitboard)")
-
-        import dashboard.cli.ingest as cli_ingest
-        original = cli_ingest.open_db
-        cli_ingest.open_db = locked
-        try:
-            result = CliRunner().invoke(main, ["ingest", str(log), "--store", store])
-        finally:
-            cli_ingest.open_db = original
-    finally:
-        holder.client.close()
-    assert result.exit_code == 2
-    assert "stop the server, ingest, then start it again" in result.output
-    assert "MongoDB" in result.output
-
-
 def test_site_from_filename():
     assert ingest.site_from_filename("/var/log/www.example.com.access.log.1") == \
         "www.example.com.access"

@@ -61,13 +61,15 @@ def test_rollups_agree_per_page_too(db):
 
 
 def test_a_differing_bucket_is_named(db):
-    # Bypass the read-only proxy to corrupt one bucket in memory (never on disk).
-    engine = db.client.store.collection(db.name, schema.ROLLUPS["daily"])
-    engine.update_one({"_id": "20150518/demo*"}, {"$inc": {"hits": 5}})
+    # A writer beside the read-only connection plants the difference, then removes it.
+    writer = queries.connect(str(db.client.store.directory))
+    daily = writer[schema.ROLLUPS["daily"]]
+    daily.update_one({"_id": "20150518/demo*"}, {"$inc": {"hits": 5}})
     try:
         check = rollup_reads.consistency(db, "demo", "day")
     finally:
-        engine.update_one({"_id": "20150518/demo*"}, {"$inc": {"hits": -5}})
+        daily.update_one({"_id": "20150518/demo*"}, {"$inc": {"hits": -5}})
+        writer.client.close()
     assert not check.ok
     assert check.differing.to_dict("index") == {
         pd_time("2015-05-18"): {"rollup": 2898, "stats": 2893}}

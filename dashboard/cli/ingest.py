@@ -13,26 +13,12 @@ from pymongo.errors import PyMongoError
 
 import queries
 from queries import ingest as ingesting
-from queries.errors import HitboardError, StoreLockedError
+from queries.errors import HitboardError
 from queries.events import WRITE_CONCERNS
 from queries.logformat import FORMATS
 from queries.rollups import run_rollups
 
 from .common import open_db, store_option
-
-LOCKED_ADVICE = (
-    "{error}\nIngest writes into the store, and a running `hitboard serve` holds it. Either "
-    "stop the server, ingest, then start it again; or run both on MongoDB "
-    "(--store mongodb://... or HITBOARD_STORE) so they can share it. The server's /hit "
-    "beacon is no substitute: it counts hits at their arrival time, not the log's."
-)
-
-
-def _open_writable(store):
-    try:
-        return open_db(store)
-    except StoreLockedError as exc:
-        raise HitboardError(LOCKED_ADVICE.format(error=exc)) from None
 
 
 class _Stop:
@@ -84,7 +70,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, store
     """
     default_sites = {os.path.abspath(f): site or ingesting.site_from_filename(f)
                      for f in files}
-    db = _open_writable(store)
+    db = open_db(store)
     started = time.perf_counter()
     failure = None
     try:
@@ -187,7 +173,7 @@ def rollup(every, store):
     Incremental: only buckets touched by events ingested since the last run are
     recomputed, completely, so a run repeated or interrupted never counts twice.
     """
-    db = _open_writable(store)
+    db = open_db(store)
     try:
         queries.ensure_indexes(db)
         with _Stop() as stop:

@@ -2,8 +2,8 @@
 
 Every option is a setting of ``dashboard.settings`` with the same name, resolved
 option > ``HITBOARD_*`` variable > default; a feature adds its option here and its row
-there. The embedded store belongs to one process, so it runs one worker with threads and
-refuses more workers.
+there. Each worker opens the store itself, after gunicorn forks it: several workers share
+the embedded store as they share a MongoDB server.
 """
 
 from __future__ import annotations
@@ -13,24 +13,13 @@ import sys
 
 import click
 
-from queries.connection import is_server, redact, resolve_store
+from queries.connection import redact, resolve_store
 from queries.errors import HitboardError
 
-from ..settings import InvalidSettingError, Settings, resolve
+from ..settings import Settings, resolve
 from .common import store_option
 
 BOOT_ERROR = 3  # gunicorn's "worker failed to boot": the arbiter stops instead of retrying
-
-
-def check_workers(settings: Settings) -> None:
-    """Refuse several processes on the embedded store: each would need it exclusively."""
-    store = resolve_store(settings.store)
-    if settings.workers > 1 and not is_server(store):
-        raise InvalidSettingError(
-            f"{settings.workers} workers cannot share the embedded store {store}: it belongs "
-            "to one process. Use --workers 1 (and --threads for concurrency), or point "
-            "--store/HITBOARD_STORE at a MongoDB server (mongodb://...) to run several."
-        )
 
 
 def gunicorn_options(settings: Settings) -> dict:
@@ -73,7 +62,7 @@ def run_gunicorn(settings: Settings) -> None:
 @click.option("--port", default=None, type=int, help="Port to listen on [HITBOARD_PORT; 8050].")
 @store_option
 @click.option("--workers", default=None, type=int,
-              help="Server processes [HITBOARD_WORKERS; 1]; more than 1 needs a MongoDB server.")
+              help="Server processes [HITBOARD_WORKERS; 1].")
 @click.option("--threads", default=None, type=int,
               help="Request threads per process [HITBOARD_THREADS; 8].")
 @click.option("--readonly/--no-readonly", default=None,
@@ -84,7 +73,6 @@ def run_gunicorn(settings: Settings) -> None:
 def serve(**options) -> None:
     """Run the dashboard (live and historical pages) at http://HOST:PORT/."""
     settings = resolve(options)
-    check_workers(settings)
     store = redact(resolve_store(settings.store))
     click.echo(f"hitboard: http://{settings.host}:{settings.port}/ · store {store} · "
                f"{settings.workers} worker(s) × {settings.threads} threads", err=True)

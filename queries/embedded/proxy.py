@@ -1,22 +1,28 @@
-"""The pymongo-shaped face of the embedded store: Database, Collection and Cursor.
+"""The pymongo-shaped face of the embedded store: Client, Database, Collection, Cursor.
 
 Only the subset hitboard uses is offered, with pymongo's signatures, result types and
-exceptions, so ``queries/`` runs the same calls on a real server and here. Reads take the
-store lock and materialise their results, so no thread ever iterates a collection while
-another writes to it.
+exceptions, so ``queries/`` runs the same calls on a MongoDB server and here. Each write
+is one SQLite transaction (a ``bulk_write`` is one for all its requests); each read
+runs on the calling thread's own connection, beside writers in this and other processes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
-from mongomock.aggregate import process_pipeline
-from pymongo import DeleteMany, DeleteOne, InsertOne, ReplaceOne, UpdateMany, UpdateOne
-from pymongo.errors import BulkWriteError, PyMongoError
-from pymongo.results import BulkWriteResult
+from pymongo.errors import BulkWriteError, OperationFailure, PyMongoError
+from pymongo.results import (
+    BulkWriteResult,
+    DeleteResult,
+    InsertManyResult,
+    InsertOneResult,
+    UpdateResult,
+)
 
-from . import fastpath
+from . import documents
+from .requests import describe
 from .store import EmbeddedStore
 
 
@@ -31,6 +37,9 @@ class EmbeddedClient:
 
     def __getitem__(self, name: str) -> EmbeddedDatabase:
         return EmbeddedDatabase(self, name)
+
+    def list_database_names(self) -> list[str]:
+        return self.store.database_names()
 
 
 class EmbeddedDatabase:
@@ -51,59 +60,86 @@ class EmbeddedDatabase:
         return self[name]
 
     def list_collection_names(self) -> list[str]:
-        with self._store.lock:
-            return self._store._client[self.name].list_collection_names()
+        return self._store.collection_names(self.name)
 
     def drop_collection(self, name: str) -> None:
-        self._store.write(self.name, name, "drop", [])
+        self._store.drop_collection(self.name, name)
 
     def command(self, name: str, *_args, **_kwargs) -> dict:
         if name == "ping":
             return {"ok": 1.0}
-        raise PyMongoError(f"command {name!r} is not available on the embedded store")
+        raise OperationFailure(f"command {name!r} is not available on the embedded store",
+                               code=59)
 
 
 class EmbeddedCollection:
     def __init__(self, database: EmbeddedDatabase, name: str):
         self.database = database
         self.name = name
-        self.full_name = f"{database.name}.{name}"
         self._store = database._store
 
-    def _engine(self):
-        return self._store.collection(self.database.name, self.name)
+    def _info(self, con=None):
+        return self._store.collection(self.database.name, self.name, con)
 
-    def _write(self, op: str, *args, **kwargs):
-        return self._store.write(self.database.name, self.name, op, list(args), kwargs)
+    @contextmanager
+    def _writing(self):
+        """(connection, collection) inside one write transaction, creating it if new."""
+        with self._store.writing() as con:
+            yield con, self._store.ensure_collection(con, self.database.name, self.name)
 
     # -- writes --------------------------------------------------------------------------
-    def insert_one(self, document: dict, **_kw):
-        return self._write("insert_one", document)
+    def insert_one(self, document: dict, **_kw) -> InsertOneResult:
+        with self._writing() as (con, info):
+            errors = documents.insert(con, info, [document])
+        if errors:
+            raise errors[0][1]
+        return InsertOneResult(document["_id"], acknowledged=True)
 
-    def insert_many(self, documents, ordered: bool = True, **_kw):
-        documents = list(documents)
-        if ordered:
-            return self._write("insert_many", documents)
-        result = self.bulk_write([InsertOne(doc) for doc in documents], ordered=False)
-        return result
+    def insert_many(self, docs, ordered: bool = True, **_kw) -> InsertManyResult:
+        docs = list(docs)
+        with self._writing() as (con, info):
+            errors = documents.insert(con, info, docs, ordered)
+        if errors:
+            failed = {index for index, _ in errors}
+            last = errors[-1][0] if ordered else len(docs) - 1
+            inserted = sum(1 for i in range(last + 1) if i not in failed)
+            raise BulkWriteError({
+                "nInserted": inserted, "nMatched": 0, "nModified": 0, "nRemoved": 0,
+                "nUpserted": 0, "upserted": [], "writeConcernErrors": [],
+                "writeErrors": [{"index": i, "code": e.code, "errmsg": str(e),
+                                 "op": docs[i]} for i, e in errors]})
+        return InsertManyResult([doc["_id"] for doc in docs], acknowledged=True)
 
     def update_one(self, filter: dict, update: dict, upsert: bool = False, **_kw):
-        return self._write("update_one", filter, update, upsert=upsert)
+        return self._update(filter, update, upsert, multi=False)
 
     def update_many(self, filter: dict, update: dict, upsert: bool = False, **_kw):
-        return self._write("update_many", filter, update, upsert=upsert)
+        return self._update(filter, update, upsert, multi=True)
 
     def replace_one(self, filter: dict, replacement: dict, upsert: bool = False, **_kw):
-        return self._write("replace_one", filter, replacement, upsert=upsert)
+        if any(str(k).startswith("$") for k in replacement):
+            raise ValueError("replacement can not include $ operators")
+        return self._update(filter, replacement, upsert, multi=False)
 
-    def delete_one(self, filter: dict, **_kw):
-        return self._write("delete_one", filter)
+    def _update(self, filter, update, upsert, multi) -> UpdateResult:
+        with self._writing() as (con, info):
+            matched, modified, upserted = documents.update(con, info, filter, update,
+                                                           upsert, multi)
+        raw = {"n": matched or int(upserted is not None), "nModified": modified}
+        if upserted is not None:
+            raw["upserted"] = upserted
+        return UpdateResult(raw, acknowledged=True)
 
-    def delete_many(self, filter: dict, **_kw):
-        return self._write("delete_many", filter)
+    def delete_one(self, filter: dict, **_kw) -> DeleteResult:
+        with self._writing() as (con, info):
+            return DeleteResult({"n": documents.delete(con, info, filter, False)}, True)
+
+    def delete_many(self, filter: dict, **_kw) -> DeleteResult:
+        with self._writing() as (con, info):
+            return DeleteResult({"n": documents.delete(con, info, filter, True)}, True)
 
     def find_one_and_update(self, filter, update, upsert=False, return_document=False, **_kw):
-        with self._store.lock:
+        with self._writing():
             before = self.find_one(filter)
             self.update_one(filter, update, upsert=upsert)
             if not return_document:
@@ -112,19 +148,17 @@ class EmbeddedCollection:
             return self.find_one({"_id": key} if key is not None else filter)
 
     def bulk_write(self, requests, ordered: bool = True, **_kw) -> BulkWriteResult:
-        """pymongo's semantics: unordered batches try every request and report each failure."""
+        """pymongo's semantics, in one transaction: unordered batches try every request
+        and report each failure; ordered ones stop at the first."""
         totals = {"nInserted": 0, "nMatched": 0, "nModified": 0, "nRemoved": 0, "nUpserted": 0}
         upserted, errors = [], []
-        with self._store.lock:
+        with self._writing() as (con, info):
             for index, request in enumerate(requests):
                 try:
-                    _apply_request(self, request, index, totals, upserted)
+                    _apply(con, info, describe(request), index, totals, upserted)
                 except PyMongoError as exc:
-                    errors.append({
-                        "index": index, "code": getattr(exc, "code", None) or 1,
-                        "errmsg": str(exc),
-                        "op": getattr(request, "_doc", None) or getattr(request, "_filter", None),
-                    })
+                    errors.append({"index": index, "code": getattr(exc, "code", None) or 1,
+                                   "errmsg": str(exc), "op": describe(request).document})
                     if ordered:
                         break
         details = {**totals, "upserted": upserted, "writeErrors": errors,
@@ -134,66 +168,63 @@ class EmbeddedCollection:
         return BulkWriteResult(details, acknowledged=True)
 
     # -- indexes ----------------------------------------------------------------------
-    def create_index(self, keys, **options) -> str:
+    def create_index(self, keys, name: str | None = None, unique: bool = False,
+                     expireAfterSeconds: int | None = None, **_options) -> str:  # noqa: N803
         if isinstance(keys, str):
             keys = [(keys, 1)]
-        return self._write("create_index", [list(pair) for pair in keys], **options)
+        keys = [(field, direction) for field, direction in keys]
+        name = name or "_".join(f"{field}_{direction}" for field, direction in keys)
+        self._store.create_index(self.database.name, self.name, name, keys, unique,
+                                 expireAfterSeconds)
+        return name
 
     def drop_index(self, name: str) -> None:
-        self._write("drop_index", name)
+        self._store.drop_index(self.database.name, self.name, name)
 
     def index_information(self) -> dict:
-        with self._store.lock:
-            return self._engine().index_information()
-
-    def list_indexes(self) -> Iterator[dict]:
-        info = self.index_information()
-        return iter([{"name": name, **spec} for name, spec in info.items()])
+        info = self._info()
+        out = {"_id_": {"key": [("_id", 1)], "v": 2}}
+        for name, spec in (info.indexes.items() if info else ()):
+            entry: dict[str, Any] = {"key": [tuple(pair) for pair in spec["key"]], "v": 2}
+            if spec.get("unique"):
+                entry["unique"] = True
+            if "expireAfterSeconds" in spec:
+                entry["expireAfterSeconds"] = spec["expireAfterSeconds"]
+            out[name] = entry
+        return out
 
     def drop(self) -> None:
         self.database.drop_collection(self.name)
-
-    def cap_documents(self, max_documents: int, oldest_by: str) -> None:
-        """Embedded store only: keep at most ``max_documents``, oldest removed first."""
-        self._store.cap(self.database.name, self.name, max_documents, oldest_by)
 
     # -- reads ---------------------------------------------------------------------------
     def find(self, filter: dict | None = None, projection=None, **kwargs) -> EmbeddedCursor:
         return EmbeddedCursor(self, filter or {}, projection, **kwargs)
 
     def find_one(self, filter=None, projection=None, **kwargs):
-        if filter is not None and not isinstance(filter, dict):
+        if filter is not None and not isinstance(filter, Mapping):
             filter = {"_id": filter}
         for doc in self.find(filter, projection, limit=1, **kwargs):
             return doc
         return None
 
-    def count_documents(self, filter: dict, **kwargs) -> int:
-        with self._store.lock:
-            return self._engine().count_documents(filter, **kwargs)
+    def count_documents(self, filter: dict, **_kw) -> int:
+        con = self._store.reader()
+        return documents.count(con, self._info(con), filter)
 
     def estimated_document_count(self, **_kw) -> int:
-        with self._store.lock:
-            return self._engine().estimated_document_count()
+        return self.count_documents({})
 
     def distinct(self, key: str, filter: dict | None = None, **_kw) -> list:
-        with self._store.lock:
-            return self._engine().distinct(key, filter)
+        con = self._store.reader()
+        return documents.distinct(con, self._info(con), key, filter or {})
 
     def aggregate(self, pipeline: list[dict], **_kw) -> Iterator[dict]:
-        engine = self._engine()
-        if not (pipeline and "$match" in pipeline[0]):
-            with self._store.lock:
-                return iter(list(engine.aggregate(pipeline)))
-        # mongomock copies the whole collection before any stage; a leading $match runs
-        # as an (indexed) find instead, so only matching documents are copied, and the
-        # later stages work on those copies without holding the store lock.
-        docs = list(self.find(pipeline[0]["$match"]))
-        return iter(list(process_pipeline(docs, engine.database, pipeline[1:], None)))
+        con = self._store.reader()
+        return iter(documents.aggregate(con, self._info(con), list(pipeline)))
 
 
 class EmbeddedCursor:
-    """Records sort/skip/limit like pymongo's cursor; runs the query under the store lock."""
+    """Records sort/skip/limit like pymongo's cursor; runs the query when iterated."""
 
     def __init__(self, collection: EmbeddedCollection, filter: dict, projection=None,
                  sort=None, skip: int = 0, limit: int = 0, **_kw):
@@ -220,63 +251,39 @@ class EmbeddedCursor:
     def __iter__(self) -> Iterator[dict]:
         if self._results is None:
             store = self._collection._store
-            with store.lock:
-                engine = self._collection._engine()
-                filter = self._filter
-                if self._sort and len(self._sort) == 1 and self._limit > 0:
-                    ids = fastpath.top_ids(engine, filter, *self._sort[0],
-                                           self._skip + self._limit)
-                    filter = {"_id": {"$in": ids}} if ids is not None else filter
-                cursor = engine.find(filter, self._projection)
-                if self._sort:
-                    cursor = cursor.sort(self._sort)
-                if self._skip:
-                    cursor = cursor.skip(self._skip)
-                if self._limit:
-                    cursor = cursor.limit(self._limit)
-                # mongomock's own iteration re-slices its result list for every row
-                # (quadratic); take the computed list once.
-                self._results = iter(cursor._compute_results(with_limit_and_skip=True))
+            con = store.reader()
+            info = self._collection._info(con)
+            self._results = iter(documents.find(con, info, self._filter, self._projection,
+                                                self._sort, self._skip, self._limit))
         return self._results
 
     def __next__(self) -> dict:
         return next(iter(self))
 
-    def to_list(self, length: int | None = None) -> list[dict]:
-        docs = list(self)
-        return docs if length is None else docs[:length]
-
 
 def _sort_spec(key_or_list, direction: int | None = None) -> list[tuple[str, int]]:
     if isinstance(key_or_list, str):
         return [(key_or_list, direction or 1)]
-    if isinstance(key_or_list, dict):
+    if isinstance(key_or_list, Mapping):
         return list(key_or_list.items())
     return [tuple(pair) for pair in key_or_list]
 
 
-def _apply_request(coll: EmbeddedCollection, request: Any, index: int, totals: dict,
-                   upserted: list) -> None:
-    if isinstance(request, InsertOne):
-        coll.insert_one(request._doc)
+def _apply(con, info, request, index: int, totals: dict, upserted: list) -> None:
+    if request.kind == "insert":
+        errors = documents.insert(con, info, [request.document])
+        if errors:
+            raise errors[0][1]
         totals["nInserted"] += 1
-        return
-    if isinstance(request, DeleteOne | DeleteMany):
-        method = coll.delete_one if isinstance(request, DeleteOne) else coll.delete_many
-        totals["nRemoved"] += method(request._filter).deleted_count
-        return
-    if isinstance(request, UpdateOne | UpdateMany | ReplaceOne):
-        if isinstance(request, ReplaceOne):
-            result = coll.replace_one(request._filter, request._doc, upsert=bool(request._upsert))
-        elif isinstance(request, UpdateOne):
-            result = coll.update_one(request._filter, request._doc, upsert=bool(request._upsert))
-        else:
-            result = coll.update_many(request._filter, request._doc, upsert=bool(request._upsert))
-        if result.upserted_id is not None:
+    elif request.kind == "delete":
+        totals["nRemoved"] += documents.delete(con, info, request.filter, request.multi)
+    else:
+        matched, modified, new_id = documents.update(con, info, request.filter,
+                                                     request.document, request.upsert,
+                                                     request.multi)
+        if new_id is not None:
             totals["nUpserted"] += 1
-            upserted.append({"index": index, "_id": result.upserted_id})
-        else:
-            totals["nMatched"] += result.matched_count
-            totals["nModified"] += result.modified_count
-        return
-    raise TypeError(f"{type(request).__name__} is not a supported bulk write request")
+            upserted.append({"index": index, "_id": new_id})
+        totals["nMatched"] += matched
+        totals["nModified"] += modified
+

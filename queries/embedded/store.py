@@ -1,34 +1,43 @@
-"""The embedded store: mongomock's query engine, made durable and process-exclusive.
+"""The embedded store: one SQLite database in WAL mode, shared by threads and processes.
 
-mongomock implements MongoDB's query, update and aggregation language in memory. This
-module adds what an embedded database needs around it: every write is applied under one
-lock (so every thread of the process may use it) and appended to a journal before it
-returns (so it survives a restart); an exclusive ``flock`` on the directory makes a second
-writing process fail at once with :class:`StoreLockedError` instead of losing updates;
-TTL indexes are enforced by a monitor thread, as mongod does every 60 seconds.
+SQLite gives what an embedded database needs: atomic, durable commits (a killed process
+loses no committed write; the WAL is replayed on the next open), one writer at a time
+with readers beside it, in as many processes as like (the dashboard, an ingest and a
+rollup at once), and pages read from disk only as queries touch them, so opening costs
+the same whatever the store holds.
+
+Each process keeps one connection for writes, behind a lock (``BEGIN IMMEDIATE`` takes
+SQLite's write lock at once, so concurrent writers queue instead of failing), and one
+read connection per thread. The catalog of collections and their indexes lives in the
+database (``hb_collections``, ``hb_indexes``) and is re-read whenever SQLite's schema
+version says another process changed it. TTL indexes are enforced every 60 s by a
+monitor thread in each writing process, as mongod's TTL monitor does.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import os
-import sys
+import sqlite3
 import threading
-import time
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import mongomock
-from mongomock.store import ServerStore
+import bson
+from pymongo.errors import OperationFailure
 
-from ..errors import StoreLockedError, StoreReadOnlyError
-from . import fastpath, journal
+from ..errors import StoreReadOnlyError
+from . import keys
+from .documents import decode, key_values
+from .planner import column_name, quote
 
-fastpath.install()
-
-COMPACT_BYTES = 64 * 1024 * 1024
+FILENAME = "hitboard.sqlite3"
+FORMAT = 1
 TTL_PERIOD_S = 60.0
-CAP_PERIOD_S = 5.0
+BUSY_TIMEOUT_MS = 120_000
+WRITER_CACHE_KB = 65_536
+READER_CACHE_KB = 16_384
 
 _OPEN: dict[tuple[str, bool], EmbeddedStore] = {}
 _OPEN_LOCK = threading.Lock()
@@ -47,205 +56,225 @@ def open_store(directory: str | os.PathLike, read_only: bool = False) -> Embedde
         return store
 
 
+@dataclass
+class Collection:
+    """A collection's table, its key columns (field paths) and its indexes."""
+
+    db: str
+    name: str
+    table: str
+    columns: list[str] = field(default_factory=list)
+    indexes: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def column_set(self) -> set[str]:
+        return set(self.columns)
+
+
 class EmbeddedStore:
     def __init__(self, directory: Path, read_only: bool = False):
         self.directory = directory
+        self.path = directory / FILENAME
         self.read_only = read_only
-        self.lock = threading.RLock()
         self.refs = 0
         self.closed = False
-        self._client = mongomock.MongoClient(tz_aware=True, _store=ServerStore())
-        self._ttl: dict[tuple[str, str], tuple[str, int]] = {}
-        self._caps: dict[tuple[str, str], tuple[int, str]] = {}
-        self._lock_file = None
-        self._journal: journal.JournalWriter | None = None
+        self.write_lock = threading.RLock()
+        self._depth = 0
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._catalogs: dict[int, tuple[int, dict[tuple[str, str], Collection]]] = {}
+        self._owner: int | None = None
         directory.mkdir(parents=True, exist_ok=True)
+        self._writer = self._connect(WRITER_CACHE_KB)
+        self._writer.execute("PRAGMA journal_mode=WAL")
+        self._create_catalog()
+        if read_only:
+            self._writer.execute("PRAGMA query_only=1")
+        self._stop = threading.Event()
         if not read_only:
-            self._acquire_lock()
-        self._generation = self._load_consistent() if read_only else self._load()
-        if not read_only:
-            self._journal = journal.JournalWriter(journal.journal_path(directory, self._generation))
-            self._stop = threading.Event()
             threading.Thread(target=self._ttl_monitor, name="hitboard-ttl", daemon=True).start()
 
-    # -- process exclusion -------------------------------------------------------------
-    def _acquire_lock(self) -> None:
-        path = self.directory / "LOCK"
-        handle = path.open("a+")
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            handle.close()
-            raise StoreLockedError(
-                f"the embedded store {self.directory} is in use by {holder}. Stop that process, "
-                "use another --store directory, or point HITBOARD_STORE at a MongoDB server "
-                "(mongodb://...) to share data between processes."
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()} ({' '.join(Path(a).name for a in sys.argv[:2])})")
-        handle.flush()
-        self._lock_file = handle
+    # -- connections -------------------------------------------------------------------
+    def _connect(self, cache_kb: int) -> sqlite3.Connection:
+        con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                              timeout=BUSY_TIMEOUT_MS / 1000, cached_statements=256)
+        con.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        con.execute("PRAGMA synchronous=NORMAL")
+        con.execute(f"PRAGMA cache_size=-{cache_kb}")
+        con.create_function("hb_ms", 1, keys.ms_of_key, deterministic=True)
+        with self._connections_lock:
+            self._connections.append(con)
+        return con
 
-    # -- loading and compaction --------------------------------------------------------
-    def _load(self) -> int:
-        header, documents = journal.read_snapshot(self.directory)
-        generation = header["generation"]
-        for spec in header.get("indexes", []):
-            self._apply(spec["db"], spec["c"], "create_index", [spec["keys"]], spec["options"])
-        batch: dict[tuple[str, str], list[dict]] = {}
-        for record in documents:
-            batch.setdefault((record["db"], record["c"]), []).append(record["d"])
-        for (db, coll), docs in batch.items():
-            self._client[db][coll].insert_many(docs)
-        path = journal.journal_path(self.directory, generation)
-        for record in journal.read_journal(path, repair=not self.read_only):
-            self._apply(record["db"], record["c"], record["op"], record["a"], record["k"])
-        if not self.read_only:
-            for stale in self.directory.glob("journal-*.bson"):
-                if stale != path:
-                    stale.unlink()
-        return generation
+    def reader(self) -> sqlite3.Connection:
+        """The connection a read uses: the writer's inside this thread's write
+        transaction (to see its own writes), else this thread's own."""
+        if self._depth and self._owner == threading.get_ident():
+            return self._writer
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = self._local.con = self._connect(READER_CACHE_KB)
+            if self.read_only:
+                con.execute("PRAGMA query_only=1")
+        return con
 
-    def _load_consistent(self) -> int:
-        """A reader beside a live writer: if the writer compacted while we loaded, journal
-        G may have vanished under us (snapshot G+1 holds its writes), so load again."""
-        for _ in range(10):
-            generation = self._load()
-            if journal.snapshot_generation(self.directory) == generation:
-                return generation
-            self._client = mongomock.MongoClient(tz_aware=True, _store=ServerStore())
-            self._ttl.clear()
-        raise StoreLockedError(f"the embedded store {self.directory} kept changing while read")
-
-    def compact(self) -> None:
-        """Fold the journal into a new snapshot (see journal.py for the crash argument)."""
-        with self.lock:
-            if self._journal is None or self._journal.size() == 0:
-                return
-            header = {"generation": self._generation + 1, "indexes": self._index_specs()}
-            journal.write_snapshot(self.directory, header, self._records())
-            old = self._journal
-            self._generation += 1
-            self._journal = journal.JournalWriter(
-                journal.journal_path(self.directory, self._generation)
-            )
-            old.close()
-            old.path.unlink(missing_ok=True)
-
-    def _records(self):
-        for db_name in self._client.list_database_names():
-            db = self._client[db_name]
-            for name in db.list_collection_names():
-                # The stored documents themselves: encoded at once, under the lock.
-                for doc in list(db[name]._store.documents):
-                    yield {"db": db_name, "c": name, "d": doc}
-
-    def _index_specs(self) -> list[dict]:
-        specs = []
-        for db_name in self._client.list_database_names():
-            db = self._client[db_name]
-            for name in db.list_collection_names():
-                for index_name, info in db[name].index_information().items():
-                    if index_name == "_id_":
-                        continue
-                    options = {k: v for k, v in info.items() if k not in ("key", "v", "ns")}
-                    options["name"] = index_name
-                    keys = [list(pair) for pair in info["key"]]
-                    specs.append({"db": db_name, "c": name, "keys": keys, "options": options})
-        return specs
-
-    # -- operations --------------------------------------------------------------------
-    def collection(self, db: str, name: str):
-        return self._client[db][name]
-
-    def write(self, db: str, coll: str, op: str, args: list, kwargs: dict | None = None):
-        """Apply one write under the lock and journal it; failed writes are not journaled."""
-        kwargs = kwargs or {}
+    @contextmanager
+    def writing(self):
+        """One write transaction (re-entrant: nested calls join the outer one)."""
         if self.read_only:
             raise StoreReadOnlyError(
-                f"the embedded store {self.directory} is open read-only in this process"
-            )
-        with self.lock:
-            result = self._apply(db, coll, op, args, kwargs)
-            upserted = getattr(result, "upserted_id", None)
-            if upserted is not None and "_id" not in args[0]:
-                # Replay must create the same _id the live write generated.
-                args = [{**args[0], "_id": upserted}, *args[1:]]
-            self._journal.append({"db": db, "c": coll, "op": op, "a": args, "k": kwargs})
-            if self._journal.size() > COMPACT_BYTES:
-                self.compact()
-            return result
+                f"the embedded store {self.directory} is open read-only in this process")
+        with self.write_lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self._writer
+                finally:
+                    self._depth -= 1
+                return
+            self._writer.execute("BEGIN IMMEDIATE")
+            self._depth, self._owner = 1, threading.get_ident()
+            try:
+                yield self._writer
+            except BaseException:
+                self._writer.execute("ROLLBACK")
+                raise
+            else:
+                self._writer.execute("COMMIT")
+            finally:
+                self._depth, self._owner = 0, None
 
-    def _apply(self, db: str, coll: str, op: str, args: list, kwargs: dict):
-        collection = self._client[db][coll]
-        if op == "create_index":
-            keys = [tuple(pair) for pair in args[0]]
-            ttl = kwargs.get("expireAfterSeconds")
-            name = collection.create_index(keys, **kwargs)
-            fastpath.add_index(collection, keys)
+    # -- catalog -------------------------------------------------------------------------
+    def _create_catalog(self) -> None:
+        """The bookkeeping tables (also in read-only mode: a new store is empty, not
+        broken)."""
+        con = self._writer
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("CREATE TABLE IF NOT EXISTS hb_meta (key TEXT PRIMARY KEY, value)")
+        con.execute("CREATE TABLE IF NOT EXISTS hb_collections (db TEXT NOT NULL, "
+                    "name TEXT NOT NULL, tbl TEXT NOT NULL UNIQUE, PRIMARY KEY (db, name))")
+        con.execute("CREATE TABLE IF NOT EXISTS hb_indexes (db TEXT NOT NULL, "
+                    "coll TEXT NOT NULL, name TEXT NOT NULL, spec BLOB NOT NULL, "
+                    "PRIMARY KEY (db, coll, name))")
+        con.execute("INSERT OR IGNORE INTO hb_meta VALUES ('format', ?)", (FORMAT,))
+        con.execute("COMMIT")
+
+    def _catalog(self, con: sqlite3.Connection) -> dict[tuple[str, str], Collection]:
+        """The catalog as ``con`` sees it (each connection reads its own snapshot)."""
+        version = con.execute("PRAGMA schema_version").fetchone()[0]
+        cached = self._catalogs.get(id(con))
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        catalog: dict[tuple[str, str], Collection] = {}
+        for db, name, table in con.execute("SELECT db, name, tbl FROM hb_collections"):
+            catalog[(db, name)] = Collection(db, name, table)
+        for db, coll, name, spec in con.execute("SELECT db, coll, name, spec FROM hb_indexes"):
+            if (db, coll) in catalog:
+                catalog[(db, coll)].indexes[name] = bson.decode(spec)
+        for info in catalog.values():
+            names = [row[1] for row in con.execute(f"PRAGMA table_info({quote(info.table)})")]
+            info.columns = [n[2:] for n in names if n.startswith("k:")]
+        self._catalogs[id(con)] = (version, catalog)
+        return catalog
+
+    def collection(self, db: str, name: str, con: sqlite3.Connection | None = None
+                   ) -> Collection | None:
+        """The collection's catalog entry as of now; None if it does not exist."""
+        return self._catalog(con or self.reader()).get((db, name))
+
+    def ensure_collection(self, con: sqlite3.Connection, db: str, name: str) -> Collection:
+        """The collection, created if missing (inside a write transaction)."""
+        info = self.collection(db, name, con)
+        if info is not None:
+            return info
+        table = f"{db}.{name}"
+        con.execute(f"CREATE TABLE {quote(table)} (rid INTEGER PRIMARY KEY, "
+                    "id NOT NULL UNIQUE, doc BLOB NOT NULL)")
+        con.execute("INSERT INTO hb_collections VALUES (?, ?, ?)", (db, name, table))
+        return self.collection(db, name, con)
+
+    def create_index(self, db: str, name: str, index: str, key: list[tuple[str, int]],
+                     unique: bool = False, ttl: int | None = None) -> None:
+        with self.writing() as con:
+            info = self.ensure_collection(con, db, name)
+            spec = {"key": [[f, d] for f, d in key], "unique": unique}
             if ttl is not None:
-                self._ttl[(db, coll)] = (keys[0][0], int(ttl))
-                # mongomock would scan the whole collection for expired documents on
-                # every access (quadratic inserts, unjournaled deletes); the monitor
-                # below expires them instead, journaled, every 60 s as mongod does.
-                collection._store._ttl_indexes.pop(name, None)
-            return name
-        if op == "drop":
-            self._ttl.pop((db, coll), None)
-            return self._client[db].drop_collection(coll)
-        result = getattr(collection, op)(*args, **kwargs)
-        if op in ("update_one", "update_many", "replace_one", "find_one_and_update"):
-            fastpath.touched(collection, args[1])
-        return result
+                spec["expireAfterSeconds"] = int(ttl)
+            old = info.indexes.get(index)
+            if old is not None:
+                if old == spec:
+                    return
+                raise_conflict(index)
+            new_columns = [f for f, _ in key if f != "_id" and f not in info.columns]
+            for path in new_columns:
+                con.execute(f"ALTER TABLE {quote(info.table)} ADD COLUMN "
+                            f"{quote(column_name(path))}")
+            if new_columns:
+                self._fill_columns(con, info.table, new_columns)
+            terms = ", ".join(f"{quote(column_name(f))} {'DESC' if d == -1 else 'ASC'}"
+                              for f, d in key)
+            con.execute(f"CREATE {'UNIQUE ' if unique else ''}INDEX "
+                        f"{quote(info.table + '/' + index)} ON {quote(info.table)} ({terms})")
+            con.execute("INSERT INTO hb_indexes VALUES (?, ?, ?, ?)",
+                        (db, name, index, bson.encode(spec)))
+
+    def _fill_columns(self, con, table: str, paths: list[str]) -> None:
+        sets = ", ".join(f"{quote(column_name(p))} = ?" for p in paths)
+        rows = con.execute(f"SELECT rid, doc FROM {quote(table)}").fetchall()
+        con.executemany(f"UPDATE {quote(table)} SET {sets} WHERE rid = ?",
+                        [(*key_values(decode(doc), paths), rid) for rid, doc in rows])
+
+    def drop_index(self, db: str, name: str, index: str) -> None:
+        with self.writing() as con:
+            info = self.collection(db, name, con)
+            if info is None or index not in info.indexes:
+                raise OperationFailure(f"index not found with name [{index}]", code=27)
+            con.execute(f"DROP INDEX {quote(info.table + '/' + index)}")
+            con.execute("DELETE FROM hb_indexes WHERE db = ? AND coll = ? AND name = ?",
+                        (db, name, index))
+
+    def drop_collection(self, db: str, name: str) -> None:
+        with self.writing() as con:
+            info = self.collection(db, name, con)
+            if info is None:
+                return
+            con.execute(f"DROP TABLE {quote(info.table)}")
+            con.execute("DELETE FROM hb_collections WHERE db = ? AND name = ?", (db, name))
+            con.execute("DELETE FROM hb_indexes WHERE db = ? AND coll = ?", (db, name))
+
+    def collection_names(self, db: str) -> list[str]:
+        return sorted(name for d, name in self._catalog(self.reader()) if d == db)
+
+    def database_names(self) -> list[str]:
+        return sorted({d for d, _ in self._catalog(self.reader())})
 
     # -- TTL -------------------------------------------------------------------------
     def expire_ttl(self, now: dt.datetime | None = None) -> int:
         """Delete documents past their TTL index's expiry; returns how many."""
         now = now or dt.datetime.now(dt.UTC)
         removed = 0
-        for (db, coll), (field, seconds) in list(self._ttl.items()):
-            cutoff = now - dt.timedelta(seconds=seconds)
-            result = self.write(db, coll, "delete_many", [{field: {"$lt": cutoff}}])
-            removed += result.deleted_count
-        return removed
-
-    def cap(self, db: str, coll: str, max_documents: int, oldest_by: str) -> None:
-        """Keep at most ``max_documents`` in a collection, removing the oldest by
-        ``oldest_by`` (as a capped collection would): this store holds everything in
-        memory, so an unbounded stream of raw events must not outgrow it."""
-        self._caps[(db, coll)] = (int(max_documents), oldest_by)
-
-    def enforce_caps(self) -> int:
-        """Trim capped collections to 90% of their cap once over it; returns removed."""
-        removed = 0
-        for (db, coll), (limit, field) in list(self._caps.items()):
-            with self.lock:
-                engine = self._client[db][coll]
-                excess = len(engine._store) - limit
-                if excess <= 0:
+        for info in list(self._catalog(self.reader()).values()):
+            for spec in info.indexes.values():
+                if "expireAfterSeconds" not in spec:
                     continue
-                excess += limit // 10
-                ids = fastpath.top_ids(engine, {}, field, 1, excess)
-                if ids is None:
-                    ids = [doc["_id"] for doc in engine.find({}, {"_id": 1}).sort(field, 1)
-                           .limit(excess)]
-                removed += self.write(db, coll, "delete_many",
-                                      [{"_id": {"$in": ids}}]).deleted_count
+                path = spec["key"][0][0]
+                cutoff = keys.encode(now - dt.timedelta(seconds=spec["expireAfterSeconds"]))
+                lower, _ = keys.BRACKETS["date"]
+                with self.writing() as con:
+                    removed += con.execute(
+                        f"DELETE FROM {quote(info.table)} WHERE {quote(column_name(path))} "
+                        "< ? AND " f"{quote(column_name(path))} >= ?", (cutoff, lower)).rowcount
         return removed
 
     def _ttl_monitor(self) -> None:
-        """Caps every few seconds, TTL expiry every 60 s (as mongod's TTL monitor)."""
-        next_ttl = time.monotonic() + TTL_PERIOD_S
-        while not self._stop.wait(CAP_PERIOD_S):
+        while not self._stop.wait(TTL_PERIOD_S):
             if self.closed:
                 return
-            self.enforce_caps()
-            if time.monotonic() >= next_ttl:
-                next_ttl += TTL_PERIOD_S
+            try:
                 self.expire_ttl()
+            except sqlite3.Error:
+                continue  # busy or closing: the next pass expires them
 
     # -- lifecycle -------------------------------------------------------------------
     def release(self) -> None:
@@ -257,15 +286,20 @@ class EmbeddedStore:
         self.close()
 
     def close(self) -> None:
-        with self.lock:
+        with self.write_lock:
             if self.closed:
                 return
             self.closed = True
-            if self._journal is not None:
-                self._stop.set()
-                self.compact()
-                self._journal.close()
-            if self._lock_file is not None:
-                fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
-                self._lock_file.close()
+            self._stop.set()
+            with self._connections_lock:
+                connections, self._connections = self._connections, []
+            if not self.read_only:
+                with suppress(sqlite3.Error):
+                    self._writer.execute("PRAGMA optimize")
+            for con in connections:
+                con.close()
+
+
+def raise_conflict(index: str) -> None:
+    raise OperationFailure(f"an index named {index!r} exists with different options", code=85)
 

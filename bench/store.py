@@ -1,0 +1,224 @@
+"""The embedded store on hitboard's own workload, against the first embedded store.
+
+    .venv/bin/python bench/store.py [--upserts 170000] [--events 200000]
+
+Runs the same workload, each in its own process, on today's store (SQLite) and on the
+baseline: the first embedded store (mongomock + journal, commit 8bc55f9), taken from this
+repository's history with ``git archive`` (it needs ``mongomock``: ``pip install
+mongomock``; without it the baseline is skipped with the reason). The workload:
+
+- coalesced ``$inc`` upserts, as the HitRecorder sends them: rounds of one ``bulk_write``
+  over 500 documents (50 pages × 10 sites), each update raising 4 minute counters plus
+  ``daily`` and ``hourly``, so documents grow towards 1,440 minute counters;
+- raw events inserted 1,000 at a time with the events indexes (10 sites × 100 pages);
+- the newest 100 events of 10 pages (the recent-hits feed);
+- the rollups' ``$group`` by page, status and hour over every event of a site;
+- reopening in a new process and answering one chart read, with its RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BASELINE = "8bc55f9"
+
+
+def workload(store: str, upserts: int, events: int) -> dict:
+    import datetime as dt
+    import random
+
+    from pymongo import UpdateOne
+
+    import queries
+    from queries import recent, schema
+
+    rng = random.Random(7)
+    day = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
+    db = queries.connect(store)
+    queries.ensure_indexes(db)
+    out = {}
+    docs = [(f"site-{s}", f"/page-{p}") for s in range(10) for p in range(50)]
+    started = time.perf_counter()
+    done = 0
+    seq = 0
+    while done < upserts:
+        seq += 1
+        ops = []
+        for site, page in docs:
+            inc = {"daily": 4}
+            for _ in range(4):
+                minute = rng.randrange(1440)
+                h, m = divmod(minute, 60)
+                inc[f"hourly.{h}"] = inc.get(f"hourly.{h}", 0) + 1
+                inc[f"minute.{h}.{m}"] = inc.get(f"minute.{h}.{m}", 0) + 1
+            ops.append(UpdateOne({"_id": f"20261120/{site}{page}", "flushes.bench": {"$ne": seq}},
+                                 {"$inc": inc, "$set": {"flushes.bench": seq},
+                                  "$setOnInsert": {"metadata": {"date": day, "site": site,
+                                                                "page": page}}},
+                                 upsert=True))
+        db[schema.DAILY].bulk_write(ops[:upserts - done], ordered=False)
+        done += min(len(ops), upserts - done)
+    out["upserts_per_s"] = upserts / (time.perf_counter() - started)
+
+    started = time.perf_counter()
+    batch = []
+    for i in range(events):
+        batch.append({"time": day + dt.timedelta(seconds=i * 86_400 / events),
+                      "site": f"site-{i % 10}", "host": f"10.0.{i % 250}.{i % 199}",
+                      "method": "GET", "path": f"/page-{rng.randrange(100)}", "query": "",
+                      "status": rng.choice((200, 200, 200, 304, 404, 500)),
+                      "bytes": rng.randrange(100, 50_000), "referrer": "",
+                      "user_agent": "Mozilla/5.0 (bench)", "ingested": day})
+        if len(batch) == 1000:
+            db[schema.EVENTS].insert_many(batch, ordered=False)
+            batch = []
+    if batch:
+        db[schema.EVENTS].insert_many(batch, ordered=False)
+    out["events_per_s"] = events / (time.perf_counter() - started)
+
+    pages = [f"/page-{p}" for p in range(10)]
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        newest = recent.recent_sort_limit(db, "site-1", pages, 100)
+        times.append(time.perf_counter() - started)
+    out["recent_ms"] = min(times) * 1000
+    out["recent_rows"] = len(newest)
+
+    pipeline = [
+        {"$match": {"site": "site-1", "time": {"$gte": day, "$lt": day + dt.timedelta(days=1)}}},
+        {"$group": {"_id": {"page": "$path", "status": "$status", "y": {"$year": "$time"},
+                            "m": {"$month": "$time"}, "d": {"$dayOfMonth": "$time"},
+                            "h": {"$hour": "$time"}},
+                    "hits": {"$sum": 1}, "bytes": {"$sum": "$bytes"}}},
+    ]
+    started = time.perf_counter()
+    groups = list(db[schema.EVENTS].aggregate(pipeline))
+    out["group_s"] = time.perf_counter() - started
+    out["group_hits"] = sum(g["hits"] for g in groups)
+    db.client.close()
+    return out
+
+
+def reopen(store: str) -> dict:
+    import datetime as dt
+
+    import queries
+
+    started = time.perf_counter()
+    db = queries.connect(store, read_only=True)
+    frame = queries.hourly_series(db, "site-3", dt.datetime(2026, 11, 20, tzinfo=dt.UTC),
+                                  dt.datetime(2026, 11, 21, tzinfo=dt.UTC))
+    elapsed = time.perf_counter() - started
+    hits = int(frame.to_numpy().sum())
+    db.client.close()
+    return {"reopen_s": elapsed, "reopen_hits": hits,
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _worker(args) -> None:
+    sys.path.insert(0, args.engine_path)
+    if args.reopen:
+        print(json.dumps(reopen(args.store)))
+    else:
+        print(json.dumps(workload(args.store, args.upserts, args.events)))
+
+
+def _run(engine_path: str, store: str, args, reopen_only: bool = False) -> dict:
+    command = [sys.executable, __file__, "--worker", "--engine-path", engine_path,
+               "--store", store, "--upserts", str(args.upserts), "--events", str(args.events)]
+    if reopen_only:
+        command.append("--reopen")
+    started = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True, cwd=engine_path)
+    if result.returncode:
+        raise SystemExit(f"{engine_path}: {result.stderr[-2000:]}")
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    if reopen_only:
+        figures["reopen_wall_s"] = time.perf_counter() - started
+    return figures
+
+
+def _baseline(tmp: Path) -> tuple[Path | None, str]:
+    try:
+        import mongomock  # noqa: F401
+    except ImportError:
+        return None, "mongomock is not installed (pip install mongomock)"
+    target = tmp / "baseline"
+    target.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", BASELINE, "queries"],
+                             capture_output=True)
+    if archive.returncode:
+        return None, f"git archive {BASELINE} failed: {archive.stderr.decode()[:200]}"
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return target, ""
+
+
+ROWS = [("upserts/s", "upserts_per_s", "{:,.0f}", True),
+        ("events/s", "events_per_s", "{:,.0f}", True),
+        ("newest 100 of 10 pages", "recent_ms", "{:,.2f} ms", False),
+        ("$group by page/status/hour", "group_s", "{:,.3f} s", False),
+        ("reopen + first answer (in process)", "reopen_s", "{:,.3f} s", False),
+        ("reopen, whole process", "reopen_wall_s", "{:,.2f} s", False),
+        ("RSS after reopen", "rss_mb", "{:,.0f} MB", False)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--upserts", type=int, default=170_000)
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--reopen", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--engine-path", help=argparse.SUPPRESS)
+    parser.add_argument("--store", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        _worker(args)
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="hitboard-bench-store-"))
+    try:
+        engines = {"SQLite store (this checkout)": ROOT}
+        baseline, reason = _baseline(tmp)
+        if baseline is not None:
+            engines[f"first store ({BASELINE}, mongomock)"] = baseline
+        results = {}
+        for name, path in engines.items():
+            store = str(tmp / f"store-{len(results)}")
+            figures = _run(str(path), store, args)
+            figures.update(_run(str(path), store, args, reopen_only=True))
+            results[name] = figures
+            print(f"{name}: done ({figures['group_hits']:,} events grouped, "
+                  f"{figures['recent_rows']} recent, {figures['reopen_hits']:,} hits reread)",
+                  file=sys.stderr)
+        print(f"\n{args.upserts:,} upserts into 500 documents, {args.events:,} events "
+              f"(os.cpu_count() = {os.cpu_count()})\n")
+        names = list(results)
+        print("| what | " + " | ".join(names) + (" | ratio |" if len(names) == 2 else " |"))
+        print("|---" * (len(names) + 1 + (len(names) == 2)) + "|")
+        for label, key, fmt, higher_better in ROWS:
+            cells = [fmt.format(results[n][key]) for n in names]
+            ratio = ""
+            if len(names) == 2:
+                new, old = results[names[0]][key], results[names[1]][key]
+                factor = (new / old) if higher_better else (old / new if new else float("inf"))
+                ratio = f" {factor:,.1f}× better |" if factor >= 1 else \
+                    f" {1 / factor:,.1f}× worse |"
+            print(f"| {label} | " + " | ".join(cells) + " |" + ratio)
+        if reason:
+            print(f"\nbaseline skipped: {reason}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,309 @@
+"""A collection's documents in its SQLite table: insert, update, delete, find, aggregate.
+
+A row is ``(rid, id, doc, k:<field>...)``: ``id`` the key of ``_id`` (unique), ``doc`` the
+whole document as BSON, and one key column per indexed field (``keys.py``). Every
+operation first asks the planner for the SQL condition of its filter; rows it returns
+are decoded, and checked by the matcher unless the condition was the whole filter. Writes
+run inside the store's write transaction, so a read-modify-write is atomic against every
+other thread and process.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import heapq
+import sqlite3
+from collections.abc import Iterator, Mapping
+
+import bson
+from bson import ObjectId
+from bson.codec_options import CodecOptions
+from pymongo.errors import DuplicateKeyError, OperationFailure, WriteError
+
+from . import keys, matcher, pipeline, planner, updater
+from .planner import ID_COLUMN, column_name, quote
+
+CODEC = CodecOptions(tz_aware=True, tzinfo=dt.UTC)
+FETCH = 512
+
+
+def decode(blob: bytes) -> dict:
+    return bson.decode(blob, codec_options=CODEC)
+
+
+def key_values(doc: Mapping, paths: list[str]) -> list:
+    return [keys.encode(matcher.get(doc, path), path) for path in paths]
+
+
+def _row(info, doc: Mapping) -> tuple:
+    if "_id" not in doc:
+        raise WriteError("a document needs an _id", code=2)
+    return (keys.encode(doc["_id"], "_id"), bson.encode(doc), *key_values(doc, info.columns))
+
+
+def _insert_sql(info) -> str:
+    names = [ID_COLUMN, "doc", *(column_name(c) for c in info.columns)]
+    return (f"INSERT INTO {quote(info.table)} ({', '.join(quote(n) for n in names)}) "
+            f"VALUES ({', '.join('?' * len(names))})")
+
+
+def _duplicate(info, doc: Mapping) -> DuplicateKeyError:
+    return DuplicateKeyError(
+        f"E11000 duplicate key error collection: {info.db}.{info.name} dup key: "
+        f"{{ _id: {doc.get('_id')!r} }}", 11000, {"keyValue": {"_id": doc.get("_id")}})
+
+
+def with_id(doc: dict) -> dict:
+    """pymongo's way: a document without ``_id`` gets an ObjectId, in the caller's dict."""
+    if "_id" not in doc:
+        doc["_id"] = ObjectId()
+    return doc
+
+
+# -- writes ------------------------------------------------------------------------------
+def insert(con, info, docs: list[dict], ordered: bool = True) -> list[tuple[int, Exception]]:
+    """Insert ``docs``; returns the (index, error) of each refused one (ordered: the
+    first error stops the rest)."""
+    sql = _insert_sql(info)
+    rows = []
+    for doc in docs:
+        rows.append(_row(info, with_id(doc)))
+    con.execute("SAVEPOINT bulk_insert")
+    try:
+        con.executemany(sql, rows)
+    except (sqlite3.IntegrityError, keys.UnindexableValueError):
+        con.execute("ROLLBACK TO bulk_insert")
+    else:
+        con.execute("RELEASE bulk_insert")
+        return []
+    con.execute("RELEASE bulk_insert")
+    errors = []
+    for index, (doc, row) in enumerate(zip(docs, rows, strict=True)):
+        try:
+            con.execute(sql, row)
+        except sqlite3.IntegrityError:
+            errors.append((index, _duplicate(info, doc)))
+            if ordered:
+                break
+    return errors
+
+
+def update(con, info, filter: Mapping, change: Mapping, upsert: bool, multi: bool,
+           ) -> tuple[int, int, object]:
+    """Apply an update (operators) or a replacement; returns (matched, modified,
+    upserted _id or None)."""
+    operators = updater.is_operator_update(change)
+    if not operators and multi:
+        raise WriteError("a replacement cannot update many documents", code=9)
+    matched = modified = 0
+    columns = info.columns
+    for rid, blob, doc in list(_candidates(con, info, filter, limit=0 if multi else 1)):
+        matched += 1
+        if operators:
+            new = updater.apply(doc, change)
+        else:
+            new = {"_id": doc["_id"], **{k: v for k, v in change.items() if k != "_id"}}
+            if "_id" in change and not matcher.equal(change["_id"], doc["_id"]):
+                raise WriteError("the _id field cannot be changed", code=66)
+        encoded = bson.encode(new)
+        if encoded == blob:
+            continue
+        modified += 1
+        sets = ", ".join(["doc = ?", *(f"{quote(column_name(c))} = ?" for c in columns)])
+        con.execute(f"UPDATE {quote(info.table)} SET {sets} WHERE rid = ?",
+                    (encoded, *key_values(new, columns), rid))
+    if matched or not upsert:
+        return matched, modified, None
+    doc = updater.seed(filter)
+    if operators:
+        updater.apply(doc, change, inserting=True)
+    else:
+        doc = {**({"_id": doc["_id"]} if "_id" in doc else {}), **change}
+    with_id(doc)
+    doc = {"_id": doc.pop("_id"), **doc}
+    try:
+        con.execute(_insert_sql(info), _row(info, doc))
+    except sqlite3.IntegrityError:
+        raise _duplicate(info, doc) from None
+    return 0, 0, doc["_id"]
+
+
+def delete(con, info, filter: Mapping, multi: bool) -> int:
+    where = planner.where(filter, info.column_set)
+    table = quote(info.table)
+    if where.exact:
+        limit = "" if multi else " LIMIT 1"
+        return con.execute(f"DELETE FROM {table} WHERE rid IN (SELECT rid FROM {table} "
+                           f"WHERE {where.sql}{limit})", where.params).rowcount
+    rids = [rid for rid, _, _ in _candidates(con, info, filter, limit=0 if multi else 1)]
+    for start in range(0, len(rids), 500):
+        chunk = rids[start:start + 500]
+        con.execute(f"DELETE FROM {table} WHERE rid IN ({','.join('?' * len(chunk))})", chunk)
+    return len(rids)
+
+
+# -- reads -------------------------------------------------------------------------------
+def _candidates(con, info, filter: Mapping, limit: int = 0, order: str | None = None,
+                skip: int = 0) -> Iterator[tuple[int, bytes, dict]]:
+    """(rid, blob, document) of each match, in ``order``; ``limit`` 0 = all."""
+    where = planner.where(filter, info.column_set)
+    sql = f"SELECT rid, doc FROM {quote(info.table)} WHERE {where.sql}"
+    if order:
+        sql += f" ORDER BY {order}"
+    if where.exact and limit:
+        sql += f" LIMIT {int(limit)} OFFSET {int(skip)}"
+        skip = 0
+    cursor = con.execute(sql, where.params)
+    found = 0
+    try:
+        while rows := cursor.fetchmany(FETCH):
+            for rid, blob in rows:
+                doc = decode(blob)
+                if not where.exact and not matcher.matches(doc, filter):
+                    continue
+                if skip:
+                    skip -= 1
+                    continue
+                yield rid, blob, doc
+                found += 1
+                if limit and found >= limit:
+                    return
+    finally:
+        cursor.close()
+
+
+def find(con, info, filter: Mapping, projection=None, sort=None, skip: int = 0,
+         limit: int = 0) -> list[dict]:
+    if info is None:
+        return []
+    columns = info.column_set
+    if sort:
+        order = planner.order_by(sort, columns)
+        if order is None:
+            docs = [doc for _, _, doc in _candidates(con, info, filter)]
+            docs = _python_sort(docs, sort)
+            docs = docs[skip:skip + limit] if limit else docs[skip:]
+            return [matcher.project(d, projection) for d in docs]
+        split = planner.split_in(filter, columns) if limit else None
+        if split is not None and planner.where(filter, columns).exact:
+            return _merged(con, info, filter, split, sort, order, projection, skip, limit)
+    else:
+        order = None
+    quick = _key_only(con, info, filter, projection, order, skip, limit)
+    if quick is not None:
+        return quick
+    return [matcher.project(doc, projection)
+            for _, _, doc in _candidates(con, info, filter, limit, order, skip)]
+
+
+def _merged(con, info, filter, split, sort, order, projection, skip, limit) -> list[dict]:
+    """One ordered, limited query per ``$in`` value, merged: each reads only its own
+    top rows of the index instead of every match of every value."""
+    field, values = split
+    wanted = skip + limit
+    runs = []
+    for value in dict.fromkeys(keys.encode(v, field) if v is not None else None
+                               for v in values):
+        one = {**filter, field: keys.decode(value)}
+        runs.append([doc for _, _, doc in _candidates(con, info, one, wanted, order)])
+    direction = sort[0][1]
+    merged = heapq.merge(*runs, key=lambda d: tuple(
+        matcher.sort_key(matcher.get(d, f)) for f, _ in sort), reverse=direction == -1)
+    docs = list(merged)
+    if len(sort) > 1 or direction not in (1, -1):
+        docs = _python_sort(docs, sort)
+    return [matcher.project(d, projection) for d in docs[skip:wanted]]
+
+
+def _key_only(con, info, filter, projection, order, skip, limit) -> list[dict] | None:
+    """Documents built from key columns alone, when the projection asks only for them
+    and the filter is exact: no document is read or decoded."""
+    if not projection or not isinstance(projection, Mapping):
+        return None
+    fields = [f for f, on in projection.items() if on and f != "_id"]
+    with_key = projection.get("_id", 1)
+    if not (fields or with_key) or any(not on for f, on in projection.items() if f != "_id") \
+            or any(f not in info.column_set for f in fields):
+        return None
+    where = planner.where(filter, info.column_set)
+    if not where.exact:
+        return None
+    names = [ID_COLUMN, *(column_name(f) for f in fields)]
+    sql = (f"SELECT {', '.join(quote(n) for n in names)} FROM {quote(info.table)} "
+           f"WHERE {where.sql}")
+    if order:
+        sql += f" ORDER BY {order}"
+    if limit:
+        sql += f" LIMIT {int(limit)} OFFSET {int(skip)}"
+    elif skip:
+        sql += f" LIMIT -1 OFFSET {int(skip)}"
+    out = []
+    for row in con.execute(sql, where.params).fetchall():
+        doc: dict = {"_id": keys.decode(row[0])} if with_key else {}
+        for path, value in zip(fields, row[1:], strict=True):
+            if value is not None:
+                _put(doc, path, keys.decode(value))
+        out.append(doc)
+    return out
+
+
+def _put(doc: dict, path: str, value) -> None:
+    *parents, last = path.split(".")
+    for part in parents:
+        doc = doc.setdefault(part, {})
+    doc[last] = value
+
+
+def _python_sort(docs: list[dict], sort) -> list[dict]:
+    for field, direction in reversed(sort):
+        docs = sorted(docs, key=lambda d, f=field: matcher.sort_key(matcher.get(d, f)),
+                      reverse=direction == -1)
+    return docs
+
+
+def count(con, info, filter: Mapping) -> int:
+    if info is None:
+        return 0
+    where = planner.where(filter, info.column_set)
+    if where.exact:
+        return con.execute(f"SELECT count(*) FROM {quote(info.table)} WHERE {where.sql}",
+                           where.params).fetchone()[0]
+    return sum(1 for _ in _candidates(con, info, filter))
+
+
+def distinct(con, info, key: str, filter: Mapping) -> list:
+    if info is None:
+        return []
+    where = planner.where(filter, info.column_set)
+    if where.exact and (key == "_id" or key in info.column_set):
+        rows = con.execute(f"SELECT DISTINCT {quote(column_name(key))} FROM "
+                           f"{quote(info.table)} WHERE {where.sql}", where.params).fetchall()
+        return [keys.decode(v) for v, in rows if v is not None]
+    seen: dict = {}
+    for _, _, doc in _candidates(con, info, filter):
+        for value in matcher.values_at(doc, key):
+            for item in value if isinstance(value, list) else [value]:
+                seen.setdefault(matcher.sort_key(item), item)
+    return list(seen.values())
+
+
+def aggregate(con, info, stages: list[Mapping]) -> list[dict]:
+    if any(not isinstance(s, Mapping) or len(s) != 1 for s in stages):
+        raise OperationFailure("a pipeline stage holds exactly one field", code=40323)
+    if info is None:
+        return pipeline.run([], stages)
+    match = stages[0]["$match"] if stages and "$match" in stages[0] else {}
+    rest = stages[1:] if stages and "$match" in stages[0] else stages
+    where = planner.where(match, info.column_set)
+    if rest and "$group" in rest[0] and where.exact:
+        plan = planner.group_sql(rest[0]["$group"], info.column_set)
+        if plan is not None:
+            if not plan.selects:
+                plan.selects.append("NULL")
+            selects = plan.selects
+            groups = ", ".join(str(i + 1) for i in range(len(selects)))
+            sql = (f"SELECT {', '.join(selects + [a for _, a in plan.accumulators.values()])} "
+                   f"FROM {quote(info.table)} WHERE {where.sql} GROUP BY {groups}")
+            return pipeline.run(plan.rows(con.execute(sql, where.params).fetchall()), rest[1:])
+    docs = [doc for _, _, doc in _candidates(con, info, match)]
+    return pipeline.run(docs, rest)

@@ -1,0 +1,123 @@
+"""MongoDB's update operators on decoded documents, and the document an upsert creates.
+
+``$set``, ``$unset``, ``$inc``, ``$min``, ``$max``, ``$setOnInsert`` (only when the upsert
+inserts) and ``$push`` (with ``$each``), on dotted paths that create the embedded
+documents they name. Anything else is refused with ``WriteError``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+
+from bson import Int64
+from pymongo.errors import WriteError
+
+from .matcher import rank, sort_key
+
+OPERATORS = ("$set", "$unset", "$inc", "$min", "$max", "$setOnInsert", "$push")
+_NUMBERS = (int, float, Int64)
+
+
+def is_operator_update(update: Mapping) -> bool:
+    keys = list(update)
+    if keys and all(k.startswith("$") for k in keys):
+        return True
+    if any(k.startswith("$") for k in keys):
+        raise WriteError("an update mixes operators and fields", code=9)
+    return False
+
+
+def apply(doc: dict, update: Mapping, inserting: bool = False) -> dict:
+    """``doc`` (modified in place and returned) after ``update``'s operators."""
+    for op, fields in update.items():
+        if op not in OPERATORS:
+            raise WriteError(f"unknown update operator: {op}", code=9)
+        if op == "$setOnInsert" and not inserting:
+            continue
+        if not isinstance(fields, Mapping):
+            raise WriteError(f"{op} needs a document", code=9)
+        for path, value in fields.items():
+            if path == "_id" and op != "$setOnInsert" and not inserting:
+                if doc.get("_id") != value:
+                    raise WriteError("the _id field cannot be changed", code=66)
+                continue
+            _apply_one(doc, op, path, value)
+    return doc
+
+
+def _apply_one(doc: dict, op: str, path: str, value) -> None:
+    parent, last = _parent(doc, path, create=op != "$unset")
+    if parent is None:
+        return
+    if op in ("$set", "$setOnInsert"):
+        parent[last] = copy.deepcopy(value)
+    elif op == "$unset":
+        parent.pop(last, None)
+    elif op == "$inc":
+        if not isinstance(value, _NUMBERS) or isinstance(value, bool):
+            raise WriteError(f"cannot $inc by a non-number ({path})", code=14)
+        current = parent.get(last, 0)
+        if not isinstance(current, _NUMBERS) or isinstance(current, bool):
+            raise WriteError(f"cannot $inc the non-number field {path!r}", code=14)
+        parent[last] = current + value
+    elif op in ("$min", "$max"):
+        if last not in parent:
+            parent[last] = copy.deepcopy(value)
+        else:
+            lower = sort_key(value) < sort_key(parent[last])
+            if lower == (op == "$min") and sort_key(value) != sort_key(parent[last]):
+                parent[last] = copy.deepcopy(value)
+    elif op == "$push":
+        items = value["$each"] if isinstance(value, Mapping) and "$each" in value else [value]
+        current = parent.setdefault(last, [])
+        if not isinstance(current, list):
+            raise WriteError(f"cannot $push to the non-array field {path!r}", code=2)
+        current.extend(copy.deepcopy(list(items)))
+
+
+def _parent(doc: dict, path: str, create: bool) -> tuple[dict | None, str]:
+    *parts, last = path.split(".")
+    node = doc
+    for part in parts:
+        child = node.get(part)
+        if child is None:
+            if not create:
+                return None, last
+            child = node[part] = {}
+        elif not isinstance(child, dict):
+            if isinstance(child, Mapping):
+                child = node[part] = dict(child)
+            else:
+                raise WriteError(f"cannot create field {last!r} in {part!r} "
+                                 f"(a {type(child).__name__})", code=28)
+        node = child
+    return node, last
+
+
+def seed(filter: Mapping) -> dict:
+    """The fields an upsert takes from its filter: equality conditions, not operators."""
+    doc: dict = {}
+    for key, condition in filter.items():
+        if key.startswith("$"):
+            if key == "$and":
+                for part in condition:
+                    doc.update(seed(part))
+            continue
+        if isinstance(condition, Mapping) and condition and all(
+                str(k).startswith("$") for k in condition):
+            if "$eq" in condition:
+                _apply_one(doc, "$set", key, condition["$eq"])
+            continue
+        _apply_one(doc, "$set", key, condition)
+    return doc
+
+
+def touched_paths(update: Mapping) -> list[str]:
+    """Every field path an operator update may change (for index maintenance)."""
+    return [path for op, fields in update.items() if isinstance(fields, Mapping)
+            for path in fields]
+
+
+def is_number(value) -> bool:
+    return rank(value) == 2
