@@ -50,7 +50,8 @@ def _count(value: int | None) -> str:
 
 def plans_table(plans: Sequence[dict], table_id: str | None = None) -> html.Table:
     """One row per query: ``chart, collection, filter`` (text) and its explain summary
-    ``index, keys_examined, docs_examined, returned`` or ``reason``."""
+    ``index, keys_examined, docs_examined, returned`` or ``reason``; ``detail`` (the
+    embedded store's SQLite plan) shows under the index name."""
     rows = []
     for p in plans:
         cells = [html.Td(p["chart"]), html.Td(html.Code(p["collection"])),
@@ -58,7 +59,10 @@ def plans_table(plans: Sequence[dict], table_id: str | None = None) -> html.Tabl
         if p.get("reason"):
             cells.append(html.Td(p["reason"], colSpan=4, className="hint"))
         else:
-            cells += [html.Td(p["index"]), html.Td(_count(p["keys_examined"]), className="num"),
+            index = [p["index"]]
+            if p.get("detail"):
+                index += [html.Br(), html.Small(p["detail"], className="hint")]
+            cells += [html.Td(index), html.Td(_count(p["keys_examined"]), className="num"),
                       html.Td(_count(p["docs_examined"]), className="num"),
                       html.Td(_count(p["returned"]), className="num")]
         rows.append(html.Tr(cells))

@@ -1,25 +1,15 @@
 """What the store holds and how it answers: collection sizes, indexes, query plans.
 
-A MongoDB server explains a query (``explain`` with ``executionStats``): which index it
-used and how many keys and documents it examined for those it returned. The embedded
-store has no query planner and no explain() (it answers from hash indexes on the first
-two fields of each index, else by a scan), so its summary says so instead of inventing
-figures.
+A store explains a query (``explain`` with ``executionStats``): which index it used and
+how many keys and documents it examined for those it returned. The embedded store answers
+the same command, adding SQLite's own plan of the query (``queryPlanner.sqlitePlan``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import islice
 
-import bson
 from pymongo.errors import OperationFailure
-
-from .connection import is_embedded
-
-SAMPLE = 200  # documents whose BSON size estimates an embedded collection's size
-NO_EXPLAIN = ("the embedded store has no query planner and no explain(): it reads the "
-              "index buckets of the queried site and pages, else scans the collection")
 
 
 @dataclass(frozen=True)
@@ -41,6 +31,7 @@ class Plan:
     docs_examined: int | None = None
     returned: int | None = None
     reason: str | None = None
+    detail: tuple[str, ...] = ()  # the embedded store's SQLite plan, step by step
 
     @property
     def stage(self) -> str:
@@ -59,15 +50,11 @@ def collection_info(db, name: str) -> CollectionInfo:
                     for index, spec in sorted(info.items()))
     ttl = next((int(spec["expireAfterSeconds"]) for spec in info.values()
                 if "expireAfterSeconds" in spec), None)
-    if is_embedded(db):
-        count = coll.estimated_document_count()
-        sample = [len(bson.encode(doc)) for doc in islice(coll.find({}, limit=SAMPLE), SAMPLE)]
-        size = round(sum(sample) / len(sample) * count) if sample else 0
-        return CollectionInfo(name, count, size, count > len(sample), indexes, ttl)
     stats = next(coll.aggregate([{"$collStats": {"storageStats": {}}}]), {})
     storage = stats.get("storageStats", {})
     return CollectionInfo(name, int(storage.get("count", coll.estimated_document_count())),
-                          int(storage.get("size", 0)), False, indexes, ttl)
+                          int(storage.get("size", 0)), bool(storage.get("sizeEstimated")),
+                          indexes, ttl)
 
 
 def explain_find(db, collection: str, filter: dict, sort=None, limit: int = 0,
@@ -88,8 +75,6 @@ def explain_count(db, collection: str, filter: dict) -> Plan:
 
 
 def _explain(db, command: dict) -> Plan:
-    if is_embedded(db):
-        return Plan(reason=NO_EXPLAIN)
     try:
         result = db.command("explain", command, verbosity="executionStats")
     except OperationFailure as exc:
@@ -103,6 +88,7 @@ def _explain(db, command: dict) -> Plan:
         keys_examined=stats.get("totalKeysExamined"),
         docs_examined=stats.get("totalDocsExamined"),
         returned=stats.get("nReturned"),
+        detail=tuple(result.get("queryPlanner", {}).get("sqlitePlan", ())),
     )
 
 

@@ -12,7 +12,6 @@ import json
 from pymongo.errors import PyMongoError
 
 from . import schema
-from .connection import is_embedded
 from .errors import HitboardError
 from .shardplan import CANDIDATES
 
@@ -51,9 +50,9 @@ def render(command: dict) -> str:
 
 def cluster_kind(db) -> str:
     """``embedded``, ``mongos`` (a sharded cluster's router) or ``mongod``."""
-    if is_embedded(db):
-        return "embedded"
     reply = db.client.admin.command("hello")
+    if reply.get("embedded"):
+        return "embedded"
     return "mongos" if reply.get("msg") == "isdbgrid" else "mongod"
 
 

@@ -74,8 +74,7 @@ class _RouterDb:
         return {"ok": 1.0}
 
 
-def test_apply_runs_every_command_on_a_router(monkeypatch):
-    monkeypatch.setattr(sharding, "is_embedded", lambda db: False)
+def test_apply_runs_every_command_on_a_router():
     router = _Router()
     db = _RouterDb(router, "hitboard")
     assert sharding.cluster_kind(db) == "mongos"

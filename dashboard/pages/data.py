@@ -1,7 +1,8 @@
 """Data: what the store holds, how each chart's query runs, and where it could be sharded.
 
 Each chart query of the live and historical pages is run once through a recorder and
-explained; the embedded store has no planner, and the table says so.
+explained: a MongoDB server names the index it used; the embedded store also shows
+SQLite's plan of the same query.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def _plan_rows(db, site: str, pages, tz: str) -> list[dict]:
             rows.append({"chart": chart, "collection": query.collection,
                          "filter": _filter_text(query.filter), "reason": plan.reason,
                          "index": plan.stage, "keys_examined": plan.keys_examined,
-                         "docs_examined": plan.docs_examined, "returned": plan.returned})
+                         "docs_examined": plan.docs_examined, "returned": plan.returned,
+                         "detail": "; ".join(plan.detail)})
     return rows
 
 

@@ -19,6 +19,7 @@ import datetime as dt
 from collections.abc import Mapping
 
 from bson import Binary, Int64, ObjectId
+from bson.codec_options import CodecOptions
 from pymongo.errors import WriteError
 
 _BINARY, _OBJECT_ID, _BOOL, _DATE = b"\x05", b"\x07", b"\x08", b"\x09"
@@ -26,6 +27,7 @@ _AFTER_DATES = b"\x0a"
 _OFFSET = 2**63
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _NUMBERS = (int, float, Int64)
+CODEC = CodecOptions(tz_aware=True, tzinfo=dt.UTC)  # how stored documents are decoded
 
 # SQL bounds of each bracket: lower (inclusive) and upper (exclusive) of a type's values.
 BRACKETS = {
@@ -47,9 +49,7 @@ class UnindexableValueError(WriteError):
 
 def date_ms(value: dt.datetime) -> int:
     """Milliseconds since the epoch, as BSON stores dates (naive values are UTC)."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
-    delta = value - _EPOCH
+    delta = (value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)) - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
@@ -60,16 +60,12 @@ def from_ms(ms: int) -> dt.datetime:
 def encode(value, field: str = "value"):
     """The SQLite value of a BSON value (``field`` names it in errors)."""
     kind = type(value)
-    if kind is str:
-        return value
-    if kind is int or kind is float:
+    if kind is str or kind is int or kind is float or value is None:
         return value
     if kind is dt.datetime:
         return _DATE + (date_ms(value) + _OFFSET).to_bytes(8, "big")
     if kind is ObjectId:
         return _OBJECT_ID + value.binary
-    if value is None:
-        return None
     if kind is bool:
         return _BOOL + (b"\x01" if value else b"\x00")
     if isinstance(value, Int64):

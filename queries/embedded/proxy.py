@@ -38,6 +38,11 @@ class EmbeddedClient:
     def __getitem__(self, name: str) -> EmbeddedDatabase:
         return EmbeddedDatabase(self, name)
 
+    def __getattr__(self, name: str) -> EmbeddedDatabase:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self[name]
+
     def list_database_names(self) -> list[str]:
         return self.store.database_names()
 
@@ -65,9 +70,19 @@ class EmbeddedDatabase:
     def drop_collection(self, name: str) -> None:
         self._store.drop_collection(self.name, name)
 
-    def command(self, name: str, *_args, **_kwargs) -> dict:
+    def command(self, name, value=None, **_kwargs) -> dict:
+        """``ping``, ``hello`` and ``explain`` (of a find or count), as a server answers."""
+        if isinstance(name, Mapping):
+            (name, value), = list(name.items())[:1]
         if name == "ping":
             return {"ok": 1.0}
+        if name == "hello":
+            return {"ok": 1.0, "isWritablePrimary": True, "embedded": True}
+        if name == "explain" and isinstance(value, Mapping):
+            collection = value.get("find") or value.get("count")
+            con = self._store.reader()
+            return documents.explain(con, self._store.collection(self.name, collection, con),
+                                     value)
         raise OperationFailure(f"command {name!r} is not available on the embedded store",
                                code=59)
 
