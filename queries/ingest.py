@@ -5,7 +5,9 @@ Exactly once, even across a hard kill (SIGKILL, power loss): lines are read in b
 (``BATCH_LINES``; when following, ``FOLLOW_BATCH_LINES`` or a second's worth) and each
 batch is flushed in four steps: (a) a write-ahead intent naming its byte ranges and flush number,
 (b) its events, under ids derived from file and byte offset, (c) its hits, under the
-recorder's guard with that number, (d) the new position, in the file's checkpoint. A
+recorder's guard with that number, (d) the new position, in the file's checkpoint. Events
+may also leave earlier, every ``EVENT_CHUNK`` lines of a long batch: their ids make a
+second write of them a no-op, so they need no intent. A
 restart completes an interrupted flush by re-reading exactly those bytes and writing them
 again under the same number and ids, which the guard and the ids make a no-op wherever
 they were already applied; then it reads on from the saved position. The argument is in
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from . import validation
 from .errors import HitboardError, InvalidPageError, InvalidSiteError
 from .events import EventTotals, EventWriter, event_document
-from .ingest_session import BATCH_LINES, LogSession
+from .ingest_session import BATCH_LINES, EVENT_CHUNK, LogSession
 from .logformat import LineParser, LogRecord
 from .tail import Follower, file_id, find_file, head_digest, read_range
 
@@ -71,8 +73,8 @@ class Ingestor:
         self.db = db
         self.site = None if site is None else validation.site(site)
         self.parser = LineParser(format)
-        # Batches never exceed BATCH_LINES events, far below max_pending; they are
-        # written only at a flush (step b), never in between.
+        # At most EVENT_CHUNK events wait (written every EVENT_CHUNK lines and at each
+        # flush), far below max_pending.
         self.events = EventWriter(db, write_concern, keyed=True) if events else None
         self.options = {"site": self.site, "format": format, "events": events}
         self.summary = IngestSummary(events=self.events.totals if self.events else None)
@@ -176,15 +178,19 @@ def _flush(ingestor: Ingestor, sessions: list[LogSession]) -> None:
     sessions = [s for s in sessions if s.ranges]
     for session in sessions:
         session.begin()                                        # (a)
-    events = ingestor.events
-    if events is not None and events.flush():                 # (b)
-        raise HitboardError(
-            f"{events.totals.failed:,} events could not be written ({events.totals.errors[-1]});"
-            " stopped before counting their hits: run again to resume")
+    _flush_events(ingestor)                                    # (b)
     for session in sessions:
         session.flush_hits()                                   # (c)
     for session in sessions:
         session.commit()                                       # (d)
+
+
+def _flush_events(ingestor: Ingestor) -> None:
+    events = ingestor.events
+    if events is not None and events.flush():
+        raise HitboardError(
+            f"{events.totals.failed:,} events could not be written ({events.totals.errors[-1]});"
+            " stopped before counting their hits: run again to resume")
 
 
 def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
@@ -206,6 +212,8 @@ def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
                 if count % BATCH_LINES == 0:
                     session.consumed(end, BATCH_LINES)
                     _flush(ingestor, [session])
+                elif count % EVENT_CHUNK == 0:
+                    _flush_events(ingestor)
                 if count % PROGRESS_LINES == 0:
                     if progress is not None:
                         progress(end - done)

@@ -49,7 +49,12 @@ from .events import event_id
 from .recorder import HitRecorder
 from .tail import FileId
 
-BATCH_LINES = 20_000
+# Lines per flush of hits: each flush rewrites every (page, day) document the batch
+# touched, so fewer, larger batches write far fewer documents; a crash re-reads at most
+# one batch. Events leave in chunks of EVENT_CHUNK lines meanwhile (their ids make them
+# idempotent, so they need no intent).
+BATCH_LINES = 100_000
+EVENT_CHUNK = 20_000
 # A line touches at most 4 documents (page and "*", daily and monthly): a batch never
 # reaches the bound where the recorder would flush on its own.
 RECORDER_BOUND = 4 * BATCH_LINES

@@ -170,6 +170,7 @@ CRASH = textwrap.dedent("""
     from queries import ingest, recorder
     from queries.ingest_session import LogSession
     ingest.BATCH_LINES = ingest.FOLLOW_BATCH_LINES = 500
+    ingest.EVENT_CHUNK = 200
     step, nth, *argv = sys.argv[1:]
     owner, name, after = {
         "after-intent": (LogSession, "begin", True),

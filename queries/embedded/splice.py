@@ -43,20 +43,19 @@ def changes(update: Mapping) -> dict | None:
     for op, fields in update.items():
         if op == "$setOnInsert":
             continue
-        if op not in ("$inc", "$set") or not isinstance(fields, Mapping):
+        if (op != "$inc" and op != "$set") or not isinstance(fields, Mapping):
             return None
         for path, value in fields.items():
             parts = path.split(".")
-            if parts[0] == "_id" or any(not p or p.startswith("$") for p in parts):
-                return None
             node = tree
             for part in parts[:-1]:
                 node = node.setdefault(part, {})
-                if isinstance(node, _Leaf):
+                if type(node) is not dict:
                     return None
-            if parts[-1] in node:
-                return None  # two operators on one path: let the general path refuse it
-            node[parts[-1]] = _Leaf(op, value)
+            last = parts[-1]
+            if last in node or parts[0] == "_id" or "" in parts or "$" in path:
+                return None  # _id, empty or $-names, two operators on one path: general path
+            node[last] = _Leaf(op, value)
     return tree
 
 

@@ -7,7 +7,6 @@ documents they name. Anything else is refused with ``WriteError``.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 
 from bson import Int64
@@ -51,7 +50,7 @@ def _apply_one(doc: dict, op: str, path: str, value) -> None:
     if parent is None:
         return
     if op in ("$set", "$setOnInsert"):
-        parent[last] = copy.deepcopy(value)
+        parent[last] = _clone(value)
     elif op == "$unset":
         parent.pop(last, None)
     elif op == "$inc":
@@ -63,17 +62,27 @@ def _apply_one(doc: dict, op: str, path: str, value) -> None:
         parent[last] = current + value
     elif op in ("$min", "$max"):
         if last not in parent:
-            parent[last] = copy.deepcopy(value)
+            parent[last] = _clone(value)
         else:
             lower = sort_key(value) < sort_key(parent[last])
             if lower == (op == "$min") and sort_key(value) != sort_key(parent[last]):
-                parent[last] = copy.deepcopy(value)
+                parent[last] = _clone(value)
     elif op == "$push":
         items = value["$each"] if isinstance(value, Mapping) and "$each" in value else [value]
         current = parent.setdefault(last, [])
         if not isinstance(current, list):
             raise WriteError(f"cannot $push to the non-array field {path!r}", code=2)
-        current.extend(copy.deepcopy(list(items)))
+        current.extend(_clone(list(items)))
+
+
+def _clone(value):
+    """A copy sharing nothing mutable with ``value`` (documents and arrays are copied;
+    every other BSON value is immutable in Python)."""
+    if isinstance(value, Mapping):
+        return {k: _clone(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clone(v) for v in value]
+    return value
 
 
 def _parent(doc: dict, path: str, create: bool) -> tuple[dict | None, str]:

@@ -1,0 +1,130 @@
+"""`hitboard ingest` against GoAccess on the same access log, in one run.
+
+    .venv/bin/python bench/ingest_vs_goaccess.py [LOG] [--lines 500000] [--runs 3]
+
+LOG (default: the shared 10,000-line Apache log) is repeated until it holds ``--lines``
+lines. Both tools read that file from the page cache, end to end, as whole processes:
+
+- ``hitboard ingest FILE --site bench`` with default settings (hit counters and raw
+  events) into a fresh embedded store each run;
+- ``goaccess FILE --log-format=COMBINED -o report.json`` (Debian's goaccess: installed
+  here with apt-get when run as root, else the comparison is skipped with the reason).
+  GoAccess needs an IP address as the client: host names are rewritten to documentation
+  addresses (192.0.2.x) in its copy, a copy made before timing.
+
+Prints each run's seconds and lines/s, the medians, and the ratio (hitboard's lines/s over
+GoAccess's: above 1.0 hitboard is faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_LOG = ROOT.parent / "shared" / "data" / "apache_combined_2015.log"
+
+
+def repeated(source: Path, lines: int, target: Path) -> int:
+    data = source.read_bytes().splitlines(keepends=True)
+    written = 0
+    with target.open("wb") as out:
+        while written < lines:
+            chunk = data[:lines - written]
+            out.writelines(chunk)
+            written += len(chunk)
+    return written
+
+
+def with_ip_clients(source: Path, target: Path) -> int:
+    """GoAccess's copy: a line whose client is a host name gets an address instead."""
+    names: dict[bytes, bytes] = {}
+    with source.open("rb") as src, target.open("wb") as out:
+        for line in src:
+            head, sep, rest = line.partition(b" ")
+            try:
+                ipaddress.ip_address(head.decode("ascii", "replace"))
+            except ValueError:
+                head = names.setdefault(head, f"192.0.2.{len(names) % 254 + 1}".encode())
+            out.write(head + sep + rest)
+    return len(names)
+
+
+def goaccess() -> tuple[str | None, str]:
+    found = shutil.which("goaccess")
+    if found:
+        return found, ""
+    if os.geteuid() != 0:
+        return None, "goaccess is not installed and this is not root (apt-get install goaccess)"
+    result = subprocess.run(["apt-get", "install", "-y", "-qq", "goaccess"],
+                            capture_output=True, text=True)
+    if result.returncode:
+        subprocess.run(["apt-get", "update", "-qq"], capture_output=True)
+        result = subprocess.run(["apt-get", "install", "-y", "-qq", "goaccess"],
+                                capture_output=True, text=True)
+    found = shutil.which("goaccess")
+    return (found, "") if found else (None, f"apt-get install goaccess failed: "
+                                           f"{result.stderr.strip()[-200:]}")
+
+
+def timed(command: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if result.returncode:
+        raise SystemExit(f"{command[0]} failed ({result.returncode}): {result.stderr[-1500:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("log", nargs="?", type=Path, default=SHARED_LOG)
+    parser.add_argument("--lines", type=int, default=500_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    hitboard = str(Path(sys.executable).parent / "hitboard")
+    with tempfile.TemporaryDirectory(prefix="hitboard-bench-goaccess-") as tmp:
+        work = Path(tmp)
+        log = work / "access.log"
+        lines = repeated(args.log, args.lines, log)
+        results: dict[str, list[float]] = {"hitboard ingest": []}
+        tool, reason = goaccess()
+        if tool:
+            renamed = with_ip_clients(log, work / "access-ip.log")
+            results["goaccess"] = []
+        for run in range(args.runs):
+            store = work / f"store-{run}"
+            results["hitboard ingest"].append(timed(
+                [hitboard, "ingest", str(log), "--site", "bench", "--store", str(store)], work))
+            shutil.rmtree(store, ignore_errors=True)
+            if tool:
+                results["goaccess"].append(timed(
+                    [tool, str(work / "access-ip.log"), "--log-format=COMBINED",
+                     "-o", str(work / "report.json"), "--no-progress"], work))
+        print(f"{lines:,} lines of {args.log.name}, {args.runs} runs, "
+              f"{os.cpu_count()} cores\n")
+        print("| tool | runs (s) | median s | lines/s |")
+        print("|---|---|---|---|")
+        medians = {}
+        for name, times in results.items():
+            medians[name] = statistics.median(times)
+            print(f"| {name} | {', '.join(f'{t:.2f}' for t in times)} | "
+                  f"{medians[name]:.2f} | {lines / medians[name]:,.0f} |")
+        if tool:
+            ratio = medians["goaccess"] / medians["hitboard ingest"]
+            print(f"\nratio (hitboard lines/s ÷ goaccess lines/s): {ratio:.2f}×"
+                  f"  ({renamed} host names given addresses for GoAccess)")
+        else:
+            print(f"\ngoaccess skipped: {reason}")
+
+
+if __name__ == "__main__":
+    main()
