@@ -1,5 +1,6 @@
 """The server's rollup job: ``run_rollups`` every ``rollup_interval`` seconds on a thread,
-and on demand ("run now" on the Rollups page). One run at a time per process; a run is
+and on demand ("run now" on the Rollups page); each run then expires the raw events it
+has read that are older than ``events_ttl_days``. One run at a time per process; a run is
 safe to repeat or interrupt (see ``queries/rollups.py``), so stopping mid-run is fine."""
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ EXTENSION_KEY = "hitboard.rollups"
 
 
 class RollupJob:
-    def __init__(self, db, interval: float):
+    def __init__(self, db, interval: float, retention: int):
         self.db = db
         self.interval = interval
+        self.retention = retention
         self.last: RollupRun | None = None
         self.last_error = ""
         self._lock = threading.Lock()
@@ -32,7 +34,7 @@ class RollupJob:
         """One run, waiting for a run in progress to end first; raises its error."""
         with self._lock:
             try:
-                self.last = run_rollups(self.db)
+                self.last = run_rollups(self.db, retention=self.retention)
                 self.last_error = ""
             except Exception as exc:
                 self.last_error = f"{type(exc).__name__}: {exc}"
@@ -61,8 +63,9 @@ class RollupJob:
 def register_rollups(server: flask.Flask, services: Services) -> None:
     if services.settings.readonly:
         return
-    ensure_event_indexes(services.db, services.settings.events_ttl_days)
-    job = RollupJob(services.db, services.settings.rollup_interval)
+    ensure_event_indexes(services.db)
+    job = RollupJob(services.db, services.settings.rollup_interval,
+                    services.settings.events_ttl_days)
     server.extensions[EXTENSION_KEY] = job
     job.start()
     services.on_close(job.stop)

@@ -100,7 +100,8 @@ SETTINGS: tuple[Setting, ...] = (
             "any valid site name)", _optional_text),
     Setting("rollup_interval", 60, "seconds between the server's rollup runs (0: never; "
             "`hitboard rollup` can run them instead)", _non_negative_int),
-    Setting("events_ttl_days", 30, "days raw events are kept after ingestion (TTL index)",
+    Setting("events_ttl_days", 30, "days raw events are kept after ingestion, and until "
+            "the rollups have read them",
             _positive_int),
     Setting("admin_token", None, "when set, the load generator's commands (backfill "
             "included) and the Rollups page's \"run now\" ask for this token", _optional_text),

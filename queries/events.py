@@ -5,9 +5,12 @@ ingested}``. ``path`` is the page (no query string); ``time`` is when the reques
 happened (aware UTC), ``ingested`` when the document was written: rollups find what
 changed since their last run by ``ingested``, so a late event (an old ``time``) counts.
 
-Retention is a TTL index on ``ingested``, not ``time``: backfilling an old log (the 2015
-test file) with a TTL on ``time`` would see every event deleted at the next TTL pass,
-before a rollup could read it. For live traffic the two are the same.
+Retention counts from ``ingested``, not ``time`` (backfilling the 2015 test file would
+otherwise delete every event at once), and events leave only once the rollups have read
+them: :func:`expire` runs after each rollup run and deletes what is both older than the
+retention and behind the rollups' checkpoint. A TTL index cannot wait for the rollups (a
+rollup job stopped for longer than the retention would lose hours), so there is none: an
+older store's ``ingested_ttl`` index is replaced by a plain one.
 
 Events from log files get a deterministic ``_id`` (:func:`event_id`), so writing the same
 line twice (ingest replaying a batch after a crash) stores it once; beacon and load
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 
 from bson import ObjectId
 from pymongo import ASCENDING, DESCENDING
-from pymongo.errors import BulkWriteError, OperationFailure, PyMongoError
+from pymongo.errors import BulkWriteError, PyMongoError
 from pymongo.write_concern import WriteConcern
 
 from . import schema
@@ -32,7 +35,8 @@ from .errors import HitboardError, RecorderOverloadedError
 
 DEFAULT_TTL_DAYS = 30
 TTL_ENV = "HITBOARD_EVENTS_TTL_DAYS"
-TTL_INDEX = "ingested_ttl"
+INGESTED_INDEX = "ingested"
+OLD_TTL_INDEX = "ingested_ttl"
 DUPLICATE_KEY = 11000
 WRITE_CONCERNS = ("0", "1", "majority")
 INDEXES = {
@@ -43,6 +47,8 @@ INDEXES = {
     # MongoDB as on the embedded store, which runs that $group in SQL on these columns).
     "site_time": [("site", ASCENDING), ("time", DESCENDING), ("path", ASCENDING),
                   ("status", ASCENDING), ("bytes", ASCENDING)],
+    # What changed since the rollups' checkpoint, and what expiry removes.
+    INGESTED_INDEX: [("ingested", ASCENDING)],
 }
 
 
@@ -58,36 +64,24 @@ def retention_days(value=None) -> int:
     return days
 
 
-def ensure_event_indexes(db, ttl_days: int | None = None) -> list[str]:
-    """Create the events indexes; a changed retention updates the TTL index in place
-    (``collMod`` on MongoDB; drop and re-create where it is not offered)."""
+def ensure_event_indexes(db) -> list[str]:
+    """Create the events indexes (and drop a TTL index left by an older hitboard)."""
     events = db[schema.EVENTS]
-    existing = {name: tuple(tuple(pair) for pair in info["key"])
-                for name, info in events.index_information().items()}
-    names = [name if existing.get(name) == tuple(keys) else events.create_index(keys, name=name)
-             for name, keys in INDEXES.items()]
-    seconds = retention_days(ttl_days) * 86_400
-    current = events.index_information().get(TTL_INDEX)
-    if current is not None and current.get("expireAfterSeconds") != seconds:
-        if _coll_mod(db, seconds):
-            return [*names, TTL_INDEX]
-        events.drop_index(TTL_INDEX)
-    names.append(events.create_index([("ingested", ASCENDING)], name=TTL_INDEX,
-                                     expireAfterSeconds=seconds))
-    return names
+    info = events.index_information()
+    if OLD_TTL_INDEX in info:
+        events.drop_index(OLD_TTL_INDEX)
+    existing = {name: tuple(tuple(pair) for pair in spec["key"]) for name, spec in info.items()}
+    return [name if existing.get(name) == tuple(keys) else events.create_index(keys, name=name)
+            for name, keys in INDEXES.items()]
 
 
-def _coll_mod(db, seconds: int) -> bool:
-    """Change the TTL in place; False where ``collMod`` is not offered (the embedded
-    store, some wire-compatible servers): the caller then drops and re-creates it."""
-    try:
-        db.command("collMod", schema.EVENTS,
-                   index={"name": TTL_INDEX, "expireAfterSeconds": seconds})
-    except OperationFailure as exc:
-        if "collMod" not in str(exc):
-            raise
-        return False
-    return True
+def expire(db, retention: int, rolled_up_until: dt.datetime,
+           now: dt.datetime | None = None) -> int:
+    """Delete the events ingested more than ``retention`` days ago that the rollups have
+    read (ingested before ``rolled_up_until``); returns how many."""
+    now = now or dt.datetime.now(dt.UTC)
+    cutoff = min(now - dt.timedelta(days=retention_days(retention)), rolled_up_until)
+    return db[schema.EVENTS].delete_many({"ingested": {"$lt": cutoff}}).deleted_count
 
 
 def event_document(record, site: str) -> dict:

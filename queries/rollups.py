@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pymongo import ASCENDING, InsertOne, ReplaceOne
 from pymongo.errors import BulkWriteError
 
-from . import schema, validation
+from . import events, schema, validation
 from .validation import WHOLE_SITE
 
 SETTLE = dt.timedelta(seconds=30)
@@ -90,10 +90,13 @@ class RollupRun:
     buckets: dict[str, int] = field(default_factory=dict)
     documents: dict[str, int] = field(default_factory=dict)
     duration_s: float = 0.0
+    expired: int = 0
 
 
-def run_rollups(db, now: dt.datetime | None = None) -> RollupRun:
-    """One incremental run (see the module docstring for why it is safe to repeat)."""
+def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None
+                ) -> RollupRun:
+    """One incremental run (see the module docstring for why it is safe to repeat); with
+    ``retention`` (days), then the events it has read and that are older are expired."""
     started = time.perf_counter()
     read_until = validation.timestamp(now) if now else dt.datetime.now(dt.UTC)
     since = checkpoint(db)["watermark"]
@@ -108,7 +111,9 @@ def run_rollups(db, now: dt.datetime | None = None) -> RollupRun:
         run.buckets[level] = len({(d["site"], d["start"]) for d in docs})
         run.documents[level] = write_level(db, level, docs)
     run.duration_s = time.perf_counter() - started
-    _advance(db, run)
+    watermark = _advance(db, run)
+    if retention is not None:
+        run.expired = events.expire(db, retention, watermark, now)
     return run
 
 
@@ -119,7 +124,7 @@ def checkpoint(db) -> dict:
             "documents": doc.get("documents", {})}
 
 
-def _advance(db, run: RollupRun) -> None:
+def _advance(db, run: RollupRun) -> dt.datetime:
     watermark = max(run.since, run.read_until - SETTLE)
     db[schema.CHECKPOINTS].replace_one(
         {"_id": CHECKPOINT_ID},
@@ -128,6 +133,7 @@ def _advance(db, run: RollupRun) -> None:
          "documents": run.documents},
         upsert=True,
     )
+    return watermark
 
 
 def touched_hours(db, since: dt.datetime) -> dict[str, set[dt.datetime]]:

@@ -11,42 +11,53 @@ import queries
 from queries import events, schema
 from queries.events import EventWriter
 from queries.logformat import parse_line
+from queries.rollups import run_rollups
 
 
-def ttl_of(db) -> int:
-    return db[schema.EVENTS].index_information()[events.TTL_INDEX]["expireAfterSeconds"]
-
-
-def test_indexes_serve_the_seed_queries_with_a_30_day_ttl(db):
+def test_indexes_serve_the_feed_the_rollups_and_expiry(db):
     info = db[schema.EVENTS].index_information()
     keys = {name: [tuple(k) for k in spec["key"]] for name, spec in info.items()}
     assert keys["site_path_time"] == [("site", 1), ("path", 1), ("time", -1)]
     assert keys["site_time"] == [("site", 1), ("time", -1), ("path", 1), ("status", 1),
                                  ("bytes", 1)]
-    assert keys[events.TTL_INDEX] == [("ingested", 1)]
-    assert ttl_of(db) == 30 * 86_400
+    assert keys[events.INGESTED_INDEX] == [("ingested", 1)]
+    assert not any("expireAfterSeconds" in spec for spec in info.values())
 
 
-def test_changing_the_retention_updates_the_ttl_index(db, monkeypatch):
-    events.ensure_event_indexes(db, ttl_days=7)
-    assert ttl_of(db) == 7 * 86_400
-    monkeypatch.setenv(events.TTL_ENV, "90")
+def test_an_older_stores_ttl_index_is_replaced(db):
+    db[schema.EVENTS].drop_index(events.INGESTED_INDEX)
+    db[schema.EVENTS].create_index([("ingested", 1)], name=events.OLD_TTL_INDEX,
+                                   expireAfterSeconds=86_400)
     queries.ensure_indexes(db)
-    assert ttl_of(db) == 90 * 86_400
-    for bad in ("0", "soon"):
-        monkeypatch.setenv(events.TTL_ENV, bad)
-        with pytest.raises(queries.HitboardError, match="retention"):
-            queries.ensure_indexes(db)
+    info = db[schema.EVENTS].index_information()
+    assert events.OLD_TTL_INDEX not in info and events.INGESTED_INDEX in info
 
 
-def test_the_embedded_ttl_monitor_expires_by_ingestion_time(embedded_db):
-    old = dt.datetime.now(dt.UTC) - dt.timedelta(days=31)
-    for at in (old, dt.datetime.now(dt.UTC)):
-        writer = EventWriter(embedded_db, clock=lambda at=at: at)
+def _two_events(db, now):
+    for at in (now - dt.timedelta(days=31), now - dt.timedelta(days=1)):
+        writer = EventWriter(db, clock=lambda at=at: at)
         writer.add({"time": dt.datetime(2015, 5, 17, tzinfo=dt.UTC), "site": "s", "path": "/"})
         writer.flush()
-    assert embedded_db.client.store.expire_ttl() == 1
-    assert embedded_db[schema.EVENTS].count_documents({}) == 1   # 2015 time, kept: new
+
+
+def test_expiry_counts_from_ingestion_and_waits_for_the_rollups(db):
+    now = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
+    _two_events(db, now)
+    # The rollups have read nothing yet: nothing leaves, however old.
+    assert events.expire(db, 30, rolled_up_until=now - dt.timedelta(days=40), now=now) == 0
+    # Read up to now: only the event ingested 31 days ago leaves (its 2015 time is no age).
+    assert events.expire(db, 30, rolled_up_until=now, now=now) == 1
+    assert db[schema.EVENTS].count_documents({}) == 1
+    with pytest.raises(queries.HitboardError, match="retention"):
+        events.expire(db, 0, rolled_up_until=now, now=now)
+
+
+def test_a_rollup_run_expires_what_it_has_read(embedded_db):
+    now = dt.datetime.now(dt.UTC)
+    _two_events(embedded_db, now)
+    run = run_rollups(embedded_db, now=now + dt.timedelta(minutes=5), retention=30)
+    assert run.expired == 1
+    assert embedded_db[schema.EVENTS].count_documents({}) == 1
 
 
 def test_event_document_from_a_log_record():

@@ -35,7 +35,7 @@ def test_embedded_explain_shows_sqlite_plan_and_a_scan_when_no_index_serves(embe
     assert plan.stage == "COLLSCAN" and plan.returned == 30 and plan.docs_examined == 30
     plan = inspect.explain_count(embedded_db, schema.EVENTS, {"ingested": {"$gte": dt.datetime(
         2026, 1, 1, tzinfo=UTC)}})
-    assert plan.stage == "ingested_ttl" and any("USING" in step for step in plan.detail)
+    assert plan.stage == "ingested" and any("USING" in step for step in plan.detail)
 
 
 def test_collection_figures(db):

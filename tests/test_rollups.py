@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from queries import rollups, schema
+import queries
+from dashboard.cli import main
+from queries import rollup_reads, rollups, schema
 from queries.events import EventWriter
 from queries.rollups import run_rollups, status_class
 
@@ -169,3 +173,28 @@ def test_events_in_flight_at_the_checkpoint_are_read_again(embedded_db):
     insert(embedded_db, [straggler], at=t0 + dt.timedelta(milliseconds=500))
     run_rollups(embedded_db, now=t0 + dt.timedelta(seconds=2))
     assert_matches(embedded_db, [*sample_events()[:3], straggler])
+
+
+def test_rollups_after_ingest_equal_the_statistics_bucket_for_bucket(tmp_path):
+    """The real log six times over (60,000 lines: more than a capped store kept): the
+    rollups `hitboard ingest` makes at its end hold every hit, at every level."""
+    log = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
+    if not log.exists():
+        pytest.skip(f"{log} is not here")
+    big = tmp_path / "six.log"
+    big.write_bytes(log.read_bytes() * 6)
+    store = str(tmp_path / "store")
+    result = CliRunner().invoke(main, ["ingest", str(big), "--site", "demo", "--store", store])
+    assert result.exit_code == 0, result.output
+    assert "rollups:" in result.output
+    db = queries.connect(store, read_only=True)
+    try:
+        month = db[schema.MONTHLY].find_one({"metadata.site": "demo", "metadata.page": "*"})
+        assert month["monthly"] == db[schema.EVENTS].count_documents({}) == 60_000
+        for level, buckets in (("hour", 96), ("day", 4), ("month", 1)):
+            check = rollup_reads.consistency(db, "demo", level)
+            assert check.checked == buckets and check.ok, check.differing
+        yearly = db[schema.ROLLUPS["yearly"]].find_one({"site": "demo", "page": "*"})
+        assert yearly["hits"] == 60_000
+    finally:
+        db.client.close()

@@ -14,7 +14,7 @@ from pymongo.errors import PyMongoError
 import queries
 from queries import ingest as ingesting
 from queries.errors import HitboardError
-from queries.events import WRITE_CONCERNS
+from queries.events import WRITE_CONCERNS, retention_days
 from queries.logformat import FORMATS
 from queries.rollups import run_rollups
 
@@ -90,6 +90,8 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, store
                 failure = exc
             finally:
                 ingestor.close()
+        if failure is None and not follow and not no_events and ingestor.summary.parsed:
+            _roll_up(db)
     finally:
         db.client.close()
     summary = ingestor.summary
@@ -109,6 +111,14 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, store
         sys.exit(1)
     if stop.signal is not None and not follow:
         sys.exit(128 + stop.signal)
+
+
+def _roll_up(db) -> None:
+    """Roll up the events just written, so rollups hold them at once (a running server's
+    rollup job would within a minute; a repeated run rewrites the same buckets)."""
+    run = run_rollups(db, retention=retention_days())
+    hours = run.buckets.get("hourly", 0)
+    click.echo(f"rollups: {hours:,} hour buckets rewritten ({run.duration_s:.2f} s)", err=True)
 
 
 def _batch(ingestor, default_sites: dict[str, str], stop: threading.Event,
@@ -171,14 +181,15 @@ def rollup(every, store):
     """Roll the events up into hourly, daily, weekly, monthly and yearly buckets.
 
     Incremental: only buckets touched by events ingested since the last run are
-    recomputed, completely, so a run repeated or interrupted never counts twice.
+    recomputed, completely, so a run repeated or interrupted never counts twice. Then
+    the events read that are older than HITBOARD_EVENTS_TTL_DAYS leave.
     """
     db = open_db(store)
     try:
         queries.ensure_indexes(db)
         with _Stop() as stop:
             while True:
-                run = run_rollups(db)
+                run = run_rollups(db, retention=retention_days())
                 buckets = ", ".join(f"{level} {n:,}" for level, n in run.buckets.items())
                 click.echo(f"rollup: events ingested since {run.since.isoformat()}: "
                            f"buckets rewritten: {buckets} ({run.duration_s:.2f} s)")

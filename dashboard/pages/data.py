@@ -23,7 +23,7 @@ from dashboard.feedback import describe
 from dashboard.services import get_services
 from dashboard.state import ShellState, parse_search
 from queries import inspect, shardplan, validation
-from queries.events import TTL_ENV, retention_days
+from queries.events import TTL_ENV
 from queries.kpis import hit_totals
 from queries.recent import recent_hits
 
@@ -79,12 +79,10 @@ def _plan_rows(db, site: str, pages, tz: str) -> list[dict]:
     return rows
 
 
-def _retention(collections: list[inspect.CollectionInfo]) -> html.Ul:
-    ttl = next((c.ttl_seconds for c in collections if c.name == "events"), None)
-    configured = retention_days()
-    items = [html.Li([f"Raw events: kept {configured} days (", html.Code(TTL_ENV),
-                      "); the TTL index on the events says ",
-                      f"{ttl // 86_400} days." if ttl else "nothing yet (no events index)."]),
+def _retention(days: int) -> html.Ul:
+    items = [html.Li([f"Raw events: kept {days} days after ingestion (", html.Code(TTL_ENV),
+                      "), and until the rollups have read them: each rollup run removes "
+                      "what is older and already rolled up."]),
              html.Li("Pre-aggregated statistics and rollups: kept (no TTL).")]
     return html.Ul(items)
 
@@ -105,7 +103,7 @@ def show(search):
                 collections_table([dataclasses.asdict(c) for c in collections],
                                   table_id="data-collections"),
                 html.H2("Retention", className="card-title"),
-                _retention(collections),
+                _retention(get_services().settings.events_ttl_days),
             ]),
         ]
         site = reads.resolve_site(shell.site)
