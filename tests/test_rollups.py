@@ -191,7 +191,7 @@ def test_rollups_after_ingest_equal_the_statistics_bucket_for_bucket(tmp_path):
     try:
         month = db[schema.MONTHLY].find_one({"metadata.site": "demo", "metadata.page": "*"})
         assert month["monthly"] == db[schema.EVENTS].count_documents({}) == 60_000
-        for level, buckets in (("hour", 96), ("day", 4), ("month", 1)):
+        for level, buckets in (("hour", 84), ("day", 4), ("month", 1)):
             check = rollup_reads.consistency(db, "demo", level)
             assert check.checked == buckets and check.ok, check.differing
         yearly = db[schema.ROLLUPS["yearly"]].find_one({"site": "demo", "page": "*"})
