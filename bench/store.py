@@ -13,6 +13,9 @@ mongomock``; without it the baseline is skipped with the reason). The workload:
 - raw events inserted 1,000 at a time with the events indexes (10 sites × 100 pages);
 - the newest 100 events of 10 pages (the recent-hits feed);
 - the rollups' ``$group`` by page, status and hour over every event of a site;
+- the chart reads of the Live and History pages on a year of backfilled history (one
+  site, 20 pages), each the best of 5: minutes of the last hour, minutes over 2 days of 10
+  pages, hours over 7 days, days over 30 and 365 days, top pages over 30 days;
 - reopening in a new process and answering one chart read, with its RSS.
 """
 
@@ -106,7 +109,48 @@ def workload(store: str, upserts: int, events: int) -> dict:
     groups = list(db[schema.EVENTS].aggregate(pipeline))
     out["group_s"] = time.perf_counter() - started
     out["group_hits"] = sum(g["hits"] for g in groups)
+    out.update(chart_reads(db))
     db.client.close()
+    return out
+
+
+def chart_reads(db) -> dict:
+    """A year of history for one site, then each chart read, best of 5, in ms."""
+    import datetime as dt
+
+    import numpy as np
+
+    import queries
+    from queries.backfill import DayCounts
+
+    site, pages = "history", [f"/page-{p:02d}" for p in range(20)]
+    end = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
+    rng = np.random.default_rng(3)
+    days = (DayCounts(site, end - dt.timedelta(days=d), pages,
+                      rng.poisson(2.0, size=(len(pages), 1440)).astype(np.int64))
+            for d in range(1, 366))
+    queries.backfill(db, days)
+    now = end - dt.timedelta(minutes=1)
+    reads = {
+        "read_minutes_1h": (queries.minute_series, (db, site, now - dt.timedelta(hours=1), now),
+                            {}),
+        "read_minutes_2d_10p": (queries.minute_series,
+                                (db, site, now - dt.timedelta(days=2), now), {"pages": pages[:10]}),
+        "read_hours_7d": (queries.hourly_series, (db, site, now - dt.timedelta(days=7), now), {}),
+        "read_days_30d": (queries.daily_series, (db, site, now - dt.timedelta(days=30), now), {}),
+        "read_days_365d": (queries.daily_series, (db, site, now - dt.timedelta(days=365), now),
+                           {}),
+        "read_top_30d": (queries.top_pages, (db, site, now - dt.timedelta(days=30), now),
+                         {"n": 10}),
+    }
+    out = {}
+    for name, (read, args, kwargs) in reads.items():
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            read(*args, **kwargs)
+            times.append(time.perf_counter() - started)
+        out[name] = min(times) * 1000
     return out
 
 
@@ -118,7 +162,8 @@ def reopen(store: str) -> dict:
     started = time.perf_counter()
     db = queries.connect(store, read_only=True)
     frame = queries.hourly_series(db, "site-3", dt.datetime(2026, 11, 20, tzinfo=dt.UTC),
-                                  dt.datetime(2026, 11, 21, tzinfo=dt.UTC))
+                                  dt.datetime(2026, 11, 21, tzinfo=dt.UTC),
+                                  pages=[f"/page-{p}" for p in range(10)])
     elapsed = time.perf_counter() - started
     hits = int(frame.to_numpy().sum())
     db.client.close()
@@ -168,6 +213,12 @@ ROWS = [("upserts/s", "upserts_per_s", "{:,.0f}", True),
         ("events/s", "events_per_s", "{:,.0f}", True),
         ("newest 100 of 10 pages", "recent_ms", "{:,.2f} ms", False),
         ("$group by page/status/hour", "group_s", "{:,.3f} s", False),
+        ("chart: minutes, last hour", "read_minutes_1h", "{:,.1f} ms", False),
+        ("chart: minutes, 2 days × 10 pages", "read_minutes_2d_10p", "{:,.1f} ms", False),
+        ("chart: hours, 7 days", "read_hours_7d", "{:,.1f} ms", False),
+        ("chart: days, 30 days", "read_days_30d", "{:,.1f} ms", False),
+        ("chart: days, 365 days", "read_days_365d", "{:,.1f} ms", False),
+        ("chart: top pages, 30 days", "read_top_30d", "{:,.1f} ms", False),
         ("reopen + first answer (in process)", "reopen_s", "{:,.3f} s", False),
         ("reopen, whole process", "reopen_wall_s", "{:,.2f} s", False),
         ("RSS after reopen", "rss_mb", "{:,.0f} MB", False)]

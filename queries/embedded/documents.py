@@ -10,7 +10,6 @@ other thread and process.
 
 from __future__ import annotations
 
-import heapq
 import sqlite3
 from collections.abc import Iterator, Mapping
 
@@ -213,22 +212,28 @@ def find(con, info, filter: Mapping, projection=None, sort=None, skip: int = 0,
 
 
 def _merged(con, info, filter, split, sort, order, projection, skip, limit) -> list[dict]:
-    """One ordered, limited query per ``$in`` value, merged: each reads only its own
-    top rows of the index instead of every match of every value."""
+    """One ordered, limited subquery per ``$in`` value, merged by SQLite (``UNION ALL``
+    under the same order): each reads only its own top index entries, and only the
+    documents finally returned are read and decoded."""
     field, values = split
     wanted = skip + limit
-    runs = []
+    table = quote(info.table)
+    keys_of_sort = ", ".join(quote(column_name(f)) for f, _ in sort)
+    parts, params = [], []
     for value in dict.fromkeys(keys.encode(v, field) if v is not None else None
                                for v in values):
-        one = {**filter, field: keys.decode(value)}
-        runs.append([doc for _, _, doc in _candidates(con, info, one, wanted, order)])
-    direction = sort[0][1]
-    merged = heapq.merge(*runs, key=lambda d: tuple(
-        matcher.sort_key(matcher.get(d, f)) for f, _ in sort), reverse=direction == -1)
-    docs = list(merged)
-    if len(sort) > 1 or direction not in (1, -1):
-        docs = _python_sort(docs, sort)
-    return [matcher.project(d, projection) for d in docs[skip:wanted]]
+        where = planner.where({**filter, field: keys.decode(value)}, info.column_set)
+        parts.append(f"SELECT * FROM (SELECT rid, {keys_of_sort} FROM {table} "
+                     f"WHERE {where.sql} ORDER BY {order} LIMIT {int(wanted)})")
+        params += where.params
+    rids = [rid for rid, *_ in con.execute(
+        f"SELECT * FROM ({' UNION ALL '.join(parts)}) ORDER BY {order} "
+        f"LIMIT {int(limit)} OFFSET {int(skip)}", params)]
+    if not rids:
+        return []
+    found = dict(con.execute(f"SELECT rid, doc FROM {table} WHERE rid IN "
+                             f"({','.join('?' * len(rids))})", rids).fetchall())
+    return [matcher.project(decode(found[rid]), projection) for rid in rids]
 
 
 def _key_only(con, info, filter, projection, order, skip, limit) -> list[dict] | None:
