@@ -94,14 +94,20 @@ def event_document(record, site: str) -> dict:
     }
 
 
-def event_id(source: str, time: dt.datetime) -> ObjectId:
-    """The ``_id`` of the event of one log line, named by ``source`` (which file, which
-    pass over it, which byte offset): an ObjectId, like every other event's, whose time
-    part is the request's second and whose other 8 bytes hash ``source``. Two lines
-    share it only if they share a second and a 64-bit hash."""
+def stream_key(source: str) -> int:
+    """A 64-bit key naming one pass over one file (see :func:`event_id`)."""
+    return int.from_bytes(hashlib.blake2b(source.encode(), digest_size=8).digest(), "big")
+
+
+def event_id(stream: int, offset: int, time: dt.datetime) -> ObjectId:
+    """The ``_id`` of the event of the log line at byte ``offset`` of the pass ``stream``
+    (:func:`stream_key`): an ObjectId, like every other event's, whose time part is the
+    request's second and whose other 8 bytes are the stream key XOR the offset. Within a
+    pass, distinct offsets give distinct ids; lines of two passes share one only if they
+    share a second and the 64-bit keys happen to differ exactly by their offsets' XOR."""
     seconds = min(max(int(time.timestamp()), 0), 2**32 - 1)
-    digest = hashlib.blake2b(source.encode(), digest_size=8).digest()
-    return ObjectId(seconds.to_bytes(4, "big") + digest)
+    low = (stream ^ offset) & 0xFFFF_FFFF_FFFF_FFFF
+    return ObjectId(((seconds << 64) | low).to_bytes(12, "big"))
 
 
 def write_concern(value: str | int | None) -> WriteConcern | None:

@@ -45,7 +45,7 @@ from pymongo import ReturnDocument
 
 from . import schema
 from .errors import HitboardError
-from .events import event_id
+from .events import event_id, stream_key
 from .recorder import HitRecorder
 from .tail import FileId
 
@@ -75,6 +75,7 @@ class LogSession:
         key = hashlib.sha1(f"{self.host}\0{self.path}".encode()).hexdigest()[:24]
         self.id, self.writer, self.owner = f"ingest:{key}", f"ingest-{key}", uuid.uuid4().hex
         self.options = options
+        self._stream: tuple[int | None, int] = (None, 0)  # (epoch, its stream key)
         doc = db[schema.CHECKPOINTS].find_one_and_update(
             {"_id": self.id},
             {"$set": {"owner": self.owner, "host": self.host, "path": self.path,
@@ -130,7 +131,10 @@ class LogSession:
         self.offset, self.line = end, self.line + lines
 
     def event_id(self, offset: int, time: dt.datetime):
-        return event_id(f"{self.writer}:{self.file['epoch']}:{offset}", time)
+        epoch = self.file["epoch"]
+        if self._stream[0] != epoch:
+            self._stream = (epoch, stream_key(f"{self.writer}:{epoch}"))
+        return event_id(self._stream[1], offset, time)
 
     def _new_epoch(self, fid: FileId, head: str, start: int) -> None:
         self.epochs += 1

@@ -80,8 +80,10 @@ def test_partial_bulk_failure_is_counted_never_silent(db):
 
 def test_keyed_events_written_again_are_present_not_failed(db):
     at = dt.datetime(2015, 5, 17, 8, 5, 3, tzinfo=dt.UTC)
-    ids = [events.event_id(f"w:1:{offset}", at) for offset in (0, 90, 180)]
-    assert ids[0] == events.event_id("w:1:0", at) and len(set(ids)) == 3
+    stream = events.stream_key("w:1")
+    ids = [events.event_id(stream, offset, at) for offset in (0, 90, 180)]
+    assert ids[0] == events.event_id(stream, 0, at) and len(set(ids)) == 3
+    assert events.event_id(events.stream_key("w:2"), 0, at) != ids[0]
     assert ids[0].generation_time == at.replace(microsecond=0)
     first = EventWriter(db, keyed=True)
     for oid in ids[:2]:
