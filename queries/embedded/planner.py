@@ -169,8 +169,11 @@ class GroupPlan:
 
 def group_sql(group: Mapping, columns: set[str]) -> GroupPlan | None:
     """The plan of a ``$group`` stage over columns; None when it reads other fields or
-    uses accumulators other than ``$sum``/``$min``/``$max``."""
+    uses accumulators other than ``$sum``/``$min``/``$max``. The date parts of one field
+    share one SQL key, the instant truncated to the finest unit among them."""
     selects: list[str] = []
+    finest = _finest_units(group.get("_id"))
+    date_keys: dict[str, int] = {}
 
     def key(expr):
         if isinstance(expr, str) and expr.startswith("$") and expr[1:] in columns:
@@ -179,9 +182,11 @@ def group_sql(group: Mapping, columns: set[str]) -> GroupPlan | None:
         if isinstance(expr, Mapping) and len(expr) == 1:
             (op, arg), = expr.items()
             if op in DATE_PARTS and isinstance(arg, str) and arg[1:] in columns:
-                unit = _UNITS.get(op, _DAY)
-                selects.append(f"hb_ms({quote(column_name(arg[1:]))}) / {unit} * {unit}")
-                return ("date", len(selects) - 1, op)
+                if arg not in date_keys:
+                    unit = finest[arg]
+                    selects.append(f"hb_ms({quote(column_name(arg[1:]))}) / {unit} * {unit}")
+                    date_keys[arg] = len(selects) - 1
+                return ("date", date_keys[arg], op)
         if isinstance(expr, Mapping) and expr and not any(k.startswith("$") for k in expr):
             parts = {name: key(value) for name, value in expr.items()}
             return None if None in parts.values() else ("doc", parts)
@@ -212,6 +217,19 @@ def group_sql(group: Mapping, columns: set[str]) -> GroupPlan | None:
         else:
             return None
     return GroupPlan(selects, shape, accumulators)
+
+
+def _finest_units(expr, units: dict | None = None) -> dict[str, int]:
+    """For each field whose date parts ``expr`` reads, the smallest unit among them."""
+    units = {} if units is None else units
+    if isinstance(expr, Mapping):
+        for op, arg in expr.items():
+            if op in DATE_PARTS and isinstance(arg, str):
+                unit = _UNITS.get(op, _DAY)
+                units[arg] = min(units.get(arg, unit), unit)
+            else:
+                _finest_units(arg, units)
+    return units
 
 
 def _rebuild(shape, values):
