@@ -61,8 +61,9 @@ def layout(**query):
         html.Div(className="grid", children=[
             html.Section(className="card card-wide", children=[
                 html.H2("Hits per minute", className="card-title"),
-                html.Div(className="graph-box", children=dcc.Graph(
-                    id="live-graph", config=GRAPH_CONFIG, style={"height": "100%"},
+                html.Div(className="graph-box keep-zoom", children=dcc.Graph(
+                    id="live-graph", config={**GRAPH_CONFIG, "doubleClick": "autosize"},
+                    style={"height": "100%"},
                     figure=notice_figure("Loading…", theme))),
             ]),
             html.Section(className="card", children=[
