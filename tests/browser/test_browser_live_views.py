@@ -3,6 +3,7 @@ beacon rows, whole-number ticks, an unknown site."""
 
 import datetime as dt
 
+import requests
 from dash.testing.wait import until
 from dashkit import free_port, seed
 from selenium.webdriver.common.action_chains import ActionChains
@@ -61,4 +62,47 @@ def test_drag_zoom_is_kept_across_refreshes_until_reset(app, dash_duo):
     until(lambda: dash_duo.driver.execute_script(X_RANGE) != zoomed, timeout=5)
     whole = dash_duo.driver.execute_script(X_RANGE)
     assert whole[1] > zoomed[1] and whole[0] < zoomed[0]
+    assert dash_duo.get_logs() == []
+
+
+def test_recent_hits_show_dates_not_today_and_beacon_rows_as_sent(app, dash_duo):
+    services = get_services(app.server)
+    old = dt.datetime(2015, 5, 17, 10, 5, 3, tzinfo=dt.UTC)
+    seed(services.db, "shop", [(old, "/old", 1)])
+    services.db["events"].insert_one({
+        "time": old, "site": "shop", "host": "", "method": "GET", "path": "/old", "query": "",
+        "status": 200, "bytes": 512, "referrer": None, "user_agent": None, "ingested": old})
+    open_page(dash_duo, app, "/?site=shop&tz=UTC")
+    dash_duo.wait_for_contains_text("#live-recent-table", "/old")
+    assert requests.post(dash_duo.server_url + "/hit", data='{"site": "shop", "page": "/new"}',
+                         timeout=5).status_code == 204
+    dash_duo.wait_for_contains_text("#live-recent-table", "/new", timeout=10)
+    rows = [[cell.text for cell in row.find_elements("css selector", "td")]
+            for row in dash_duo.find_elements("#live-recent-table tbody tr")]
+    new, old_row = rows[0], rows[-1]
+    assert old_row[0] == "2015-05-17 10:05:03.000" and old_row[1:4] == ["/old", "GET", "200"]
+    assert len(new[0]) == len("10:05:03.000")  # today: the time alone
+    assert new[1:4] == ["/new", "POST", "–"]
+    assert dash_duo.get_logs() == []
+
+
+def test_small_counts_have_whole_number_ticks(app, dash_duo):
+    seed(get_services(app.server).db, "shop",
+         [(dt.datetime.now(dt.UTC) - dt.timedelta(minutes=3), "/", 3)])
+    open_page(dash_duo, app, "/?site=shop&tz=UTC")
+    chart_ready(dash_duo)
+    ticks = dash_duo.driver.execute_script(
+        "return Array.from(document.querySelectorAll('#live-graph .ytick text'))"
+        ".map(t => t.textContent);")
+    assert ticks and len(ticks) == len(set(ticks)), ticks
+    assert all(t.isdigit() for t in ticks)
+    assert dash_duo.get_logs() == []
+
+
+def test_an_unknown_site_says_it_has_no_data_and_lists_the_known_ones(app, dash_duo):
+    seed(get_services(app.server).db, "shop", [(dt.datetime.now(dt.UTC), "/", 1)])
+    open_page(dash_duo, app, "/?site=nosuch&tz=UTC")
+    dash_duo.wait_for_contains_text("#live-alert", "'nosuch' has no data")
+    dash_duo.wait_for_contains_text("#unknown-site", "shop")
+    assert dash_duo.find_element("#live-kpi-today").text == "–"
     assert dash_duo.get_logs() == []
