@@ -78,6 +78,12 @@ window.dash_clientside.hitboard = (function () {
   }
 
   function scan() {
+    /* Every chart, whatever config its page gives it: no cloud action in the toolbar. */
+    if (window.Plotly && !window.Plotly.__hitboardConfigured) {
+      window.Plotly.setPlotConfig({ showSendToCloud: false, showEditInChartStudio: false,
+                                    plotlyServerURL: "" });
+      window.Plotly.__hitboardConfigured = true;
+    }
     document.querySelectorAll(".keep-zoom .js-plotly-plot").forEach(function (gd) {
       if (gd.on) { keep(gd); }
     });

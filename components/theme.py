@@ -41,6 +41,11 @@ def base_layout(theme: str, **overrides) -> dict:
     return layout
 
 
-# One Plotly toolbar setup for every chart: no logo, shown on hover, no lasso/box select.
+# One Plotly toolbar setup for every chart: no logo, shown on hover, no lasso/box select,
+# and no cloud action ("Share chart…", "Edit in Chart Studio"): traffic data must never
+# leave the server by one click. PNG download stays.
+CLOUD_BUTTONS = ["sendChartToCloud", "sendDataToCloud", "editInChartStudio"]
 GRAPH_CONFIG = {"displaylogo": False, "responsive": True, "displayModeBar": "hover",
-                "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
+                "showSendToCloud": False, "showEditInChartStudio": False,
+                "plotlyServerURL": "",
+                "modeBarButtonsToRemove": ["select2d", "lasso2d", *CLOUD_BUTTONS]}
