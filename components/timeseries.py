@@ -21,6 +21,7 @@ PREVIOUS_TOTAL = "previous total"
 PREVIOUS_TOTAL_LABEL = "Previous period (all pages)"
 PREVIOUS_TOTAL_COLOR = "#868e96"
 SMALL_COUNTS = 8
+TOOLBAR_BAND = 30  # px above the plot where Plotly's toolbar shows, clear of the data
 
 
 def aligned_previous(current: pd.DataFrame, previous: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -85,7 +86,7 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
         highest = max([highest, *(float(pd.Series(t["y"]).max()) for t in earlier)])
     layout = base_layout(
         theme, hovermode="x unified", uirevision=uirevision, showlegend=True,
-        legend={"traceorder": "normal"}, xaxis=axis.layout,
+        legend={"traceorder": "normal"}, xaxis=axis.layout, margin={"t": TOOLBAR_BAND},
         yaxis={"title": {"text": f"hits per {granularity}"}, "tickformat": ",d",
                **integer_ticks(highest)},
     )
@@ -138,7 +139,7 @@ def _incomplete_marks(x: list[str], granularity: str, theme: str) -> tuple[list,
              "x0": start, "x1": end, "y0": 0, "y1": 1, "layer": "below",
              "fillcolor": colors["muted"], "opacity": 0.18, "line": {"width": 0}}
     note = {"text": "incomplete", "name": "incomplete", "showarrow": False, "xref": "x",
-            "yref": "paper", "x": start, "y": 1, "xanchor": "right", "yanchor": "top",
+            "yref": "paper", "x": start, "y": 0, "xanchor": "right", "yanchor": "bottom",
             "font": {"size": 11, "color": colors["muted"]}}
     return [shape], [note]
 

@@ -3,6 +3,7 @@ action in any chart's toolbar, the legend clear of the toolbar, the nav on a pho
 "Select all" over the page limit."""
 
 import datetime as dt
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from dash.testing.wait import until
@@ -79,4 +80,63 @@ def test_no_chart_offers_a_cloud_action_and_png_download_stays(app, seeded, dash
         assert "Download plot as a PNG" in titles
         assert not [t for t in titles if "cloud" in t.lower() or "studio" in t.lower()
                     or "share" in t.lower()], titles
+    assert dash_duo.get_logs() == []
+
+
+OVERLAP = """const root = document.querySelector(arguments[0]);
+if (!root) { return null; }
+const legend = root.querySelector('.legend'), bar = root.querySelector('.modebar');
+if (!legend || !bar) { return null; }
+const a = legend.getBoundingClientRect(), b = bar.getBoundingClientRect();
+return [a.right > b.left && b.right > a.left && a.bottom > b.top && b.bottom > a.top,
+        a.width, b.width];"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_legend_never_sits_under_the_toolbar(app, seeded, dash_duo, width):
+    pages = "&".join(f"page=/p{m:02d}" for m in range(1, 8))
+    open_page(dash_duo, app, f"/?site=shop&tz=UTC&{pages}")
+    dash_duo.driver.set_window_size(width, 900)
+    until(lambda: dash_duo.driver.execute_script(OVERLAP, "#live-graph"), timeout=10)
+    overlaps, legend_width, bar_width = dash_duo.driver.execute_script(OVERLAP, "#live-graph")
+    assert legend_width > 0 and bar_width > 0
+    assert not overlaps
+    assert dash_duo.get_logs() == []
+
+
+def phone(dash_duo):
+    dash_duo.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+
+
+def test_on_a_phone_the_nav_and_controls_take_little_of_the_screen(app, seeded, dash_duo):
+    dash_duo.start_server(app, port=free_port())
+    phone(dash_duo)
+    dash_duo.driver.get(dash_duo.server_url + "/?site=shop&tz=UTC")
+    dash_duo.wait_for_contains_text("#live-kpis", "1")
+    until(lambda: dash_duo.find_elements("#shell-nav a"), timeout=5)
+    height, width = dash_duo.driver.execute_script(
+        "const r = document.querySelector('.topbar').getBoundingClientRect();"
+        "return [r.height, document.documentElement.scrollWidth];")
+    assert height <= 844 / 4, height
+    assert width <= 390
+    links = dash_duo.find_elements("#shell-nav a")
+    assert {link.text for link in links} >= {"Live", "History", "Data"}
+    dash_duo.find_element("#nav-history").click()  # reachable, scrolled in if needed
+    dash_duo.wait_for_contains_text("#history-period", "per")
+    assert dash_duo.get_logs() == []
+
+
+def test_select_all_keeps_the_ten_most_visited_pages_and_says_so(app, seeded, dash_duo):
+    open_page(dash_duo, app, "/history?site=shop&tz=UTC")
+    dash_duo.wait_for_contains_text("#history-period", "per")
+    dash_duo.find_element("#shell-pages").click()
+    select_all = dash_duo.find_element(".dash-dropdown-action-button")
+    assert select_all.text == "Select All"
+    select_all.click()
+    dash_duo.wait_for_contains_text("#shell-note", "showing the 10 with the most hits")
+    until(lambda: dash_duo.driver.current_url.count("page=") == 10, timeout=5)
+    kept = parse_qs(urlsplit(dash_duo.driver.current_url).query)["page"]
+    assert sorted(kept) == [f"/p{m:02d}" for m in range(6, 16)]  # m hits on /pm
+    assert "15 pages chosen" in dash_duo.find_element("#shell-note").text
     assert dash_duo.get_logs() == []
