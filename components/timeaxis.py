@@ -26,14 +26,15 @@ MAX_TICKS = 10
 
 @dataclass(frozen=True)
 class TimeAxis:
-    """``x``: plotted positions; ``when``: each bucket's local time for hover and clicks
-    (ISO 8601, with its offset when the view crosses a DST change); ``layout``: xaxis
-    properties to merge."""
+    """``x``: plotted positions; ``when``: each bucket's local time for clicks (ISO 8601,
+    with its offset when the view crosses a DST change); ``labels``: in absolute time,
+    the hover title of each bucket (local time and zone); ``layout``: xaxis properties."""
 
     x: list[str]
     when: list[str]
     layout: dict
     absolute: bool
+    labels: list[str] | None = None
 
 
 def time_axis(index: pd.DatetimeIndex, granularity: str) -> TimeAxis:
@@ -48,8 +49,10 @@ def time_axis(index: pd.DatetimeIndex, granularity: str) -> TimeAxis:
          for t in index]
     when = [t.isoformat(timespec="minutes") for t in index]
     tickvals, ticktext = _ticks(index, x)
+    labels = [f"{t:%a %d %b %Y %H:%M} {t.tzname()}" for t in index]
     return TimeAxis(x, when, {"type": "date", "tickmode": "array", "tickvals": tickvals,
-                              "ticktext": ticktext}, absolute=True)
+                              "ticktext": ticktext},
+                    absolute=True, labels=labels)
 
 
 def bucket_end(x_last: str, granularity: str) -> str:
@@ -66,18 +69,21 @@ def _ticks(index: pd.DatetimeIndex, x: list[str]) -> tuple[list[str], list[str]]
         picked = [i for i, m in enumerate(minutes) if m % step == 0]
         if len(picked) <= MAX_TICKS:
             break
-    first = index[0].utcoffset()
-    texts = []
+    offsets: dict[str, set] = {}
+    for t in index:
+        offsets.setdefault(t.strftime("%H:%M"), set()).add(t.utcoffset())
+    texts, previous = [], None
     for i in picked:
         t = index[i]
         label = t.strftime("%H:%M")
-        if t.utcoffset() != first or any(index[j].strftime("%H:%M") == label
-                                         and index[j].utcoffset() != t.utcoffset()
-                                         for j in picked):
+        # The zone where it tells something: first tick, first after the change, and
+        # any wall time that happens twice (01:00 EDT, then 01:00 EST).
+        if previous is None or t.utcoffset() != previous or len(offsets[label]) > 1:
             label += f" {t.tzname()}"
         if i == picked[0] or (t.hour == 0 and t.minute == 0):
             label += f"<br>{t:%b %d, %Y}"
         texts.append(label)
+        previous = t.utcoffset()
     return [x[i] for i in picked], texts
 
 

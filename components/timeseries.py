@@ -67,13 +67,17 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
     colors = page_colors(list(pages) or list(current.columns))
     axis = time_axis(current.index, granularity)
     x = axis.x
-    when_hover = "%{customdata}: " if axis.absolute else ""
+    # In absolute time each point carries [when, label] and its hover says the local time
+    # (a unified hover's title would show the shifted axis value, not the local time).
+    custom = [list(pair) for pair in zip(axis.when, axis.labels, strict=True)] \
+        if axis.labels else axis.when
+    when = "%{customdata[1]}<br>" if axis.labels else ""
     traces = []
     for page in current.columns:
         trace = {"type": "scatter", "x": x, "y": current[page].to_numpy(),
-                 "name": page_label(page), "mode": "lines", "customdata": axis.when,
+                 "name": page_label(page), "mode": "lines", "customdata": custom,
                  "line": {"color": colors.get(page), "width": 2},
-                 "hovertemplate": f"{when_hover}{_escape(page_label(page))}: %{{y:,}}"
+                 "hovertemplate": f"{when}{_escape(page_label(page))}: %{{y:,}}"
                                   "<extra></extra>"}
         if mode == "stacked":
             trace.update(stackgroup="current", line={"color": colors.get(page), "width": 1})
@@ -85,7 +89,8 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
         traces += earlier
         highest = max([highest, *(float(pd.Series(t["y"]).max()) for t in earlier)])
     layout = base_layout(
-        theme, hovermode="x unified", uirevision=uirevision, showlegend=True,
+        theme, hovermode="closest" if axis.labels else "x unified", uirevision=uirevision,
+        showlegend=True,
         legend={"traceorder": "normal"}, xaxis=axis.layout, margin={"t": TOOLBAR_BAND},
         yaxis={"title": {"text": f"hits per {granularity}"}, "tickformat": ",d",
                **integer_ticks(highest)},

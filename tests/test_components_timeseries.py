@@ -86,8 +86,9 @@ def test_a_dst_day_is_drawn_in_absolute_time_with_local_labels():
     assert len(set(x)) == 5  # the two 01:00 hours are two points
     assert x == ["2026-11-01 00:00", "2026-11-01 01:00", "2026-11-01 02:00",
                  "2026-11-01 03:00", "2026-11-01 04:00"]
-    assert list(figure.data[0].customdata)[1:3] == ["2026-11-01T01:00-04:00",
-                                                    "2026-11-01T01:00-05:00"]
+    assert [when for when, _label in figure.data[0].customdata][1:3] == [
+        "2026-11-01T01:00-04:00", "2026-11-01T01:00-05:00"]
+    assert figure.data[0].customdata[2][1] == "Sun 01 Nov 2026 01:00 EST"
     labels = list(figure.layout.xaxis.ticktext)
     assert "01:00 EDT" in labels[1] and "01:00 EST" in labels[2]
 

@@ -138,3 +138,13 @@ def test_compare_keeps_custom_dates_even_if_the_preset_control_lags(history):
         {"history-compare"}, "7d", "2026-11-10", "2026-11-14", "auto", "lines", ["1"], custom)
     assert "range=custom" in search and "start=2026-11-10" in search
     assert preset == "custom"
+
+
+def test_clicking_the_repeated_hour_of_a_dst_day_opens_that_hour(history):
+    search = ("?site=s&tz=America/New_York&range=custom&start=2026-11-01&end=2026-11-02"
+              "&gran=hour")
+    click = {"points": [{"x": "2026-11-01 02:00",
+                         "customdata": ["2026-11-01T01:00-05:00", "Sun 01 Nov 01:00 EST"]}]}
+    href = history.drill(click, search)
+    assert "start=2026-11-01T01:00-05:00" in href.replace("%2B", "+").replace("%3A", ":")
+    assert "end=2026-11-01T02:00-05:00" in href.replace("%3A", ":")

@@ -252,8 +252,9 @@ def drill(click, search):
     except queries.HitboardError:
         return no_update
     point = points[0]
-    target = drill_down(granularity, point.get("customdata")) or drill_down(
-        granularity, point.get("x"))
+    when = point.get("customdata")
+    when = when[0] if isinstance(when, list) and when else when  # [when, label] on DST days
+    target = drill_down(granularity, when) or drill_down(granularity, point.get("x"))
     if target is None:
         return no_update
     start, end, granularity = target

@@ -194,3 +194,38 @@ def test_an_unknown_site_says_it_has_no_data_and_lists_the_known_ones(app, seede
     dash_duo.wait_for_contains_text("#history-totals", "13")
     assert query(dash_duo)["site"] == "s"
     assert dash_duo.get_logs() == []
+
+
+def test_a_dst_day_shows_both_one_oclock_hours_apart_with_local_labels(app, dash_duo):
+    utc = dt.UTC
+    seed(get_services(app.server).db, "ny", [
+        (dt.datetime(2026, 11, 1, 5, 30, tzinfo=utc), "/", 4),   # 01:30 EDT
+        (dt.datetime(2026, 11, 1, 6, 30, tzinfo=utc), "/", 9)])  # 01:30 EST
+    open_page(dash_duo, app, "/history?site=ny&tz=America/New_York&range=custom"
+                             "&start=2026-11-01&end=2026-11-02&gran=hour")
+    wait_plotted(dash_duo, 1, 25, 13)  # a 25-hour day
+    x, y = dash_duo.driver.execute_script(
+        "const p = document.querySelector('#history-graph .js-plotly-plot');"
+        "return [Array.from(p._fullData[0].x), Array.from(p._fullData[0].y)];")
+    assert len(set(x)) == 25 and y[1:3] == [4, 9]
+    graph = dash_duo.find_element("#history-graph .nsewdrag")
+    dash_duo.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", graph)
+
+    def hover_title(driver):
+        dx, dy = driver.execute_script(
+            """const plot = document.querySelector('#history-graph .js-plotly-plot');
+            const xa = plot._fullLayout.xaxis, ya = plot._fullLayout.yaxis;
+            return [xa.l2p(xa.d2l(arguments[0])) - xa._length / 2,
+                    ya.l2p(arguments[1]) - ya._length / 2];""", x[2], y[2])
+        ActionChains(driver).move_to_element(graph).move_by_offset(round(dx), round(dy)) \
+            .perform()
+        return driver.execute_script(
+            "const t = document.querySelector('#history-graph .hoverlayer');"
+            "return t ? t.textContent : '';")
+
+    until(lambda: "01:00 EST" in hover_title(dash_duo.driver), timeout=8)
+    ticks = dash_duo.driver.execute_script(
+        "return Array.from(document.querySelectorAll('#history-graph .xtick text'))"
+        ".map(t => t.textContent);")
+    assert ticks[0].startswith("00:00 EDT") and any("EST" in t for t in ticks)
+    assert dash_duo.get_logs() == []
