@@ -80,6 +80,9 @@ def test_an_hours_minutes_survive_load_reload_controls_and_history(app, seeded, 
     until(lambda: query(dash_duo).get("compare") == "1", timeout=5)
     wait_plotted(dash_duo, 2, 60, 5)  # stacked + the previous hour's total
     assert_the_hour(dash_duo)
+    legend = dash_duo.driver.execute_script(
+        "return document.querySelector('#history-graph .legend').textContent;")
+    assert "Previous period (all pages)" in legend
 
     dash_duo.driver.refresh()
     wait_plotted(dash_duo, 2, 60, 5)
@@ -165,9 +168,10 @@ def test_the_csv_is_what_is_plotted_after_the_view_aged(tmp_path, dash_duo):
     with dashboard_app(tmp_path / "store", cache_seconds=1) as app:
         services = get_services(app.server)
         now = dt.datetime.now(dt.UTC)
-        seed(services.db, "s", [(now - dt.timedelta(minutes=5), "/a", 4)])
+        midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        seed(services.db, "s", [(max(now - dt.timedelta(minutes=5), midnight), "/a", 4)])
         open_page(dash_duo, app, "/history?site=s&tz=UTC&range=today&gran=minute")
-        dash_duo.wait_for_contains_text("#history-totals", "4")
+        until(lambda: (plotted(dash_duo) or [0, 0, 0])[2] == 4, timeout=8)
         drawn = plotted(dash_duo)
         services.recorder.record("s", "/a", n=6)  # arrives after the chart was drawn
         services.recorder.flush()
@@ -184,6 +188,10 @@ def test_the_csv_is_what_is_plotted_after_the_view_aged(tmp_path, dash_duo):
         (csv_file,) = download.glob("*.csv")
         csv = pd.read_csv(io.StringIO(csv_file.read_text()))
         assert [1, len(csv), int(csv["Whole site"].sum())] == drawn == plotted(dash_duo)
+        shapes = dash_duo.driver.execute_script(
+            "const p = document.querySelector('#history-graph .js-plotly-plot');"
+            "return (p.layout.shapes || []).map(s => [s.name, s.x0]);")
+        assert shapes == [["incomplete", csv["time"].iloc[-1][:16].replace("T", " ")]]
         assert dash_duo.get_logs() == []
 
 
