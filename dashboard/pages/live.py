@@ -69,7 +69,7 @@ def layout(**query):
             ]),
             html.Section(className="card", children=[
                 html.H2("Top pages today", className="card-title"),
-                html.Div(className="graph-box", children=dcc.Graph(
+                html.Div(className="graph-box graph-box-bars", children=dcc.Graph(
                     id="live-top", config={**GRAPH_CONFIG, "displayModeBar": False},
                     style={"height": "100%"},
                     figure=notice_figure("Loading…", theme, height=160))),
