@@ -85,10 +85,10 @@ def compute_view(search: str | None) -> View:
     if site is None:
         return View(shell, controls, None, None)
     seconds = reads.history_seconds()
+    shown = shown_period(query)  # a bad zone or range is said first
     known = tuple(reads.shared(queries.list_sites, seconds=seconds))
     if site not in known:
         return View(shell, controls, site, None, known_sites=known)
-    shown = shown_period(query)
     current = _series(site, shown, shell, seconds)
     previous = _series(site, shown.previous(shell.tz), shell, seconds) if controls.compare \
         else None

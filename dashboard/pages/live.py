@@ -123,6 +123,7 @@ def refresh(_n, search):
             store = queries.redact(queries.resolve_store(get_services().settings.store))
             blank = notice_figure("No data yet", shell.theme)
             return blank, kpi_cards(_kpis(None, None, shell.tz)), blank, None, empty_state(store)
+        validation.timezone(shell.tz)  # a bad zone is the first thing to say
         known = reads.shared(queries.list_sites, seconds=reads.live_seconds())
         if site not in known:
             blank = notice_figure("No data for this site", shell.theme)
