@@ -69,19 +69,23 @@ def _ticks(index: pd.DatetimeIndex, x: list[str]) -> tuple[list[str], list[str]]
         picked = [i for i, m in enumerate(minutes) if m % step == 0]
         if len(picked) <= MAX_TICKS:
             break
-    offsets: dict[str, set] = {}
+    if len(picked) > MAX_TICKS:  # weeks: every k-th local midnight
+        picked = picked[::-(-len(picked) // MAX_TICKS)]
+    daily = step == TICK_MINUTES[-1]
+    offsets: dict[str, set] = {}  # local date and time → offsets: two on the repeated hour
     for t in index:
-        offsets.setdefault(t.strftime("%H:%M"), set()).add(t.utcoffset())
+        offsets.setdefault(t.strftime("%Y-%m-%d %H:%M"), set()).add(t.utcoffset())
     texts, previous = [], None
     for i in picked:
         t = index[i]
-        label = t.strftime("%H:%M")
+        label = t.strftime("%b %d" if daily else "%H:%M")
         # The zone where it tells something: first tick, first after the change, and
         # any wall time that happens twice (01:00 EDT, then 01:00 EST).
-        if previous is None or t.utcoffset() != previous or len(offsets[label]) > 1:
+        if previous is None or t.utcoffset() != previous or \
+                len(offsets[t.strftime("%Y-%m-%d %H:%M")]) > 1:
             label += f" {t.tzname()}"
-        if i == picked[0] or (t.hour == 0 and t.minute == 0):
-            label += f"<br>{t:%b %d, %Y}"
+        if i == picked[0] or (not daily and t.hour == 0 and t.minute == 0):
+            label += f"<br>{t:%Y}" if daily else f"<br>{t:%b %d, %Y}"
         texts.append(label)
         previous = t.utcoffset()
     return [x[i] for i in picked], texts

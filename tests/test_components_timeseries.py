@@ -137,3 +137,24 @@ def test_empty_frame_still_builds(granularity):
     empty = pd.DataFrame({"*": pd.Series([], dtype="int64")},
                          index=pd.DatetimeIndex([], tz="UTC", name="time"))
     assert len(timeseries_figure(empty, granularity=granularity).data) == 1
+
+
+def test_a_month_across_a_dst_change_keeps_ten_ticks_at_most():
+    index = pd.date_range("2026-10-20 04:00", "2026-11-19 05:00", freq="h", tz="UTC").tz_convert(
+        "America/New_York").rename("time")
+    current = pd.DataFrame({"*": 1}, index=index)
+    figure = timeseries_figure(current, granularity="hour")
+    labels = list(figure.layout.xaxis.ticktext)
+    assert 3 <= len(labels) <= 10
+    assert labels[0].startswith("Oct 20 EDT")
+    assert any("EST" in label for label in labels[1:])
+
+
+def test_only_the_repeated_hour_and_the_change_name_their_zone():
+    index = pd.date_range("2026-10-31 04:00", periods=49, freq="h", tz="UTC").tz_convert(
+        "America/New_York").rename("time")
+    labels = list(timeseries_figure(pd.DataFrame({"*": 1}, index=index),
+                                    granularity="hour").layout.xaxis.ticktext)
+    assert labels[0].startswith("00:00 EDT")
+    assert "06:00<br>" not in labels and "06:00" in labels  # no zone while nothing changed
+    assert "06:00 EST" in labels  # the first tick after the change
