@@ -51,10 +51,10 @@ def test_a_focused_segment_stays_readable_with_a_visible_ring(app, seeded, dash_
     selected.find_element("xpath", "ancestor::label").click()  # mouse: focus, no change
     selected.send_keys(Keys.ARROW_RIGHT)  # keyboard: the next preset, focused
     until(lambda: dash_duo.driver.execute_script(
-        "return document.activeElement.value") == "30d", timeout=5)
+        "return document.activeElement.value") == "30d", timeout=12)
     label = dash_duo.find_element("#history-range input:checked").find_element(
         "xpath", "ancestor::label")
-    until(lambda: "range=30d" in dash_duo.driver.current_url, timeout=5)
+    until(lambda: "range=30d" in dash_duo.driver.current_url, timeout=12)
     color, background, outline, width, shadow = dash_duo.driver.execute_script(STYLE, label)
     assert contrast(rgb(color), rgb(background)) >= 4.5, (color, background)
     rings = [rgb(part) for part in shadow.split("rgb")[1:]] if shadow != "none" else []
@@ -114,7 +114,7 @@ def test_on_a_phone_the_nav_and_controls_take_little_of_the_screen(app, seeded, 
     phone(dash_duo)
     dash_duo.driver.get(dash_duo.server_url + "/?site=shop&tz=UTC")
     dash_duo.wait_for_contains_text("#live-kpis", "1")
-    until(lambda: dash_duo.find_elements("#shell-nav a"), timeout=5)
+    until(lambda: dash_duo.find_elements("#shell-nav a"), timeout=12)
     height, width = dash_duo.driver.execute_script(
         "const r = document.querySelector('.topbar').getBoundingClientRect();"
         "return [r.height, document.documentElement.scrollWidth];")
@@ -135,7 +135,7 @@ def test_select_all_keeps_the_ten_most_visited_pages_and_says_so(app, seeded, da
     assert select_all.text == "Select All"
     select_all.click()
     dash_duo.wait_for_contains_text("#shell-note", "showing the 10 with the most hits")
-    until(lambda: dash_duo.driver.current_url.count("page=") == 10, timeout=5)
+    until(lambda: dash_duo.driver.current_url.count("page=") == 10, timeout=12)
     kept = parse_qs(urlsplit(dash_duo.driver.current_url).query)["page"]
     assert sorted(kept) == [f"/p{m:02d}" for m in range(6, 16)]  # m hits on /pm
     assert "15 pages chosen" in dash_duo.find_element("#shell-note").text

@@ -49,7 +49,7 @@ def test_drag_zoom_is_kept_across_refreshes_until_reset(app, dash_duo):
     ActionChains(dash_duo.driver).move_to_element(drag).move_by_offset(-width // 4, 0) \
         .click_and_hold().move_by_offset(width // 6, 0).move_by_offset(width // 6, 0) \
         .release().perform()
-    until(lambda: dash_duo.driver.execute_script(X_RANGE) != full, timeout=5)
+    until(lambda: dash_duo.driver.execute_script(X_RANGE) != full, timeout=12)
     zoomed = dash_duo.driver.execute_script(X_RANGE)
     dash_duo.driver.execute_script(COUNT_REFRESHES)
     services.recorder.record("shop", "/", n=3)
@@ -59,7 +59,7 @@ def test_drag_zoom_is_kept_across_refreshes_until_reset(app, dash_duo):
     # A double click (Plotly's reset) gives the whole window back.
     ActionChains(dash_duo.driver).double_click(
         dash_duo.find_element("#live-graph .nsewdrag")).perform()
-    until(lambda: dash_duo.driver.execute_script(X_RANGE) != zoomed, timeout=5)
+    until(lambda: dash_duo.driver.execute_script(X_RANGE) != zoomed, timeout=12)
     whole = dash_duo.driver.execute_script(X_RANGE)
     assert whole[1] > zoomed[1] and whole[0] < zoomed[0]
     assert dash_duo.get_logs() == []
@@ -75,7 +75,7 @@ def test_recent_hits_show_dates_not_today_and_beacon_rows_as_sent(app, dash_duo)
     open_page(dash_duo, app, "/?site=shop&tz=UTC")
     dash_duo.wait_for_contains_text("#live-recent-table", "/old")
     assert requests.post(dash_duo.server_url + "/hit", data='{"site": "shop", "page": "/new"}',
-                         timeout=5).status_code == 204
+                         timeout=12).status_code == 204
     dash_duo.wait_for_contains_text("#live-recent-table", "/new", timeout=10)
     rows = [[cell.text for cell in row.find_elements("css selector", "td")]
             for row in dash_duo.find_elements("#live-recent-table tbody tr")]
