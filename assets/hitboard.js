@@ -28,3 +28,66 @@ window.dash_clientside.hitboard = (function () {
     }
   };
 })();
+
+/* Zoom kept across refreshes. A refreshed figure resets a drag-zoom in plotly.js 4 even
+   with an unchanged uirevision (the range it compares is the one autorange filled in),
+   so charts inside a ".keep-zoom" box remember the user's ranges and put them back after
+   each new figure, until a double click (autorange) or a new view (another uirevision). */
+(function () {
+  var AXES = ["xaxis", "yaxis"];
+
+  function rangeOf(event, axis) {
+    if (event[axis + ".range"]) { return event[axis + ".range"].slice(); }
+    if (event[axis + ".range[0]"] !== undefined) {
+      return [event[axis + ".range[0]"], event[axis + ".range[1]"]];
+    }
+    return null;
+  }
+
+  function keep(gd) {
+    if (gd.__hitboardKeep) { return; }
+    gd.__hitboardKeep = { ranges: {}, revision: null, restoring: false };
+    var state = gd.__hitboardKeep;
+    gd.on("plotly_relayout", function (event) {
+      if (state.restoring) { return; }
+      state.revision = gd.layout.uirevision;
+      AXES.forEach(function (axis) {
+        if (event[axis + ".autorange"]) { delete state.ranges[axis]; }
+        var range = rangeOf(event, axis);
+        if (range) { state.ranges[axis] = range; }
+      });
+    });
+    gd.on("plotly_react", function () {
+      if (state.restoring) { return; }
+      if (gd.layout.uirevision !== state.revision) { state.ranges = {}; return; }
+      var update = {};
+      AXES.forEach(function (axis) {
+        var wanted = state.ranges[axis];
+        var shown = gd.layout[axis] && gd.layout[axis].range;
+        if (wanted && !(shown && shown[0] === wanted[0] && shown[1] === wanted[1])) {
+          update[axis + ".range"] = wanted.slice();
+          update[axis + ".autorange"] = false;
+        }
+      });
+      if (!Object.keys(update).length) { return; }
+      state.restoring = true;
+      window.Plotly.relayout(gd, update).then(
+        function () { state.restoring = false; },
+        function () { state.restoring = false; });
+    });
+  }
+
+  function scan() {
+    /* Every chart, whatever config its page gives it: no cloud action in the toolbar. */
+    if (window.Plotly && !window.Plotly.__hitboardConfigured) {
+      window.Plotly.setPlotConfig({ showSendToCloud: false, showEditInChartStudio: false,
+                                    plotlyServerURL: "" });
+      window.Plotly.__hitboardConfigured = true;
+    }
+    document.querySelectorAll(".keep-zoom .js-plotly-plot").forEach(function (gd) {
+      if (gd.on) { keep(gd); }
+    });
+  }
+  new MutationObserver(scan).observe(document.documentElement,
+                                     { childList: true, subtree: true });
+})();

@@ -18,7 +18,7 @@ def palette(theme: str) -> dict[str, str]:
 
 def base_layout(theme: str, **overrides) -> dict:
     """Layout shared by every chart: transparent background (the page's colour shows
-    through), compact margins that fit a phone, horizontal legend above the plot."""
+    through), compact margins that fit a phone, horizontal legend below the plot."""
     colors = palette(theme)
     axis = {"gridcolor": colors["grid"], "linecolor": colors["line"], "zeroline": False,
             "color": colors["muted"], "automargin": True}
@@ -29,7 +29,9 @@ def base_layout(theme: str, **overrides) -> dict:
         "margin": {"l": 8, "r": 8, "t": 8, "b": 8},
         "xaxis": dict(axis),
         "yaxis": dict(axis, rangemode="tozero"),
-        "legend": {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
+        # Below the chart: above it the legend ran under Plotly's toolbar (top right).
+        "legend": {"orientation": "h", "x": 0, "xanchor": "left", "yref": "container",
+                   "y": 0, "yanchor": "bottom"},
         "hoverlabel": {"bgcolor": colors["hover_bg"], "font": {"color": colors["text"]}},
         "autosize": True,
     }
@@ -41,6 +43,11 @@ def base_layout(theme: str, **overrides) -> dict:
     return layout
 
 
-# One Plotly toolbar setup for every chart: no logo, shown on hover, no lasso/box select.
+# One Plotly toolbar setup for every chart: no logo, shown on hover, no lasso/box select,
+# and no cloud action ("Share chart…", "Edit in Chart Studio"): traffic data must never
+# leave the server by one click. PNG download stays.
+CLOUD_BUTTONS = ["sendChartToCloud", "sendDataToCloud", "editInChartStudio"]
 GRAPH_CONFIG = {"displaylogo": False, "responsive": True, "displayModeBar": "hover",
-                "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
+                "showSendToCloud": False, "showEditInChartStudio": False,
+                "plotlyServerURL": "",
+                "modeBarButtonsToRemove": ["select2d", "lasso2d", *CLOUD_BUTTONS]}

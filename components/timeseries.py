@@ -12,12 +12,16 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .legend import page_colors, page_label
-from .theme import base_layout
+from .theme import base_layout, palette
+from .timeaxis import HOVER_FORMAT, bucket_end, time_axis
 
 MODES = ("lines", "stacked")
-HOVER_FORMAT = {"minute": "%a %d %b %Y %H:%M", "hour": "%a %d %b %Y %H:00",
-                "day": "%a %d %b %Y"}
 PREVIOUS_PREFIX = "previous "
+PREVIOUS_TOTAL = "previous total"
+PREVIOUS_TOTAL_LABEL = "Previous period (all pages)"
+PREVIOUS_TOTAL_COLOR = "#868e96"
+SMALL_COUNTS = 8
+TOOLBAR_BAND = 30  # px above the plot where Plotly's toolbar shows, clear of the data
 
 
 def aligned_previous(current: pd.DataFrame, previous: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -31,10 +35,12 @@ def aligned_previous(current: pd.DataFrame, previous: pd.DataFrame | None) -> pd
     return aligned.reindex(current.index).astype("Int64")
 
 
-def plotted_frame(current: pd.DataFrame, previous: pd.DataFrame | None = None) -> pd.DataFrame:
+def plotted_frame(current: pd.DataFrame, previous: pd.DataFrame | None = None,
+                  mode: str = "lines") -> pd.DataFrame:
     """What the chart draws, one column per series: ``time`` (local, ISO 8601 with its
     offset), one column per page, and with a previous period ``previous time`` and one
-    ``previous <page>`` column per page."""
+    ``previous <page>`` column per page (stacked: one ``previous total`` column, the
+    single dashed line drawn over the stack)."""
     table = pd.DataFrame({"time": [t.isoformat() for t in current.index]})
     for page in current.columns:
         table[page_label(page)] = current[page].to_numpy()
@@ -42,61 +48,105 @@ def plotted_frame(current: pd.DataFrame, previous: pd.DataFrame | None = None) -
         table["previous time"] = ([t.isoformat() for t in previous.index[:len(current)]]
                                   + [""] * max(len(current) - len(previous), 0))
         aligned = aligned_previous(current, previous)
-        for page in current.columns:
-            table[PREVIOUS_PREFIX + page_label(page)] = aligned[page].to_numpy()
+        if mode == "stacked":
+            table[PREVIOUS_TOTAL] = _total(aligned).to_numpy()
+        else:
+            for page in current.columns:
+                table[PREVIOUS_PREFIX + page_label(page)] = aligned[page].to_numpy()
     return table
 
 
 def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "light",
                       pages: list[str] | tuple[str, ...] = (), mode: str = "lines",
                       previous: pd.DataFrame | None = None, uirevision: str | None = None,
-                      height: int | None = None) -> go.Figure:
-    """One line (or stacked area) per column of ``current``; dashed lines for the
-    previous period. ``pages`` fixes the colour order (the view's selection)."""
+                      height: int | None = None, incomplete: bool = False) -> go.Figure:
+    """One line (or stacked area) per column of ``current``; the previous period dashed
+    (per page, or as one total over a stack, which per-page lines would misread).
+    ``pages`` fixes the colour order (the view's selection); ``incomplete`` shades the
+    last bucket, still filling up, so its drop does not read as a fall in traffic."""
     colors = page_colors(list(pages) or list(current.columns))
-    x = _wall_times(current.index)
+    axis = time_axis(current.index, granularity)
+    x = axis.x
+    # In absolute time each point carries [when, label] and its hover says the local time
+    # (a unified hover's title would show the shifted axis value, not the local time).
+    custom = [list(pair) for pair in zip(axis.when, axis.labels, strict=True)] \
+        if axis.labels else axis.when
+    when = "%{customdata[1]}<br>" if axis.labels else ""
     traces = []
     for page in current.columns:
         trace = {"type": "scatter", "x": x, "y": current[page].to_numpy(),
-                 "name": page_label(page), "mode": "lines",
+                 "name": page_label(page), "mode": "lines", "customdata": custom,
                  "line": {"color": colors.get(page), "width": 2},
-                 "hovertemplate": f"{_escape(page_label(page))}: %{{y:,}}<extra></extra>"}
+                 "hovertemplate": f"{when}{_escape(page_label(page))}: %{{y:,}}"
+                                  "<extra></extra>"}
         if mode == "stacked":
             trace.update(stackgroup="current", line={"color": colors.get(page), "width": 1})
         traces.append(trace)
+    top = current.sum(axis=1) if mode == "stacked" else current.max(axis=1)
+    highest = float(top.max()) if len(top) else 0.0
     if previous is not None:
-        aligned = aligned_previous(current, previous)
-        when = [t.strftime(HOVER_FORMAT[granularity]) for t in previous.index[:len(current)]]
-        for page in current.columns:
-            label = page_label(page)
-            traces.append({
-                "type": "scatter", "x": x, "y": aligned[page].to_numpy(dtype=float,
-                                                                      na_value=float("nan")),
-                "name": f"{label} (previous)", "mode": "lines", "opacity": 0.6,
-                "line": {"color": colors.get(page), "width": 1.5, "dash": "dot"},
-                "customdata": when,
-                "hovertemplate": f"{_escape(label)} previous (%{{customdata}}): %{{y:,}}"
-                                 "<extra></extra>",
-            })
+        earlier = _previous_traces(current, previous, x, granularity, mode, colors)
+        traces += earlier
+        highest = max([highest, *(float(pd.Series(t["y"]).max()) for t in earlier)])
     layout = base_layout(
-        theme, hovermode="x unified", uirevision=uirevision, showlegend=True,
-        legend={"traceorder": "normal"},
-        xaxis={"hoverformat": HOVER_FORMAT[granularity], "type": "date"},
-        yaxis={"title": {"text": f"hits per {granularity}"}, "tickformat": ",d"},
+        theme, hovermode="closest" if axis.labels else "x unified", uirevision=uirevision,
+        showlegend=True,
+        legend={"traceorder": "normal"}, xaxis=axis.layout, margin={"t": TOOLBAR_BAND},
+        yaxis={"title": {"text": f"hits per {granularity}"}, "tickformat": ",d",
+               **integer_ticks(highest)},
     )
+    if incomplete and len(x):
+        layout["shapes"], layout["annotations"] = _incomplete_marks(x, granularity, theme)
     if height:
         layout["height"] = height
     return go.Figure(data=traces, layout=layout)
 
 
-def _wall_times(index: pd.DatetimeIndex) -> list[str]:
-    """Local wall-clock times as ISO strings without offset: Plotly draws them as given."""
-    fmt = "%Y-%m-%d" if _all_midnight(index) else "%Y-%m-%d %H:%M"
-    return [t.strftime(fmt) for t in index]
+def integer_ticks(highest) -> dict:
+    """Whole-number ticks for small counts: Plotly would label 0, 0.5, 1… as "0 1 1"."""
+    highest = 0 if pd.isna(highest) else float(highest)
+    if highest <= SMALL_COUNTS:
+        return {"tick0": 0, "dtick": 1}
+    return {}
 
 
-def _all_midnight(index: pd.DatetimeIndex) -> bool:
-    return len(index) > 0 and bool(((index.hour == 0) & (index.minute == 0)).all())
+def _previous_traces(current, previous, x, granularity, mode, colors) -> list[dict]:
+    aligned = aligned_previous(current, previous)
+    when = [t.strftime(HOVER_FORMAT[granularity]) for t in previous.index[:len(current)]]
+    series = ({PREVIOUS_TOTAL: _total(aligned)} if mode == "stacked"
+              else {page: aligned[page] for page in current.columns})
+    traces = []
+    for key, values in series.items():
+        total = key == PREVIOUS_TOTAL
+        label = PREVIOUS_TOTAL_LABEL if total else f"{page_label(key)} (previous)"
+        hover = "previous period, all pages" if total else f"{_escape(page_label(key))} previous"
+        traces.append({
+            "type": "scatter", "x": x,
+            "y": values.to_numpy(dtype=float, na_value=float("nan")),
+            "name": label, "mode": "lines", "opacity": 0.8 if total else 0.6,
+            "line": {"color": PREVIOUS_TOTAL_COLOR if total else colors.get(key),
+                     "width": 2 if total else 1.5, "dash": "dash" if total else "dot"},
+            "customdata": when,
+            "hovertemplate": f"{hover} (%{{customdata}}): %{{y:,}}<extra></extra>",
+        })
+    return traces
+
+
+def _total(aligned: pd.DataFrame) -> pd.Series:
+    """The previous period's total per bucket; empty where it had no bucket."""
+    return aligned.sum(axis=1, min_count=1).astype("Int64")
+
+
+def _incomplete_marks(x: list[str], granularity: str, theme: str) -> tuple[list, list]:
+    colors = palette(theme)
+    start, end = x[-1], bucket_end(x[-1], granularity)
+    shape = {"type": "rect", "name": "incomplete", "xref": "x", "yref": "paper",
+             "x0": start, "x1": end, "y0": 0, "y1": 1, "layer": "below",
+             "fillcolor": colors["muted"], "opacity": 0.18, "line": {"width": 0}}
+    note = {"text": "incomplete", "name": "incomplete", "showarrow": False, "xref": "x",
+            "yref": "paper", "x": start, "y": 0, "xanchor": "right", "yanchor": "bottom",
+            "font": {"size": 11, "color": colors["muted"]}}
+    return [shape], [note]
 
 
 def _escape(text: str) -> str:

@@ -129,8 +129,10 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
 
 
 def _event(now: dt.datetime, site: str, page: str, query: str, request) -> dict:
-    """A page view: the page viewed, not the beacon request (its status is unknown)."""
-    return {"time": now, "site": site, "host": request.remote_addr or "", "method": "GET",
+    """A page view: the page viewed, with the beacon request's own method; its status is
+    unknown (None), as no server answered the page itself."""
+    return {"time": now, "site": site, "host": request.remote_addr or "",
+            "method": request.method,
             "path": page, "query": query, "status": None, "bytes": 0,
             "referrer": request.referrer, "user_agent": request.user_agent.string or None}
 

@@ -10,6 +10,7 @@ import pandas as pd
 
 import queries
 from queries import validation
+from queries.series import bucket_edges
 
 from . import reads
 from .ranges import DEFAULT_PRESET, GRANULARITIES, PRESETS, Period, period
@@ -48,6 +49,13 @@ class View:
     period: Period | None
     current: pd.DataFrame | None = None
     previous: pd.DataFrame | None = None
+    incomplete: bool = False
+    known_sites: tuple[str, ...] = ()
+
+    @property
+    def unknown_site(self) -> bool:
+        """The URL names a site the store has no statistics for."""
+        return self.site is not None and self.period is None
 
 
 def picker_dates(controls: Controls, tz: str) -> tuple[str | None, str | None]:
@@ -77,11 +85,22 @@ def compute_view(search: str | None) -> View:
     if site is None:
         return View(shell, controls, None, None)
     seconds = reads.history_seconds()
-    shown = shown_period(query)
+    shown = shown_period(query)  # a bad zone or range is said first
+    known = tuple(reads.shared(queries.list_sites, seconds=seconds))
+    if site not in known:
+        return View(shell, controls, site, None, known_sites=known)
     current = _series(site, shown, shell, seconds)
     previous = _series(site, shown.previous(shell.tz), shell, seconds) if controls.compare \
         else None
-    return View(shell, controls, site, shown, current, previous)
+    return View(shell, controls, site, shown, current, previous,
+                incomplete=ends_inside_a_bucket(shown, shell.tz), known_sites=known)
+
+
+def ends_inside_a_bucket(shown: Period, tz: str) -> bool:
+    """True when the period stops before its last bucket ends (today so far, the
+    current hour): that bucket is still filling up."""
+    edges = bucket_edges(shown.start, shown.end, shown.granularity, validation.timezone(tz))
+    return edges[-1] > shown.end
 
 
 def _series(site: str, shown: Period, shell: ShellState, seconds: int) -> pd.DataFrame:

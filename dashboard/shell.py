@@ -9,12 +9,14 @@ render it afresh, as a link does. The back button re-renders the page from the U
 
 from __future__ import annotations
 
+import datetime as dt
 import zoneinfo
 from functools import cache
 
 import dash
 from dash import Input, Output, State, ctx, dcc, html, no_update
 
+import queries
 from queries.errors import HitboardError
 
 from . import reads
@@ -29,6 +31,8 @@ from .state import (
 )
 
 MAX_OPTIONS = 50
+RANK_DAYS = 30
+MAX_RANKED = 1000
 
 
 @cache
@@ -56,6 +60,7 @@ def layout():
                 dcc.Dropdown(id="shell-tz", clearable=False, className="ctl ctl-tz",
                              options=list(time_zones()), placeholder="Time zone"),
             ]),
+            html.Div(id="shell-note", className="shell-note", role="status"),
         ]),
         html.Main(dash.page_container, className="content"),
     ])
@@ -73,8 +78,10 @@ def sync_shell(triggered: set[str], search: str | None, site, pages, tz, theme):
     ``triggered`` holds the ids that fired: when the URL is among them it wins and the
     controls follow it; otherwise only the controls that fired are written to the URL,
     and only if they differ from it (a control that reports its value as it mounts
-    changes nothing). Returns ``(search, site, site_options, pages, tz, theme)``, with
-    ``no_update`` where nothing changes. A new site clears the pages of the old one."""
+    changes nothing). Returns ``(search, site, site_options, pages, page_options, tz,
+    theme, note)``, with ``no_update`` where nothing changes. A new site clears the pages
+    of the old one; over ``MAX_PAGES`` pages the most visited are kept and the note says
+    so."""
     query = parse_search(search)
     current = ShellState.from_query(query)
     url_site = reads.resolve_site(current.site)
@@ -85,15 +92,17 @@ def sync_shell(triggered: set[str], search: str | None, site, pages, tz, theme):
         options = site_options(names, reads.synthetic_sites())
         pages = list(current.pages)
         return (no_update, url_site, options, pages, page_options(url_site, "", pages),
-                current.tz, current.theme)
-    changes, pages_out = {}, no_update
+                current.tz, current.theme, no_update)
+    changes, pages_out, note = {}, no_update, no_update
     if "shell-site" in triggered and site and site != url_site:
         changes.update(site=site, page=[])
         pages_out = []
     elif "shell-pages" in triggered and pages is not None:
-        chosen = list(dict.fromkeys(pages))
+        chosen, note = list(dict.fromkeys(pages)), None
         if len(chosen) > MAX_PAGES:
-            chosen = pages_out = chosen[:MAX_PAGES]
+            chosen = pages_out = most_visited(url_site, chosen)[:MAX_PAGES]
+            note = (f"{len(pages)} pages chosen: showing the {MAX_PAGES} with the most hits "
+                    f"in the last {RANK_DAYS} days (at most {MAX_PAGES} at once).")
         if tuple(chosen) != current.pages:
             changes.update(site=url_site, page=chosen)
     if "shell-tz" in triggered and tz and tz != current.tz:
@@ -102,7 +111,23 @@ def sync_shell(triggered: set[str], search: str | None, site, pages, tz, theme):
         changes["theme"] = None if theme == THEMES[0] else theme
     new_search = changed_search(updated(query, **changes), search) if changes else None
     return (new_search or no_update, no_update, no_update, pages_out, no_update, no_update,
-            no_update)
+            no_update, note)
+
+
+def most_visited(site: str | None, pages: list[str]) -> list[str]:
+    """``pages`` ordered by hits over the last ``RANK_DAYS`` days, most visited first
+    ("Select all" on a site of 15 pages keeps the 10 that matter, not the first 10 by
+    name); pages without hits keep their order, last."""
+    if not site:
+        return pages
+    now = reads.now(reads.history_seconds())
+    try:
+        top = reads.shared(queries.top_pages, site, now - dt.timedelta(days=RANK_DAYS), now,
+                           n=MAX_RANKED, seconds=reads.history_seconds())
+    except HitboardError:
+        return pages
+    rank = {page: i for i, page in enumerate(top.index)}
+    return sorted(pages, key=lambda page: rank.get(page, len(rank)))
 
 
 def page_options(site: str | None, search_value: str | None, selected) -> list[str]:
@@ -141,6 +166,7 @@ def register_callbacks(app: dash.Dash) -> None:
         Output("shell-pages", "options", allow_duplicate=True),
         Output("shell-tz", "value"),
         Output("shell-theme", "value"),
+        Output("shell-note", "children"),
         Input("url", "search"),
         Input("shell-site", "value"),
         Input("shell-pages", "value"),

@@ -37,15 +37,60 @@ def test_colours_follow_the_selection_and_the_whole_site_is_indigo():
     assert site.data[0].line.color == WHOLE_SITE_COLOR
 
 
-def test_stacked_mode_stacks_the_current_period_only():
+def test_stacked_compare_draws_the_previous_total_as_one_dashed_line():
     current = frame({"/a": [1, 2], "/b": [3, 4]})
     previous = frame({"/a": [5, 6], "/b": [7, 8]}, start="2026-11-20 00:00")
     figure = timeseries_figure(current, granularity="hour", mode="stacked", previous=previous)
-    assert [t.stackgroup for t in figure.data] == ["current", "current", None, None]
+    assert [t.stackgroup for t in figure.data] == ["current", "current", None]
+    assert figure.data[2].line.dash == "dash"
+    assert figure.data[2].name == "Previous period (all pages)"
+    assert list(figure.data[2].y) == [12, 14]
+    assert list(figure.data[2].x) == list(figure.data[1].x)
+    table = plotted_frame(current, previous, mode="stacked")
+    assert list(table.columns) == ["time", "/a", "/b", "previous time", "previous total"]
+    assert table["previous total"].tolist() == [12, 14]
+
+
+def test_lines_compare_keeps_one_dotted_line_per_page():
+    current = frame({"/a": [1, 2], "/b": [3, 4]})
+    previous = frame({"/a": [5, 6], "/b": [7, 8]}, start="2026-11-20 00:00")
+    figure = timeseries_figure(current, granularity="hour", previous=previous)
+    assert [t.name for t in figure.data] == ["/a", "/b", "/a (previous)", "/b (previous)"]
     assert figure.data[2].line.dash == "dot"
-    assert figure.data[2].name == "/a (previous)"
-    assert list(figure.data[3].y) == [7, 8]
-    assert list(figure.data[3].x) == list(figure.data[1].x)
+
+
+def test_the_incomplete_last_bucket_is_shaded():
+    current = frame({"*": [5, 6, 2]})
+    figure = timeseries_figure(current, granularity="hour", incomplete=True)
+    (shape,) = figure.layout.shapes
+    assert (shape.name, shape.x0, shape.x1) == ("incomplete", "2026-11-21 02:00",
+                                                "2026-11-21 03:00")
+    assert figure.layout.annotations[0].text == "incomplete"
+    assert not timeseries_figure(current, granularity="hour").layout.shapes
+
+
+def test_small_counts_get_whole_number_ticks_only():
+    small = timeseries_figure(frame({"*": [0, 3, 1]}), granularity="minute")
+    assert (small.layout.yaxis.dtick, small.layout.yaxis.tick0) == (1, 0)
+    assert timeseries_figure(frame({"*": [0, 0]}), granularity="minute").layout.yaxis.dtick == 1
+    assert timeseries_figure(frame({"*": [0, 300]}), granularity="minute").layout.yaxis.dtick \
+        is None
+
+
+def test_a_dst_day_is_drawn_in_absolute_time_with_local_labels():
+    index = pd.date_range("2026-11-01 04:00", periods=5, freq="h", tz="UTC").tz_convert(
+        "America/New_York").rename("time")
+    current = pd.DataFrame({"*": [1, 2, 3, 4, 5]}, index=index)
+    figure = timeseries_figure(current, granularity="hour")
+    x = list(figure.data[0].x)
+    assert len(set(x)) == 5  # the two 01:00 hours are two points
+    assert x == ["2026-11-01 00:00", "2026-11-01 01:00", "2026-11-01 02:00",
+                 "2026-11-01 03:00", "2026-11-01 04:00"]
+    assert [when for when, _label in figure.data[0].customdata][1:3] == [
+        "2026-11-01T01:00-04:00", "2026-11-01T01:00-05:00"]
+    assert figure.data[0].customdata[2][1] == "Sun 01 Nov 2026 01:00 EST"
+    labels = list(figure.layout.xaxis.ticktext)
+    assert "01:00 EDT" in labels[1] and "01:00 EST" in labels[2]
 
 
 def test_uirevision_keeps_zoom_across_refreshes():
@@ -92,3 +137,24 @@ def test_empty_frame_still_builds(granularity):
     empty = pd.DataFrame({"*": pd.Series([], dtype="int64")},
                          index=pd.DatetimeIndex([], tz="UTC", name="time"))
     assert len(timeseries_figure(empty, granularity=granularity).data) == 1
+
+
+def test_a_month_across_a_dst_change_keeps_ten_ticks_at_most():
+    index = pd.date_range("2026-10-20 04:00", "2026-11-19 05:00", freq="h", tz="UTC").tz_convert(
+        "America/New_York").rename("time")
+    current = pd.DataFrame({"*": 1}, index=index)
+    figure = timeseries_figure(current, granularity="hour")
+    labels = list(figure.layout.xaxis.ticktext)
+    assert 3 <= len(labels) <= 10
+    assert labels[0].startswith("Oct 20 EDT")
+    assert any("EST" in label for label in labels[1:])
+
+
+def test_only_the_repeated_hour_and_the_change_name_their_zone():
+    index = pd.date_range("2026-10-31 04:00", periods=49, freq="h", tz="UTC").tz_convert(
+        "America/New_York").rename("time")
+    labels = list(timeseries_figure(pd.DataFrame({"*": 1}, index=index),
+                                    granularity="hour").layout.xaxis.ticktext)
+    assert labels[0].startswith("00:00 EDT")
+    assert "06:00<br>" not in labels and "06:00" in labels  # no zone while nothing changed
+    assert "06:00 EST" in labels  # the first tick after the change

@@ -98,8 +98,9 @@ def test_layouts_and_callbacks_never_raise(app, search):
         live, history = page_module("live"), page_module("history")
         no_traceback(live.refresh(1, search))
         no_traceback(live.choose_window("15", search))
-        no_traceback(history.render(search))
-        no_traceback(history.download(1, search))
+        rendered = history.render(search)
+        no_traceback(rendered)
+        no_traceback(history.download(1, rendered[-1]))
         no_traceback(history.drill(_click("2026-01-05"), search))
         no_traceback(shell.sync_shell(set(), search, None, None, None, None))
         no_traceback(shell.sync_shell({"shell-tz", "shell-theme"}, search, "s", ["/a"],
@@ -129,7 +130,7 @@ def test_history_controls_never_raise(app, search, start, end, preset):
 ])
 def test_bad_parameters_become_a_message_with_the_reason(app, search, reason):
     with app.server.test_request_context("/"):
-        *_, alert = page_module("history").render(search)
+        alert = page_module("history").render(search)[4]
     assert alert.className == "notice notice-error" and reason in alert.children
 
 
@@ -206,5 +207,5 @@ def test_the_http_fuzz_reaches_every_callback_that_reads_the_url(app):
     outputs = " ".join(key for key, _spec in _callbacks_reading_the_url(app))
     for shown in ("_pages_content.children", "live-graph.figure", "history-graph.figure",
                   "rollups-graph.figure", "data-content.children", "shell-nav.children",
-                  "live-recent.children", "history-csv.data", "navigate.href"):
+                  "live-recent.children", "history-plotted.data", "navigate.href"):
         assert shown in outputs

@@ -32,6 +32,7 @@ from dashboard.history_view import (
 )
 from dashboard.ranges import DEFAULT_PRESET, GRANULARITIES, PRESETS, Period, drill_down
 from dashboard.services import get_services
+from dashboard.sitecheck import unknown_site_notice
 from dashboard.state import (
     ShellState,
     changed_search,
@@ -69,6 +70,7 @@ def layout(**query):
                           value=["1"] if controls.compare else []),
             html.Button("Download CSV", id="history-csv-button", n_clicks=0, className="btn"),
             dcc.Download(id="history-csv"),
+            dcc.Store(id="history-plotted"),
         ]),
         html.Div(id="history-alert"),
         html.Section(className="card", children=[
@@ -92,6 +94,7 @@ def layout(**query):
     Output("url", "search", allow_duplicate=True),
     Output("history-dates", "start_date"),
     Output("history-dates", "end_date"),
+    Output("history-range", "value"),
     Input("history-range", "value"),
     Input("history-dates", "start_date"),
     Input("history-dates", "end_date"),
@@ -103,39 +106,63 @@ def layout(**query):
 )
 def choose(preset, start_date, end_date, granularity, mode, compare, search):
     """Controls → URL. Picking dates makes a custom range; a preset shows its dates."""
-    return apply_controls(ctx.triggered_id, preset, start_date, end_date, granularity, mode,
+    triggered = {item["prop_id"].split(".")[0] for item in ctx.triggered
+                 if item["prop_id"] != "."}
+    return apply_controls(triggered, preset, start_date, end_date, granularity, mode,
                           compare, search)
 
 
-def apply_controls(trigger, preset, start_date, end_date, granularity, mode, compare, search):
+def apply_controls(triggered, preset, start_date, end_date, granularity, mode, compare,
+                   search):
+    """The URL for what the user changed, and the preset and dates to show.
+
+    Only a control that fired *and* differs from the URL changes it: a control reporting
+    its value as it mounts (Dash's date picker and radio items do) leaves the range alone,
+    so a sub-day range (an hour's minutes) survives every other change. Returns
+    ``(search, start_date, end_date, preset)`` with ``no_update`` where nothing changes."""
+    triggered = {triggered} if isinstance(triggered, str) else set(triggered)
     query = parse_search(search)
     tz = ShellState.from_query(query).tz
-    dates = (no_update, no_update)
-    if trigger == "history-dates" and (start_date, end_date) == picker_dates(
-            Controls.from_query(query), tz):
-        return no_update, no_update, no_update  # the picker reporting what the URL says
-    if trigger == "history-dates" or (trigger == "history-range" and preset == "custom"):
-        if not (start_date and end_date):
-            return no_update, no_update, no_update
-        preset = "custom"
-        start_date, end_date = str(start_date)[:40], str(end_date)[:40]
-        try:
-            start = dt.date.fromisoformat(start_date[:10]).isoformat()
-            end = (dt.date.fromisoformat(end_date[:10]) + dt.timedelta(days=1)).isoformat()
-        except (ValueError, OverflowError):
-            # Only a crafted request sends these: the URL keeps them and the page says why.
-            start, end = start_date, end_date
-        bounds = {"start": start, "end": end}
-    elif trigger == "history-range":
-        bounds = {"start": None, "end": None}
-        dates = picker_dates(Controls(preset, "auto", "lines", False, None, None), tz)
-    else:
-        bounds = {}
-    new = updated(query, range=None if preset == DEFAULT_PRESET else preset, **bounds,
-                  gran=None if granularity == "auto" else granularity,
-                  mode=None if mode == "lines" else mode,
-                  compare="1" if compare else None)
-    return (changed_search(new, search) or no_update, *dates)
+    url = Controls.from_query(query)
+    shown = picker_dates(url, tz)
+    picked = (_day(start_date), _day(end_date))
+    dates, bounds, new_preset = (no_update, no_update), {}, url.preset
+    if "history-dates" in triggered and all(picked) and picked != shown:
+        new_preset, bounds = "custom", _whole_days(*picked)
+    elif "history-range" in triggered and preset in PRESETS and preset != url.preset:
+        new_preset = preset
+        if preset == "custom":
+            if not all(picked):
+                return no_update, no_update, no_update, url.preset
+            bounds = _whole_days(*picked)
+        else:
+            bounds = {"start": None, "end": None}
+            dates = picker_dates(Controls(preset, "auto", "lines", False, None, None), tz)
+    changes = {"range": None if new_preset == DEFAULT_PRESET else new_preset, **bounds}
+    if "history-granularity" in triggered and granularity in GRANULARITIES:
+        changes["gran"] = None if granularity == "auto" else granularity
+    if "history-mode" in triggered and mode in MODES:
+        changes["mode"] = None if mode == "lines" else mode
+    if "history-compare" in triggered:
+        changes["compare"] = "1" if compare else None
+    new_search = changed_search(updated(query, **changes), search)
+    return (new_search or no_update, *dates,
+            new_preset if new_preset != preset else no_update)
+
+
+def _day(value) -> str | None:
+    """The date part of what the picker reports (it may add a time)."""
+    return str(value)[:10] if value else None
+
+
+def _whole_days(first: str, last: str) -> dict:
+    """The URL bounds of the picked local days, ``last`` included."""
+    try:
+        end = (dt.date.fromisoformat(last) + dt.timedelta(days=1)).isoformat()
+        return {"start": dt.date.fromisoformat(first).isoformat(), "end": end}
+    except (ValueError, OverflowError):
+        # Only a crafted request sends these: the URL keeps them and the page says why.
+        return {"start": first, "end": last}
 
 
 @callback(
@@ -144,27 +171,42 @@ def apply_controls(trigger, preset, start_date, end_date, granularity, mode, com
     Output("history-period", "children"),
     Output("history-hint", "children"),
     Output("history-alert", "children"),
+    Output("history-plotted", "data"),
     Input("url", "search"),
 )
 def render(search):
+    """The chart, its totals and, kept in the browser beside it, the CSV of exactly
+    what it plots: a later download gives these numbers, however old the view is."""
     try:
         view = compute_view(search)
     except Exception as exc:
         theme = ShellState.from_query(parse_search(search)).theme
         return (notice_figure("Nothing to show", theme), None, "", "",
-                message(describe(exc)))
+                message(describe(exc)), None)
     theme = view.shell.theme
     if view.site is None:
         store = queries.redact(queries.resolve_store(get_services().settings.store))
-        return notice_figure("No data yet", theme), None, "", "", empty_state(store)
+        return notice_figure("No data yet", theme), None, "", "", empty_state(store), None
+    if view.unknown_site:
+        return (notice_figure("No data for this site", theme), None, "", "",
+                unknown_site_notice(view.site, view.known_sites, PATH, search), None)
     shown = view.period
     figure = timeseries_figure(
         view.current, granularity=shown.granularity, theme=theme, pages=view.shell.pages,
-        mode=view.controls.mode, previous=view.previous,
+        mode=view.controls.mode, previous=view.previous, incomplete=view.incomplete,
         uirevision=f"history|{search}")
     totals = totals_table(view.current, view.previous, pages=view.shell.pages,
                           table_id="history-totals-table")
-    return figure, totals, period_label(shown, view.shell.tz), _hint(shown.granularity), None
+    return (figure, totals, period_label(shown, view.shell.tz), _hint(shown.granularity),
+            None, _plotted(view))
+
+
+def _plotted(view) -> dict:
+    table = plotted_frame(view.current, view.previous, view.controls.mode)
+    zone = validation.timezone(view.shell.tz)
+    name = f"hitboard-{view.site}-{view.period.granularity}-" \
+           f"{view.period.start.astimezone(zone):%Y%m%d-%H%M}.csv"
+    return {"filename": name, "content": table.to_csv(index=False)}
 
 
 def period_label(shown: Period, tz: str) -> str:
@@ -183,21 +225,14 @@ def _hint(granularity: str) -> str:
     Output("history-csv", "data"),
     Output("history-alert", "children", allow_duplicate=True),
     Input("history-csv-button", "n_clicks"),
-    State("url", "search"),
+    State("history-plotted", "data"),
     prevent_initial_call=True,
 )
-def download(_clicks, search):
-    """The plotted series as CSV: the same cached frames the chart was drawn from."""
-    try:
-        view = compute_view(search)
-    except Exception as exc:
-        return no_update, message(describe(exc))
-    if view.current is None:
+def download(_clicks, plotted):
+    """The CSV of what the chart shows, as drawn (kept with the chart by ``render``)."""
+    if not plotted:
         return no_update, message("There is no data to download yet.", "info")
-    table = plotted_frame(view.current, view.previous)
-    name = f"hitboard-{view.site}-{view.period.granularity}-" \
-           f"{view.period.start.astimezone(validation.timezone(view.shell.tz)):%Y%m%d-%H%M}.csv"
-    return dcc.send_string(table.to_csv(index=False), name), None
+    return dcc.send_string(plotted["content"], plotted["filename"]), None
 
 
 @callback(
@@ -216,7 +251,10 @@ def drill(click, search):
         granularity = shown_period(query).granularity
     except queries.HitboardError:
         return no_update
-    target = drill_down(granularity, points[0].get("x"))
+    point = points[0]
+    when = point.get("customdata")
+    when = when[0] if isinstance(when, list) and when else when  # [when, label] on DST days
+    target = drill_down(granularity, when) or drill_down(granularity, point.get("x"))
     if target is None:
         return no_update
     start, end, granularity = target

@@ -28,6 +28,7 @@ from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.recent_feed import recent_section, register_recent_callbacks
 from dashboard.services import get_services
+from dashboard.sitecheck import unknown_site_notice
 from dashboard.state import (
     ShellState,
     changed_search,
@@ -61,13 +62,14 @@ def layout(**query):
         html.Div(className="grid", children=[
             html.Section(className="card card-wide", children=[
                 html.H2("Hits per minute", className="card-title"),
-                html.Div(className="graph-box", children=dcc.Graph(
-                    id="live-graph", config=GRAPH_CONFIG, style={"height": "100%"},
+                html.Div(className="graph-box keep-zoom", children=dcc.Graph(
+                    id="live-graph", config={**GRAPH_CONFIG, "doubleClick": "autosize"},
+                    style={"height": "100%"},
                     figure=notice_figure("Loading…", theme))),
             ]),
             html.Section(className="card", children=[
                 html.H2("Top pages today", className="card-title"),
-                html.Div(className="graph-box", children=dcc.Graph(
+                html.Div(className="graph-box graph-box-bars", children=dcc.Graph(
                     id="live-top", config={**GRAPH_CONFIG, "displayModeBar": False},
                     style={"height": "100%"},
                     figure=notice_figure("Loading…", theme, height=160))),
@@ -121,6 +123,12 @@ def refresh(_n, search):
             store = queries.redact(queries.resolve_store(get_services().settings.store))
             blank = notice_figure("No data yet", shell.theme)
             return blank, kpi_cards(_kpis(None, None, shell.tz)), blank, None, empty_state(store)
+        validation.timezone(shell.tz)  # a bad zone is the first thing to say
+        known = reads.shared(queries.list_sites, seconds=reads.live_seconds())
+        if site not in known:
+            blank = notice_figure("No data for this site", shell.theme)
+            return (blank, kpi_cards(_kpis(None, None, shell.tz)), blank, None,
+                    unknown_site_notice(site, known, "/", search))
         snapshot = reads.live_snapshot(site, shell.pages, shell.tz, window)
     except Exception as exc:
         blank = notice_figure("Could not load", shell.theme)
@@ -137,8 +145,9 @@ def _view(snapshot, site: str, shell, window: int) -> tuple:
     viewer of the same view (building Plotly figures is most of a refresh's cost)."""
     pages = shell.pages
     revision = f"live|{site}|{'|'.join(pages)}|{shell.tz}|{window}"
+    partial = snapshot.as_of.second or snapshot.as_of.microsecond  # this minute so far
     figure = timeseries_figure(snapshot.series, granularity="minute", theme=shell.theme,
-                               pages=pages, uirevision=revision)
+                               pages=pages, uirevision=revision, incomplete=bool(partial))
     top = snapshot.top
     bars = (top_pages_figure(top, theme=shell.theme, pages=pages, uirevision=revision)
             if len(top) else notice_figure("No hits today yet", shell.theme, height=160))

@@ -1,0 +1,142 @@
+"""Controls in Chromium: readable focus on segmented controls (light and dark), no cloud
+action in any chart's toolbar, the legend clear of the toolbar, the nav on a phone,
+"Select all" over the page limit."""
+
+import datetime as dt
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from dash.testing.wait import until
+from dashkit import free_port, seed
+from selenium.webdriver.common.keys import Keys
+
+from dashboard.services import get_services
+
+STYLE = """const el = arguments[0]; const s = getComputedStyle(el);
+return [s.color, s.backgroundColor, s.outlineStyle, s.outlineWidth, s.boxShadow];"""
+
+
+def open_page(dash_duo, app, path):
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.driver.get(dash_duo.server_url + path)
+
+
+def rgb(text):
+    parts = text[text.index("(") + 1:text.index(")")].split(",")  # "rgb(1, 2, 3)" or "(1, 2, 3)"
+    return [float(p) for p in parts[:3]]
+
+
+def contrast(a, b):
+    def luminance(color):
+        channels = [c / 255 for c in color]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.fixture
+def seeded(app):
+    seed(get_services(app.server).db, "shop",
+         [(dt.datetime.now(dt.UTC) - dt.timedelta(minutes=m), f"/p{m:02d}", m)
+          for m in range(1, 16)])
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_focused_segment_stays_readable_with_a_visible_ring(app, seeded, dash_duo, theme):
+    open_page(dash_duo, app, f"/history?site=shop&tz=UTC&theme={theme}")
+    dash_duo.wait_for_class_to_equal("#app-root", f"app theme-{theme}")
+    dash_duo.wait_for_contains_text("#history-period", "per")
+    selected = dash_duo.find_element("#history-range input:checked")
+    selected.find_element("xpath", "ancestor::label").click()  # mouse: focus, no change
+    selected.send_keys(Keys.ARROW_RIGHT)  # keyboard: the next preset, focused
+    until(lambda: dash_duo.driver.execute_script(
+        "return document.activeElement.value") == "30d", timeout=12)
+    label = dash_duo.find_element("#history-range input:checked").find_element(
+        "xpath", "ancestor::label")
+    until(lambda: "range=30d" in dash_duo.driver.current_url, timeout=12)
+    color, background, outline, width, shadow = dash_duo.driver.execute_script(STYLE, label)
+    assert contrast(rgb(color), rgb(background)) >= 4.5, (color, background)
+    rings = [rgb(part) for part in shadow.split("rgb")[1:]] if shadow != "none" else []
+    assert any(contrast(ring, rgb(background)) >= 3 for ring in rings), shadow
+    assert dash_duo.get_logs() == []
+
+
+MODEBAR = """return Array.from(document.querySelectorAll(arguments[0] + ' .modebar-btn'))
+    .map(b => b.getAttribute('data-title'));"""
+
+
+@pytest.mark.parametrize(("path", "graphs"), [
+    ("/?site=shop&tz=UTC", ["#live-graph"]),
+    ("/history?site=shop&tz=UTC", ["#history-graph"]),
+    ("/rollups?site=shop&tz=UTC", [".js-plotly-plot"]),
+])
+def test_no_chart_offers_a_cloud_action_and_png_download_stays(app, seeded, dash_duo, path,
+                                                                 graphs):
+    open_page(dash_duo, app, path)
+    for graph in graphs:
+        until(lambda g=graph: dash_duo.driver.execute_script(MODEBAR, g), timeout=10)
+        titles = dash_duo.driver.execute_script(MODEBAR, graph)
+        assert "Download plot as a PNG" in titles
+        assert not [t for t in titles if "cloud" in t.lower() or "studio" in t.lower()
+                    or "share" in t.lower()], titles
+    assert dash_duo.get_logs() == []
+
+
+OVERLAP = """const root = document.querySelector(arguments[0]);
+if (!root) { return null; }
+const legend = root.querySelector('.legend'), bar = root.querySelector('.modebar');
+if (!legend || !bar) { return null; }
+const a = legend.getBoundingClientRect(), b = bar.getBoundingClientRect();
+return [a.right > b.left && b.right > a.left && a.bottom > b.top && b.bottom > a.top,
+        a.width, b.width];"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_legend_never_sits_under_the_toolbar(app, seeded, dash_duo, width):
+    pages = "&".join(f"page=/p{m:02d}" for m in range(1, 8))
+    open_page(dash_duo, app, f"/?site=shop&tz=UTC&{pages}")
+    dash_duo.driver.set_window_size(width, 900)
+    until(lambda: dash_duo.driver.execute_script(OVERLAP, "#live-graph"), timeout=10)
+    overlaps, legend_width, bar_width = dash_duo.driver.execute_script(OVERLAP, "#live-graph")
+    assert legend_width > 0 and bar_width > 0
+    assert not overlaps
+    assert dash_duo.get_logs() == []
+
+
+def phone(dash_duo):
+    dash_duo.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+
+
+def test_on_a_phone_the_nav_and_controls_take_little_of_the_screen(app, seeded, dash_duo):
+    dash_duo.start_server(app, port=free_port())
+    phone(dash_duo)
+    dash_duo.driver.get(dash_duo.server_url + "/?site=shop&tz=UTC")
+    dash_duo.wait_for_contains_text("#live-kpis", "1")
+    until(lambda: dash_duo.find_elements("#shell-nav a"), timeout=12)
+    height, width = dash_duo.driver.execute_script(
+        "const r = document.querySelector('.topbar').getBoundingClientRect();"
+        "return [r.height, document.documentElement.scrollWidth];")
+    assert height <= 844 / 4, height
+    assert width <= 390
+    links = dash_duo.find_elements("#shell-nav a")
+    assert {link.text for link in links} >= {"Live", "History", "Data"}
+    dash_duo.find_element("#nav-history").click()  # reachable, scrolled in if needed
+    dash_duo.wait_for_contains_text("#history-period", "per")
+    assert dash_duo.get_logs() == []
+
+
+def test_select_all_keeps_the_ten_most_visited_pages_and_says_so(app, seeded, dash_duo):
+    open_page(dash_duo, app, "/history?site=shop&tz=UTC")
+    dash_duo.wait_for_contains_text("#history-period", "per")
+    dash_duo.find_element("#shell-pages").click()
+    select_all = dash_duo.find_element(".dash-dropdown-action-button")
+    assert select_all.text == "Select All"
+    select_all.click()
+    dash_duo.wait_for_contains_text("#shell-note", "showing the 10 with the most hits")
+    until(lambda: dash_duo.driver.current_url.count("page=") == 10, timeout=12)
+    kept = parse_qs(urlsplit(dash_duo.driver.current_url).query)["page"]
+    assert sorted(kept) == [f"/p{m:02d}" for m in range(6, 16)]  # m hits on /pm
+    assert "15 pages chosen" in dash_duo.find_element("#shell-note").text
+    assert dash_duo.get_logs() == []
