@@ -100,14 +100,15 @@ def consistency_badge(level: str, checked: int, differing: pd.DataFrame,
     if differing.empty:
         return html.Div(className="badge badge-ok", id="rollups-badge-state",
                         **{"data-state": "ok"}, children=[
-            html.Strong(f"Consistent: {checked} {unit} equal the pre-aggregated hits"),
+            html.Strong(f"Consistent: {checked} {unit} equal{'s' if checked == 1 else ''} the "
+                        "pre-aggregated hits"),
             html.Span(f" {scope}" if scope else "")])
     named = [f"{bucket_label(level, t)}{_page(r)}: rollup {int(r['rollup']):,} vs stats "
              f"{int(r['stats']):,}" for t, r in differing.head(max_named).iterrows()]
     more = len(differing) - len(named)
     return html.Div(className="badge badge-error", id="rollups-badge-state",
                     **{"data-state": "differ"}, children=[
-        html.Strong(f"{len(differing)} of {checked} {unit} differ"),
+        html.Strong(f"{len(differing)} of {checked} {level} buckets differ"),
         html.Span(f" {scope}" if scope else ""),
         html.Ul([html.Li(text) for text in named] + ([html.Li(f"and {more} more")]
                                                       if more else [])),
@@ -150,8 +151,8 @@ def invariants_badge(breaches, checked_what: str, max_named: int = 5) -> html.Di
     return html.Div(className="badge badge-error", id="rollups-invariants",
                     **{"data-state": "differ"}, children=[
         html.Strong(f"{len(breaches)} pre-aggregated document"
-                    f"{'s' if len(breaches) != 1 else ''} disagree with themselves "
-                    f"({checked_what})"), html.Ul(named)])
+                    + (" disagrees with itself" if len(breaches) == 1 else
+                       "s disagree with themselves") + f" ({checked_what})"), html.Ul(named)])
 
 
 def run_status(last_run: str, lag: str, waiting: int, error: str = "") -> html.Div:
