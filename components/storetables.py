@@ -80,5 +80,6 @@ def plans_table(plans: Sequence[dict], table_id: str | None = None) -> html.Tabl
             cells += [html.Td(p["index"]), html.Td(_count(p["keys_examined"]), className="num"),
                       html.Td(_count(p["docs_examined"]), className="num"),
                       html.Td(_count(p["returned"]), className="num")]
-        rows.append(html.Tr(_labelled(head if first else head[1:], cells)))
+        labels = head[:3] + (("Plan",) if p.get("reason") else head[3:])
+        rows.append(html.Tr(_labelled(labels if first else labels[1:], cells)))
     return _table(head, rows, table_id)
