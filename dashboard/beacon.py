@@ -115,10 +115,11 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
         origin = flask.request.headers.get("Origin")
         if flask.request.method == "OPTIONS":
             return _preflight(policy, origin)
+        allowed = origin if origin and policy.any_site_accepts(origin) else None
         if flask.request.method == "HEAD":
-            return flask.Response(status=200, headers={**NO_STORE, **cors_headers(origin)})
+            return flask.Response(status=200, headers={**NO_STORE, **cors_headers(allowed)})
         if services.recorder is None:
-            return _refuse("this server is read-only: it records no hits", 503, origin)
+            return _refuse("this server is read-only: it records no hits", 503, allowed)
         try:
             values = read_get(query_args(flask.request)) if flask.request.method == "GET" \
                 else read_post(flask.request.get_data(cache=False))
@@ -129,12 +130,12 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
             services.recorder.record(site, page, now)
             events.add(_with_referrer(_event(now, site, page, query, flask.request), referrer))
         except BeaconError as exc:
-            return _refuse(str(exc), exc.status, origin)
+            return _refuse(str(exc), exc.status, allowed)
         except RecorderOverloadedError as exc:
-            return _refuse(str(exc), 503, origin)
+            return _refuse(str(exc), 503, allowed)
         except HitboardError as exc:
-            return _refuse(str(exc), 400, origin)
-        headers = {**NO_STORE, **cors_headers(origin)}
+            return _refuse(str(exc), 400, allowed)
+        headers = {**NO_STORE, **cors_headers(allowed)}
         if flask.request.method == "GET":
             return flask.Response(GIF, mimetype="image/gif", headers=headers)
         return flask.Response(status=204, headers=headers)
@@ -194,6 +195,8 @@ def _event(now: dt.datetime, site: str, page: str, query: str, request) -> dict:
 
 
 def _refuse(reason: str, status: int, origin: str | None = None) -> flask.Response:
+    """A JSON reason; ``origin``, an allowed one, may read it with credentials, any other
+    page without."""
     response = flask.jsonify(error=reason)
     response.status_code = status
     response.headers.update({**NO_STORE, **cors_headers(origin)})

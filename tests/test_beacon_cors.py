@@ -73,6 +73,9 @@ def test_listed_sites_limit_the_origins(listed_app):
                         headers={"Origin": "https://shop.example.org"})
     assert wrong.status_code == 403 and "may not send hits for site 'blog'" in wrong.get_json()[
         "error"]
+    evil = client.post("/hit", data=body, content_type="text/plain",
+                       headers={"Origin": "https://evil.example.net"})
+    assert evil.status_code == 403 and "Access-Control-Allow-Credentials" not in evil.headers
     assert counted(listed_app, "blog") == {"/a": 1}
 
 
