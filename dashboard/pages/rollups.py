@@ -110,7 +110,11 @@ def render(search, level, metric, _run, _tick, token):
         start = max(first, _back(level, end))
         table = _pages_table(db, site, level, start, end, pages)
         check = rollup_checks.consistency(db, site, level, start, end, pages)
-        breaches = rollup_checks.invariants(db, site, start, end, pages)
+        # The documents' own counters do not depend on the rollups: shared by every
+        # viewer for the historical cache period, not re-read at each 30 s tick.
+        breaches = reads.shared(rollup_checks.invariants, site, start, end,
+                                tuple(pages) if pages else None,
+                                seconds=reads.history_seconds())
     except Exception as exc:  # a bad URL or a failing store: a message, not a traceback
         return empty, None, status_view, None, message(describe(exc)), zone
     figure = rollup_figure(table, level=level, metric=metric, theme=shell.theme)
