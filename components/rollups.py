@@ -66,16 +66,19 @@ def rollup_rows(table: pd.DataFrame, *, level: str) -> list[dict]:
 
 
 def rollup_table(table: pd.DataFrame, *, level: str, component_id: str) -> html.Div:
-    """The buckets as a plain table (scrolling inside its card on narrow screens)."""
+    """The buckets as a plain table; on a phone, one card per bucket."""
     by_page = "page" in table
     head = ["Bucket (UTC)"] + (["Page"] if by_page else []) + [METRICS.get(c, c)
                                                                for c in COLUMNS]
-    body = [html.Tr([html.Td(row["bucket"])]
-                    + ([html.Td(row["page"], className="page-cell")] if by_page else []) + [
-        html.Td(f"{row[c]:,}" if isinstance(row[c], int) else row[c], className="num")
+    body = [html.Tr([html.Td(row["bucket"], **{"data-label": head[0]})]
+                    + ([html.Td(row["page"], className="page-cell", **{"data-label": "Page"})]
+                       if by_page else []) + [
+        html.Td(f"{row[c]:,}" if isinstance(row[c], int) else row[c], className="num",
+                **{"data-label": METRICS.get(c, c)})
         for c in COLUMNS]) for row in rollup_rows(table, level=level)]
+    # On a phone each bucket becomes a card naming its columns (assets/ops.css).
     return html.Div(style={"overflowX": "auto"}, children=html.Table(
-        id=component_id, className="totals",
+        id=component_id, className="totals stack-on-phone stack-grid",
         children=[html.Thead(html.Tr([html.Th(h) for h in head])), html.Tbody(body)]))
 
 
