@@ -24,24 +24,32 @@ def _retention(ttl_seconds: int | None) -> str:
 
 
 def _table(head: Sequence[str], rows: list, table_id: str | None) -> html.Table:
+    """``stack-on-phone``: on a narrow screen each row becomes a card whose cells show
+    their column's name (``data-label``), so the page never scrolls sideways."""
     props = {"id": table_id} if table_id else {}
-    return html.Table(className="totals", children=[
+    return html.Table(className="totals stack-on-phone", children=[
         html.Thead(html.Tr([html.Th(h) for h in head])), html.Tbody(rows)], **props)
 
 
 def collections_table(collections: Sequence[dict], table_id: str | None = None) -> html.Table:
     """One row per collection: ``name, count, size_bytes, size_is_estimate, indexes
     ((name, keys), ...), ttl_seconds``."""
-    rows = [html.Tr([
+    head = ("Collection", "Documents", "Size (BSON)", "Indexes", "Retention")
+    rows = [html.Tr(_labelled(head, [
         html.Td(c["name"]),
         html.Td(f"{c['count']:,}", className="num"),
         html.Td(_size(c["size_bytes"], c["size_is_estimate"]), className="num"),
         html.Td(html.Ul([html.Li([html.Code(name), f" {{{_keys(keys)}}}"])
                          for name, keys in c["indexes"]], className="plain-list")),
         html.Td(_retention(c["ttl_seconds"])),
-    ]) for c in collections]
-    return _table(("Collection", "Documents", "Size (BSON)", "Indexes", "Retention"), rows,
-                  table_id)
+    ])) for c in collections]
+    return _table(head, rows, table_id)
+
+
+def _labelled(head: Sequence[str], cells: list[html.Td]) -> list[html.Td]:
+    for label, cell in zip(head, cells, strict=False):
+        setattr(cell, "data-label", label)
+    return cells
 
 
 def _count(value: int | None) -> str:
@@ -49,13 +57,24 @@ def _count(value: int | None) -> str:
 
 
 def plans_table(plans: Sequence[dict], table_id: str | None = None) -> html.Table:
-    """One row per query: ``chart, collection, filter`` (text) and its explain summary
-    ``index, keys_examined, docs_examined, returned`` or ``reason``; ``detail`` (the
-    embedded store's SQLite plan) shows under the index name."""
+    """One row per distinct query: ``chart, collection, filter`` (text), ``runs`` (how
+    often the chart sends that same query, default 1) and its explain summary ``index,
+    keys_examined, docs_examined, returned`` or ``reason``; ``detail`` (the embedded
+    store's SQLite plan) shows under the index name. A chart's consecutive queries share
+    one chart cell."""
+    head = ("Chart", "Collection", "Filter", "Index", "Keys examined", "Docs examined",
+            "Returned")
     rows = []
-    for p in plans:
-        cells = [html.Td(p["chart"]), html.Td(html.Code(p["collection"])),
-                 html.Td(html.Code(p["filter"]), className="page-cell")]
+    for i, p in enumerate(plans):
+        first = i == 0 or plans[i - 1]["chart"] != p["chart"]
+        span = next((j for j in range(i, len(plans)) if plans[j]["chart"] != p["chart"]),
+                    len(plans)) - i
+        runs = p.get("runs", 1)
+        cells = [html.Td(p["chart"], rowSpan=span)] if first else []
+        cells += [html.Td(html.Code(p["collection"])),
+                  html.Td([html.Code(p["filter"])] + ([html.Span(
+                      f" sent {runs}× per refresh (the same documents)", className="hint")]
+                      if runs > 1 else []), className="page-cell")]
         if p.get("reason"):
             cells.append(html.Td(p["reason"], colSpan=4, className="hint"))
         else:
@@ -65,7 +84,6 @@ def plans_table(plans: Sequence[dict], table_id: str | None = None) -> html.Tabl
             cells += [html.Td(index), html.Td(_count(p["keys_examined"]), className="num"),
                       html.Td(_count(p["docs_examined"]), className="num"),
                       html.Td(_count(p["returned"]), className="num")]
-        rows.append(html.Tr(cells))
-    head = ("Chart", "Collection", "Filter", "Index", "Keys examined", "Docs examined",
-            "Returned")
+        labels = head[:3] + (("Plan",) if p.get("reason") else head[3:])
+        rows.append(html.Tr(_labelled(labels if first else labels[1:], cells)))
     return _table(head, rows, table_id)

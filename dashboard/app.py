@@ -38,6 +38,7 @@ def create_app(settings: Settings | Mapping[str, Any] | None = None) -> dash.Das
             use_pages=True,
             pages_folder=str(PAGES_DIR),
             assets_folder=str(ASSETS_DIR),
+            assets_ignore=r"hit\.js$",  # the sites' tracking script, served at /hit.js
             title="hitboard",
             update_title=None,  # the live page refreshes every 2 s: no "Updating..." title
             meta_tags=[{"name": "viewport", "content": "width=device-width, initial-scale=1"}],

@@ -1,10 +1,14 @@
 """The ``/hit`` beacon: a website counts its page views on this server.
 
 ``GET /hit?site=S&page=/path`` answers a 1x1 transparent GIF (an ``<img>`` or a
-``<noscript>`` fallback); ``POST /hit`` with ``{"site": S, "page": "/path"}`` answers 204
-(``navigator.sendBeacon``, which sends a string as ``text/plain``, so the body is read as
-JSON whatever its content type). Hits go to the app's recorder and, as events, to a
-buffered writer flushed by its own thread: a request never waits on the database.
+``<noscript>`` fallback); ``POST /hit`` with ``{"site": S, "page": "/path"}`` (and
+optionally ``"referrer"``) answers 204. ``navigator.sendBeacon`` sends a string as
+``text/plain`` and a Blob with its own type: ``text/plain`` and ``application/json`` bodies
+are both read as JSON. ``OPTIONS /hit`` answers CORS preflights and ``HEAD /hit`` 200 (a
+reachability check that counts nothing); who may send is ``beacon_origins``' business.
+``/hit.js`` is the one-tag tracking script (``assets/hit.js``). Hits go to the app's
+recorder and, as events, to a buffered writer flushed by its own thread: a request never
+waits on the database.
 
 Bad input is a 400 with the reason: a missing, repeated or non-string value, an operator
 in disguise (``{"page": {"$gt": ""}}``, ``page[$ne]=``), an invalid name; a site outside
@@ -16,6 +20,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+from pathlib import Path
 
 import flask
 
@@ -23,24 +28,22 @@ from queries import validation
 from queries.errors import HitboardError, RecorderOverloadedError
 from queries.events import EventWriter
 
+from .beacon_origins import OriginPolicy, cors_headers, parse_policy
 from .services import Services
 
 GIF = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
 MAX_BODY = 4096
 FIELDS = ("site", "page")
-NO_STORE = {"Cache-Control": "no-store, max-age=0", "Access-Control-Allow-Origin": "*"}
+OPTIONAL = ("referrer",)
+MAX_REFERRER = 2048
+NO_STORE = {"Cache-Control": "no-store, max-age=0"}
+SCRIPT = Path(__file__).resolve().parent.parent / "assets" / "hit.js"
 
 
 class BeaconError(HitboardError):
     def __init__(self, message: str, status: int = 400):
         super().__init__(message)
         self.status = status
-
-
-def allowed_sites(setting: str | None) -> frozenset[str] | None:
-    if not setting:
-        return None
-    return frozenset(validation.site(s.strip()) for s in setting.split(",") if s.strip())
 
 
 def query_args(request: flask.Request):
@@ -54,14 +57,16 @@ def query_args(request: flask.Request):
 
 def read_get(args) -> dict:
     for key in args:
-        if key not in FIELDS:
-            raise BeaconError(f"unexpected parameter {key[:40]!r}: send only site and page")
+        if key not in FIELDS + OPTIONAL:
+            raise BeaconError(f"unexpected parameter {key[:40]!r}: send only site, page "
+                              "and referrer")
     values = {}
-    for key in FIELDS:
+    for key in FIELDS + OPTIONAL:
         given = args.getlist(key)
-        if len(given) != 1:
+        if len(given) > 1 or (not given and key in FIELDS):
             raise BeaconError(f"give {key} exactly once" if given else f"missing {key}")
-        values[key] = given[0]
+        if given:
+            values[key] = given[0]
     return values
 
 
@@ -74,9 +79,10 @@ def read_post(body: bytes) -> dict:
         raise BeaconError('the body must be JSON: {"site": "...", "page": "/..."}') from None
     if not isinstance(data, dict):
         raise BeaconError('the body must be a JSON object: {"site": "...", "page": "/..."}')
-    extra = sorted(set(data) - set(FIELDS))
+    extra = sorted(set(data) - set(FIELDS + OPTIONAL))
     if extra:
-        raise BeaconError(f"unexpected field {extra[0][:40]!r}: send only site and page")
+        raise BeaconError(f"unexpected field {extra[0][:40]!r}: send only site, page and "
+                          "referrer")
     for key in FIELDS:
         if key not in data:
             raise BeaconError(f"missing {key}")
@@ -99,33 +105,86 @@ def validate(values: dict, allowed: frozenset[str] | None) -> tuple[str, str, st
 
 
 def register_beacon(server: flask.Flask, services: Services) -> None:
-    allowed = allowed_sites(services.settings.beacon_sites)
+    policy = parse_policy(services.settings.beacon_sites)
     events = None
     if services.recorder is not None:
         events = EventWriter(services.db, flush_interval=1.0)
         services.on_close(events.close)
 
     def hit():
+        origin = flask.request.headers.get("Origin")
+        if flask.request.method == "OPTIONS":
+            return _preflight(policy, origin)
+        allowed = origin if origin and policy.any_site_accepts(origin) else None
+        if flask.request.method == "HEAD":
+            return flask.Response(status=200, headers={**NO_STORE, **cors_headers(allowed)})
         if services.recorder is None:
-            return _refuse("this server is read-only: it records no hits", 503)
+            return _refuse("this server is read-only: it records no hits", 503, allowed)
         try:
             values = read_get(query_args(flask.request)) if flask.request.method == "GET" \
                 else read_post(flask.request.get_data(cache=False))
-            site, page, query = validate(values, allowed)
+            site, page, query = validate(values, policy.allowed_sites)
+            _check_origin(policy, site, origin)
+            referrer = _referrer(values)
             now = dt.datetime.now(dt.UTC)
             services.recorder.record(site, page, now)
-            events.add(_event(now, site, page, query, flask.request))
+            events.add(_with_referrer(_event(now, site, page, query, flask.request), referrer))
         except BeaconError as exc:
-            return _refuse(str(exc), exc.status)
+            return _refuse(str(exc), exc.status, allowed)
         except RecorderOverloadedError as exc:
-            return _refuse(str(exc), 503)
+            return _refuse(str(exc), 503, allowed)
         except HitboardError as exc:
-            return _refuse(str(exc), 400)
+            return _refuse(str(exc), 400, allowed)
+        headers = {**NO_STORE, **cors_headers(allowed)}
         if flask.request.method == "GET":
-            return flask.Response(GIF, mimetype="image/gif", headers=NO_STORE)
-        return flask.Response(status=204, headers=NO_STORE)
+            return flask.Response(GIF, mimetype="image/gif", headers=headers)
+        return flask.Response(status=204, headers=headers)
 
-    server.add_url_rule("/hit", "hitboard_hit", hit, methods=["GET", "POST"])
+    server.add_url_rule("/hit", "hitboard_hit", hit,
+                        methods=["GET", "POST", "HEAD", "OPTIONS"], provide_automatic_options=False)
+    server.add_url_rule("/hit.js", "hitboard_hit_js", _script)
+
+
+def _preflight(policy: OriginPolicy, origin: str | None) -> flask.Response:
+    """A CORS preflight: allowed origins get the methods and headers they may use."""
+    if origin and not policy.any_site_accepts(origin):
+        refused = _refuse(f"origin {origin[:100]!r} may not send hits to this server", 403)
+        del refused.headers["Access-Control-Allow-Origin"]    # the browser must not send
+        return refused
+    return flask.Response(status=204, headers={**NO_STORE, **cors_headers(origin, True)})
+
+
+def _check_origin(policy: OriginPolicy, site: str, origin: str | None) -> None:
+    """A browser request names its page's origin: it must be one of the site's."""
+    if origin and not policy.site_accepts(site, origin):
+        raise BeaconError(f"origin {origin[:100]!r} may not send hits for site {site!r}", 403)
+
+
+def _referrer(values: dict) -> str | None:
+    """The page's own referrer (``document.referrer``), when the sender gives it."""
+    referrer = values.get("referrer")
+    if referrer is None:
+        return None
+    if not isinstance(referrer, str):
+        raise BeaconError(f"referrer must be a string, got {type(referrer).__name__}")
+    if len(referrer) > MAX_REFERRER or "\x00" in referrer:
+        raise BeaconError(f"referrer must be at most {MAX_REFERRER} characters, without NUL")
+    return referrer or None
+
+
+def _with_referrer(event: dict, referrer: str | None) -> dict:
+    """A beacon's Referer header is the page that sent it; the page's own referrer, when
+    sent, is where the visitor came from."""
+    if referrer is not None:
+        event["referrer"] = referrer
+    return event
+
+
+def _script() -> flask.Response:
+    """The tracking script: public, cacheable for an hour, sets no cookie."""
+    return flask.Response(SCRIPT.read_bytes(), mimetype="text/javascript",
+                          headers={"Cache-Control": "public, max-age=3600",
+                                   "Access-Control-Allow-Origin": "*"})
 
 
 def _event(now: dt.datetime, site: str, page: str, query: str, request) -> dict:
@@ -137,8 +196,10 @@ def _event(now: dt.datetime, site: str, page: str, query: str, request) -> dict:
             "referrer": request.referrer, "user_agent": request.user_agent.string or None}
 
 
-def _refuse(reason: str, status: int) -> flask.Response:
+def _refuse(reason: str, status: int, origin: str | None = None) -> flask.Response:
+    """A JSON reason; ``origin``, an allowed one, may read it with credentials, any other
+    page without."""
     response = flask.jsonify(error=reason)
     response.status_code = status
-    response.headers.update(NO_STORE)
+    response.headers.update({**NO_STORE, **cors_headers(origin)})
     return response

@@ -96,8 +96,8 @@ SETTINGS: tuple[Setting, ...] = (
             "accepts, spikes included (at most 20,000)", _positive_int),
     Setting("live_cache_seconds", 1, "live-page results are shared by all viewers for this "
             "many seconds", _positive_int),
-    Setting("beacon_sites", None, "comma-separated sites the /hit beacon accepts (unset: "
-            "any valid site name)", _optional_text),
+    Setting("beacon_sites", None, "comma-separated `site` or `site=origin` entries the /hit "
+            "beacon accepts (unset: any valid site, from any origin)", _optional_text),
     Setting("rollup_interval", 60, "seconds between the server's rollup runs (0: never; "
             "`hitboard rollup` can run them instead)", _non_negative_int),
     Setting("events_ttl_days", 30, "days raw events are kept after ingestion, and until "

@@ -10,12 +10,18 @@ one that exists gets its counters added with ``$inc``.
 Never a replacement: the day in progress and its month may already hold live counts (the
 recorder keeps writing while a backfill runs), and a replacement would erase them. The
 price is that a second backfill of the same days adds its hits on top: the totals
-returned always say exactly what was added."""
+returned always say exactly what was added.
+
+History has no raw events, yet the Rollups page must show it: each page's hours are also
+added to ``rollups.backfilled`` with plausible bytes and status classes (a fixed mix drawn
+per site-day, reproducible), and the rollups of every hour written are recomputed, so
+rollup hits equal the pre-aggregated hits from the first look."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter
+import zlib
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -23,7 +29,7 @@ import numpy as np
 from pymongo import InsertOne, UpdateOne
 from pymongo.errors import BulkWriteError
 
-from . import schema, validation
+from . import rollups, schema, validation
 from .errors import InvalidRangeError
 from .validation import WHOLE_SITE
 
@@ -31,6 +37,9 @@ MINUTES_PER_DAY = 1440
 MAX_DAYS = 400
 BATCH_DOCUMENTS = 256
 DUPLICATE_KEY = 11000
+# The backfilled history's status mix, and the bytes of a response that is not a 2xx.
+STATUS_MIX = {"2xx": 0.93, "3xx": 0.045, "4xx": 0.02, "5xx": 0.005}
+OTHER_BYTES = {"3xx": 250, "4xx": 550, "5xx": 300}
 
 Progress = Callable[[int, int], None]
 
@@ -53,6 +62,7 @@ class BackfillTotals:
     by_page: Counter = field(default_factory=Counter)
     new_documents: int = 0
     updated_documents: int = 0
+    rollup_documents: int = 0
 
     @property
     def hits(self) -> int:
@@ -76,15 +86,19 @@ def backfill(db, days: Iterable[DayCounts], total: int | None = None,
     totals = BackfillTotals()
     batch = _Batch()
     done = 0
+    touched: dict[str, set[dt.datetime]] = defaultdict(set)
     for item in days:
         batch.add(_checked(item))
         done += 1
         if batch.documents >= BATCH_DOCUMENTS:
-            batch.write(db, totals)
+            batch.write(db, totals, touched)
             batch = _Batch()
             if progress:
                 progress(done, total or done)
-    batch.write(db, totals)
+    batch.write(db, totals, touched)
+    run = rollups.RollupRun(dt.datetime.now(dt.UTC), dt.datetime.now(dt.UTC))
+    rollups.roll_hours(db, touched, run)
+    totals.rollup_documents = sum(run.documents.values())
     if progress:
         progress(done, total or done)
     return totals
@@ -114,6 +128,8 @@ class _Batch:
         self.daily: dict[str, tuple[dict, dict]] = {}
         self.monthly: dict[tuple[dt.datetime, str, str], np.ndarray] = {}
         self.hits: Counter = Counter()
+        self.seeds: dict[str, tuple[dict, dict]] = {}   # rollups.backfilled
+        self.hours: dict[str, set[dt.datetime]] = defaultdict(set)
 
     @property
     def documents(self) -> int:
@@ -133,8 +149,27 @@ class _Batch:
             days = self.monthly.setdefault((month, site, page), np.zeros(32, dtype="int64"))
             days[day.day] += hits
             self.hits[(site, page)] += hits
+        self._add_seeds(item)
 
-    def write(self, db, totals: BackfillTotals) -> None:
+    def _add_seeds(self, item: DayCounts) -> None:
+        """Each page's hours with hits, bytes and status classes (see ``STATUS_MIX``)."""
+        hourly = item.counts.reshape(len(item.pages), 24, 60).sum(axis=2)
+        rng = np.random.default_rng(zlib.crc32(f"{item.site}/{item.day:%Y%m%d}".encode()))
+        mix = rng.multinomial(hourly, list(STATUS_MIX.values()))   # pages × 24 × classes
+        for i, page in enumerate(item.pages):
+            size = 800 + zlib.crc32(page.encode()) % 40_000    # this page's body, bytes
+            hours = {}
+            for hour in np.flatnonzero(hourly[i]):
+                status = dict(zip(STATUS_MIX, (int(n) for n in mix[i, hour]), strict=True))
+                bytes_ = status["2xx"] * size + sum(status[c] * b for c, b in OTHER_BYTES.items())
+                hours[str(hour)] = {"hits": int(hourly[i, hour]), "bytes": int(bytes_),
+                                    "status": status}
+                self.hours[item.site].add(item.day + dt.timedelta(hours=int(hour)))
+            if hours:
+                self.seeds[schema.daily_id(item.day, item.site, page)] = (
+                    {"site": item.site, "page": page, "day": item.day}, hours)
+
+    def write(self, db, totals: BackfillTotals, touched: dict[str, set]) -> None:
         monthly = {schema.monthly_id(month, site, page):
                    (schema.metadata(month, site, page), monthly_counters(days))
                    for (month, site, page), days in self.monthly.items()}
@@ -143,6 +178,13 @@ class _Batch:
             totals.new_documents += inserted
             totals.updated_documents += added
         totals.by_page.update(self.hits)
+        if self.seeds:
+            db[rollups.BACKFILLED].bulk_write([
+                UpdateOne({"_id": i}, {"$inc": dict(_flatten({"hours": hours})),
+                                       "$setOnInsert": key}, upsert=True)
+                for i, (key, hours) in self.seeds.items()], ordered=False)
+        for site, hours in self.hours.items():
+            touched[site] |= hours
 
 
 def _insert_or_add(collection, docs: dict[str, tuple[dict, dict]]) -> tuple[int, int]:

@@ -1,5 +1,6 @@
 """Reading the rollups: series for ``report``, tables for the Rollups page, the run
-status, and the consistency check against the pre-aggregated statistics."""
+status. The consistency check against the pre-aggregated statistics is
+``rollup_checks``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pandas as pd
 from . import schema, validation
 from .errors import InvalidRangeError, InvalidTimeZoneError
 from .rollups import CLASSES, checkpoint
-from .series import daily_series, hourly_series, normalise_pages
+from .series import normalise_pages
 from .validation import WHOLE_SITE
 
 LEVELS = {"hour": "hourly", "day": "daily", "week": "weekly", "month": "monthly",
@@ -159,46 +160,5 @@ def rollup_status(db, now: dt.datetime | None = None) -> RollupStatus:
         events_waiting=waiting, documents=state["documents"])
 
 
-@dataclass
-class Consistency:
-    """Rollup hits against pre-aggregated hits, bucket by bucket (whole site)."""
-
-    level: str
-    checked: int
-    differing: pd.DataFrame        # index time; columns rollup, stats
-
-    @property
-    def ok(self) -> bool:
-        return self.differing.empty
-
-
-def consistency(db, site: str, level: str, start: dt.datetime | None = None,
-                end: dt.datetime | None = None) -> Consistency:
-    """Compares every ``*`` rollup bucket of ``[start, end)`` (default: all of them)
-    with the same bucket summed from ``stats.daily``/``stats.monthly``."""
-    level, site = level_of(level), validation.site(site)
-    if start is None or end is None:
-        span = rollup_span(db, site, level)
-        if span is None:
-            return Consistency(level, 0, _empty_diff())
-        start, end = span[0], next_start(level, span[1])
-    rolled = rollup_series(db, site, start, end, level_name(level))[WHOLE_SITE]
-    lo, hi = rolled.index[0].to_pydatetime(), next_start(level, rolled.index[-1].to_pydatetime())
-    if level == "hourly":
-        stats = hourly_series(db, site, lo, hi)[WHOLE_SITE]
-    else:
-        daily = daily_series(db, site, lo, hi)[WHOLE_SITE]
-        keys = [floor(level, t.to_pydatetime()) for t in daily.index]
-        stats = daily.groupby(pd.DatetimeIndex(keys, name="time")).sum()
-    both = pd.DataFrame({"rollup": rolled, "stats": stats.reindex(rolled.index, fill_value=0)})
-    differing = both[both["rollup"] != both["stats"]].astype("int64")
-    return Consistency(level, len(both), differing)
-
-
 def level_name(level: str) -> str:
     return {v: k for k, v in LEVELS.items()}[level_of(level)]
-
-
-def _empty_diff() -> pd.DataFrame:
-    return pd.DataFrame({"rollup": [], "stats": []}, dtype="int64",
-                        index=pd.DatetimeIndex([], tz="UTC", name="time"))

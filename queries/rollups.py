@@ -45,6 +45,9 @@ from . import events, schema, validation
 from .validation import WHOLE_SITE
 
 SETTLE = dt.timedelta(seconds=30)
+# Hours of history written without raw events (``queries.backfill``): per site, page and
+# UTC day, ``hours.H = {hits, bytes, status}``. The hourly level adds them to the events'.
+BACKFILLED = "rollups.backfilled"
 CHECKPOINT_ID = "rollups"
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 CLASSES = ("2xx", "3xx", "4xx", "5xx", "other")
@@ -60,8 +63,10 @@ _KEY_FORMAT = {"hourly": "%Y%m%d%H", "daily": "%Y%m%d", "weekly": "%Y%m%d", "mon
 
 def ensure_rollup_indexes(db) -> list[str]:
     keys = [("site", ASCENDING), ("page", ASCENDING), ("start", ASCENDING)]
-    return [db[schema.ROLLUPS[level]].create_index(keys, name="site_page_start")
-            for level in schema.ROLLUP_LEVELS]
+    names = [db[schema.ROLLUPS[level]].create_index(keys, name="site_page_start")
+             for level in schema.ROLLUP_LEVELS]
+    return names + [db[BACKFILLED].create_index([("site", ASCENDING), ("day", ASCENDING)],
+                                                name="site_day")]
 
 
 def rollup_id(level: str, start: dt.datetime, site: str, page: str) -> str:
@@ -101,20 +106,27 @@ def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None
     read_until = validation.timestamp(now) if now else dt.datetime.now(dt.UTC)
     since = checkpoint(db)["watermark"]
     run = RollupRun(since, read_until)
-    touched = touched_hours(db, since)
+    roll_hours(db, touched_hours(db, since), run)
+    run.duration_s = time.perf_counter() - started
+    watermark = _advance(db, run)
+    if retention is not None:
+        run.expired = events.expire(db, retention, watermark, now)
+    return run
+
+
+def roll_hours(db, touched: dict[str, set[dt.datetime]], run: RollupRun | None = None) -> None:
+    """Recompute every bucket, at every level, holding one of the ``touched`` hours (per
+    site); the checkpoint is left alone. A backfill calls it for the hours it wrote."""
     for level in schema.ROLLUP_LEVELS:
         if level == "hourly":
             docs = _hourly_documents(db, touched)
         else:
             source, key = PARENT[level]
             docs = _level_documents(db, level, source, key, touched_keys(touched, key))
-        run.buckets[level] = len({(d["site"], d["start"]) for d in docs})
-        run.documents[level] = write_level(db, level, docs)
-    run.duration_s = time.perf_counter() - started
-    watermark = _advance(db, run)
-    if retention is not None:
-        run.expired = events.expire(db, retention, watermark, now)
-    return run
+        written = write_level(db, level, docs)
+        if run is not None:
+            run.buckets[level] = len({(d["site"], d["start"]) for d in docs})
+            run.documents[level] = written
 
 
 def checkpoint(db) -> dict:
@@ -208,10 +220,30 @@ def _hourly_documents(db, touched: dict[str, set[dt.datetime]]) -> list[dict]:
                 bucket["hits"] += row["hits"]
                 bucket["bytes"] += row["bytes"]
                 bucket[f"s{cls}"] += row["hits"]
+        _add_backfilled(db, site, hours, buckets)
         for (page, start), bucket in buckets.items():
             bucket["mean_bytes"] = bucket["bytes"] / bucket["hits"]
             docs.append(_document("hourly", site, page, start, bucket))
     return docs
+
+
+def _add_backfilled(db, site: str, hours: set[dt.datetime], buckets: dict) -> None:
+    """Add the backfilled history of ``hours`` (no events stand behind it) to the hourly
+    buckets, per page and to ``*``."""
+    days = sorted({parents("hourly", h)["day"] for h in hours})
+    for doc in db[BACKFILLED].find({"site": site, "day": {"$in": days}}):
+        day = validation.timestamp(doc["day"])
+        for hour, part in (doc.get("hours") or {}).items():
+            start = day + dt.timedelta(hours=int(hour))
+            if start not in hours or not part.get("hits"):
+                continue
+            for page in (doc["page"], WHOLE_SITE):
+                bucket = buckets.setdefault((page, start), {
+                    "hits": 0, "bytes": 0, **{f"s{c}": 0 for c in CLASSES}})
+                bucket["hits"] += part["hits"]
+                bucket["bytes"] += part.get("bytes", 0)
+                for cls in CLASSES:
+                    bucket[f"s{cls}"] += part.get("status", {}).get(cls, 0)
 
 
 def _runs(hours: list[dt.datetime]) -> list[tuple[dt.datetime, dt.datetime]]:

@@ -73,21 +73,48 @@ def _hashed(value: str) -> int:
     return struct.unpack("<q", hashlib.md5(value.encode()).digest()[:8])[0]
 
 
+# Named functions, not lambdas: a Plan holds its candidates, and a plan must pickle (the
+# dashboard's result cache stores it).
+def _site_page(d: StatsDoc) -> tuple:
+    return (d.site, d.page)
+
+
+def _site_page_range(q: ChartQuery) -> tuple[tuple, tuple]:
+    return (q.site, q.page), (q.site, q.page)
+
+
+def _site_page_date(d: StatsDoc) -> tuple:
+    return (d.site, d.page, _ms(d.date))
+
+
+def _site_page_date_range(q: ChartQuery) -> tuple[tuple, tuple]:
+    return (q.site, q.page, _ms(q.first)), (q.site, q.page, _ms(q.last))
+
+
+def _hashed_id(d: StatsDoc) -> tuple:
+    return (_hashed(d.id),)
+
+
+def _every_shard(_q: ChartQuery) -> None:
+    return None
+
+
+def _date(d: StatsDoc) -> tuple:
+    return (_ms(d.date),)
+
+
+def _date_range(q: ChartQuery) -> tuple[tuple, tuple]:
+    return (_ms(q.first),), (_ms(q.last),)
+
+
 CANDIDATES = {c.name: c for c in (
     Candidate("site-page", "{metadata.site, metadata.page}",
-              {"metadata.site": 1, "metadata.page": 1},
-              lambda d: (d.site, d.page),
-              lambda q: ((q.site, q.page), (q.site, q.page))),
+              {"metadata.site": 1, "metadata.page": 1}, _site_page, _site_page_range),
     Candidate("site-page-date", "{metadata.site, metadata.page, metadata.date}",
               {"metadata.site": 1, "metadata.page": 1, "metadata.date": 1},
-              lambda d: (d.site, d.page, _ms(d.date)),
-              lambda q: ((q.site, q.page, _ms(q.first)), (q.site, q.page, _ms(q.last)))),
-    Candidate("hashed-id", "hashed _id", {"_id": "hashed"},
-              lambda d: (_hashed(d.id),),
-              lambda q: None),
-    Candidate("date", "{metadata.date} (time)", {"metadata.date": 1},
-              lambda d: (_ms(d.date),),
-              lambda q: ((_ms(q.first),), (_ms(q.last),))),
+              _site_page_date, _site_page_date_range),
+    Candidate("hashed-id", "hashed _id", {"_id": "hashed"}, _hashed_id, _every_shard),
+    Candidate("date", "{metadata.date} (time)", {"metadata.date": 1}, _date, _date_range),
 )}
 
 

@@ -61,3 +61,14 @@ def test_empty_table_gets_a_message_not_bare_axes():
 def test_run_status_separates_its_parts():
     text = str(run_status("2 s ago", "5 s", 12).children)
     assert "Last run: 2 s ago" in text and " · " in text and "Events waiting: 12" in text
+
+
+def test_selected_pages_get_a_series_and_a_column_each():
+    both = pd.concat([table().assign(page="/a"), table().assign(page="/b")]).sort_index(
+        kind="stable")
+    figure = rollup_figure(both, level="day", metric="hits")
+    assert [trace.name for trace in figure.data] == ["/a", "/b"]
+    assert figure.layout.barmode == "group" and figure.layout.showlegend
+    header, body = rollup_table(both, level="day", component_id="t").children.children
+    assert [th.children for th in header.children.children][:2] == ["Bucket (UTC)", "Page"]
+    assert [row.children[1].children for row in body.children] == ["/a", "/b", "/a", "/b"]

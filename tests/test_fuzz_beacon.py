@@ -26,8 +26,8 @@ CONTENT_TYPES = (None, "application/json", "text/plain;charset=UTF-8",
 TRICKY = ("blog", "/", "/a", "*", "/$where", "$where", "a.b", "/a.b", '{"$gt": ""}',
           "bad site", "a" * 3000, "\x00", "/%00", "/a?utm=1", "../etc/passwd", "")
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
-keys = st.sampled_from(("site", "page", "page[$ne]", "site[$gt]", "$where", "page.x", "",
-                        "x")) | text
+keys = st.sampled_from(("site", "page", "referrer", "page[$ne]", "site[$gt]", "$where",
+                        "page.x", "", "x")) | text
 values = st.sampled_from(TRICKY) | text
 json_leaf = (st.none() | st.booleans() | st.integers() | st.integers(min_value=10**30)
              | st.floats(allow_nan=False) | values)
@@ -66,7 +66,11 @@ def valid_hit(pairs) -> tuple[str, str] | None:
     given = {}
     for key, value in pairs:
         given.setdefault(key, []).append(value)
-    if set(given) != {"site", "page"} or any(len(v) != 1 for v in given.values()):
+    if not {"site", "page"} <= set(given) <= {"site", "page", "referrer"} \
+            or any(len(v) != 1 for v in given.values()):
+        return None
+    referrer = given.get("referrer", [""])[0]
+    if not isinstance(referrer, str) or len(referrer) > 2048 or "\x00" in referrer:
         return None
     site, page = given["site"][0], given["page"][0]
     if not (isinstance(site, str) and isinstance(page, str)):
@@ -84,7 +88,10 @@ def answer(client, method: str, expected, **request) -> None:
     response = client.open("/hit", method=method, **request)
     status = response.status_code
     assert status < 500, response.data[:300]
-    if method == "OPTIONS":
+    if method == "OPTIONS":                       # a CORS preflight: nothing counted
+        assert status == 204 and client.hits == []
+        return
+    if method == "HEAD":                          # a reachability check: nothing counted
         assert status == 200 and client.hits == []
         return
     if method not in ("GET", "HEAD", "POST"):

@@ -103,7 +103,29 @@ def test_demo_backfills_an_empty_store_then_only_starts_traffic(generator, monke
     assert generator.status()["running"]
     history = generator.status()["backfill"]["hits"]
     assert history > 0
-    generator.stop()
+    generator.close()                     # a shutdown is not a Stop: the next start runs
     second = demo.start_demo(generator)
-    assert "backfilled" not in second and "live traffic" in second
+    assert "backfilled" not in second and "live traffic at" in second
+    assert generator.status()["running"]
     assert generator.status()["backfill"]["hits"] == history
+
+
+def test_demo_remembers_a_stop_across_restarts(embedded_db, monkeypatch):
+    """Stop pressed, server restarted with --demo: traffic stays stopped until Start."""
+    monkeypatch.setattr(demo, "DEMO_DAYS", 1)
+    recorder = queries.HitRecorder(embedded_db, flush_interval=0.2)
+    first = LoadGenerator(embedded_db, recorder, max_rate=1_000)
+    demo.start_demo(first)
+    assert first.stop()                   # the presenter's Stop
+    first.close()
+    restarted = LoadGenerator(embedded_db, recorder, max_rate=1_000)
+    try:
+        said = demo.start_demo(restarted)
+        assert "left stopped" in said and not restarted.status()["running"]
+        restarted.start(SMALL)            # Start on the page: the next restart runs again
+        restarted.close()
+        assert "live traffic at" in demo.start_demo(restarted)
+        assert restarted.status()["running"]
+    finally:
+        restarted.close()
+        recorder.close()

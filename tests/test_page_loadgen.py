@@ -38,7 +38,8 @@ def test_commands_reach_the_generator_and_refusals_become_messages(tmp_path):
         assert generator.status()["target_now"] == 500
         assert command("lg-stop") == ("Stopped.", "info")
         assert command("lg-stop") == ("The generator was not running.", "info")
-        assert command("lg-backfill", days=None)[0] == "enter a number of days from 1 to 400"
-        assert command("lg-backfill", days=1) == ("Backfill started.", "info")
+        assert command("lg-backfill-confirm", days=None)[0] == \
+            "enter a number of days from 1 to 400"
+        assert command("lg-backfill-confirm", days=1) == ("Backfill started.", "info")
         generator.wait_backfill()
         assert generator.status()["backfill"]["hits"] > 0

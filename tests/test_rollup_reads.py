@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 import queries
 from dashboard.cli import main
-from queries import ingest, rollup_reads, schema
+from queries import ingest, rollup_checks, rollup_reads, schema
 from queries.rollups import run_rollups
 
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
@@ -46,7 +46,7 @@ def db(store):
 
 @pytest.mark.parametrize("level", rollup_reads.GRANULARITIES)
 def test_rollups_agree_with_pre_aggregated_hits_for_every_bucket(db, level):
-    check = rollup_reads.consistency(db, "demo", level)
+    check = rollup_checks.consistency(db, "demo", level)
     assert check.ok, check.differing
     assert check.checked == {"hour": 84, "day": 4, "week": 2, "month": 1, "year": 1}[level]
 
@@ -66,13 +66,13 @@ def test_a_differing_bucket_is_named(db):
     daily = writer[schema.ROLLUPS["daily"]]
     daily.update_one({"_id": "20150518/demo*"}, {"$inc": {"hits": 5}})
     try:
-        check = rollup_reads.consistency(db, "demo", "day")
+        check = rollup_checks.consistency(db, "demo", "day")
     finally:
         daily.update_one({"_id": "20150518/demo*"}, {"$inc": {"hits": -5}})
         writer.client.close()
     assert not check.ok
     assert check.differing.to_dict("index") == {
-        pd_time("2015-05-18"): {"rollup": 2898, "stats": 2893}}
+        pd_time("2015-05-18"): {"page": "*", "rollup": 2898, "stats": 2893}}
 
 
 def pd_time(text):
@@ -125,3 +125,42 @@ def test_rollup_command_runs_once(tmp_path):
     result = CliRunner().invoke(main, ["rollup", "--store", str(tmp_path / "s")])
     assert result.exit_code == 0, result.output
     assert "buckets rewritten: hourly 0" in result.output
+
+
+def test_a_planted_hour_is_caught_at_every_level_and_by_the_invariants(db):
+    """+5 on one hour of a stats.daily document: each level compares with the statistics
+    built the way the level is (hours summed up), so every level sees it; the document's
+    own counters no longer agree, and the invariants name it."""
+    assert rollup_checks.invariants(db, "demo", *MAY) == []
+    writer = queries.connect(str(db.client.store.directory))  # beside the read-only one
+    daily = writer[schema.DAILY]
+    daily.update_one({"_id": "20150518/demo*"}, {"$inc": {"hourly.10": 5}})
+    try:
+        checks = {level: rollup_checks.consistency(db, "demo", level)
+                  for level in rollup_reads.GRANULARITIES}
+        breaches = rollup_checks.invariants(db, "demo", *MAY)
+    finally:
+        daily.update_one({"_id": "20150518/demo*"}, {"$inc": {"hourly.10": -5}})
+        writer.client.close()
+    starts = {"hour": "2015-05-18 10:00", "day": "2015-05-18", "week": "2015-05-18",
+              "month": "2015-05-01", "year": "2015-01-01"}
+    for level, check in checks.items():
+        assert list(check.differing.index) == [pd_time(starts[level])], level
+        row = check.differing.iloc[0]
+        assert row["stats"] - row["rollup"] == 5, level
+    assert [(b.collection, b.id) for b in breaches] == [(schema.DAILY, "20150518/demo*")]
+    assert "daily 2,893, Σ hourly 2,898, Σ minutes 2,893" in breaches[0].problem
+    assert "hour 10:" in breaches[0].problem
+
+
+def test_a_monthly_day_that_disagrees_with_its_daily_document_is_named(db):
+    writer = queries.connect(str(db.client.store.directory))  # beside the read-only one
+    monthly = writer[schema.MONTHLY]
+    monthly.update_one({"_id": "201505/demo/"}, {"$inc": {"daily.19": 2, "monthly": 2}})
+    try:
+        breaches = rollup_checks.invariants(db, "demo", *MAY, pages=["/"])
+    finally:
+        monthly.update_one({"_id": "201505/demo/"}, {"$inc": {"daily.19": -2, "monthly": -2}})
+        writer.client.close()
+    assert [(b.collection, b.id) for b in breaches] == [(schema.MONTHLY, "201505/demo/")]
+    assert "daily.19" in breaches[0].problem and "the day's document says" in breaches[0].problem

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import queries
 from dashboard.cli import main
-from queries import rollup_reads, rollups, schema
+from queries import rollup_checks, rollups, schema
 from queries.events import EventWriter
 from queries.rollups import run_rollups, status_class
 
@@ -192,7 +192,7 @@ def test_rollups_after_ingest_equal_the_statistics_bucket_for_bucket(tmp_path):
         month = db[schema.MONTHLY].find_one({"metadata.site": "demo", "metadata.page": "*"})
         assert month["monthly"] == db[schema.EVENTS].count_documents({}) == 60_000
         for level, buckets in (("hour", 84), ("day", 4), ("month", 1)):
-            check = rollup_reads.consistency(db, "demo", level)
+            check = rollup_checks.consistency(db, "demo", level)
             assert check.checked == buckets and check.ok, check.differing
         yearly = db[schema.ROLLUPS["yearly"]].find_one({"site": "demo", "page": "*"})
         assert yearly["hits"] == 60_000

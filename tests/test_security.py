@@ -26,7 +26,7 @@ from queries import schema
 TOKEN = "tok-3f9a-secret"
 LOADGEN = ["lg-feedback.children", "lg-action.data"]
 ROLLUPS = ["rollups-graph.figure", "rollups-table.children", "rollups-status.children",
-           "rollups-badge.children", "rollups-alert.children"]
+           "rollups-badge.children", "rollups-alert.children", "rollups-zone.children"]
 STATS_FIELDS = {schema.DAILY: {"_id", "metadata", "daily", "hourly", "minute"},
                 schema.MONTHLY: {"_id", "metadata", "monthly", "daily"}}
 BOOKKEEPING = {"flushes"}       # the recorder's exactly-once marks, keyed by recorder id
@@ -109,7 +109,7 @@ def loadgen(client, action: str, token, days=1):
     response = post_callback(
         client, LOADGEN,
         inputs={f"{a}.n_clicks": 1 if a == action else None
-                for a in ("lg-start", "lg-stop", "lg-spike", "lg-backfill")},
+                for a in ("lg-start", "lg-stop", "lg-spike", "lg-backfill-confirm")},
         state={"lg-rate.value": 50, "lg-sites.value": 1, "lg-pages.value": 3,
                "lg-zipf.value": 1.1, "lg-options.value": [], "lg-days.value": days,
                "lg-token.value": token},
@@ -158,7 +158,7 @@ def test_load_generation_backfill_and_run_now_refuse_without_the_token(guarded, 
                                                                        reason):
     client = guarded.server.test_client()
     generator = get_generator(guarded.server)
-    for action in ("lg-start", "lg-backfill", "lg-spike", "lg-stop"):
+    for action in ("lg-start", "lg-backfill-confirm", "lg-spike", "lg-stop"):
         assert reason in loadgen(client, action, token)
     status = generator.status()
     assert not status["running"] and status["backfill"]["total"] == 0
@@ -173,7 +173,7 @@ def test_the_right_token_is_accepted(guarded):
     assert "Started." in loadgen(client, "lg-start", TOKEN)
     assert generator.status()["running"]
     assert "Stopped." in loadgen(client, "lg-stop", TOKEN)
-    assert "Backfill started." in loadgen(client, "lg-backfill", TOKEN)
+    assert "Backfill started." in loadgen(client, "lg-backfill-confirm", TOKEN)
     generator.wait_backfill(30)
     assert generator.status()["backfill"]["hits"] > 0
     assert run_now(client, TOKEN) == "null"

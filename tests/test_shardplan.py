@@ -111,3 +111,20 @@ def test_reads_bson_sizes_and_counters_from_the_store(db):
     assert {d.collection for d in docs} == {schema.DAILY, schema.MONTHLY}
     plan = shardplan.simulate(docs, shards=2)
     assert plan.queries == 6  # /a and * : today, 30 days, 12 months
+
+
+def test_a_plan_pickles_so_the_dashboard_cache_can_keep_it():
+    """The Data page caches the plan; lambdas in its candidates made every view log
+    "Can't pickle <lambda>" and compute the plan again."""
+    import pickle
+
+    from dashboard.cache import ResultCache
+
+    docs = [shardplan.StatsDoc(schema.DAILY, f"2026010{d}/s/p{p}", "s", f"/p{p}",
+                               dt.datetime(2026, 1, d, tzinfo=dt.UTC), 900, 10 * p)
+            for d in range(1, 8) for p in range(3)]
+    plan = shardplan.simulate(docs)
+    assert pickle.loads(pickle.dumps(plan)) == plan
+    cache = ResultCache()
+    assert cache.get_or_compute(("plan",), lambda: plan, timeout=60) == plan
+    assert cache.get_or_compute(("plan",), lambda: None, timeout=60) == plan   # from cache

@@ -21,6 +21,7 @@ import queries
 from queries import HitboardError
 from queries.backfill import Progress, check_days
 from queries.events import EventWriter
+from queries.generator_state import remember_running
 
 from .events import EventFeed
 from .history import backfill_history
@@ -103,12 +104,19 @@ class LoadGenerator:
             self._runner = LoadRunner(self.recorder, model, config.rate, max_rate=self.max_rate,
                                       events=feed)
             self.config = config
-            return self._runner.start()
+            started = self._runner.start()
+        remember_running(self.db, True)
+        return started
 
-    def stop(self) -> bool:
+    def stop(self, remember: bool = True) -> bool:
+        """Stop live traffic; ``remember`` it (a presenter's Stop) so that a restart with
+        ``--demo`` leaves traffic stopped. Shutting down does not count as a Stop."""
         with self._lock:
             runner = self._runner
-            return runner.stop() if runner is not None else False
+            stopped = runner.stop() if runner is not None else False
+        if remember and not self.readonly:
+            remember_running(self.db, False)
+        return stopped
 
     def set_rate(self, rate: float) -> None:
         self._check_enabled()
@@ -222,7 +230,7 @@ class LoadGenerator:
         }
 
     def close(self) -> None:
-        self.stop()
+        self.stop(remember=False)
         self.wait_backfill(timeout=30)
         if self._events is not None:
             self._events.close()

@@ -3,7 +3,8 @@
 On a store without any statistics it backfills 30 days for two synthetic sites of 15
 pages (about 2 s on the embedded store, see bench/loadgen.py), once per database even if
 several server processes start together, then, on any store, starts gentle live traffic
-on those sites. Real sites are never touched: synthetic ones are
+on those sites, unless a presenter's Stop is the generator's last command (remembered in
+the database across restarts). Real sites are never touched: synthetic ones are
 ``*.example`` names registered as synthetic.
 """
 
@@ -15,6 +16,8 @@ import click
 
 import queries
 from queries.backfill import Progress
+from queries.generator_state import stopped_at
+from queries.rollups import run_rollups
 from queries.sites import claim_demo_backfill
 
 from .control import Config, LoadGenerator
@@ -36,6 +39,12 @@ def start_demo(generator: LoadGenerator, progress: Progress | None = None) -> st
         if state.error:
             return f"demo backfill failed: {state.error}"
         done.append(f"backfilled {DEMO_DAYS} days ({state.hits:,} hits, {state.seconds:.1f} s)")
+        run_rollups(generator.db)   # the rollups' first run: the badge compares from now on
+    stopped = stopped_at(generator.db)
+    if stopped is not None:
+        done.append(f"live traffic left stopped (Stop pressed {stopped:%Y-%m-%d %H:%M} UTC; "
+                    "Start on the Load generator page resumes it)")
+        return "demo: " + "; ".join(done)
     generator.start(DEMO)
     sites = ", ".join(generator.status()["sites"])
     done.append(f"live traffic at {DEMO.rate:g} hits/s on {sites}")

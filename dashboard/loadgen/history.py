@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import queries
 from queries.backfill import BackfillTotals, DayCounts, Progress, check_days
@@ -31,3 +32,28 @@ def backfill_history(db, model: TrafficModel, rate: float, days: int = 30,
     queries.register_synthetic(db, model.site_names)
     total = (days + 1) * len(model.site_names)
     return queries.backfill(db, history(model, rate, days, now), total=total, progress=progress)
+
+
+@dataclass(frozen=True)
+class BackfillPlan:
+    """What a backfill would add, shown before it writes: the expected hits (the model's
+    mean; the written counts are Poisson draws around it), days and sites."""
+
+    hits: int
+    days: int
+    sites: tuple[str, ...]
+    pages: int
+
+
+def plan_backfill(model: TrafficModel, rate: float, days: int,
+                  now: dt.datetime | None = None) -> BackfillPlan:
+    check_days(days)
+    now = now or dt.datetime.now(dt.UTC)
+    today = dt.datetime(now.year, now.month, now.day, tzinfo=dt.UTC)
+    per_minute = model.minute_factors() * rate * 60            # all sites together
+    done_today = (now - today).total_seconds() / 60
+    cut = int(done_today)
+    partial = per_minute[:cut].sum() + (per_minute[cut] * (done_today - cut)
+                                        if cut < len(per_minute) else 0)
+    return BackfillPlan(hits=round(days * per_minute.sum() + partial), days=days,
+                        sites=tuple(model.site_names), pages=model.pages)

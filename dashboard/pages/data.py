@@ -66,16 +66,24 @@ def _filter_text(flt: dict) -> str:
 
 
 def _plan_rows(db, site: str, pages, tz: str) -> list[dict]:
+    """One row per distinct query of each chart: a chart sending the same query twice
+    (the live totals read today's documents for minutes and for hours) gets one row
+    saying so, not two identical rows."""
     rows = []
     now = reads.now(reads.live_seconds())
     for chart, read, args, kwargs in chart_reads(site, pages, tz, now):
+        seen: dict[tuple, dict] = {}
         for query in inspect.explain_reads(db, chart, read, *args, **kwargs):
-            plan = query.plan
-            rows.append({"chart": chart, "collection": query.collection,
-                         "filter": _filter_text(query.filter), "reason": plan.reason,
-                         "index": plan.stage, "keys_examined": plan.keys_examined,
-                         "docs_examined": plan.docs_examined, "returned": plan.returned,
-                         "detail": "; ".join(plan.detail)})
+            plan, text = query.plan, _filter_text(query.filter)
+            if (query.collection, text) in seen:
+                seen[(query.collection, text)]["runs"] += 1
+                continue
+            seen[(query.collection, text)] = row = {
+                "chart": chart, "collection": query.collection, "filter": text, "runs": 1,
+                "reason": plan.reason, "index": plan.stage,
+                "keys_examined": plan.keys_examined, "docs_examined": plan.docs_examined,
+                "returned": plan.returned, "detail": "; ".join(plan.detail)}
+            rows.append(row)
     return rows
 
 
@@ -93,8 +101,8 @@ def show(search):
     db = get_services().db
     store = queries.redact(queries.resolve_store(get_services().settings.store))
     kind = "embedded store" if queries.is_embedded(db) else "MongoDB server"
-    sections = [html.P(["Reading ", html.Code(store), f" ({kind}), database ",
-                        html.Code(db.name), "."])]
+    sections = [html.P(className="wrap-anywhere", children=[
+        "Reading ", html.Code(store), f" ({kind}), database ", html.Code(db.name), "."])]
     try:
         collections = inspect.collections(db)
         sections += [

@@ -17,6 +17,7 @@ from components.token import token_field
 from dashboard.admin import AdminTokenError, check_token, token_required
 from dashboard.feedback import describe
 from dashboard.loadgen.control import Config, get_generator
+from dashboard.loadgen.history import plan_backfill
 from dashboard.loadgen.model import MAX_PAGES, MAX_SITES
 from queries.backfill import MAX_DAYS
 from queries.errors import InvalidRangeError
@@ -26,7 +27,7 @@ dash.register_page(__name__, path="/loadgen", name="Load generator",
 
 REFRESH_MS = 1000
 DIURNAL_ON = 0.5
-ACTIONS = ("lg-start", "lg-stop", "lg-spike", "lg-backfill")
+ACTIONS = ("lg-start", "lg-stop", "lg-spike", "lg-backfill-confirm")
 
 
 def layout(**_query):
@@ -75,8 +76,18 @@ def layout(**_query):
                 html.Progress(id="lg-progress", max=1, value=0),
                 html.Span(id="lg-backfill-state", className="hint"),
             ]),
-            html.P("Writes whole pre-aggregated documents for the sites and pages above, at "
-                   "the rate above, added to whatever they already hold.", className="hint"),
+            html.Div(id="lg-confirm", className="notice notice-warning confirm-panel",
+                     hidden=True, children=[
+                html.Span(id="lg-confirm-text"),
+                html.Div(className="toolbar", children=[
+                    html.Button("Write it", id="lg-backfill-confirm", className="btn",
+                                disabled=disabled),
+                    html.Button("Cancel", id="lg-backfill-cancel", className="btn"),
+                ]),
+            ]),
+            html.P("Writes whole pre-aggregated documents (and their rollups) for the sites "
+                   "and pages above, at the rate above, added to whatever they already "
+                   "hold; you see what it will add and confirm first.", className="hint"),
         ]),
         dcc.Interval(id="lg-interval", interval=REFRESH_MS),
         dcc.Store(id="lg-action"),
@@ -86,8 +97,10 @@ def layout(**_query):
 def _number(id_: str, label: str, value, low, high, disabled: bool, step=1):
     return html.Label(className="hint", children=[
         label, html.Br(),
+        # Wide enough for the largest value beside the -/+ buttons Dash draws inside.
         dcc.Input(id=id_, type="number", value=value, min=low, max=high, step=step,
-                  debounce=True, disabled=disabled, style={"width": "8em"}),
+                  debounce=True, disabled=disabled,
+                  style={"width": f"calc({len(f'{high:g}') + 3}ch + 5.5em)"}),
     ])
 
 
@@ -96,8 +109,9 @@ def _kpis(status: dict) -> list[Kpi]:
     spike = " · spike ×10" if status["spiking"] else ""
     return [
         Kpi("lg-kpi-target", "Target now (hits/s)", round(status["target_now"]),
-            (f"rate {status['config']['rate']:,.0f} × daily cycle{spike}" if running
-             else "stopped")),
+            (f"rate {status['config']['rate']:,.0f}"
+             f"{' × daily cycle' if status['config']['diurnal'] else ', flat'}{spike}"
+             if running else "stopped")),
         Kpi("lg-kpi-achieved", "Achieved (hits/s)", round(status["achieved"]), "last 5 s"),
         Kpi("lg-kpi-sent", "Hits sent", status["hits_sent"],
             f"since the server started · {status['events_written']:,} raw events written"),
@@ -153,7 +167,7 @@ def command(generator, action, rate, sites, pages, zipf_s, options, days) -> tup
             generator.spike()
             return "Spike: ×10 for 30 s.", "info"
         config = _config(rate, sites, pages, zipf_s, options)
-        if action == "lg-backfill":
+        if action == "lg-backfill-confirm":
             if days is None:
                 raise InvalidRangeError(f"enter a number of days from 1 to {MAX_DAYS}")
             started = generator.backfill(int(days), config)
@@ -162,6 +176,37 @@ def command(generator, action, rate, sites, pages, zipf_s, options, days) -> tup
         return ("Started." if started else "Applied to the running generator."), "info"
     except Exception as exc:
         return describe(exc), "error"
+
+
+@callback(
+    Output("lg-confirm", "hidden"),
+    Output("lg-confirm-text", "children"),
+    Input("lg-backfill", "n_clicks"),
+    Input("lg-backfill-cancel", "n_clicks"),
+    Input("lg-backfill-confirm", "n_clicks"),
+    State("lg-rate", "value"),
+    State("lg-sites", "value"),
+    State("lg-pages", "value"),
+    State("lg-zipf", "value"),
+    State("lg-options", "value"),
+    State("lg-days", "value"),
+    prevent_initial_call=True,
+)
+def confirm(_backfill, _cancel, _confirm, rate, sites, pages, zipf_s, options, days):
+    """Backfill asks first: what it will add (hits, days, sites), then Write it or Cancel."""
+    if ctx.triggered_id != "lg-backfill":
+        return True, ""
+    try:
+        if days is None:
+            raise InvalidRangeError(f"enter a number of days from 1 to {MAX_DAYS}")
+        config = _config(rate, sites, pages, zipf_s, options)
+        plan = plan_backfill(config.model(), config.rate, int(days))
+    except Exception as exc:
+        return False, describe(exc)
+    return False, (f"Backfill will add about {plan.hits:,} hits: {plan.days} days and today "
+                   f"so far, for {len(plan.sites)} site{'s' if len(plan.sites) != 1 else ''} "
+                   f"({', '.join(plan.sites)}) of {plan.pages} pages, on top of what they "
+                   "already hold. Write it?")
 
 
 @callback(

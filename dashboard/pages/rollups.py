@@ -1,6 +1,8 @@
 """Rollups: the events rolled up by hour, day, week, month or year, one metric charted,
-every metric tabled; when the last run happened, how far behind it is, "run now", and
-whether the rollups agree with the pre-aggregated hits."""
+every metric tabled, for the whole site or the selected pages; when the last run
+happened, how far behind it is, "run now", whether the rollups agree with the
+pre-aggregated hits and whether those agree with themselves. Buckets are UTC: the page
+says so when the viewer's zone is another."""
 
 import datetime as dt
 
@@ -13,6 +15,7 @@ from components.rollups import (
     LEVELS,
     METRICS,
     consistency_badge,
+    invariants_badge,
     rollup_figure,
     rollup_table,
     run_status,
@@ -24,7 +27,8 @@ from dashboard.feedback import describe
 from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services
 from dashboard.state import ShellState, parse_search
-from queries import rollup_reads
+from queries import rollup_checks, rollup_reads
+from queries.rollup_reads import UTC_NAMES
 
 dash.register_page(__name__, path="/rollups", name="Rollups", title="hitboard · rollups",
                    order=5)
@@ -41,6 +45,7 @@ def layout(**_query):
         ]),
         html.Div(id="rollups-alert"),
         html.Div(id="rollups-status"),
+        html.Div(id="rollups-zone"),
         html.Div(id="rollups-badge"),
         html.Section(className="card", children=[
             dcc.Loading(type="default", delay_show=300,
@@ -61,7 +66,7 @@ def _ago(when: dt.datetime | None, now: dt.datetime) -> str:
 @callback(
     Output("rollups-graph", "figure"), Output("rollups-table", "children"),
     Output("rollups-status", "children"), Output("rollups-badge", "children"),
-    Output("rollups-alert", "children"),
+    Output("rollups-alert", "children"), Output("rollups-zone", "children"),
     Input("url", "search"), Input("rollups-level", "value"), Input("rollups-metric", "value"),
     Input("rollups-run", "n_clicks"), Input("rollups-tick", "n_intervals"),
     State("rollups-token", "value"),
@@ -88,26 +93,57 @@ def render(search, level, metric, _run, _tick, token):
     lag = "-" if status.lag_s is None else f"{status.lag_s:,.0f} s"
     status_view = run_status(_ago(status.last_run, now), lag, status.events_waiting,
                              job.last_error if job else "")
+    zone = _zone_note(shell.tz)
     site = reads.resolve_site(shell.site)
     empty = rollup_figure(_no_rows(), level=level, metric=metric, theme=shell.theme)
     if site is None:
-        return empty, None, status_view, None, alert
+        return empty, None, status_view, None, alert, zone
+    pages = list(shell.pages) or None
     try:
         span = rollup_reads.rollup_span(db, site, level)
         if span is None:
             return (empty, message(f"No {level} rollups for {site} yet: ingest logs or "
                                    "send beacon hits, then run the rollups.", "info"),
-                    status_view, consistency_badge(level, 0, _no_diff()), alert)
+                    status_view, consistency_badge(level, 0, _no_diff()), alert, zone)
         first, last = span
         end = rollup_reads.next_start(rollup_reads.level_of(level), last)
         start = max(first, _back(level, end))
-        table = rollup_reads.rollup_table(db, site, level, start, end)
-        check = rollup_reads.consistency(db, site, level, start, end)
+        table = _pages_table(db, site, level, start, end, pages)
+        check = rollup_checks.consistency(db, site, level, start, end, pages)
+        # The documents' own counters do not depend on the rollups: shared by every
+        # viewer for the historical cache period, not re-read at each 30 s tick.
+        breaches = reads.shared(rollup_checks.invariants, site, start, end,
+                                tuple(pages) if pages else None,
+                                seconds=reads.history_seconds())
     except Exception as exc:  # a bad URL or a failing store: a message, not a traceback
-        return empty, None, status_view, None, message(describe(exc))
+        return empty, None, status_view, None, message(describe(exc)), zone
     figure = rollup_figure(table, level=level, metric=metric, theme=shell.theme)
+    what = f"{site}, {'the selected pages' if pages else 'whole site'}, the range shown"
+    badges = html.Div(className="rollups-badges", children=[
+        consistency_badge(level, check.checked, check.differing, first=check.first,
+                          last=check.last, until=check.covered_until,
+                          in_progress=check.in_progress),
+        invariants_badge(breaches, what)])
     return (figure, rollup_table(table, level=level, component_id="rollups-datatable"),
-            status_view, consistency_badge(level, check.checked, check.differing), alert)
+            status_view, badges, alert, zone)
+
+
+def _pages_table(db, site, level, start, end, pages) -> pd.DataFrame:
+    """The whole site's buckets, or each selected page's with a ``page`` column."""
+    if not pages:
+        return rollup_reads.rollup_table(db, site, level, start, end)
+    parts = [rollup_reads.rollup_table(db, site, level, start, end, page).assign(page=page)
+             for page in pages]
+    return pd.concat(parts).sort_index(kind="stable")
+
+
+def _zone_note(tz: str):
+    """Rollup buckets are UTC hours, days, weeks, months and years, not converted."""
+    if tz in UTC_NAMES:
+        return None
+    return message(f"Rollup buckets are UTC (days start at 00:00 UTC, weeks on Monday), "
+                   f"not converted to {tz}. History shows {tz} days from the "
+                   "pre-aggregated statistics.", "info")
 
 
 def _back(level: str, end: dt.datetime) -> dt.datetime:

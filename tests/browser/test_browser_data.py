@@ -58,3 +58,27 @@ def test_live_page_shows_the_newest_hits(dash_duo, app):
     dash_duo.wait_for_text_to_equal("#live-recent-table tbody tr:nth-child(30) td:nth-child(5)",
                                     "1,029", timeout=20)
     assert dash_duo.get_logs() == []
+
+
+def test_data_page_lists_each_query_once_shows_all_advice_and_fits_a_phone(dash_duo, app):
+    dash_duo.start_server(app)
+    dash_duo.wait_for_page(f"{dash_duo.server_url}/data")
+    plans = dash_duo.wait_for_element("#data-plans", timeout=20)
+    charts = [cell.text for cell in plans.find_elements("css selector", "td[rowspan]")]
+    assert charts.count("Live · totals") == 1          # two identical reads, one row
+    assert "sent 2× per refresh" in plans.text
+    advice = dash_duo.find_element("#data-shard-advice")
+    assert len(advice.find_elements("css selector", "tbody tr")) == 4   # one per key
+    clipped = dash_duo.driver.execute_script(
+        "return [...arguments[0].querySelectorAll('*'), arguments[0]].filter("
+        "e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX != 'visible')"
+        ".length", advice)
+    assert clipped == 0                                 # nothing behind a scrollbar
+    assert "Recommendation:" in advice.text
+    dash_duo.driver.set_window_size(390, 900)
+    dash_duo.wait_for_page(f"{dash_duo.server_url}/data")
+    dash_duo.wait_for_element("#data-shard-advice", timeout=20)
+    width = dash_duo.driver.execute_script(
+        "return [document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1]                          # no sideways scrolling
+    assert dash_duo.get_logs() == []

@@ -59,3 +59,50 @@ def test_start_stop_and_reload_show_the_servers_generator(app, dash_duo):
     dash_duo.find_element("#lg-spike").click()
     dash_duo.wait_for_contains_text("#lg-feedback", "start the generator")
     assert dash_duo.get_logs() == []
+
+
+FITS = """
+const box = document.getElementById(arguments[0]);
+return box.scrollWidth <= box.clientWidth;
+"""
+
+
+def test_fields_fit_the_kpi_says_flat_and_backfill_asks_first(app, dash_duo):
+    from dash.testing.wait import until
+
+    from dashboard.loadgen.control import get_generator
+
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.driver.get(dash_duo.server_url + "/loadgen")
+    dash_duo.wait_for_text_to_equal("#lg-state", "Stopped")
+    for field, value in (("lg-rate", 20000), ("lg-sites", 10), ("lg-pages", 1000),
+                         ("lg-days", 400), ("lg-zipf", 4.5)):
+        _set(dash_duo, f"#{field}", value)
+        assert dash_duo.driver.execute_script(FITS, field), field     # "20(" no more
+    _set(dash_duo, "#lg-rate", 20)
+    _set(dash_duo, "#lg-sites", 1)
+    _set(dash_duo, "#lg-pages", 3)
+    _set(dash_duo, "#lg-days", 2)
+    dash_duo.find_element("#lg-options input[value='diurnal']").click()     # untick
+    dash_duo.find_element("#lg-start").click()
+    dash_duo.wait_for_contains_text("#lg-kpis", "rate 20, flat")
+    assert "daily cycle" not in dash_duo.find_element("#lg-kpis").text
+    dash_duo.find_element("#lg-stop").click()
+    dash_duo.wait_for_text_to_equal("#lg-state", "Stopped")
+
+    generator = get_generator(app.server)
+    dash_duo.find_element("#lg-backfill").click()
+    dash_duo.wait_for_contains_text("#lg-confirm-text", "Backfill will add about")
+    text = dash_duo.find_element("#lg-confirm-text").text
+    assert "2 days and today so far, for 1 site (shop.example) of 3 pages" in text
+    hits = int(text.split("about ")[1].split(" hits")[0].replace(",", ""))
+    assert 2 * 20 * 86_400 <= hits <= 3 * 20 * 86_400
+    dash_duo.find_element("#lg-backfill-cancel").click()
+    until(lambda: not dash_duo.find_element("#lg-confirm").is_displayed(), timeout=10)
+    assert generator.status()["backfill"]["total"] == 0          # nothing written
+    dash_duo.find_element("#lg-backfill").click()
+    dash_duo.wait_for_contains_text("#lg-confirm-text", "Write it?")
+    dash_duo.find_element("#lg-backfill-confirm").click()
+    dash_duo.wait_for_contains_text("#lg-backfill-state", "Backfilled 2 days", timeout=30)
+    assert not dash_duo.find_element("#lg-confirm").is_displayed()
+    assert dash_duo.get_logs() == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from dashkit import dashboard_app
+from dashkit import dashboard_app, free_port
 
 import queries
 from queries.events import EventWriter
@@ -48,4 +48,55 @@ def test_run_now_fills_the_page_and_the_badge_names_the_differing_day(dash_duo, 
     dash_duo.find_element("#rollups-level label:nth-child(3)").click()   # week
     dash_duo.wait_for_contains_text("#rollups-badge", "1 of 1 week buckets differ", timeout=20)
     dash_duo.wait_for_contains_text("#rollups-status", "Events waiting: 0", timeout=20)
+    assert dash_duo.get_logs() == []
+
+
+@pytest.fixture
+def backfilled(tmp_path):
+    """A demo-like store: 10 days of backfilled history, rolled up once, then +5 planted
+    on one hour of one page's daily document."""
+    from dashboard.loadgen import TrafficModel, backfill_history
+    from queries import schema
+    from queries.rollups import run_rollups
+
+    store = str(tmp_path / "store")
+    db = queries.connect(store)
+    queries.ensure_indexes(db)
+    model = TrafficModel(sites=1, pages=3, seed=3)
+    backfill_history(db, model, rate=0.05, days=10)
+    run_rollups(db)
+    site, pages = model.site_names[0], model.page_names[model.site_names[0]]
+    today = dt.datetime.now(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    planted = today - dt.timedelta(days=today.weekday() + 3)   # last week's Friday: a
+    # complete day in a complete week, so every level compares it
+    doc_id = schema.daily_id(planted, site, pages[1])
+    db[schema.DAILY].update_one({"_id": doc_id}, {"$inc": {"hourly.10": 5}})
+    db.client.close()
+    with dashboard_app(store, rollup_interval=0) as app:
+        yield app, site, pages, planted, doc_id
+
+
+def test_backfilled_demo_is_consistent_and_a_planted_hour_is_named(dash_duo, backfilled):
+    app, site, pages, planted, doc_id = backfilled
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.wait_for_page(f"{dash_duo.server_url}/rollups?site={site}&tz=UTC")
+    dash_duo.wait_for_contains_text("#rollups-badge", "Consistent: 10 day buckets", timeout=30)
+    badge = dash_duo.find_element("#rollups-badge").text
+    assert "1 bucket in progress not compared" in badge                  # today
+    assert "agree with themselves" in badge
+    assert dash_duo.find_element("#rollups-zone").text == ""             # UTC: no note
+    # The selected pages, in another zone.
+    query = "&".join(f"page={p}" for p in pages[:2])
+    dash_duo.wait_for_page(
+        f"{dash_duo.server_url}/rollups?site={site}&tz=Europe/Paris&{query}")
+    dash_duo.wait_for_contains_text("#rollups-badge", "1 of 20 day buckets differ", timeout=30)
+    badge = dash_duo.find_element("#rollups-badge").text
+    assert f"{planted:%Y-%m-%d} · {pages[1]}: rollup" in badge
+    assert doc_id in badge and "Σ hourly" in badge                       # invariants
+    assert "Rollup buckets are UTC" in dash_duo.find_element("#rollups-zone").text
+    table_pages = {row.find_elements("css selector", "td")[1].text
+                   for row in dash_duo.find_elements("#rollups-datatable tbody tr")}
+    assert table_pages == set(pages[:2])
+    dash_duo.find_element("#rollups-level label:nth-child(3)").click()   # week
+    dash_duo.wait_for_contains_text("#rollups-badge", "week buckets differ", timeout=20)
     assert dash_duo.get_logs() == []

@@ -1,0 +1,137 @@
+"""The /hit beacon and /hit.js from a page of another origin, in a real browser.
+
+The dashboard runs on ``localhost:P``; the "website" is a tiny HTTP server on
+``127.0.0.1:Q`` (another origin), allowed by ``beacon_sites``. Every way a site sends a
+hit must be counted exactly once; an origin the policy does not list must be refused.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import http.server
+import threading
+
+import pytest
+from dash.testing.wait import until
+from dashkit import dashboard_app, free_port
+
+import queries
+from dashboard.services import get_services
+from queries import schema
+
+pytestmark = pytest.mark.browser
+WAYS = ("/beacon-string", "/beacon-blob", "/fetch-json", "/fetch-keepalive", "/img")
+
+SENDER = """<!doctype html><title>sender</title><p id="out"></p><script>
+const hit = "%(dashboard)s/hit", out = document.getElementById("out");
+const body = page => JSON.stringify({site: "blog", page: page});
+const note = text => { out.textContent += text + " "; };
+note("string:" + navigator.sendBeacon(hit, body("/beacon-string")));
+note("blob:" + navigator.sendBeacon(hit, new Blob([body("/beacon-blob")],
+                                                  {type: "application/json"})));
+fetch(hit, {method: "POST", headers: {"Content-Type": "application/json"},
+            body: body("/fetch-json")}).then(r => note("json:" + r.status));
+fetch(hit, {method: "POST", keepalive: true, headers: {"Content-Type": "application/json"},
+            body: body("/fetch-keepalive")}).then(r => note("keepalive:" + r.status));
+const img = new Image();
+img.onload = () => note("img:loaded");
+img.src = hit + "?site=blog&page=/img";
+</script>"""
+
+START = """<!doctype html><title>start</title><a id="go" href="/article/1">read</a>"""
+ARTICLE = """<!doctype html><title>article</title><script>%(before)s</script>
+<script defer src="%(dashboard)s/hit.js" data-site="blog"></script><p id="out">article</p>"""
+SPY = """window.calls = 0; navigator.sendBeacon = () => { window.calls++; return true; };"""
+DNT = """Object.defineProperty(navigator, "doNotTrack", {value: "1"});"""
+
+
+class Site:
+    """A website on its own loopback port serving the pages above."""
+
+    def __init__(self, port: int, dashboard: str):
+        pages = {"/sender": SENDER % {"dashboard": dashboard}, "/start": START,
+                 "/article/1": ARTICLE % {"dashboard": dashboard, "before": ""},
+                 "/spied": ARTICLE % {"dashboard": dashboard, "before": SPY},
+                 "/dnt": ARTICLE % {"dashboard": dashboard, "before": SPY + DNT}}
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                if self.path == "/favicon.ico":
+                    self.send_response(204)
+                    self.end_headers()
+                    return
+                page = pages.get(self.path)
+                self.send_response(200 if page else 404)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.end_headers()
+                self.wfile.write((page or "not found").encode())
+
+            def log_message(self, *_args):
+                pass
+
+        self.origin = f"http://127.0.0.1:{port}"
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def site_port():
+    return free_port()
+
+
+@pytest.fixture
+def app(tmp_path, site_port):
+    sites = f"blog=http://127.0.0.1:{site_port}"
+    with dashboard_app(tmp_path / "store", rollup_interval=0, beacon_sites=sites) as app:
+        yield app
+
+
+@pytest.fixture
+def site(dash_duo, app, site_port):
+    dash_duo.start_server(app, port=free_port())
+    site = Site(site_port, dash_duo.server_url)
+    yield site
+    site.close()
+
+
+def counts(app) -> dict:
+    services = get_services(app.server)
+    services.recorder.flush()
+    now = dt.datetime.now(dt.UTC)
+    frame = queries.top_pages(services.db, "blog", now - dt.timedelta(hours=1),
+                              now + dt.timedelta(hours=1))
+    return frame["hits"].to_dict()
+
+
+def test_every_way_of_sending_counts_once_from_another_origin(dash_duo, app, site):
+    dash_duo.driver.get(f"{site.origin}/sender")
+    until(lambda: len(counts(app)) == len(WAYS), timeout=20)
+    assert counts(app) == dict.fromkeys(WAYS, 1)
+    out = dash_duo.find_element("#out")
+    until(lambda: out.text.count(":") == 5, timeout=10)
+    assert set(out.text.split()) == {"string:true", "blob:true", "json:204", "keepalive:204",
+                                     "img:loaded"}
+    assert dash_duo.get_logs() == []
+
+
+def test_hit_js_sends_path_and_referrer_once_and_respects_dnt(dash_duo, app, site):
+    dash_duo.driver.get(f"{site.origin}/spied")
+    until(lambda: dash_duo.driver.execute_script("return window.calls") == 1, timeout=10)
+    dash_duo.driver.get(f"{site.origin}/dnt")
+    dash_duo.wait_for_text_to_equal("#out", "article")
+    assert dash_duo.driver.execute_script("return window.calls") == 0   # Do-Not-Track: none
+    dash_duo.driver.get(f"{site.origin}/start")
+    dash_duo.find_element("#go").click()
+    until(lambda: counts(app) == {"/article/1": 1}, timeout=20)
+    services = get_services(app.server)
+    for closer in services._closers:       # flush the buffered events as shutdown does
+        closer()
+    event = services.db[schema.EVENTS].find_one({"path": "/article/1"})
+    assert event["referrer"] == f"{site.origin}/start"
+    cookies = dash_duo.driver.execute_script("return document.cookie")
+    assert cookies == "" and dash_duo.driver.get_cookies() == []
+    assert dash_duo.get_logs() == []
