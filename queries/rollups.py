@@ -65,6 +65,10 @@ def ensure_rollup_indexes(db) -> list[str]:
     keys = [("site", ASCENDING), ("page", ASCENDING), ("start", ASCENDING)]
     names = [db[schema.ROLLUPS[level]].create_index(keys, name="site_page_start")
              for level in schema.ROLLUP_LEVELS]
+    # The next level up reads a site's buckets by their parent key (PARENT).
+    names += [db[schema.ROLLUPS[source]].create_index(
+        [("site", ASCENDING), (key, ASCENDING)], name=f"site_{key}")
+        for source, key in PARENT.values()]
     return names + [db[BACKFILLED].create_index([("site", ASCENDING), ("day", ASCENDING)],
                                                 name="site_day")]
 

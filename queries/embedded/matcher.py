@@ -16,13 +16,22 @@ from collections.abc import Mapping
 from bson import Binary, Int64, ObjectId, Regex
 from pymongo.errors import OperationFailure
 
+from .keys import date_ms
+
 _MISSING = object()
 _NUMBERS = (int, float, Int64)
 
 
+_RANKS = {type(None): 1, bool: 8, int: 2, float: 2, Int64: 2, str: 3, dict: 4, list: 5,
+          tuple: 5, bytes: 6, Binary: 6, ObjectId: 7, dt.datetime: 9}
+
+
 def rank(value) -> int:
     """MongoDB's order of BSON types (missing and null rank together)."""
-    if value is None or value is _MISSING:
+    known = _RANKS.get(type(value))
+    if known is not None:
+        return known
+    if value is _MISSING:
         return 1
     if isinstance(value, bool):
         return 8
@@ -143,7 +152,37 @@ def _candidates(values: list) -> list:
     return out
 
 
+def _hash_key(value):
+    """A key equal for values MongoDB's equality calls equal (scalars only), else None.
+    Dates compare as stored: milliseconds since the epoch."""
+    kind = type(value)
+    if kind is dt.datetime:
+        return (9, date_ms(value))
+    if kind in (str, int, float, ObjectId, bool, Int64):
+        return (_RANKS[kind], value)
+    return None
+
+
+_WANTED: dict[int, tuple[list, set]] = {}
+
+
+def _wanted(targets: list) -> set:
+    """The hash keys of a ``$in`` list, computed once per list for every document a
+    query checks (the list is kept with its keys, so its id is not reused meanwhile)."""
+    cached = _WANTED.get(id(targets))
+    if cached is not None and cached[0] is targets:
+        return cached[1]
+    if len(_WANTED) > 256:
+        _WANTED.clear()
+    keys = {_hash_key(t) for t in targets}
+    _WANTED[id(targets)] = (targets, keys)
+    return keys
+
+
 def _equals_any(values: list, target) -> bool:
+    wanted = _hash_key(target)
+    if wanted is not None:
+        return any(_hash_key(v) == wanted for v in _candidates(values))
     if target is None:
         return not values or any(v is None for v in _candidates(values))
     if isinstance(target, re.Pattern | Regex):
@@ -171,7 +210,11 @@ def _operator(values: list, op: str, arg, options: str) -> bool:
     if op == "$lte":
         return _compare(values, arg, lambda a, b: a <= b)
     if op == "$in":
-        return any(_equals_any(values, target) for target in _list(arg, op))
+        targets = _list(arg, op)
+        wanted = _wanted(targets)
+        if None not in wanted:
+            return any(_hash_key(v) in wanted for v in _candidates(values))
+        return any(_equals_any(values, target) for target in targets)
     if op == "$nin":
         return not any(_equals_any(values, target) for target in _list(arg, op))
     if op == "$exists":
@@ -187,7 +230,7 @@ def _operator(values: list, op: str, arg, options: str) -> bool:
 def _list(arg, op: str) -> list:
     if not isinstance(arg, list | tuple | set | frozenset):
         raise OperationFailure(f"{op} needs an array", code=2)
-    return list(arg)
+    return arg if isinstance(arg, list) else list(arg)
 
 
 def _pattern(arg, options: str) -> re.Pattern:
