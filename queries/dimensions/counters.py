@@ -1,11 +1,12 @@
 """DimensionRecorder: referrers, status codes, browsers, countries... and visitor sketches,
 counted as hits arrive, with the HitRecorder's coalescing and exactly-once flush guard.
 
-Counters live in ``dims.hourly`` (whole site per UTC hour), ``dims.daily`` and
-``dims.monthly`` (per site ``*`` and page), one document per bucket holding every
-dimension::
+Counters live in ``dims.hourly``, ``dims.daily`` and ``dims.monthly``, one document per
+site and UTC hour, day or month holding every dimension (page ``*``: per-page counters
+would double the upserts of a flush, see README; a page's breakdown comes from raw
+events, within their retention)::
 
-    {_id: "20150517/site/page", metadata: {date, site, page}, hits: N,
+    {_id: "20150517/site*", metadata: {date, site, page: "*"}, hits: N,
      v: {referrer: {"news%2Eexample": 3, "(direct)": 9, ...}, status: {"200": 11}, ...}}
 
 Values are escaped field names (see ``encoding``) so one ``$inc`` upsert counts them all;
@@ -29,7 +30,6 @@ from pymongo.errors import PyMongoError
 from .. import schema, validation
 from ..errors import RecorderOverloadedError
 from ..recorder import RECORD_ATTEMPTS, HitRecorder, _Doc
-from ..writes import targets
 from . import sketches
 from .classify import Dimensions
 from .encoding import cap, escape
@@ -70,18 +70,18 @@ class DimensionRecorder(HitRecorder):
         ts = validation.timestamp(self._clock() if ts is None else ts)
         if type(n) is not int or n < 1:
             raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
-        site, page = self._names.get((site, page)) or self._validate(site, page)
+        site, _ = self._names.get((site, page)) or self._validate(site, page)
         hour = dt.datetime(ts.year, ts.month, ts.day, ts.hour, tzinfo=dt.UTC)
         day = hour.replace(hour=0)
         for attempt in range(RECORD_ATTEMPTS):
             with self._lock:
-                unit = self._pending.get((site, page, hour))
+                unit = self._pending.get(("u", site, hour))
                 if unit is None and self._outstanding() >= 2 * self.max_pending_docs:
                     full = True
                 else:
                     full = False
                     if unit is None:
-                        unit = self._open(site, page, hour, day)
+                        unit = self._open(site, hour, day)
                     unit["hits"] += n
                     counts = unit["c"]
                     for pair in dims.values:
@@ -89,7 +89,6 @@ class DimensionRecorder(HitRecorder):
                     if dims.visitor is not None:
                         self._sketch(("h", site, WHOLE, hour)).update(dims.visitor)
                         self._sketch(("d", site, WHOLE, day)).update(dims.visitor)
-                        self._sketch(("d", site, page, day)).update(dims.visitor)
                         values = self._pending[("values", site, day)]
                         for pair in dims.values:
                             sketch = values.get(pair)
@@ -107,14 +106,11 @@ class DimensionRecorder(HitRecorder):
             self._stats["backpressure_flushes"] += 1
             self._try_flush()
 
-    def _open(self, site: str, page: str, hour: dt.datetime, day: dt.datetime) -> dict:
-        month = day.replace(day=1)
-        for target in targets(site, page):
-            self._pending_docs.add((DAILY, site, target, day))
-            self._pending_docs.add((MONTHLY, site, target, month))
-        self._pending_docs.add((HOURLY, site, WHOLE, hour))
+    def _open(self, site: str, hour: dt.datetime, day: dt.datetime) -> dict:
+        self._pending_docs.update(((HOURLY, site, hour), (DAILY, site, day),
+                                   (MONTHLY, site, day.replace(day=1))))
         self._pending.setdefault(("values", site, day), {})
-        unit = self._pending[(site, page, hour)] = {"hits": 0, "c": Counter()}
+        unit = self._pending[("u", site, hour)] = {"hits": 0, "c": Counter()}
         return unit
 
     def _sketch(self, key: tuple) -> object:
@@ -128,19 +124,17 @@ class DimensionRecorder(HitRecorder):
         """The capped ``$inc`` of every counter document and the sketch documents."""
         raw: dict[tuple[str, str], tuple[dict, int, Counter]] = {}
         for key, unit in pending.items():
-            if len(key) != 3:
+            if key[0] != "u":
                 continue
-            site, page, hour = key
+            _, site, hour = key
             day = hour.replace(hour=0)
-            month = day.replace(day=1)
-            places = [(HOURLY, WHOLE, hour, "hour")]
-            for target in targets(site, page):
-                places += [(DAILY, target, day, "day"), (MONTHLY, target, month, "month")]
-            for coll, target, date, level in places:
-                doc_key = (coll, _bucket_ids(site, target, date, level))
+            places = [(HOURLY, hour, "hour"), (DAILY, day, "day"),
+                      (MONTHLY, day.replace(day=1), "month")]
+            for coll, date, level in places:
+                doc_key = (coll, _bucket_ids(site, WHOLE, date, level))
                 entry = raw.get(doc_key)
                 if entry is None:
-                    entry = raw[doc_key] = (schema.metadata(date, site, target), 0, Counter())
+                    entry = raw[doc_key] = (schema.metadata(date, site, WHOLE), 0, Counter())
                 entry[2].update(unit["c"])
                 raw[doc_key] = (entry[0], entry[1] + unit["hits"], entry[2])
         known = self._known_values(list(raw))
@@ -161,7 +155,7 @@ class DimensionRecorder(HitRecorder):
                     have.update(kept)
                 for name, n in kept.items():
                     inc[f"v.{dim}.{name}"] += n
-                if doc_key[0] == DAILY and meta["page"] == WHOLE:
+                if doc_key[0] == DAILY:
                     kept_values.setdefault((meta["site"], meta["date"]), {})[dim] = set(kept)
             docs[doc_key] = _Doc(doc_key[0], meta, inc)
         docs.sketches = self._sketch_docs(pending, kept_values)
@@ -202,7 +196,7 @@ class DimensionRecorder(HitRecorder):
                 coll = sketches.HOURLY if level == "h" else sketches.DAILY
                 doc_id = sketches.partial_id(writer, self._seq, coll, date, site, page)
                 values = None
-                if level == "d" and page == WHOLE:
+                if level == "d":
                     values = self._capped_values(pending.get(("values", site, date), {}),
                                                  kept_values.get((site, date), {}))
                 out.append((coll, sketches.partial_doc(doc_id, date, site, page, value,
