@@ -119,3 +119,20 @@ def test_filtered_series_and_404_list(db, lines):
     assert int(hourly["hits"].sum()) == sum(per_day.values())
     top = reads.top_not_found(db, SITE, START, END, n=3)
     assert top["hits"].is_monotonic_decreasing and len(top) == 3
+
+
+def _favicon_statuses() -> Counter:
+    with open(LOG, encoding="utf-8", errors="replace") as handle:
+        requests = [re.search(r'"[A-Z]+ ([^ ?"]+)[^"]* HTTP/[\d.]+" (\d{3})', raw)
+                    for raw in handle]
+    page = "/favicon.ico"
+    expected = Counter(m.group(2) for m in requests if m and m.group(1) == page)
+    assert sum(expected.values()) > 100
+    return expected
+
+
+def test_page_breakdown_equals_an_independent_count(db):
+    expected = _favicon_statuses()
+    frame = reads.breakdown(db, SITE, "status", START, END, page="/favicon.ico")
+    assert dict(zip(frame["value"], frame["hits"], strict=True)) == expected
+    assert "raw events" in frame.attrs["note"]

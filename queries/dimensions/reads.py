@@ -3,9 +3,9 @@ pandas DataFrames (or numbers), reading only pre-aggregated documents.
 
 A range is cut into whole UTC months (``dims.monthly``), whole UTC days (``dims.daily``)
 and the hours left at its edges (``dims.hourly``), so twelve months read about 14 + 48
-documents. Hours are kept for the whole site only: a one-page range is widened to whole
-UTC days, and the frame's ``attrs["note"]`` says so. Visitors per value come from the
-site's daily value sketches (whole UTC days); a page breakdown has none (NaN).
+documents. Visitors per value come from the site's daily value sketches (the whole UTC
+days the range touches). One page's breakdown comes from raw events (``page_reads``),
+and the frame's ``attrs["note"]`` says so.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from ..series import bucket_edges
 from . import sketches
 from .counters import DAILY, HOURLY, MONTHLY
 from .encoding import DIMENSIONS, OTHER, escape, unescape
+from .page_reads import page_breakdown
 
 HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)
 WHOLE = validation.WHOLE_SITE
@@ -74,16 +75,14 @@ def pieces(start: dt.datetime, end: dt.datetime, hours: bool = True) -> dict[str
     return out
 
 
-def _prepare(db, site, start, end, tz, page):
+def _prepare(db, site, start, end, tz, page=None):
+    """Validated site and page, and the range in whole hours of ``tz`` cut in pieces."""
     site = validation.site(site)
     page = WHOLE if page in (None, "", WHOLE) else validation.page(page)
     start, end = validation.time_range(start, end)
     edges = bucket_edges(start, end, "hour", validation.timezone(tz))
     start, end = edges[0], max(edges[-1], end)
-    whole = page == WHOLE
-    parts = pieces(start, end, hours=whole)
-    note = "" if whole else "one page: counted over whole UTC days"
-    return site, page, parts, note
+    return site, page, start, end, pieces(start, end)
 
 
 def _counts(db, site: str, page: str, parts: dict, dim: str) -> tuple[Counter, int]:
@@ -127,9 +126,12 @@ def breakdown(db, site: str, by: str, start: dt.datetime, end: dt.datetime, tz="
     """Hits and visitors per value of dimension ``by`` over [start, end) (whole hours of
     ``tz``), most hits first; ``(other)`` (values past a document's cap) last."""
     dim = dimension(by)
-    site, page, parts, note = _prepare(db, site, start, end, tz, page)
-    counts, _ = _counts(db, site, page, parts, dim)
-    visitors = _value_visitors(db, site, dim, _days(parts)) if page == WHOLE else {}
+    site, page, start, end, parts = _prepare(db, site, start, end, tz, page)
+    if page != WHOLE:
+        frame = page_breakdown(db, site, page, dim, start, end)
+        return frame.head(max(int(n), 0)) if n is not None else frame
+    counts, _ = _counts(db, site, WHOLE, parts, dim)
+    visitors = _value_visitors(db, site, dim, _days(parts))
     rows = [{"value": v, "hits": int(h), "visitors": visitors.get(v)}
             for v, h in counts.items() if h]
     rows.sort(key=lambda r: (r["value"] == OTHER, -r["hits"], r["value"]))
@@ -138,7 +140,7 @@ def breakdown(db, site: str, by: str, start: dt.datetime, end: dt.datetime, tz="
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame["hits"] = frame["hits"].astype("int64")
     frame["visitors"] = pd.to_numeric(frame["visitors"]).astype("Int64")
-    frame.attrs["note"] = note
+    frame.attrs["note"] = ""
     return frame
 
 
@@ -156,13 +158,12 @@ def bot_share(db, site: str, start, end, tz="UTC", page: str | None = None) -> f
     return bots / total if total else 0.0
 
 
-def visitors(db, site: str, start, end, tz="UTC", page: str | None = None) -> int:
+def visitors(db, site: str, start, end, tz="UTC") -> int:
     """Distinct (address, agent) pairs in the range: the union of its sketches."""
-    site, page, parts, _ = _prepare(db, site, start, end, tz, page)
+    site, _, _, _, parts = _prepare(db, site, start, end, tz)
     days = [d for d in _days(parts) if d not in {_floor(h, DAY) for h in parts[HOURLY]}]
-    docs = sketches.fetch(db, sketches.DAILY, site, page, days)
-    if page == WHOLE:
-        docs += sketches.fetch(db, sketches.HOURLY, site, WHOLE, parts[HOURLY])
+    docs = sketches.fetch(db, sketches.DAILY, site, WHOLE, days)
+    docs += sketches.fetch(db, sketches.HOURLY, site, WHOLE, parts[HOURLY])
     return sketches.estimate(sketches.load(doc["s"]) for doc in docs)
 
 
