@@ -12,10 +12,10 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import ingest, loadgen, serve, shard, stats
+    from . import dimensions, ingest, loadgen, serve, shard, stats
 
     for command in (*stats.COMMANDS, *loadgen.COMMANDS, *ingest.COMMANDS, *serve.COMMANDS,
-                    *shard.COMMANDS):
+                    *shard.COMMANDS, *dimensions.COMMANDS):
         main.add_command(command)
 
 
