@@ -92,11 +92,11 @@ def test_a_flood_of_random_values_cannot_grow_a_document_past_its_caps(db):
     assert month["v"]["referrer"]["(other)"] > 0
     frame = reads.breakdown(db, SITE, "referrer", *DAY)
     assert frame["value"].iloc[-1] == "(other)" and int(frame["hits"].sum()) == total
-    values = [item for doc in db[sketches.DAILY].find() for item in doc.get("values", ())]
-    per_dim: dict[str, set] = {}
-    for item in values:
-        per_dim.setdefault(item["d"], set()).add(item["v"])
-    assert all(len(v) <= CAPS[d] for d, v in per_dim.items())
+    per_bucket: dict[tuple, set] = {}
+    for doc in db[sketches.VALUES].find():
+        key = (doc["level"], doc["metadata"]["date"], doc["d"])
+        per_bucket.setdefault(key, set()).update(item["v"] for item in doc["values"])
+    assert per_bucket and all(len(v) <= CAPS[k[2]] for k, v in per_bucket.items())
 
 
 def test_a_resent_flush_counts_once(db):
@@ -128,10 +128,14 @@ def test_concurrent_writers_lose_no_visitor_and_compaction_keeps_the_union(db):
     assert db[sketches.DAILY].count_documents({}) == 2
     before = reads.visitors(db, SITE, *DAY)
     assert before == 300
-    assert sketches.compact_all(db, DAY[1]) == 4          # two hourly, two daily partials
-    assert db[sketches.DAILY].count_documents({}) == 1
-    assert db[sketches.HOURLY].count_documents({}) == 1
+    values_before = db[sketches.VALUES].count_documents({})
+    assert sketches.compact_all(db, dt.datetime(2026, 4, 1, tzinfo=dt.UTC)) == (
+        2 + 2 + 2 + values_before)                       # every partial, merged
+    for coll in (sketches.HOURLY, sketches.DAILY, sketches.MONTHLY):
+        assert db[coll].count_documents({}) == 1
+    assert db[sketches.VALUES].count_documents({}) == values_before // 2
     assert reads.visitors(db, SITE, *DAY) == before
+    assert sketches.compact_all(db, dt.datetime(2026, 4, 1, tzinfo=dt.UTC)) == 0
     frame = reads.breakdown(db, SITE, "browser", *DAY)
     assert frame["visitors"].tolist() == [300]
     assert frame["hits"].tolist() == [400]

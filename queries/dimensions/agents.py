@@ -19,7 +19,7 @@ from typing import NamedTuple
 from crawlerdetect import CrawlerDetect
 from ua_parser import BestAvailableResolver, Parser, load_builtins
 
-CACHE_SIZE = 65_536
+CACHE_SIZE = 16_384
 MAX_PARSED = 1024          # longer agents are parsed on their first 1 KB
 OTHER = "Other"
 DESKTOP, MOBILE, TABLET, BOT = "desktop", "mobile", "tablet", "bot"

@@ -32,7 +32,7 @@ from ..errors import RecorderOverloadedError
 from ..recorder import RECORD_ATTEMPTS, HitRecorder, _Doc
 from . import sketches
 from .classify import Dimensions
-from .encoding import cap, escape
+from .encoding import OTHER, cap, escape
 
 log = logging.getLogger(__name__)
 HOURLY, DAILY, MONTHLY = "dims.hourly", "dims.daily", "dims.monthly"
@@ -63,6 +63,8 @@ class DimensionRecorder(HitRecorder):
 
     def record(self, site: str, page: str, ts: dt.datetime | None = None,
                dims: Dimensions | None = None, n: int = 1) -> None:
+        """A few dictionary operations: the hit's (visitor, values) pair is kept in a set
+        and goes into the sketches at flush time (a visitor's assets share one pair)."""
         if self._closed:
             raise RecorderOverloadedError("the recorder is closed")
         if dims is None:
@@ -71,30 +73,19 @@ class DimensionRecorder(HitRecorder):
         if type(n) is not int or n < 1:
             raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
         site, _ = self._names.get((site, page)) or self._validate(site, page)
-        hour = dt.datetime(ts.year, ts.month, ts.day, ts.hour, tzinfo=dt.UTC)
-        day = hour.replace(hour=0)
+        key = ("u", site, ts.year, ts.month, ts.day, ts.hour)
         for attempt in range(RECORD_ATTEMPTS):
             with self._lock:
-                unit = self._pending.get(("u", site, hour))
+                unit = self._pending.get(key)
                 if unit is None and self._outstanding() >= 2 * self.max_pending_docs:
                     full = True
                 else:
                     full = False
                     if unit is None:
-                        unit = self._open(site, hour, day)
-                    unit["hits"] += n
-                    counts = unit["c"]
-                    for pair in dims.values:
-                        counts[pair] += n
+                        unit = self._open(key)
+                    unit[0][dims.values] += n
                     if dims.visitor is not None:
-                        self._sketch(("h", site, WHOLE, hour)).update(dims.visitor)
-                        self._sketch(("d", site, WHOLE, day)).update(dims.visitor)
-                        values = self._pending[("values", site, day)]
-                        for pair in dims.values:
-                            sketch = values.get(pair)
-                            if sketch is None:
-                                sketch = values[pair] = sketches.new(sketches.LG_K_VALUE)
-                            sketch.update(dims.visitor)
+                        unit[1].add((dims.visitor, dims.values))
                     self._pending_hits += n
                     self._stats["hits_accepted"] += n
                     overfull = len(self._pending_docs) >= self.max_pending_docs
@@ -106,59 +97,55 @@ class DimensionRecorder(HitRecorder):
             self._stats["backpressure_flushes"] += 1
             self._try_flush()
 
-    def _open(self, site: str, hour: dt.datetime, day: dt.datetime) -> dict:
-        self._pending_docs.update(((HOURLY, site, hour), (DAILY, site, day),
-                                   (MONTHLY, site, day.replace(day=1))))
-        self._pending.setdefault(("values", site, day), {})
-        unit = self._pending[("u", site, hour)] = {"hits": 0, "c": Counter()}
+    def _open(self, key: tuple) -> tuple[Counter, set]:
+        _, site, year, month, day, hour = key
+        self._pending_docs.update(((HOURLY, site, year, month, day, hour),
+                                   (DAILY, site, year, month, day), (MONTHLY, site, year, month)))
+        unit = self._pending[key] = (Counter(), set())
         return unit
-
-    def _sketch(self, key: tuple) -> object:
-        sketch = self._pending.get(key)
-        if sketch is None:
-            sketch = self._pending[key] = sketches.new()
-        return sketch
 
     # -- flushing ------------------------------------------------------------------------
     def _documents(self, pending: dict) -> _Docs:
         """The capped ``$inc`` of every counter document and the sketch documents."""
-        raw: dict[tuple[str, str], tuple[dict, int, Counter]] = {}
-        for key, unit in pending.items():
-            if key[0] != "u":
-                continue
-            _, site, hour = key
-            day = hour.replace(hour=0)
-            places = [(HOURLY, hour, "hour"), (DAILY, day, "day"),
-                      (MONTHLY, day.replace(day=1), "month")]
-            for coll, date, level in places:
+        raw: dict[tuple[str, str], tuple[dict, Counter, list]] = {}
+        for (_, site, year, month, day, hour), (counts, pairs) in pending.items():
+            start = dt.datetime(year, month, day, hour, tzinfo=dt.UTC)
+            for coll, date, level in ((HOURLY, start, "hour"),
+                                      (DAILY, start.replace(hour=0), "day"),
+                                      (MONTHLY, start.replace(hour=0, day=1), "month")):
                 doc_key = (coll, _bucket_ids(site, WHOLE, date, level))
                 entry = raw.get(doc_key)
                 if entry is None:
-                    entry = raw[doc_key] = (schema.metadata(date, site, WHOLE), 0, Counter())
-                entry[2].update(unit["c"])
-                raw[doc_key] = (entry[0], entry[1] + unit["hits"], entry[2])
+                    entry = raw[doc_key] = (schema.metadata(date, site, WHOLE), Counter(), [])
+                entry[1].update(counts)
+                entry[2].append(pairs)
         known = self._known_values(list(raw))
         docs = _Docs()
-        kept_values: dict[tuple[str, dt.datetime], dict[str, set[str]]] = {}
-        for doc_key, (meta, hits, counts) in raw.items():
+        docs.sketches = []
+        writer = self._guard.rsplit(".", 1)[-1]
+        for doc_key, (meta, counts, pairs) in raw.items():
             by_dim: dict[str, dict[str, int]] = {}
-            for (dim, value), n in counts.items():
-                values = by_dim.setdefault(dim, {})
-                name = escape(value)
-                values[name] = values.get(name, 0) + n
+            hits = 0
+            for values, n in counts.items():
+                hits += n
+                for dim, value in values:
+                    names = by_dim.setdefault(dim, {})
+                    name = escape(value)
+                    names[name] = names.get(name, 0) + n
             inc = Counter({"hits": hits})
             doc_known = known.get(doc_key)
+            kept_by_dim = {}
             for dim, values in by_dim.items():
                 have = None if doc_known is None else doc_known.setdefault(dim, set())
                 kept = cap(dim, have, values)
                 if have is not None:
                     have.update(kept)
+                kept_by_dim[dim] = kept
                 for name, n in kept.items():
                     inc[f"v.{dim}.{name}"] += n
-                if doc_key[0] == DAILY:
-                    kept_values.setdefault((meta["site"], meta["date"]), {})[dim] = set(kept)
             docs[doc_key] = _Doc(doc_key[0], meta, inc)
-        docs.sketches = self._sketch_docs(pending, kept_values)
+            docs.sketches.extend(self._sketch_docs(writer, doc_key[0], meta, pairs,
+                                                   kept_by_dim))
         return docs
 
     def _known_values(self, keys: list[tuple[str, str]]) -> dict:
@@ -187,37 +174,37 @@ class DimensionRecorder(HitRecorder):
                 self._known[(coll, doc_id)] = known[(coll, doc_id)] = values
         return known
 
-    def _sketch_docs(self, pending: dict, kept_values: dict) -> list[tuple[str, dict]]:
-        writer = self._guard.rsplit(".", 1)[-1]
-        out = []
-        for key, value in pending.items():
-            if key[0] in ("h", "d"):
-                level, site, page, date = key
-                coll = sketches.HOURLY if level == "h" else sketches.DAILY
-                doc_id = sketches.partial_id(writer, self._seq, coll, date, site, page)
-                values = None
-                if level == "d":
-                    values = self._capped_values(pending.get(("values", site, date), {}),
-                                                 kept_values.get((site, date), {}))
-                out.append((coll, sketches.partial_doc(doc_id, date, site, page, value,
-                                                       values)))
-        return out
-
-    @staticmethod
-    def _capped_values(values: dict, kept: dict[str, set[str]]) -> dict:
-        """Value sketches of the values the day's counters kept; the rest as (other)."""
-        out: dict[tuple[str, str], object] = {}
-        other: dict[str, list] = {}
-        for (dim, value), sketch in values.items():
-            if escape(value) in kept.get(dim, ()):
-                out[(dim, value)] = sketch
-            else:
-                other.setdefault(dim, []).append(sketch)
-        for dim, group in other.items():
-            merged = sketches.union([*group, *([out[(dim, "(other)")]]
-                                               if (dim, "(other)") in out else [])],
-                                    sketches.LG_K_VALUE)
-            out[(dim, "(other)")] = merged
+    def _sketch_docs(self, writer: str, coll: str, meta: dict, pair_sets: list[set],
+                     kept: dict[str, dict]) -> list[tuple[str, dict]]:
+        """The partial sketch of a counter document's bucket and, for days and months,
+        one document per dimension with a sketch per value it kept (others: (other))."""
+        level = sketches.LEVELS[coll]
+        overall = sketches.new()
+        per_value: dict[tuple[str, str], object] = {}
+        with_values = level != "hour"
+        for pairs in pair_sets:
+            for visitor, values in pairs:
+                overall.update(visitor)
+                if not with_values:
+                    continue
+                for dim, value in values:
+                    if escape(value) not in kept.get(dim, ()):
+                        value = OTHER                # summed under (other) by the cap
+                    sketch = per_value.get((dim, value))
+                    if sketch is None:
+                        sketch = per_value[(dim, value)] = sketches.new(sketches.LG_K_VALUE)
+                    sketch.update(visitor)
+        date, site = meta["date"], meta["site"]
+        out = [(sketches.TOTALS[level], sketches.partial_doc(
+            sketches.partial_id(writer, self._seq, level, date, site), meta, overall))]
+        if with_values:
+            by_dim: dict[str, dict] = {}
+            for (dim, value), sketch in per_value.items():
+                by_dim.setdefault(dim, {})[value] = sketch
+            for dim, values in by_dim.items():
+                doc_id = sketches.partial_id(writer, self._seq, level, date, site, dim)
+                out.append((sketches.VALUES, sketches.value_doc(doc_id, meta, level, dim,
+                                                                 values)))
         return out
 
     def _write(self, batch) -> int:
@@ -235,8 +222,6 @@ class DimensionRecorder(HitRecorder):
 
 def ensure_indexes(db) -> list[str]:
     """The stats index on the counter and sketch collections; returns their names."""
-    for coll in COLLECTIONS:
+    for coll in (*COLLECTIONS, *sketches.COLLECTIONS):
         db[coll].create_index(schema.STATS_INDEX, name="site_page_date")
-    sketches.ensure_indexes(db)
-    return [f"{coll}.site_page_date" for coll in (*COLLECTIONS, sketches.HOURLY,
-                                                   sketches.DAILY)]
+    return [f"{coll}.site_page_date" for coll in (*COLLECTIONS, *sketches.COLLECTIONS)]

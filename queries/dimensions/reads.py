@@ -111,12 +111,16 @@ def _days(parts: dict) -> list[dt.datetime]:
     return sorted(days)
 
 
-def _value_visitors(db, site: str, dim: str, days: list) -> dict[str, int]:
+def _value_visitors(db, site: str, dim: str, parts: dict) -> dict[str, int]:
+    """Visitors per value: the union of the value sketches of the range's months and
+    of the whole UTC days it touches."""
+    days = sorted(set(parts[DAILY]) | {_floor(h, DAY) for h in parts[HOURLY]})
+    docs = (sketches.fetch_values(db, "month", site, dim, parts[MONTHLY])
+            + sketches.fetch_values(db, "day", site, dim, days))
     groups: dict[str, list] = {}
-    for doc in sketches.fetch(db, sketches.DAILY, site, WHOLE, days, values=True):
+    for doc in docs:
         for item in doc.get("values", ()):
-            if item["d"] == dim:
-                groups.setdefault(item["v"], []).append(sketches.load(item["s"]))
+            groups.setdefault(item["v"], []).append(sketches.load(item["s"]))
     return {value: sketches.estimate(group, sketches.LG_K_VALUE)
             for value, group in groups.items()}
 
@@ -131,7 +135,7 @@ def breakdown(db, site: str, by: str, start: dt.datetime, end: dt.datetime, tz="
         frame = page_breakdown(db, site, page, dim, start, end)
         return frame.head(max(int(n), 0)) if n is not None else frame
     counts, _ = _counts(db, site, WHOLE, parts, dim)
-    visitors = _value_visitors(db, site, dim, _days(parts))
+    visitors = _value_visitors(db, site, dim, parts)
     rows = [{"value": v, "hits": int(h), "visitors": visitors.get(v)}
             for v, h in counts.items() if h]
     rows.sort(key=lambda r: (r["value"] == OTHER, -r["hits"], r["value"]))
@@ -159,37 +163,40 @@ def bot_share(db, site: str, start, end, tz="UTC", page: str | None = None) -> f
 
 
 def visitors(db, site: str, start, end, tz="UTC") -> int:
-    """Distinct (address, agent) pairs in the range: the union of its sketches."""
+    """Distinct (address, agent) pairs in the range: the union of its sketches (months,
+    days, and hours at its edges)."""
     site, _, _, _, parts = _prepare(db, site, start, end, tz)
-    days = [d for d in _days(parts) if d not in {_floor(h, DAY) for h in parts[HOURLY]}]
-    docs = sketches.fetch(db, sketches.DAILY, site, WHOLE, days)
-    docs += sketches.fetch(db, sketches.HOURLY, site, WHOLE, parts[HOURLY])
+    docs = (sketches.fetch(db, "month", site, parts[MONTHLY])
+            + sketches.fetch(db, "day", site, parts[DAILY])
+            + sketches.fetch(db, "hour", site, parts[HOURLY]))
     return sketches.estimate(sketches.load(doc["s"]) for doc in docs)
 
 
 def visitors_series(db, site: str, start, end, granularity: str = "day",
                     tz="UTC") -> pd.DataFrame:
     """Visitors per hour or day of ``tz`` (index ``time``, column ``visitors``); each
-    bucket is the union of its own sketches."""
+    bucket is the union of its own sketches (its UTC day, else its hours)."""
     if granularity not in ("hour", "day"):
         raise validation.InvalidRangeError("visitors come per hour or per day")
     site = validation.site(site)
     start, end = validation.time_range(start, end)
     zone = validation.timezone(tz)
     edges = bucket_edges(start, end, granularity, zone)
-    parts = pieces(edges[0], edges[-1])
-    hourly: dict[dt.datetime, list] = {}
-    for doc in sketches.fetch(db, sketches.HOURLY, site, WHOLE,
-                              _hours(edges[0], edges[-1])):
-        hourly.setdefault(_utc(doc["metadata"]["date"]), []).append(sketches.load(doc["s"]))
-    daily: dict[dt.datetime, list] = {}
-    for doc in sketches.fetch(db, sketches.DAILY, site, WHOLE, _days(parts)):
-        daily.setdefault(_utc(doc["metadata"]["date"]), []).append(sketches.load(doc["s"]))
+    loaded: dict[tuple[str, dt.datetime], list] = {}
+    wanted = {"hour": set(), "day": set()}
+    for a, b in zip(edges, edges[1:], strict=False):
+        bucket = pieces(a, b)
+        wanted["day"].update(bucket[DAILY])
+        wanted["hour"].update(bucket[HOURLY])
+    for level, dates in wanted.items():
+        for doc in sketches.fetch(db, level, site, sorted(dates)):
+            loaded.setdefault((level, _utc(doc["metadata"]["date"])), []).append(
+                sketches.load(doc["s"]))
     rows = []
     for a, b in zip(edges, edges[1:], strict=False):
         bucket = pieces(a, b)
-        found = [s for d in _days({**bucket, HOURLY: []}) for s in daily.get(d, [])]
-        found += [s for h in bucket[HOURLY] for s in hourly.get(h, [])]
+        found = [s for d in bucket[DAILY] for s in loaded.get(("day", d), [])]
+        found += [s for h in bucket[HOURLY] for s in loaded.get(("hour", h), [])]
         rows.append((a.astimezone(zone), sketches.estimate(found) if found else 0))
     frame = pd.DataFrame(rows, columns=["time", "visitors"]).set_index("time")
     frame["visitors"] = frame["visitors"].astype("int64")

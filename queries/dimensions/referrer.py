@@ -21,7 +21,7 @@ def _bare(host: str) -> str:
     return host[4:] if host.startswith("www.") else host
 
 
-@lru_cache(maxsize=65_536)
+@lru_cache(maxsize=16_384)
 def referrer_host(referrer: str | None, own_hosts: frozenset[str] = frozenset()) -> str:
     """The referring host, lower case, ``www.`` kept (it is what users recognise);
     ``own_hosts`` (compared without ``www.``) are the site itself."""

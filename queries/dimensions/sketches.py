@@ -7,20 +7,20 @@ server) cannot lose each other's updates. Visitors over any range are the *union
 sketches of its buckets, never a sum of counts. A union is idempotent (adding a sketch
 twice changes nothing), which makes re-sent flushes and concurrent compaction harmless.
 
-Collections ``visitors.hourly`` (whole site, per UTC hour) and ``visitors.daily`` (per
-UTC day, the whole site ``*`` and each page; the site's documents also hold one small
-sketch per dimension value, in an array, so values never become field names)::
+``visitors.hourly|daily|monthly``: ``{_id, metadata: {date, site, page: "*"}, s}``, the
+whole site per UTC hour, day, month. ``visitors.values``: per site, UTC day or month and
+dimension, one small sketch per value, in an array (values never become field names)::
 
-    {_id, metadata: {date, site, page}, s: <sketch bytes>, values: [{d, v, s}, ...]}
+    {_id, metadata: {date, site, page: "*"}, level: "day", d: "referrer",
+     values: [{v: "news.example", s: <bytes>}, ...]}
 
-Only the sketch is stored: HLL registers derived from 64-bit hashes of the pairs, no
+Only sketches are stored: HLL registers derived from 64-bit hashes of the pairs, no
 address, agent or hash of one per visitor.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import uuid
 from collections.abc import Iterable
 
@@ -28,10 +28,12 @@ from bson import Binary
 from datasketches import hll_sketch, hll_union, tgt_hll_type
 from pymongo.errors import BulkWriteError
 
-from .. import schema
-
-HOURLY, DAILY = "visitors.hourly", "visitors.daily"
-LG_K = 14            # site and page sketches: relative standard error ~0.8%
+HOURLY, DAILY, MONTHLY = "visitors.hourly", "visitors.daily", "visitors.monthly"
+VALUES = "visitors.values"
+COLLECTIONS = (HOURLY, DAILY, MONTHLY, VALUES)
+TOTALS = {"hour": HOURLY, "day": DAILY, "month": MONTHLY}
+LEVELS = {"dims.hourly": "hour", "dims.daily": "day", "dims.monthly": "month"}
+LG_K = 14            # whole-site sketches: relative standard error ~0.8%, <= 8.3 KB
 LG_K_VALUE = 11      # per dimension value: ~2.3%, and small (list mode) for rare values
 DUPLICATE_KEY = 11000
 
@@ -59,19 +61,20 @@ def estimate(sketches: Iterable[hll_sketch], lg_k: int = LG_K) -> int:
     return int(round(union(sketches, lg_k).get_estimate()))
 
 
-def partial_id(writer: str, seq: int, coll: str, date: dt.datetime, site: str,
-               page: str) -> str:
+def partial_id(writer: str, seq: int, level: str, date: dt.datetime, site: str,
+               dim: str = "") -> str:
     """Deterministic: re-sending a flush inserts nothing new."""
-    key = hashlib.sha1(f"{site}\0{page}".encode()).hexdigest()[:16]
-    return f"{date:%Y%m%d%H}/{key}/{coll[-6:]}/{writer}/{seq}"
+    return f"{level[0]}/{date:%Y%m%d%H}/{site}/{dim}/{writer}/{seq}"
 
 
-def partial_doc(doc_id: str, date: dt.datetime, site: str, page: str, sketch: hll_sketch,
-                values: dict[tuple[str, str], hll_sketch] | None = None) -> dict:
-    doc = {"_id": doc_id, "metadata": schema.metadata(date, site, page), "s": dump(sketch)}
-    if values is not None:
-        doc["values"] = [{"d": d, "v": v, "s": dump(s)} for (d, v), s in values.items()]
-    return doc
+def partial_doc(doc_id: str, meta: dict, sketch: hll_sketch) -> dict:
+    return {"_id": doc_id, "metadata": meta, "s": dump(sketch)}
+
+
+def value_doc(doc_id: str, meta: dict, level: str, dim: str,
+              values: dict[str, hll_sketch]) -> dict:
+    return {"_id": doc_id, "metadata": meta, "level": level, "d": dim,
+            "values": [{"v": v, "s": dump(s)} for v, s in values.items()]}
 
 
 def append(db, coll: str, docs: list[dict]) -> None:
@@ -87,57 +90,66 @@ def append(db, coll: str, docs: list[dict]) -> None:
             raise
 
 
-def ensure_indexes(db) -> None:
-    for coll in (HOURLY, DAILY):
-        db[coll].create_index(schema.STATS_INDEX, name="site_page_date")
+def _query(site: str, dates: list[dt.datetime]) -> dict:
+    return {"metadata.site": site, "metadata.page": "*", "metadata.date": {"$in": dates}}
 
 
-def fetch(db, coll: str, site: str, page: str, dates: list[dt.datetime],
-          values: bool = False) -> list[dict]:
+def fetch(db, level: str, site: str, dates: list[dt.datetime]) -> list[dict]:
+    """The whole-site partial sketches of these buckets."""
     if not dates:
         return []
-    projection = {"s": 1, "metadata.date": 1, "_id": 1}
-    if values:
-        projection["values"] = 1
-    return list(db[coll].find({"metadata.site": site, "metadata.page": page,
-                               "metadata.date": {"$in": dates}}, projection))
+    return list(db[TOTALS[level]].find(_query(site, dates), {"s": 1, "metadata.date": 1}))
 
 
-def compact(db, coll: str, site: str, page: str, date: dt.datetime) -> int:
-    """Merge a bucket's partial sketches into one document and delete the partials read.
-    Safe beside writers and other compactions: partials appended meanwhile are kept, and
-    a reader seeing both the merged document and its partials unions duplicates, which
-    changes nothing. Returns the partials removed."""
-    docs = fetch(db, coll, site, page, [date], values=True)
+def fetch_values(db, level: str, site: str, dim: str, dates: list[dt.datetime]) -> list[dict]:
+    """The value sketches of ``dim`` for these day or month buckets."""
+    if not dates:
+        return []
+    return list(db[VALUES].find({**_query(site, dates), "level": level, "d": dim},
+                                {"values": 1}))
+
+
+def compact(db, coll: str, query: dict) -> int:
+    """Merge one bucket's partial sketches (``query`` selects them) into one document and
+    delete the partials read. Safe beside writers and other compactions: partials
+    appended meanwhile are kept, and a reader seeing both the merged document and its
+    partials unions duplicates, which changes nothing. Returns the partials removed."""
+    docs = list(db[coll].find(query))
     if len(docs) < 2:
         return 0
-    by_value: dict[tuple[str, str], list] = {}
-    for doc in docs:
-        for item in doc.get("values", ()):
-            by_value.setdefault((item["d"], item["v"]), []).append(load(item["s"]))
-    merged_values = {key: union(sketches, LG_K_VALUE) for key, sketches in by_value.items()}
-    merged = union(load(doc["s"]) for doc in docs)
-    doc_id = f"{date:%Y%m%d%H}/compact/{uuid.uuid4().hex}"
-    db[coll].insert_one(partial_doc(doc_id, date, site, page, merged,
-                                    merged_values if by_value else None))
-    result = db[coll].delete_many({"_id": {"$in": [doc["_id"] for doc in docs]}})
-    return result.deleted_count
+    first = docs[0]
+    doc_id = f"{first['_id']}/compact/{uuid.uuid4().hex[:12]}"
+    if coll == VALUES:
+        groups: dict[str, list] = {}
+        for doc in docs:
+            for item in doc["values"]:
+                groups.setdefault(item["v"], []).append(load(item["s"]))
+        merged = value_doc(doc_id, first["metadata"], first["level"], first["d"],
+                           {v: union(g, LG_K_VALUE) for v, g in groups.items()})
+    else:
+        merged = partial_doc(doc_id, first["metadata"], union(load(d["s"]) for d in docs))
+    db[coll].insert_one(merged)
+    return db[coll].delete_many({"_id": {"$in": [doc["_id"] for doc in docs]}}).deleted_count
 
 
 def compact_all(db, before: dt.datetime) -> int:
     """Compact every bucket that starts before ``before`` and has several partials."""
     removed = 0
-    for coll in (HOURLY, DAILY):
+    for coll in COLLECTIONS:
+        key = {"site": "$metadata.site", "date": "$metadata.date"}
+        if coll == VALUES:
+            key.update(level="$level", d="$d")
         groups = db[coll].aggregate([
             {"$match": {"metadata.date": {"$lt": before}}},
-            {"$group": {"_id": {"site": "$metadata.site", "page": "$metadata.page",
-                                "date": "$metadata.date"}, "n": {"$sum": 1}}},
+            {"$group": {"_id": key, "n": {"$sum": 1}}},
         ])
         for group in groups:
-            if group["n"] > 1:
-                key = group["_id"]
-                date = key["date"]
-                if date.tzinfo is None:
-                    date = date.replace(tzinfo=dt.UTC)
-                removed += compact(db, coll, key["site"], key["page"], date)
+            if group["n"] < 2:
+                continue
+            k = group["_id"]
+            query = {"metadata.site": k["site"], "metadata.page": "*",
+                     "metadata.date": k["date"]}
+            if coll == VALUES:
+                query.update(level=k["level"], d=k["d"])
+            removed += compact(db, coll, query)
     return removed
