@@ -101,7 +101,7 @@ def test_a_flood_of_random_values_cannot_grow_a_document_past_its_caps(db):
 
 def test_a_resent_flush_counts_once(db):
     """Two recorders with one writer id and flush number: the second send (a crash's
-    re-run) is recognised by the guard; its sketches are the same documents."""
+    re-run) is recognised by the guard; its sketch adds nothing to the union."""
     dims = classify(SITE, "/", status=200, agent=CHROME, address="8.8.8.8")
     for _ in range(2):
         recorder = _recorder(db, writer="ingest-test-dims")
@@ -110,8 +110,21 @@ def test_a_resent_flush_counts_once(db):
         recorder.close()
     assert db[DAILY].find_one()["hits"] == 5
     assert db[HOURLY].find_one()["v"]["status"] == {"200": 5}
-    assert db[sketches.DAILY].count_documents({}) == 1
+    assert db[sketches.DAILY].count_documents({}) == 2       # one per process: a union
     assert reads.visitors(db, SITE, *DAY) == 1
+
+
+def test_one_process_keeps_one_sketch_document_per_bucket(db):
+    recorder = _recorder(db)
+    for i in range(20):
+        dims = classify(SITE, "/", agent=CHROME, address=f"8.8.8.{i + 1}")
+        recorder.record(SITE, "/", T0, dims)
+        recorder.flush()
+    recorder.close()
+    for coll in (sketches.HOURLY, sketches.DAILY, sketches.MONTHLY):
+        assert db[coll].count_documents({}) == 1
+    assert db[sketches.VALUES].count_documents({}) == 2 * 11    # day and month, 11 dims
+    assert reads.visitors(db, SITE, *DAY) == 20
 
 
 def test_concurrent_writers_lose_no_visitor_and_compaction_keeps_the_union(db):

@@ -16,13 +16,14 @@ the documents it has not seen before (one ``find`` per collection per flush) and
 remembers what it wrote. With one writer (the embedded store belongs to one process) the
 cap is exact; writers running side by side on MongoDB may each add values in the same
 second, so a document can then exceed the cap by the values of those few flushes.
-Visitor sketches are appended per flush (see ``sketches``) before the counters.
+Visitor sketches (see ``sketches``) are written before the counters, each flush.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+import uuid
 from collections import Counter
 
 from pymongo.errors import PyMongoError
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 HOURLY, DAILY, MONTHLY = "dims.hourly", "dims.daily", "dims.monthly"
 COLLECTIONS = (HOURLY, DAILY, MONTHLY)
 MAX_KNOWN = 50_000        # documents whose values are remembered between flushes
+MAX_SKETCH_BUCKETS = 2_000  # sketch buckets held in memory before starting new documents
 WHOLE = validation.WHOLE_SITE
 
 
@@ -60,6 +62,11 @@ class DimensionRecorder(HitRecorder):
         kwargs.setdefault("preallocate_next_day", False)
         super().__init__(db, **kwargs)
         self._known: dict[tuple[str, str], dict[str, set[str]]] = {}
+        # Everything this process has counted into each sketch bucket, written whole to
+        # documents only it writes (their ids carry ``_owner``): no other writer can
+        # race it, and readers take the union of every owner's document.
+        self._sketch_state: dict[tuple, tuple] = {}
+        self._owner = uuid.uuid4().hex[:12]
 
     def record(self, site: str, page: str, ts: dt.datetime | None = None,
                dims: Dimensions | None = None, n: int = 1) -> None:
@@ -122,7 +129,6 @@ class DimensionRecorder(HitRecorder):
         known = self._known_values(list(raw))
         docs = _Docs()
         docs.sketches = []
-        writer = self._guard.rsplit(".", 1)[-1]
         for doc_key, (meta, counts, pairs) in raw.items():
             by_dim: dict[str, dict[str, int]] = {}
             hits = 0
@@ -144,7 +150,7 @@ class DimensionRecorder(HitRecorder):
                 for name, n in kept.items():
                     inc[f"v.{dim}.{name}"] += n
             docs[doc_key] = _Doc(doc_key[0], meta, inc)
-            docs.sketches.extend(self._sketch_docs(writer, doc_key[0], meta, pairs,
+            docs.sketches.extend(self._sketch_docs(doc_key[0], meta, pairs,
                                                    kept_by_dim))
         return docs
 
@@ -174,48 +180,54 @@ class DimensionRecorder(HitRecorder):
                 self._known[(coll, doc_id)] = known[(coll, doc_id)] = values
         return known
 
-    def _sketch_docs(self, writer: str, coll: str, meta: dict, pair_sets: list[set],
+    def _sketch_docs(self, coll: str, meta: dict, pair_sets: list[set],
                      kept: dict[str, dict]) -> list[tuple[str, dict]]:
-        """The partial sketch of a counter document's bucket and, for days and months,
-        one document per dimension with a sketch per value it kept (others: (other))."""
+        """This process's sketch documents of a counter document's bucket, updated with
+        the flush's visitors: the whole site, and for days and months one document per
+        dimension with a sketch per value the counters kept (the rest under (other))."""
         level = sketches.LEVELS[coll]
-        overall = sketches.new()
-        per_value: dict[tuple[str, str], object] = {}
-        with_values = level != "hour"
+        key = (level, meta["site"], meta["date"])
+        state = self._sketch_state.get(key)
+        if state is None:
+            if len(self._sketch_state) >= MAX_SKETCH_BUCKETS:
+                self._sketch_state.clear()           # later updates go to new documents
+                self._owner = uuid.uuid4().hex[:12]
+            state = self._sketch_state[key] = (sketches.new(), {})
+        overall, by_dim = state
+        touched: set[str] = set()
         for pairs in pair_sets:
             for visitor, values in pairs:
                 overall.update(visitor)
-                if not with_values:
+                if level == "hour":
                     continue
                 for dim, value in values:
                     if escape(value) not in kept.get(dim, ()):
                         value = OTHER                # summed under (other) by the cap
-                    sketch = per_value.get((dim, value))
+                    per_value = by_dim.setdefault(dim, {})
+                    sketch = per_value.get(value)
                     if sketch is None:
-                        sketch = per_value[(dim, value)] = sketches.new(sketches.LG_K_VALUE)
+                        sketch = per_value[value] = sketches.new(sketches.LG_K_VALUE)
                     sketch.update(visitor)
+                    touched.add(dim)
         date, site = meta["date"], meta["site"]
         out = [(sketches.TOTALS[level], sketches.partial_doc(
-            sketches.partial_id(writer, self._seq, level, date, site), meta, overall))]
-        if with_values:
-            by_dim: dict[str, dict] = {}
-            for (dim, value), sketch in per_value.items():
-                by_dim.setdefault(dim, {})[value] = sketch
-            for dim, values in by_dim.items():
-                doc_id = sketches.partial_id(writer, self._seq, level, date, site, dim)
-                out.append((sketches.VALUES, sketches.value_doc(doc_id, meta, level, dim,
-                                                                 values)))
+            sketches.partial_id(self._owner, level, date, site), meta, overall))]
+        for dim in sorted(touched):
+            doc_id = sketches.partial_id(self._owner, level, date, site, dim)
+            out.append((sketches.VALUES, sketches.value_doc(doc_id, meta, level, dim,
+                                                             by_dim[dim])))
         return out
 
     def _write(self, batch) -> int:
-        """Sketches first (idempotent appends), then the guarded counter upserts."""
+        """Sketches first (idempotent: each replaces this process's own document with
+        everything it has counted), then the guarded counter upserts."""
         pending = getattr(batch.docs, "sketches", None)
         if pending:
             by_coll: dict[str, list[dict]] = {}
             for coll, doc in pending:
                 by_coll.setdefault(coll, []).append(doc)
             for coll, docs in by_coll.items():
-                sketches.append(self.db, coll, docs)
+                sketches.save(self.db, coll, docs)
             batch.docs.sketches = []
         return super()._write(batch)
 

@@ -1,11 +1,13 @@
 """Unique visitors: HyperLogLog sketches (Apache DataSketches), appended, merged on read.
 
-A visitor is one (client address, user agent) pair. Each flush *appends* one document
-per bucket it touched, holding a serialized sketch of the pairs it saw; it never reads
-or rewrites a sketch, so concurrent writers (server workers, an ingest beside the
-server) cannot lose each other's updates. Visitors over any range are the *union* of the
-sketches of its buckets, never a sum of counts. A union is idempotent (adding a sketch
-twice changes nothing), which makes re-sent flushes and concurrent compaction harmless.
+A visitor is one (client address, user agent) pair. Each writing process keeps, per
+bucket, a sketch of every pair it has seen, and each flush replaces *its own* document
+of that bucket with it (the ``_id`` names the process): it never reads or rewrites
+another writer's sketch, so concurrent writers (server workers, an ingest beside the
+server) cannot lose each other's updates, and a bucket holds one document per process
+that wrote it. Visitors over any range are the *union* of the sketches of its buckets,
+never a sum of counts. A union is idempotent (adding a sketch twice changes nothing),
+which makes re-sent flushes, restarts and concurrent compaction harmless.
 
 ``visitors.hourly|daily|monthly``: ``{_id, metadata: {date, site, page: "*"}, s}``, the
 whole site per UTC hour, day, month. ``visitors.values``: per site, UTC day or month and
@@ -26,7 +28,7 @@ from collections.abc import Iterable
 
 from bson import Binary
 from datasketches import hll_sketch, hll_union, tgt_hll_type
-from pymongo.errors import BulkWriteError
+from pymongo import ReplaceOne
 
 HOURLY, DAILY, MONTHLY = "visitors.hourly", "visitors.daily", "visitors.monthly"
 VALUES = "visitors.values"
@@ -35,7 +37,6 @@ TOTALS = {"hour": HOURLY, "day": DAILY, "month": MONTHLY}
 LEVELS = {"dims.hourly": "hour", "dims.daily": "day", "dims.monthly": "month"}
 LG_K = 14            # whole-site sketches: relative standard error ~0.8%, <= 8.3 KB
 LG_K_VALUE = 11      # per dimension value: ~2.3%, and small (list mode) for rare values
-DUPLICATE_KEY = 11000
 
 
 def new(lg_k: int = LG_K) -> hll_sketch:
@@ -61,10 +62,9 @@ def estimate(sketches: Iterable[hll_sketch], lg_k: int = LG_K) -> int:
     return int(round(union(sketches, lg_k).get_estimate()))
 
 
-def partial_id(writer: str, seq: int, level: str, date: dt.datetime, site: str,
-               dim: str = "") -> str:
-    """Deterministic: re-sending a flush inserts nothing new."""
-    return f"{level[0]}/{date:%Y%m%d%H}/{site}/{dim}/{writer}/{seq}"
+def partial_id(owner: str, level: str, date: dt.datetime, site: str, dim: str = "") -> str:
+    """One document per writing process (``owner``) and bucket."""
+    return f"{level[0]}/{date:%Y%m%d%H}/{site}/{dim}/{owner}"
 
 
 def partial_doc(doc_id: str, meta: dict, sketch: hll_sketch) -> dict:
@@ -77,17 +77,12 @@ def value_doc(doc_id: str, meta: dict, level: str, dim: str,
             "values": [{"v": v, "s": dump(s)} for v, s in values.items()]}
 
 
-def append(db, coll: str, docs: list[dict]) -> None:
-    """Insert partial sketches; ones already stored (a re-sent flush) are skipped."""
-    if not docs:
-        return
-    try:
-        db[coll].insert_many(docs, ordered=False)
-    except BulkWriteError as exc:
-        errors = exc.details.get("writeErrors", [])
-        if exc.details.get("writeConcernErrors") or any(
-                e.get("code") != DUPLICATE_KEY for e in errors):
-            raise
+def save(db, coll: str, docs: list[dict]) -> None:
+    """Replace (or create) this process's own documents: idempotent, so a retried or
+    re-sent flush writes the same union again."""
+    if docs:
+        db[coll].bulk_write([ReplaceOne({"_id": doc["_id"]}, doc, upsert=True)
+                             for doc in docs], ordered=False)
 
 
 def _query(site: str, dates: list[dt.datetime]) -> dict:
