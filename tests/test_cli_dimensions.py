@@ -76,6 +76,16 @@ def test_visitors_and_report_metric(store):
         ("2026-03-14", "2"), ("2026-03-15", "1")]
 
 
+def test_compact_visitors_keeps_the_counts(store):
+    result = _invoke("compact-visitors", "--before", "2026-04-01", "--store", store)
+    assert result.exit_code == 0 and "merged" in result.output
+    result = _invoke("visitors", "--site", "demo", "--start", "2026-03-14", "--end",
+                     "2026-03-16", "--store", store)
+    assert result.output.strip() == "3"
+    bad = _invoke("compact-visitors", "--before", "yesterday", "--store", store)
+    assert bad.exit_code == 2 and "Error: invalid day" in bad.output
+
+
 @pytest.mark.parametrize("args, reason", [
     (["breakdown", "--site", "bad site", "--by", "os"], "invalid site"),
     (["breakdown", "--site", "demo", "--by", "os", "--tz", "Mars/Base"], "time zone"),

@@ -1,15 +1,18 @@
-"""Commands on issue 12's dimensions: breakdown and visitors (``report --metric
-visitors`` lives with ``report`` in ``stats``)."""
+"""Commands on issue 12's dimensions: breakdown, visitors, compact-visitors
+(``report --metric visitors`` lives with ``report`` in ``stats``)."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import click
 
-from queries.dimensions import reads
+from queries.dimensions import reads, sketches
 
 from .common import store_option
 from .stats import (
     _database,
+    _day,
     _emit,
     _range,
     end_option,
@@ -61,4 +64,18 @@ def visitors(site, start, end, tz, store):
         click.echo(reads.visitors(db, site, begin, finish, tz=tz))
 
 
-COMMANDS = (breakdown, visitors)
+@click.command("compact-visitors")
+@click.option("--before", metavar="YYYY-MM-DD", default=None,
+              help="Compact buckets starting before this UTC day  [default: today]")
+@store_option
+def compact_visitors(before, store):
+    """Merge each past bucket's visitor sketches (one per process that wrote it) into one
+    document. Safe while others write: unions are idempotent."""
+    day = _day(before)
+    cutoff = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
+    with _database(store, read_only=False) as db:
+        removed = sketches.compact_all(db, cutoff)
+    click.echo(f"merged {removed:,} sketch documents of buckets before {day.isoformat()}")
+
+
+COMMANDS = (breakdown, visitors, compact_visitors)
