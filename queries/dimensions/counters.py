@@ -26,6 +26,7 @@ import logging
 import uuid
 from collections import Counter
 
+from pymongo import UpdateOne
 from pymongo.errors import PyMongoError
 
 from .. import schema, validation
@@ -49,11 +50,6 @@ class _Docs(dict):
     sketches: list[tuple[str, dict]]
 
 
-def _bucket_ids(site: str, page: str, date: dt.datetime, level: str) -> str:
-    fmt = {"hour": "%Y%m%d%H", "day": "%Y%m%d", "month": "%Y%m"}[level]
-    return f"{date.strftime(fmt)}/{site}{page}"
-
-
 class DimensionRecorder(HitRecorder):
     """``record(site, page, ts, dims, n)`` counts ``n`` hits of one visitor with the
     dimensions ``dims`` (:func:`classify`); memory only, flushed like a HitRecorder."""
@@ -67,6 +63,7 @@ class DimensionRecorder(HitRecorder):
         # race it, and readers take the union of every owner's document.
         self._sketch_state: dict[tuple, tuple] = {}
         self._owner = uuid.uuid4().hex[:12]
+        self._saves = 0
 
     def record(self, site: str, page: str, ts: dt.datetime | None = None,
                dims: Dimensions | None = None, n: int = 1) -> None:
@@ -120,7 +117,7 @@ class DimensionRecorder(HitRecorder):
             for coll, date, level in ((HOURLY, start, "hour"),
                                       (DAILY, start.replace(hour=0), "day"),
                                       (MONTHLY, start.replace(hour=0, day=1), "month")):
-                doc_key = (coll, _bucket_ids(site, WHOLE, date, level))
+                doc_key = (coll, sketches.bucket_id(site, date, level))
                 entry = raw.get(doc_key)
                 if entry is None:
                     entry = raw[doc_key] = (schema.metadata(date, site, WHOLE), Counter(), [])
@@ -149,9 +146,10 @@ class DimensionRecorder(HitRecorder):
                 kept_by_dim[dim] = kept
                 for name, n in kept.items():
                     inc[f"v.{dim}.{name}"] += n
-            docs[doc_key] = _Doc(doc_key[0], meta, inc)
             docs.sketches.extend(self._sketch_docs(doc_key[0], meta, pairs,
                                                    kept_by_dim))
+            doc = docs[doc_key] = _Doc(doc_key[0], meta, inc)
+            doc.owner = self._owner          # registered with the counters (see _update)
         return docs
 
     def _known_values(self, keys: list[tuple[str, str]]) -> dict:
@@ -210,13 +208,24 @@ class DimensionRecorder(HitRecorder):
                     sketch.update(visitor)
                     touched.add(dim)
         date, site = meta["date"], meta["site"]
-        out = [(sketches.TOTALS[level], sketches.partial_doc(
-            sketches.partial_id(self._owner, level, date, site), meta, overall))]
+        self._saves += 1
+        out = [(sketches.TOTALS[level], {**sketches.partial_doc(
+            sketches.partial_id(self._owner, level, date, site), meta, overall),
+            "n": self._saves})]
         for dim in sorted(touched):
             doc_id = sketches.partial_id(self._owner, level, date, site, dim)
-            out.append((sketches.VALUES, sketches.value_doc(doc_id, meta, level, dim,
-                                                             by_dim[dim])))
+            out.append((sketches.VALUES, {**sketches.value_doc(doc_id, meta, level, dim,
+                                                                by_dim[dim]), "n": self._saves}))
         return out
+
+    def _update(self, seq: int, doc_id: str, doc: _Doc) -> UpdateOne:
+        """The HitRecorder's guarded upsert, also naming the sketch owner of the bucket."""
+        return UpdateOne(
+            {"_id": doc_id, self._guard: {"$ne": seq}},
+            {"$inc": dict(doc.inc), "$set": {self._guard: seq, f"owners.{doc.owner}": 1},
+             "$setOnInsert": {"metadata": doc.metadata}},
+            upsert=True,
+        )
 
     def _write(self, batch) -> int:
         """Sketches first (idempotent: each replaces this process's own document with

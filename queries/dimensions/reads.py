@@ -85,14 +85,16 @@ def _prepare(db, site, start, end, tz, page=None):
     return site, page, start, end, pieces(start, end)
 
 
-def _counts(db, site: str, page: str, parts: dict, dim: str) -> tuple[Counter, int]:
+def _counts(db, site: str, parts: dict, dim: str) -> tuple[Counter, int]:
+    """Hits per value of ``dim``, summed over the range's counter documents (by ``_id``)."""
     counts: Counter = Counter()
     total = 0
     for coll, dates in parts.items():
         if not dates:
             continue
-        query = {"metadata.site": site, "metadata.page": page, "metadata.date": {"$in": dates}}
-        for doc in db[coll].find(query, {f"v.{dim}": 1, "hits": 1}):
+        level = sketches.LEVELS[coll]
+        ids = [sketches.bucket_id(site, date, level) for date in dates]
+        for doc in db[coll].find({"_id": {"$in": ids}}, {f"v.{dim}": 1, "hits": 1}):
             total += doc.get("hits", 0)
             for name, n in doc.get("v", {}).get(dim, {}).items():
                 counts[unescape(name)] += n
@@ -115,8 +117,8 @@ def _value_visitors(db, site: str, dim: str, parts: dict) -> dict[str, int]:
     """Visitors per value: the union of the value sketches of the range's months and
     of the whole UTC days it touches."""
     days = sorted(set(parts[DAILY]) | {_floor(h, DAY) for h in parts[HOURLY]})
-    docs = (sketches.fetch_values(db, "month", site, dim, parts[MONTHLY])
-            + sketches.fetch_values(db, "day", site, dim, days))
+    docs = (sketches.fetch(db, "month", site, parts[MONTHLY], dim)
+            + sketches.fetch(db, "day", site, days, dim))
     groups: dict[str, list] = {}
     for doc in docs:
         for item in doc.get("values", ()):
@@ -134,7 +136,7 @@ def breakdown(db, site: str, by: str, start: dt.datetime, end: dt.datetime, tz="
     if page != WHOLE:
         frame = page_breakdown(db, site, page, dim, start, end)
         return frame.head(max(int(n), 0)) if n is not None else frame
-    counts, _ = _counts(db, site, WHOLE, parts, dim)
+    counts, _ = _counts(db, site, parts, dim)
     visitors = _value_visitors(db, site, dim, parts)
     rows = [{"value": v, "hits": int(h), "visitors": visitors.get(v)}
             for v, h in counts.items() if h]
@@ -230,9 +232,8 @@ def filtered_series(db, site: str, by: str, value: str, start, end,
         wanted = {MONTHLY: [], DAILY: [], HOURLY: _hours(edges[0], edges[-1])}
     for coll, dates in wanted.items():
         if dates:
-            query = {"metadata.site": site, "metadata.page": WHOLE,
-                     "metadata.date": {"$in": dates}}
-            for doc in db[coll].find(query, {field: 1, "metadata.date": 1}):
+            ids = [sketches.bucket_id(site, date, sketches.LEVELS[coll]) for date in dates]
+            for doc in db[coll].find({"_id": {"$in": ids}}, {field: 1, "metadata.date": 1}):
                 n = doc.get("v", {}).get(dim, {}).get(escape(str(value)), 0)
                 found[(coll, _utc(doc["metadata"]["date"]))] = n
     rows = []

@@ -9,8 +9,10 @@ that wrote it. Visitors over any range are the *union* of the sketches of its bu
 never a sum of counts. A union is idempotent (adding a sketch twice changes nothing),
 which makes re-sent flushes, restarts and concurrent compaction harmless.
 
-``visitors.hourly|daily|monthly``: ``{_id, metadata: {date, site, page: "*"}, s}``, the
-whole site per UTC hour, day, month. ``visitors.values``: per site, UTC day or month and
+``visitors.hourly|daily|monthly``: ``{_id, metadata: {date, site, page: "*"}, n, s}``,
+the whole site per UTC hour, day, month; ``n`` numbers the owner's saves. The bucket's
+counter document (``dims.*``) lists the owners in ``owners``, so every read is by
+``_id``. ``visitors.values``: per site, UTC day or month and
 dimension, one small sketch per value, in an array (values never become field names)::
 
     {_id, metadata: {date, site, page: "*"}, level: "day", d: "referrer",
@@ -30,11 +32,15 @@ from bson import Binary
 from datasketches import hll_sketch, hll_union, tgt_hll_type
 from pymongo import ReplaceOne
 
+from .encoding import DIMENSIONS
+
 HOURLY, DAILY, MONTHLY = "visitors.hourly", "visitors.daily", "visitors.monthly"
 VALUES = "visitors.values"
 COLLECTIONS = (HOURLY, DAILY, MONTHLY, VALUES)
 TOTALS = {"hour": HOURLY, "day": DAILY, "month": MONTHLY}
-LEVELS = {"dims.hourly": "hour", "dims.daily": "day", "dims.monthly": "month"}
+COUNTERS = {"hour": "dims.hourly", "day": "dims.daily", "month": "dims.monthly"}
+LEVELS = {coll: level for level, coll in COUNTERS.items()}
+FORMATS = {"hour": "%Y%m%d%H", "day": "%Y%m%d", "month": "%Y%m"}
 LG_K = 14            # whole-site sketches: relative standard error ~0.8%, <= 8.3 KB
 LG_K_VALUE = 11      # per dimension value: ~2.3%, and small (list mode) for rare values
 
@@ -85,66 +91,82 @@ def save(db, coll: str, docs: list[dict]) -> None:
                              for doc in docs], ordered=False)
 
 
-def _query(site: str, dates: list[dt.datetime]) -> dict:
-    return {"metadata.site": site, "metadata.page": "*", "metadata.date": {"$in": dates}}
+def bucket_id(site: str, date: dt.datetime, level: str) -> str:
+    """The ``_id`` of a bucket's counter document (``dims.*``), which lists in ``owners``
+    the processes that wrote sketches of that bucket."""
+    return f"{date.strftime(FORMATS[level])}/{site}*"
 
 
-def fetch(db, level: str, site: str, dates: list[dt.datetime]) -> list[dict]:
-    """The whole-site partial sketches of these buckets."""
+def owners(db, level: str, site: str, dates: list[dt.datetime]) -> dict[dt.datetime, list]:
+    """The sketch owners of each bucket, from its counter document (read by ``_id``)."""
     if not dates:
+        return {}
+    ids = {bucket_id(site, date, level): date for date in dates}
+    found = db[COUNTERS[level]].find({"_id": {"$in": list(ids)}}, {"owners": 1})
+    return {ids[doc["_id"]]: sorted(doc.get("owners", {})) for doc in found}
+
+
+def fetch(db, level: str, site: str, dates: list[dt.datetime], dim: str | None = None,
+          known: dict | None = None) -> list[dict]:
+    """The sketch documents of these buckets (the whole site, or ``dim``'s values), by
+    ``_id``: one lookup for the owners (or ``known`` ones), one for the documents."""
+    by_date = known if known is not None else owners(db, level, site, dates)
+    ids = [partial_id(owner, level, date, site, dim or "")
+           for date in dates for owner in by_date.get(date, ())]
+    if not ids:
         return []
-    return list(db[TOTALS[level]].find(_query(site, dates), {"s": 1, "metadata.date": 1}))
+    coll = VALUES if dim else TOTALS[level]
+    return list(db[coll].find({"_id": {"$in": ids}}))
 
 
-def fetch_values(db, level: str, site: str, dim: str, dates: list[dt.datetime]) -> list[dict]:
-    """The value sketches of ``dim`` for these day or month buckets."""
-    if not dates:
-        return []
-    return list(db[VALUES].find({**_query(site, dates), "level": level, "d": dim},
-                                {"values": 1}))
-
-
-def compact(db, coll: str, query: dict) -> int:
-    """Merge one bucket's partial sketches (``query`` selects them) into one document and
-    delete the partials read. Safe beside writers and other compactions: partials
-    appended meanwhile are kept, and a reader seeing both the merged document and its
-    partials unions duplicates, which changes nothing. Returns the partials removed."""
-    docs = list(db[coll].find(query))
-    if len(docs) < 2:
+def compact_bucket(db, level: str, site: str, date: dt.datetime) -> int:
+    """Merge one bucket's sketch documents into one (a new owner), then delete the
+    documents merged, each only if unchanged since it was read (its version ``n``).
+    Safe beside writers and other compactions: a writer that saved again meanwhile keeps
+    its newer document; a reader seeing both the merged document and the old ones
+    unions duplicates, which changes nothing. Returns the documents removed."""
+    found = owners(db, level, site, [date]).get(date, [])
+    totals = fetch(db, level, site, [date], known={date: found})
+    if len(totals) < 2:
         return 0
-    first = docs[0]
-    doc_id = f"{first['_id']}/compact/{uuid.uuid4().hex[:12]}"
-    if coll == VALUES:
-        groups: dict[str, list] = {}
+    owner = f"c{uuid.uuid4().hex[:12]}"
+    meta = totals[0]["metadata"]
+    merged = [(TOTALS[level], {**partial_doc(partial_id(owner, level, date, site), meta,
+                                             union(load(d["s"]) for d in totals)), "n": 0})]
+    old = [(TOTALS[level], totals)]
+    if level != "hour":
+        for dim in DIMENSIONS:
+            docs = fetch(db, level, site, [date], dim, known={date: found})
+            if not docs:
+                continue
+            groups: dict[str, list] = {}
+            for doc in docs:
+                for item in doc["values"]:
+                    groups.setdefault(item["v"], []).append(load(item["s"]))
+            values = {v: union(g, LG_K_VALUE) for v, g in groups.items()}
+            merged.append((VALUES, {**value_doc(partial_id(owner, level, date, site, dim),
+                                                meta, level, dim, values), "n": 0}))
+            old.append((VALUES, docs))
+    for coll, doc in merged:
+        db[coll].replace_one({"_id": doc["_id"]}, doc, upsert=True)
+    db[COUNTERS[level]].update_one({"_id": bucket_id(site, date, level)},
+                                   {"$set": {f"owners.{owner}": 1}})
+    removed = 0
+    for coll, docs in old:
         for doc in docs:
-            for item in doc["values"]:
-                groups.setdefault(item["v"], []).append(load(item["s"]))
-        merged = value_doc(doc_id, first["metadata"], first["level"], first["d"],
-                           {v: union(g, LG_K_VALUE) for v, g in groups.items()})
-    else:
-        merged = partial_doc(doc_id, first["metadata"], union(load(d["s"]) for d in docs))
-    db[coll].insert_one(merged)
-    return db[coll].delete_many({"_id": {"$in": [doc["_id"] for doc in docs]}}).deleted_count
+            removed += db[coll].delete_one({"_id": doc["_id"], "n": doc.get("n")}).deleted_count
+    return removed
 
 
 def compact_all(db, before: dt.datetime) -> int:
-    """Compact every bucket that starts before ``before`` and has several partials."""
+    """Compact every bucket that starts before ``before`` and has several owners."""
     removed = 0
-    for coll in COLLECTIONS:
-        key = {"site": "$metadata.site", "date": "$metadata.date"}
-        if coll == VALUES:
-            key.update(level="$level", d="$d")
-        groups = db[coll].aggregate([
-            {"$match": {"metadata.date": {"$lt": before}}},
-            {"$group": {"_id": key, "n": {"$sum": 1}}},
-        ])
-        for group in groups:
-            if group["n"] < 2:
-                continue
-            k = group["_id"]
-            query = {"metadata.site": k["site"], "metadata.page": "*",
-                     "metadata.date": k["date"]}
-            if coll == VALUES:
-                query.update(level=k["level"], d=k["d"])
-            removed += compact(db, coll, query)
+    for level, coll in COUNTERS.items():
+        for doc in db[coll].find({"metadata.date": {"$lt": before}},
+                                 {"owners": 1, "metadata": 1}):
+            if len(doc.get("owners", {})) > 1:
+                meta = doc["metadata"]
+                date = meta["date"]
+                date = date.replace(tzinfo=dt.UTC) if date.tzinfo is None else date
+                removed += compact_bucket(db, level, meta["site"], date)
     return removed
