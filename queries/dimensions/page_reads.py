@@ -42,3 +42,16 @@ def page_breakdown(db, site: str, page: str, dim: str, start: dt.datetime,
     frame.attrs["note"] = (f"one page: counted from raw events, kept {retention_days()} days "
                            "after ingestion; older hits are not included")
     return frame
+
+
+def active_visitors(db, site: str, now: dt.datetime | None = None, minutes: int = 5) -> int:
+    """Distinct (address, agent) pairs among the site's raw events of the last
+    ``minutes`` (the Live page's "active now"): exact, from events, which are kept far
+    longer than this window."""
+    now = now or dt.datetime.now(dt.UTC)
+    pipeline = [
+        {"$match": {"site": site, "time": {"$gte": now - dt.timedelta(minutes=minutes),
+                                           "$lte": now}}},
+        {"$group": {"_id": {"h": "$host", "a": "$user_agent"}}},
+    ]
+    return sum(1 for _ in db[schema.EVENTS].aggregate(pipeline))

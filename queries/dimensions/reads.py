@@ -20,11 +20,13 @@ from ..series import bucket_edges
 from . import sketches
 from .counters import DAILY, HOURLY, MONTHLY
 from .encoding import DIMENSIONS, OTHER, escape, unescape
-from .page_reads import page_breakdown
+from .page_reads import active_visitors, page_breakdown
 
 HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)
 WHOLE = validation.WHOLE_SITE
 COLUMNS = ["value", "hits", "visitors"]
+__all__ = ["active_visitors", "bot_share", "breakdown", "filtered_series", "top_not_found",
+           "visitors", "visitors_series"]
 
 
 class UnknownDimensionError(validation.InvalidRangeError):
