@@ -82,8 +82,10 @@ def _prepare(db, site, start, end, tz, page=None):
     site = validation.site(site)
     page = WHOLE if page in (None, "", WHOLE) else validation.page(page)
     start, end = validation.time_range(start, end)
-    edges = bucket_edges(start, end, "hour", validation.timezone(tz))
-    start, end = edges[0], max(edges[-1], end)
+    zone, tick = validation.timezone(tz), dt.timedelta(microseconds=1)
+    # Only the range's first and last hours of the zone matter (not every edge between).
+    start = bucket_edges(start, start + tick, "hour", zone)[0]
+    end = bucket_edges(end - tick, end, "hour", zone)[-1]
     return site, page, start, end, pieces(start, end)
 
 
