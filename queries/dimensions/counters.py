@@ -193,20 +193,18 @@ class DimensionRecorder(HitRecorder):
             state = self._sketch_state[key] = (sketches.new(), {})
         overall, by_dim = state
         touched: set[str] = set()
+        targets_of: dict[tuple, list] = {}          # values -> their sketches, once each
         for pairs in pair_sets:
             for visitor, values in pairs:
                 overall.update(visitor)
                 if level == "hour":
                     continue
-                for dim, value in values:
-                    if escape(value) not in kept.get(dim, ()):
-                        value = OTHER                # summed under (other) by the cap
-                    per_value = by_dim.setdefault(dim, {})
-                    sketch = per_value.get(value)
-                    if sketch is None:
-                        sketch = per_value[value] = sketches.new(sketches.LG_K_VALUE)
+                targets = targets_of.get(values)
+                if targets is None:
+                    targets = targets_of[values] = self._targets(values, kept, by_dim)
+                    touched.update(dim for dim, _ in values)
+                for sketch in targets:
                     sketch.update(visitor)
-                    touched.add(dim)
         date, site = meta["date"], meta["site"]
         self._saves += 1
         out = [(sketches.TOTALS[level], {**sketches.partial_doc(
@@ -217,6 +215,21 @@ class DimensionRecorder(HitRecorder):
             out.append((sketches.VALUES, {**sketches.value_doc(doc_id, meta, level, dim,
                                                                 by_dim[dim]), "n": self._saves}))
         return out
+
+    @staticmethod
+    def _targets(values: tuple, kept: dict[str, dict], by_dim: dict) -> list:
+        """The value sketches a hit with these values updates; values the counters'
+        cap summed under (other) go to the (other) sketch."""
+        targets = []
+        for dim, value in values:
+            if escape(value) not in kept.get(dim, ()):
+                value = OTHER
+            per_value = by_dim.setdefault(dim, {})
+            sketch = per_value.get(value)
+            if sketch is None:
+                sketch = per_value[value] = sketches.new(sketches.LG_K_VALUE)
+            targets.append(sketch)
+        return targets
 
     def _update(self, seq: int, doc_id: str, doc: _Doc) -> UpdateOne:
         """The HitRecorder's guarded upsert, also naming the sketch owner of the bucket."""
