@@ -171,3 +171,21 @@ def test_bad_arguments_are_clear_errors(db):
     with pytest.raises(HitboardError):
         recorder.record(SITE, "/", T0, classify(SITE, "/"), n=0)
     recorder.close()
+
+
+def test_evicted_sketch_buckets_continue_in_new_documents(db, monkeypatch):
+    """Past MAX_SKETCH_BUCKETS the recorder forgets its sketches and writes later ones to
+    documents of a new owner: the union still counts everyone once."""
+    from queries.dimensions import counters
+
+    monkeypatch.setattr(counters, "MAX_SKETCH_BUCKETS", 2)
+    recorder = _recorder(db)
+    for i in range(30):
+        dims = classify(SITE, "/", agent=CHROME, address=f"8.8.8.{i % 10 + 1}")
+        recorder.record(SITE, "/", T0 + dt.timedelta(hours=i % 5), dims)
+        recorder.flush()
+    recorder.close()
+    assert reads.visitors(db, SITE, *DAY) == 10
+    assert db[sketches.DAILY].count_documents({}) > 1
+    frame = reads.breakdown(db, SITE, "country", *DAY)
+    assert frame["visitors"].tolist() == [10] and frame["hits"].tolist() == [30]

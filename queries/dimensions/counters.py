@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 HOURLY, DAILY, MONTHLY = "dims.hourly", "dims.daily", "dims.monthly"
 COLLECTIONS = (HOURLY, DAILY, MONTHLY)
 MAX_KNOWN = 50_000        # documents whose values are remembered between flushes
-MAX_SKETCH_BUCKETS = 2_000  # sketch buckets held in memory before starting new documents
+MAX_SKETCH_BUCKETS = 500  # sketch buckets held in memory before starting new documents
 WHOLE = validation.WHOLE_SITE
 
 
