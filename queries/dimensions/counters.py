@@ -44,6 +44,26 @@ MAX_SKETCH_BUCKETS = 500  # sketch buckets held in memory before starting new do
 WHOLE = validation.WHOLE_SITE
 
 
+def _by_dimension(counts: Counter) -> dict[str, dict[str, int]]:
+    """{values tuple: hits} as {dimension: {escaped value: hits}}."""
+    by_dim: dict[str, dict[str, int]] = {}
+    for values, n in counts.items():
+        for dim, value in values:
+            names = by_dim.get(dim)
+            if names is None:
+                names = by_dim[dim] = {}
+            name = escape(value)
+            names[name] = names.get(name, 0) + n
+    return by_dim
+
+
+def _merge(into: dict[str, dict[str, int]], by_dim: dict[str, dict[str, int]]) -> None:
+    for dim, names in by_dim.items():
+        target = into.setdefault(dim, {})
+        for name, n in names.items():
+            target[name] = target.get(name, 0) + n
+
+
 class _Docs(dict):
     """A flush's counter documents, plus the sketch documents written before them."""
 
@@ -111,30 +131,25 @@ class DimensionRecorder(HitRecorder):
     # -- flushing ------------------------------------------------------------------------
     def _documents(self, pending: dict) -> _Docs:
         """The capped ``$inc`` of every counter document and the sketch documents."""
-        raw: dict[tuple[str, str], tuple[dict, Counter, list]] = {}
+        raw: dict[tuple[str, str], tuple[dict, dict, list, list]] = {}
         for (_, site, year, month, day, hour), (counts, pairs) in pending.items():
             start = dt.datetime(year, month, day, hour, tzinfo=dt.UTC)
+            by_dim = _by_dimension(counts)              # once per hour, merged upwards
+            hits = sum(counts.values())
             for coll, date, level in ((HOURLY, start, "hour"),
                                       (DAILY, start.replace(hour=0), "day"),
                                       (MONTHLY, start.replace(hour=0, day=1), "month")):
                 doc_key = (coll, sketches.bucket_id(site, date, level))
                 entry = raw.get(doc_key)
                 if entry is None:
-                    entry = raw[doc_key] = (schema.metadata(date, site, WHOLE), Counter(), [])
-                entry[1].update(counts)
+                    entry = raw[doc_key] = (schema.metadata(date, site, WHOLE), {}, [], [0])
+                _merge(entry[1], by_dim)
                 entry[2].append(pairs)
+                entry[3][0] += hits
         known = self._known_values(list(raw))
         docs = _Docs()
         docs.sketches = []
-        for doc_key, (meta, counts, pairs) in raw.items():
-            by_dim: dict[str, dict[str, int]] = {}
-            hits = 0
-            for values, n in counts.items():
-                hits += n
-                for dim, value in values:
-                    names = by_dim.setdefault(dim, {})
-                    name = escape(value)
-                    names[name] = names.get(name, 0) + n
+        for doc_key, (meta, by_dim, pairs, (hits,)) in raw.items():
             inc = Counter({"hits": hits})
             doc_known = known.get(doc_key)
             kept_by_dim = {}

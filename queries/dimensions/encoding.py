@@ -11,6 +11,7 @@ characters first.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 MAX_VALUE = 200
 OTHER = "(other)"
@@ -37,8 +38,9 @@ def clean(value) -> str:
     return text if text else EMPTY
 
 
+@lru_cache(maxsize=65_536)
 def escape(value: str) -> str:
-    """A field-name-safe, reversible form of ``value``."""
+    """A field-name-safe, reversible form of ``value`` (cached: values repeat)."""
     return _ESCAPE_RE.sub(lambda m: _ESCAPE[m.group()], value)
 
 
