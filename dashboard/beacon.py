@@ -7,8 +7,8 @@ optionally ``"referrer"``) answers 204. ``navigator.sendBeacon`` sends a string 
 are both read as JSON. ``OPTIONS /hit`` answers CORS preflights and ``HEAD /hit`` 200 (a
 reachability check that counts nothing); who may send is ``beacon_origins``' business.
 ``/hit.js`` is the one-tag tracking script (``assets/hit.js``). Hits go to the app's
-recorder and, as events, to a buffered writer flushed by its own thread: a request never
-waits on the database.
+recorder (their dimensions to its dimension recorder) and, as events, to a buffered writer
+flushed by its own thread: a request never waits on the database.
 
 Bad input is a 400 with the reason: a missing, repeated or non-string value, an operator
 in disguise (``{"page": {"$gt": ""}}``, ``page[$ne]=``), an invalid name; a site outside
@@ -20,11 +20,14 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import logging
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import flask
 
 from queries import validation
+from queries.dimensions import classify
 from queries.errors import HitboardError, RecorderOverloadedError
 from queries.events import EventWriter
 
@@ -38,6 +41,7 @@ OPTIONAL = ("referrer",)
 MAX_REFERRER = 2048
 NO_STORE = {"Cache-Control": "no-store, max-age=0"}
 SCRIPT = Path(__file__).resolve().parent.parent / "assets" / "hit.js"
+log = logging.getLogger(__name__)
 
 
 class BeaconError(HitboardError):
@@ -91,8 +95,8 @@ def read_post(body: bytes) -> dict:
 
 def validate(values: dict, allowed: frozenset[str] | None) -> tuple[str, str, str]:
     """(site, page, query) or :class:`BeaconError`; values must be plain strings."""
-    for key in FIELDS:
-        if not isinstance(values[key], str):
+    for key in FIELDS + OPTIONAL:
+        if key in values and not isinstance(values[key], str):
             raise BeaconError(f"{key} must be a string, got {type(values[key]).__name__}")
     site = validation.site(values["site"])
     page, _, query = values["page"].partition("?")
@@ -128,6 +132,7 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
             referrer = _referrer(values)
             now = dt.datetime.now(dt.UTC)
             services.recorder.record(site, page, now)
+            _record_dimensions(services, site, page, query, referrer, now)
             events.add(_with_referrer(_event(now, site, page, query, flask.request), referrer))
         except BeaconError as exc:
             return _refuse(str(exc), exc.status, allowed)
@@ -185,6 +190,27 @@ def _script() -> flask.Response:
     return flask.Response(SCRIPT.read_bytes(), mimetype="text/javascript",
                           headers={"Cache-Control": "public, max-age=3600",
                                    "Access-Control-Allow-Origin": "*"})
+
+
+def _record_dimensions(services: Services, site: str, page: str, query: str,
+                       ref: str | None, now: dt.datetime) -> None:
+    """Referrer, UTM, agent, country and visitor of a counted hit. The hit is already
+    counted: if the dimension recorder refuses (overloaded), it is counted in its
+    ``refused`` statistic and logged, not answered with an error a client would retry."""
+    if services.dimensions is None:
+        return
+    request = flask.request
+    try:
+        page_host = urlsplit(request.referrer or "").hostname
+    except ValueError:
+        page_host = None
+    dims = classify(site, page, query=query, referrer_url=ref,
+                    agent=request.user_agent.string or None, address=request.remote_addr,
+                    vhost=page_host)
+    try:
+        services.dimensions.record(site, page, now, dims)
+    except RecorderOverloadedError as exc:
+        log.warning("dimensions of a hit on %s not counted: %s", site, exc)
 
 
 def _event(now: dt.datetime, site: str, page: str, query: str, request) -> dict:

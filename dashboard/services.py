@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import flask
 
 import queries
+from queries.dimensions import DimensionRecorder
 
 from .cache import ResultCache
 from .settings import Settings
@@ -27,6 +28,8 @@ class Services:
     db: object
     recorder: queries.HitRecorder | None
     cache: ResultCache
+    # Issue 12's dimensions and visitor sketches, beside the hit recorder (None read-only).
+    dimensions: DimensionRecorder | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
     closed: bool = False
 
@@ -36,12 +39,16 @@ class Services:
         try:
             if not settings.readonly:
                 queries.ensure_indexes(db)
-            recorder = (None if settings.readonly
-                        else queries.HitRecorder(db, flush_interval=settings.flush_interval))
+            recorder = dimensions = None
+            if not settings.readonly:
+                recorder = queries.HitRecorder(db, flush_interval=settings.flush_interval)
+                dimensions = DimensionRecorder(db, flush_interval=settings.flush_interval)
         except BaseException:
+            if recorder is not None:
+                recorder.close()
             db.client.close()
             raise
-        return cls(settings, db, recorder, ResultCache())
+        return cls(settings, db, recorder, ResultCache(), dimensions)
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Run ``closer`` when the app shuts down (before the recorder's last flush), e.g.
@@ -60,6 +67,8 @@ class Services:
                 log.exception("error while stopping %r", closer)
         if self.recorder is not None:
             self.recorder.close()
+        if self.dimensions is not None:
+            self.dimensions.close()
         self.db.client.close()
 
 

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import validation
+from .dimensions.classify import from_record
 from .errors import HitboardError, InvalidPageError, InvalidSiteError
 from .events import EventTotals, EventWriter, event_document
 from .ingest_session import BATCH_LINES, EVENT_CHUNK, LogSession
@@ -69,7 +70,8 @@ class Ingestor:
     otherwise a line's virtual host does, else the ``default_site`` passed with it."""
 
     def __init__(self, db, site: str | None = None, format: str = "auto",
-                 events: bool = True, write_concern: str | None = None):
+                 events: bool = True, write_concern: str | None = None,
+                 dimensions: bool = True):
         self.db = db
         self.site = None if site is None else validation.site(site)
         self.parser = LineParser(format)
@@ -80,6 +82,7 @@ class Ingestor:
         self.summary = IngestSummary(events=self.events.totals if self.events else None)
         self._valid_sites: dict[str, str | None] = {}
         self._sessions: list[LogSession] = []
+        self.dimensions = dimensions
 
     def feed(self, raw: bytes, default_site: str, session: LogSession, offset: int) -> None:
         """One line, which starts at byte ``offset`` of the file ``session`` is reading."""
@@ -98,6 +101,8 @@ class Ingestor:
         except InvalidPageError:
             summary.rejected["bad_target"] += 1
             return
+        if session.dimensions is not None:
+            session.dimensions.record(site, record.path, record.time, from_record(site, record))
         summary.parsed += 1
         summary.hits += 1
         summary.sites[site] += 1
@@ -120,7 +125,7 @@ class Ingestor:
 
     def open(self, path: str, default_site: str, from_start: bool = False) -> LogSession:
         """The checkpoint of ``path``, an interrupted flush completed first."""
-        session = LogSession(self.db, path, self.options)
+        session = LogSession(self.db, path, self.options, dimensions=self.dimensions)
         self._sessions.append(session)
         try:
             if session.interrupted:

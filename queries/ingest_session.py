@@ -44,6 +44,7 @@ import uuid
 from pymongo import ReturnDocument
 
 from . import schema
+from .dimensions import DimensionRecorder
 from .errors import HitboardError
 from .events import event_id, stream_key
 from .recorder import HitRecorder
@@ -68,7 +69,8 @@ class IngestTakenOverError(HitboardError):
 class LogSession:
     """One log path's checkpoint and recorder during a run (see the module doc)."""
 
-    def __init__(self, db, path: str | os.PathLike, options: dict, host: str | None = None):
+    def __init__(self, db, path: str | os.PathLike, options: dict, host: str | None = None,
+                 dimensions: bool = True):
         self.db = db
         self.path = os.path.abspath(path)
         self.host = host or socket.gethostname()
@@ -91,6 +93,10 @@ class LogSession:
         self.file: dict | None = None    # the file being read: identity, head, epoch
         self.offset = self.line = 0      # where the next line starts; lines before it
         self.recorder = HitRecorder(db, writer=self.writer, max_pending_docs=RECORDER_BOUND)
+        # Issue 12's dimensions and visitors, flushed in step (c) under the same number.
+        self.dimensions = (DimensionRecorder(db, writer=f"{self.writer}-dims",
+                                             max_pending_docs=2 * RECORDER_BOUND)
+                           if dimensions else None)
 
     # -- reading -----------------------------------------------------------------------
     def start(self, fid: FileId, head: str, size: int, from_start: bool = False) -> int:
@@ -154,8 +160,10 @@ class LogSession:
         self._intent_saved = True
 
     def flush_hits(self) -> None:
-        """(c): the batch's hits, under number ``seq``."""
+        """(c): the batch's hits and dimensions, under number ``seq``."""
         self.recorder.flush(seq=self.seq)
+        if self.dimensions is not None:
+            self.dimensions.flush(seq=self.seq)
 
     def commit(self) -> None:
         """(d): everything up to the end of the ranges is written."""
@@ -178,4 +186,6 @@ class LogSession:
         """Stop the recorder; returns the hits it holds unwritten (lines read after the
         last flush: the next run reads them again)."""
         self.recorder.close(timeout=2.0)
+        if self.dimensions is not None:
+            self.dimensions.close(timeout=2.0)
         return self.recorder.stats()["pending_hits"]

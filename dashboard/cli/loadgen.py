@@ -11,6 +11,7 @@ from dashboard.loadgen import LoadRunner, TrafficModel, backfill_history
 from dashboard.loadgen.events import EventFeed
 from dashboard.loadgen.runner import MAX_RATE, check_rate
 from queries.backfill import MAX_DAYS
+from queries.dimensions import DimensionRecorder
 from queries.events import EventWriter
 
 from .common import open_db, store_option
@@ -59,7 +60,9 @@ def _backfill(db, model, rate, days) -> None:
         def progress(done, _total):
             bar.update(done - bar.pos)
 
-        totals = backfill_history(db, model, rate, days, progress=progress)
+        with DimensionRecorder(db) as dimensions:
+            totals = backfill_history(db, model, rate, days, progress=progress,
+                                      dimensions=dimensions)
     click.echo(f"backfilled {days} days + today: {totals.hits:,} hits in "
                f"{totals.new_documents:,} new documents + {totals.updated_documents:,} updates, "
                f"{time.perf_counter() - started:.1f} s")
@@ -67,8 +70,9 @@ def _backfill(db, model, rate, days) -> None:
 
 def _run(db, model, rate, duration, events: bool) -> None:
     recorder = queries.HitRecorder(db)
+    dimensions = DimensionRecorder(db)
     writer = EventWriter(db, flush_interval=1.0) if events else None
-    runner = LoadRunner(recorder, model, rate,
+    runner = LoadRunner(recorder, model, rate, dimensions=dimensions,
                         events=EventFeed(writer, model.seed) if writer else None)
     runner.start()
     end = time.monotonic() + duration
@@ -82,6 +86,7 @@ def _run(db, model, rate, duration, events: bool) -> None:
     finally:
         runner.stop()
         recorder.close()
+        dimensions.close()
         if writer is not None:
             writer.close()
     s = runner.status()

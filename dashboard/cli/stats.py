@@ -12,6 +12,7 @@ import click
 
 import queries
 from queries import rollup_reads, schema, validation
+from queries.dimensions.reads import visitors_series
 from queries.errors import InvalidRangeError
 from queries.series import GRANULARITIES
 
@@ -76,14 +77,27 @@ format_option = click.option("--format", "fmt", type=click.Choice(["csv", "json"
               type=click.Choice(sorted({g for gs, _ in SOURCES.values() for g in gs})))
 @click.option("--source", type=click.Choice(sorted(SOURCES)), default="stats",
               show_default=True, help="Where the counts come from.")
+@click.option("--metric", type=click.Choice(["hits", "visitors"]), default="hits",
+              show_default=True, help="visitors: distinct visitors per hour or day "
+              "(whole site, from sketches).")
 @start_option
 @end_option
 @tz_option
 @format_option
 @store_option
-def report(site, pages, granularity, source, start, end, tz, fmt, store):
-    """Hits per bucket of a site or its pages, in long form: time, page, hits."""
+def report(site, pages, granularity, source, metric, start, end, tz, fmt, store):
+    """Hits (or visitors) per bucket of a site or its pages, in long form."""
     begin, finish = _range(start, end, tz)
+    if metric == "visitors":
+        if pages or source != "stats" or granularity not in ("hour", "day"):
+            raise InvalidRangeError("--metric visitors counts the whole site per hour or day "
+                                    "from the statistics: no --page, --source stats")
+        with _database(store, read_only=True) as db:
+            frame = visitors_series(db, site, begin, finish, granularity, tz)
+        rows = [{"time": time.isoformat(), "visitors": int(n)}
+                for time, n in frame["visitors"].items()]
+        _emit(rows, ("time", "visitors"), fmt)
+        return
     with _database(store, read_only=True) as db:
         frame = read_report(db, source, site, pages, granularity, begin, finish, tz)
     rows = [{"time": time.isoformat(), "page": page, "hits": int(hits)}

@@ -69,9 +69,11 @@ class LoadGenerator:
     """Commands (start, stop, rate, spike, backfill) and status of the server's generator.
     Thread-safe: every viewer's callbacks call the same instance."""
 
-    def __init__(self, db, recorder, readonly: bool = False, max_rate: float = MAX_RATE):
+    def __init__(self, db, recorder, readonly: bool = False, max_rate: float = MAX_RATE,
+                 dimensions=None):
         self.db = db
         self.recorder = recorder
+        self.dimensions = dimensions
         self.readonly = readonly or recorder is None
         self.max_rate = float(min(max_rate, MAX_RATE))
         self.config = Config(rate=min(Config.rate, self.max_rate))
@@ -102,7 +104,7 @@ class LoadGenerator:
             self._retire(runner)
             feed = EventFeed(self._event_writer(), config.seed) if config.events else None
             self._runner = LoadRunner(self.recorder, model, config.rate, max_rate=self.max_rate,
-                                      events=feed)
+                                      events=feed, dimensions=self.dimensions)
             self.config = config
             started = self._runner.start()
         remember_running(self.db, True)
@@ -179,7 +181,8 @@ class LoadGenerator:
                 callback(done, total)
 
         try:
-            totals = backfill_history(self.db, model, rate, days, now=now, progress=progress)
+            totals = backfill_history(self.db, model, rate, days, now=now, progress=progress,
+                                      dimensions=self.dimensions)
             state.hits = totals.hits
         except Exception as exc:  # shown on the page: the thread must not die silently
             log.exception("backfill failed")
@@ -241,7 +244,8 @@ def register_loadgen(server: flask.Flask, services) -> None:
     with the ``demo`` setting, the demo starts before the first request is served."""
     generator = LoadGenerator(services.db, services.recorder,
                               readonly=services.settings.readonly,
-                              max_rate=services.settings.loadgen_max_rate)
+                              max_rate=services.settings.loadgen_max_rate,
+                              dimensions=services.dimensions)
     server.extensions[EXTENSION_KEY] = generator
     services.on_close(generator.close)
     if services.settings.demo:

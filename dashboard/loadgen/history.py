@@ -10,6 +10,7 @@ import queries
 from queries.backfill import BackfillTotals, DayCounts, Progress, check_days
 
 from .model import TrafficModel
+from .visitors import SyntheticVisitors
 
 
 def history(model: TrafficModel, rate: float, days: int, now: dt.datetime) -> Iterator[DayCounts]:
@@ -24,14 +25,37 @@ def history(model: TrafficModel, rate: float, days: int, now: dt.datetime) -> It
 
 
 def backfill_history(db, model: TrafficModel, rate: float, days: int = 30,
-                     now: dt.datetime | None = None,
-                     progress: Progress | None = None) -> BackfillTotals:
-    """Register the model's sites as synthetic, then write ``days`` days of their history."""
+                     now: dt.datetime | None = None, progress: Progress | None = None,
+                     dimensions=None) -> BackfillTotals:
+    """Register the model's sites as synthetic, then write ``days`` days of their history
+    (and, given a DimensionRecorder, their dimensions and visitors)."""
     check_days(days)
     now = now or dt.datetime.now(dt.UTC)
     queries.register_synthetic(db, model.site_names)
     total = (days + 1) * len(model.site_names)
-    return queries.backfill(db, history(model, rate, days, now), total=total, progress=progress)
+    totals = queries.backfill(db, history(model, rate, days, now), total=total,
+                              progress=progress)
+    if dimensions is not None:
+        backfill_dimensions(dimensions, model, rate, days, now)
+    return totals
+
+
+def backfill_dimensions(dimensions, model: TrafficModel, rate: float, days: int,
+                        now: dt.datetime) -> int:
+    """The same history's hits per page and hour, given synthetic dimensions (the
+    counts are seeded, so they equal the backfilled ones); flushed day by day."""
+    visitors = SyntheticVisitors(dimensions, model.seed + 1)
+    hits = 0
+    for counts in history(model, rate, days, now):
+        hourly = counts.counts.reshape(len(counts.pages), 24, 60).sum(axis=2)
+        for index, page in enumerate(counts.pages):
+            for hour in hourly[index].nonzero()[0]:
+                n = int(hourly[index, hour])
+                when = counts.day + dt.timedelta(hours=int(hour), minutes=30)
+                visitors.record(counts.site, page, when, n)
+                hits += n
+        dimensions.flush()
+    return hits
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import numpy as np
 from queries import HitboardError, InvalidRangeError
 
 from .model import TrafficModel
+from .visitors import SyntheticVisitors
 
 log = logging.getLogger(__name__)
 MIN_RATE = 1
@@ -49,7 +50,8 @@ class LoadRunner:
 
     def __init__(self, recorder, model: TrafficModel, rate: float, *, max_rate: float = MAX_RATE,
                  tick: float = TICK_S, clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], dt.datetime] | None = None, events=None):
+                 wall: Callable[[], dt.datetime] | None = None, events=None,
+                 dimensions=None):
         self.recorder = recorder
         self.model = model
         self.max_rate = float(max_rate)
@@ -58,6 +60,9 @@ class LoadRunner:
         self._clock = clock
         self._wall = wall or (lambda: dt.datetime.now(dt.UTC))
         self._events = events
+        # A DimensionRecorder: referrers, browsers, countries, bots and visitors per hit.
+        self._visitors = (SyntheticVisitors(dimensions, model.seed)
+                          if dimensions is not None else None)
         self._rng = np.random.default_rng([model.seed, 1])
         self._cells = model.cells()
         self._lock = threading.Lock()
@@ -175,6 +180,12 @@ class LoadRunner:
                 continue
             sent += n
             cells.append((site, page, n))
+            if self._visitors is not None:
+                try:
+                    self._visitors.record(site, page, when, n)
+                except HitboardError as exc:
+                    self.errors += 1
+                    self.last_error = f"dimensions: {exc}"
         if self._events is not None and cells:
             try:
                 self._events(cells, when, span)

@@ -1,0 +1,131 @@
+"""Cost of issue 12's dimensions: ingest with and without them, and 12-month reads.
+
+Usage: .venv/bin/python bench/ingest_dimensions.py [--copies N] [--rounds R]
+
+1. Ingest: the shared log repeated ``--copies`` times (each copy shifted by 4 days, so
+   agents and addresses repeat as in a longer log), into a fresh embedded store, with
+   dimensions and without, rounds alternating, best of each; with raw events (the
+   default of ``hitboard ingest``) and without. Goal: with dimensions within 20%.
+2. Reads: 365 days of synthetic dimensions (load generator backfill, one site); the
+   store is closed and opened again before each read (cold), then every breakdown and
+   the visitors count for the 12 months are timed. Goal: each <= 300 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# As in bench/loadgen.py: this folder's dashboard.py would shadow the package.
+sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+import queries  # noqa: E402
+from dashboard.loadgen import TrafficModel  # noqa: E402
+from dashboard.loadgen.history import backfill_dimensions  # noqa: E402
+from queries import ingest  # noqa: E402
+from queries.dimensions import DimensionRecorder, reads  # noqa: E402
+
+LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
+STAMP = re.compile(rb"\[(\d\d)/May/2015")
+BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_source",
+      "utm_medium", "utm_campaign", "notfound")
+
+
+def shifted_log(path: Path, copies: int) -> int:
+    lines = LOG.read_bytes().splitlines(keepends=True)
+    with open(path, "wb") as out:
+        for copy in range(copies):
+            base = dt.date(2015, 5, 1) + dt.timedelta(days=4 * copy)
+            for line in lines:
+                def day(m, base=base):
+                    d = base + dt.timedelta(days=int(m.group(1)) - 1)
+                    return b"[" + d.strftime("%d/%b/%Y").encode()
+                out.write(STAMP.sub(day, line, count=1))
+    return len(lines) * copies
+
+
+def ingest_once(log: Path, dimensions: bool, events: bool) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process): the machine is shared, and CPU time
+    is what other processes' load disturbs least."""
+    where = tempfile.mkdtemp(prefix="hitboard-bench-")
+    db = queries.connect(where)
+    try:
+        queries.ensure_indexes(db)
+        ingestor = ingest.Ingestor(db, site="www.semicomplete.com", events=events,
+                                   dimensions=dimensions)
+        started, cpu = time.perf_counter(), time.process_time()
+        ingest.ingest_file(ingestor, log, "x")
+        return time.perf_counter() - started, time.process_time() - cpu
+    finally:
+        db.client.close()
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def bench_ingest(copies: int, rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "access.log"
+        lines = shifted_log(log, copies)
+        print(f"== ingest: {lines:,} lines ({copies} x shared log), best of {rounds} ==")
+        for events in (True, False):
+            wall = {True: float("inf"), False: float("inf")}
+            cpu = dict(wall)
+            for _ in range(rounds):
+                for dims in (False, True):
+                    took, used = ingest_once(log, dims, events)
+                    wall[dims], cpu[dims] = min(wall[dims], took), min(cpu[dims], used)
+            print(f"raw events {'on ' if events else 'off'}: without dimensions "
+                  f"{lines / wall[False]:>7,.0f} lines/s, with {lines / wall[True]:>7,.0f} "
+                  f"lines/s ({wall[True] / wall[False] - 1:+.0%} wall time); CPU "
+                  f"{cpu[False]:.2f} s vs {cpu[True]:.2f} s ({cpu[True] / cpu[False] - 1:+.0%})")
+
+
+def bench_reads(days: int) -> None:
+    where = tempfile.mkdtemp(prefix="hitboard-bench-reads-")
+    try:
+        now = dt.datetime.now(dt.UTC)
+        db = queries.connect(where)
+        queries.ensure_indexes(db)
+        model = TrafficModel(sites=1, pages=30)
+        started = time.perf_counter()
+        with DimensionRecorder(db, flush_interval=3600) as recorder:
+            hits = backfill_dimensions(recorder, model, 50.0, days, now)
+        print(f"\n== reads: {days + 1} days of dimensions ({hits:,} hits) written in "
+              f"{time.perf_counter() - started:.1f} s ==")
+        db.client.close()
+        site, start = model.site_names[0], now - dt.timedelta(days=days)
+        for by in (*BY, "visitors"):
+            opened = time.perf_counter()
+            db = queries.connect(where, read_only=True)      # cold: a fresh open
+            started = time.perf_counter()
+            opening = started - opened
+            if by == "visitors":
+                result = reads.visitors(db, site, start, now, tz="Europe/Paris")
+            else:
+                result = len(reads.breakdown(db, site, by, start, now, tz="Europe/Paris"))
+            took = (time.perf_counter() - started) * 1000
+            db.client.close()
+            unit = "visitors" if by == "visitors" else "values"
+            print(f"{by:14} {took:7.1f} ms  ({result:,} {unit}; opening the store took "
+                  f"{opening:.1f} s before)")
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--days", type=int, default=365)
+    args = parser.parse_args()
+    bench_ingest(args.copies, args.rounds)
+    bench_reads(args.days)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""Commands on issue 12's dimensions: breakdown, visitors, compact-visitors
+(``report --metric visitors`` lives with ``report`` in ``stats``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import click
+
+from queries.dimensions import reads, sketches
+
+from .common import store_option
+from .stats import (
+    _database,
+    _day,
+    _emit,
+    _range,
+    end_option,
+    format_option,
+    site_option,
+    start_option,
+    tz_option,
+)
+
+BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_source",
+      "utm_medium", "utm_campaign", "kind", "notfound")
+
+
+@click.command()
+@site_option
+@click.option("--by", required=True, type=click.Choice(BY), help="The dimension.")
+@start_option
+@end_option
+@tz_option
+@click.option("--page", default=None, metavar="PATH",
+              help="One page (counted from raw events, within their retention).")
+@click.option("-n", "n", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many values.")
+@format_option
+@store_option
+def breakdown(site, by, start, end, tz, page, n, fmt, store):
+    """Hits and visitors per value of a dimension over a range: value, hits, visitors."""
+    begin, finish = _range(start, end, tz)
+    with _database(store, read_only=True) as db:
+        frame = reads.breakdown(db, site, by, begin, finish, tz=tz, page=page, n=n)
+    rows = [{"value": row.value, "hits": int(row.hits),
+             "visitors": None if row.visitors is None or row.visitors != row.visitors
+             else int(row.visitors)} for row in frame.astype(object).itertuples()]
+    _emit(rows, ("value", "hits", "visitors"), fmt)
+    if frame.attrs.get("note"):
+        click.echo(f"note: {frame.attrs['note']}", err=True)
+
+
+@click.command()
+@site_option
+@start_option
+@end_option
+@tz_option
+@store_option
+def visitors(site, start, end, tz, store):
+    """Distinct visitors ((address, user agent) pairs) over a range, from sketches."""
+    begin, finish = _range(start, end, tz)
+    with _database(store, read_only=True) as db:
+        click.echo(reads.visitors(db, site, begin, finish, tz=tz))
+
+
+@click.command("compact-visitors")
+@click.option("--before", metavar="YYYY-MM-DD", default=None,
+              help="Compact buckets starting before this UTC day  [default: today]")
+@store_option
+def compact_visitors(before, store):
+    """Merge each past bucket's visitor sketches (one per process that wrote it) into one
+    document. Safe while others write: unions are idempotent."""
+    day = _day(before)
+    cutoff = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
+    with _database(store, read_only=False) as db:
+        removed = sketches.compact_all(db, cutoff)
+    click.echo(f"merged {removed:,} sketch documents of buckets before {day.isoformat()}")
+
+
+COMMANDS = (breakdown, visitors, compact_visitors)

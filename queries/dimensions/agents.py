@@ -1,0 +1,89 @@
+"""Browser, OS, device type and bot-or-human from a user agent, offline.
+
+Parsing: ``ua-parser`` with its ``ua-parser-builtins`` rules (uap-core, updated monthly)
+and the ``ua-parser-rs`` regex engine (~65 µs per agent against ~1.8 ms for its pure
+Python engine; ``device-detector`` took ~57 ms, see bench/dimensions.py). Bots:
+``crawlerdetect``'s maintained crawler list, ua-parser's ``Spider`` device, plus the
+obvious non-browser clients (curl, HTTP libraries, uptime monitors) and an empty agent.
+Agents repeat (558 distinct in the 10,000 lines of the shared log), so each distinct
+agent is parsed once: an LRU cache of ``CACHE_SIZE`` agents.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+from typing import NamedTuple
+
+from crawlerdetect import CrawlerDetect
+from ua_parser import BestAvailableResolver, Parser, load_builtins
+
+CACHE_SIZE = 16_384
+MAX_PARSED = 1024          # longer agents are parsed on their first 1 KB
+OTHER = "Other"
+DESKTOP, MOBILE, TABLET, BOT = "desktop", "mobile", "tablet", "bot"
+HUMAN = "human"
+
+NON_BROWSER = re.compile(
+    r"curl|wget|python-requests|python-urllib|python/|aiohttp|httpx|go-http-client|"
+    r"okhttp|java/|apache-httpclient|libwww-perl|lwp::|pycurl|node-fetch|axios|undici|"
+    r"headlesschrome|phantomjs|httpie|postmanruntime|insomnia|guzzle|ruby|"
+    r"uptimerobot|pingdom|statuscake|site24x7|datadog|newrelic|monitor|check_http|"
+    r"nagios|zabbix|prometheus|blackbox|kube-probe|elb-healthchecker|googlehc|"
+    r"health.?check|scan|feed|rss|fetch|slurp|archiver|indexer|validator|preview",
+    re.IGNORECASE)
+_TABLET = re.compile(r"ipad|tablet|kindle|silk/|playbook|nexus (7|9|10)|sm-t\d", re.I)
+_MOBILE = re.compile(r"mobi|iphone|ipod|android.*mobile|windows phone|blackberry|opera mini",
+                     re.I)
+
+
+class Agent(NamedTuple):
+    browser: str
+    os: str
+    device: str
+    bot: bool
+
+
+_parser = Parser(BestAvailableResolver(load_builtins()))
+_crawlers = CrawlerDetect()
+_crawlers_lock = threading.Lock()     # CrawlerDetect keeps its last match on the instance
+
+
+def is_bot(agent: str | None) -> bool:
+    return parse(agent).bot
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _parse(agent: str) -> Agent:
+    if not agent or agent == "-":
+        return Agent(OTHER, OTHER, BOT, True)
+    result = _parser.parse(agent)
+    browser = result.user_agent.family if result.user_agent else OTHER
+    os_name = result.os.family if result.os else OTHER
+    family = result.device.family if result.device else OTHER
+    with _crawlers_lock:
+        crawler = _crawlers.isCrawler(agent)
+    bot = bool(crawler or family == "Spider" or NON_BROWSER.search(agent))
+    if bot:
+        device = BOT
+    elif _TABLET.search(agent) or ("android" in agent.lower() and "mobile" not in agent.lower()):
+        device = TABLET
+    elif _MOBILE.search(agent) or os_name in ("iOS", "Android", "Windows Phone"):
+        device = MOBILE
+    else:
+        device = DESKTOP
+    return Agent(browser, os_name, device, bot)
+
+
+def parse(agent: str | None) -> Agent:
+    """The agent's browser family, OS family, device type and whether it is a bot."""
+    return _parse((agent or "").strip()[:MAX_PARSED])
+
+
+def cache_info():
+    return _parse.cache_info()
+
+
+def clear_cache() -> None:
+    _parse.cache_clear()

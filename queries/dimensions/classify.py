@@ -1,0 +1,83 @@
+"""One hit's dimensions, from whatever its source knows (a log line, a beacon request,
+a synthetic hit). Pure: no database; every piece is cached where inputs repeat."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import NamedTuple
+
+from . import agents, assets, geo, referrer
+from .encoding import clean
+
+NO_STATUS = "(none)"
+BOT, HUMAN = "bot", "human"
+
+
+class Dimensions(NamedTuple):
+    values: tuple[tuple[str, str], ...]    # (dimension, value) pairs, values cleaned
+    visitor: str                           # what the visitor sketch hashes; never stored
+    bot: bool
+
+
+# Cache keys are cut (agents and referrers to 1 KB), so a flood of huge random values
+# cannot hold more than a few tens of MB.
+@lru_cache(maxsize=16_384)
+def _referrer(url: str | None, site: str, vhost: str | None) -> tuple:
+    return (("referrer", referrer.referrer_host(url, referrer.own_hosts(site, vhost))),)
+
+
+@lru_cache(maxsize=65_536)
+def _agent(agent: str | None) -> tuple[tuple, bool]:
+    ua = agents.parse(agent)
+    return ((("browser", clean(ua.browser)), ("os", clean(ua.os)), ("device", ua.device),
+             ("bot", BOT if ua.bot else HUMAN)), ua.bot)
+
+
+@lru_cache(maxsize=4096)
+def _status(status: int | None) -> tuple:
+    return (("status", NO_STATUS if status is None else str(status)),)
+
+
+@lru_cache(maxsize=65_536)
+def _country(address: str | None) -> tuple:
+    return (("country", geo.country(address)),)
+
+
+@lru_cache(maxsize=16_384)
+def _path(path: str, status: int | None) -> tuple:
+    kind = (("kind", assets.kind(path)),)
+    return (*kind, ("notfound", clean(path))) if status == 404 else kind
+
+
+_NO_UTM = tuple((name, referrer.NONE) for name in referrer.UTM_FIELDS)
+
+
+def _utm(query: str | None) -> tuple:
+    if not query or "utm_" not in query:
+        return _NO_UTM
+    return tuple(zip(referrer.UTM_FIELDS, map(clean, referrer.utm(query)), strict=True))
+
+
+def classify(site: str, path: str, *, query: str | None = None, status: int | None = None,
+             referrer_url: str | None = None, agent: str | None = None,
+             address: str | None = None, vhost: str | None = None,
+             country: str | None = None, visitor: str | None = None) -> Dimensions:
+    """The (dimension, value) pairs of one hit. ``status`` None (a beacon) is
+    ``(none)``; 404s also count their path under ``notfound``. ``country`` and
+    ``visitor`` override the address-derived ones (synthetic traffic). Each part is
+    cached: agents, referrers, addresses and paths repeat."""
+    agent_pairs, bot = _agent(agent[:agents.MAX_PARSED] if agent else agent)
+    ref = referrer_url[:1024] if referrer_url else referrer_url
+    where = _country(address) if country is None else (("country", clean(country)),)
+    values = (*_referrer(ref, site, vhost), *_utm(query), *_status(status), *agent_pairs,
+              *where, *_path(path, status))
+    if visitor is None:
+        visitor = f"{address or ''}\x00{agent or ''}"
+    return Dimensions(values, visitor, bot)
+
+
+def from_record(site: str, record) -> Dimensions:
+    """The dimensions of a parsed log line (``queries.logformat.LogRecord``)."""
+    return classify(site, record.path, query=record.query, status=record.status,
+                    referrer_url=record.referrer, agent=record.user_agent,
+                    address=record.host, vhost=record.vhost)

@@ -1,0 +1,276 @@
+"""DimensionRecorder: referrers, status codes, browsers, countries... and visitor sketches,
+counted as hits arrive, with the HitRecorder's coalescing and exactly-once flush guard.
+
+Counters live in ``dims.hourly``, ``dims.daily`` and ``dims.monthly``, one document per
+site and UTC hour, day or month holding every dimension (page ``*``: per-page counters
+would double the upserts of a flush, see README; a page's breakdown comes from raw
+events, within their retention)::
+
+    {_id: "20150517/site*", metadata: {date, site, page: "*"}, hits: N,
+     v: {referrer: {"news%2Eexample": 3, "(direct)": 9, ...}, status: {"200": 11}, ...}}
+
+Values are escaped field names (see ``encoding``) so one ``$inc`` upsert counts them all;
+each dimension of each document holds at most ``CAPS[dim]`` values, the rest summed as
+``(other)``. To cap, a flush must know which values a document already holds: it asks
+the documents it has not seen before (one ``find`` per collection per flush) and then
+remembers what it wrote. With one writer (the embedded store belongs to one process) the
+cap is exact; writers running side by side on MongoDB may each add values in the same
+second, so a document can then exceed the cap by the values of those few flushes.
+Visitor sketches (see ``sketches``) are written before the counters, each flush.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import uuid
+from collections import Counter
+
+from pymongo import UpdateOne
+from pymongo.errors import PyMongoError
+
+from .. import schema, validation
+from ..errors import RecorderOverloadedError
+from ..recorder import RECORD_ATTEMPTS, HitRecorder, _Doc
+from . import sketches
+from .classify import Dimensions
+from .encoding import OTHER, cap, escape
+
+log = logging.getLogger(__name__)
+HOURLY, DAILY, MONTHLY = "dims.hourly", "dims.daily", "dims.monthly"
+COLLECTIONS = (HOURLY, DAILY, MONTHLY)
+MAX_KNOWN = 50_000        # documents whose values are remembered between flushes
+MAX_SKETCH_BUCKETS = 500  # sketch buckets held in memory before starting new documents
+WHOLE = validation.WHOLE_SITE
+
+
+def _by_dimension(counts: Counter) -> dict[str, dict[str, int]]:
+    """{values tuple: hits} as {dimension: {escaped value: hits}}."""
+    by_dim: dict[str, dict[str, int]] = {}
+    for values, n in counts.items():
+        for dim, value in values:
+            names = by_dim.get(dim)
+            if names is None:
+                names = by_dim[dim] = {}
+            name = escape(value)
+            names[name] = names.get(name, 0) + n
+    return by_dim
+
+
+def _merge(into: dict[str, dict[str, int]], by_dim: dict[str, dict[str, int]]) -> None:
+    for dim, names in by_dim.items():
+        target = into.setdefault(dim, {})
+        for name, n in names.items():
+            target[name] = target.get(name, 0) + n
+
+
+class _Docs(dict):
+    """A flush's counter documents, plus the sketch documents written before them."""
+
+    sketches: list[tuple[str, dict]]
+
+
+class DimensionRecorder(HitRecorder):
+    """``record(site, page, ts, dims, n)`` counts ``n`` hits of one visitor with the
+    dimensions ``dims`` (:func:`classify`); memory only, flushed like a HitRecorder."""
+
+    def __init__(self, db, **kwargs):
+        kwargs.setdefault("preallocate_next_day", False)
+        super().__init__(db, **kwargs)
+        self._known: dict[tuple[str, str], dict[str, set[str]]] = {}
+        # Everything this process has counted into each sketch bucket, written whole to
+        # documents only it writes (their ids carry ``_owner``): no other writer can
+        # race it, and readers take the union of every owner's document.
+        self._sketch_state: dict[tuple, tuple] = {}
+        self._owner = uuid.uuid4().hex[:12]
+        self._saves = 0
+
+    def record(self, site: str, page: str, ts: dt.datetime | None = None,
+               dims: Dimensions | None = None, n: int = 1) -> None:
+        """A few dictionary operations: the hit's (visitor, values) pair is kept in a set
+        and goes into the sketches at flush time (a visitor's assets share one pair)."""
+        if self._closed:
+            raise RecorderOverloadedError("the recorder is closed")
+        if dims is None:
+            raise validation.InvalidRangeError("a dimension record needs its dimensions")
+        ts = validation.timestamp(self._clock() if ts is None else ts)
+        if type(n) is not int or n < 1:
+            raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
+        site, _ = self._names.get((site, page)) or self._validate(site, page)
+        key = ("u", site, ts.year, ts.month, ts.day, ts.hour)
+        for attempt in range(RECORD_ATTEMPTS):
+            with self._lock:
+                unit = self._pending.get(key)
+                if unit is None and self._outstanding() >= 2 * self.max_pending_docs:
+                    full = True
+                else:
+                    full = False
+                    if unit is None:
+                        unit = self._open(key)
+                    unit[0][dims.values] += n
+                    if dims.visitor is not None:
+                        unit[1].add((dims.visitor, dims.values))
+                    self._pending_hits += n
+                    self._stats["hits_accepted"] += n
+                    overfull = len(self._pending_docs) >= self.max_pending_docs
+                    break
+            if attempt == RECORD_ATTEMPTS - 1:
+                self._refuse()
+            self._drain_or_refuse()
+        if not full and overfull and self._may_flush_now():
+            self._stats["backpressure_flushes"] += 1
+            self._try_flush()
+
+    def _open(self, key: tuple) -> tuple[Counter, set]:
+        _, site, year, month, day, hour = key
+        self._pending_docs.update(((HOURLY, site, year, month, day, hour),
+                                   (DAILY, site, year, month, day), (MONTHLY, site, year, month)))
+        unit = self._pending[key] = (Counter(), set())
+        return unit
+
+    # -- flushing ------------------------------------------------------------------------
+    def _documents(self, pending: dict) -> _Docs:
+        """The capped ``$inc`` of every counter document and the sketch documents."""
+        raw: dict[tuple[str, str], tuple[dict, dict, list, list]] = {}
+        for (_, site, year, month, day, hour), (counts, pairs) in pending.items():
+            start = dt.datetime(year, month, day, hour, tzinfo=dt.UTC)
+            by_dim = _by_dimension(counts)              # once per hour, merged upwards
+            hits = sum(counts.values())
+            for coll, date, level in ((HOURLY, start, "hour"),
+                                      (DAILY, start.replace(hour=0), "day"),
+                                      (MONTHLY, start.replace(hour=0, day=1), "month")):
+                doc_key = (coll, sketches.bucket_id(site, date, level))
+                entry = raw.get(doc_key)
+                if entry is None:
+                    entry = raw[doc_key] = (schema.metadata(date, site, WHOLE), {}, [], [0])
+                _merge(entry[1], by_dim)
+                entry[2].append(pairs)
+                entry[3][0] += hits
+        known = self._known_values(list(raw))
+        docs = _Docs()
+        docs.sketches = []
+        for doc_key, (meta, by_dim, pairs, (hits,)) in raw.items():
+            inc = Counter({"hits": hits})
+            doc_known = known.get(doc_key)
+            kept_by_dim = {}
+            for dim, values in by_dim.items():
+                have = None if doc_known is None else doc_known.setdefault(dim, set())
+                kept = cap(dim, have, values)
+                if have is not None:
+                    have.update(kept)
+                kept_by_dim[dim] = kept
+                for name, n in kept.items():
+                    inc[f"v.{dim}.{name}"] += n
+            docs.sketches.extend(self._sketch_docs(doc_key[0], meta, pairs,
+                                                   kept_by_dim))
+            doc = docs[doc_key] = _Doc(doc_key[0], meta, inc)
+            doc.owner = self._owner          # registered with the counters (see _update)
+        return docs
+
+    def _known_values(self, keys: list[tuple[str, str]]) -> dict:
+        """The values each document holds per dimension: remembered, else read; None
+        for a document that could not be read (no new value is admitted to it)."""
+        if len(self._known) > MAX_KNOWN:
+            self._known.clear()
+        known = {key: self._known[key] for key in keys if key in self._known}
+        missing: dict[str, list[str]] = {}
+        for coll, doc_id in keys:
+            if (coll, doc_id) not in known:
+                missing.setdefault(coll, []).append(doc_id)
+        for coll, ids in missing.items():
+            try:
+                found = {doc["_id"]: doc.get("v", {}) for doc in
+                         self.db[coll].find({"_id": {"$in": ids}}, {"v": 1})}
+            except PyMongoError as exc:
+                # Unknown contents: new values count under "(other)" in this flush, so
+                # the cap holds whatever the document already has.
+                log.warning("could not read dimension values (%s); new values count as "
+                            "(other) in this flush", exc)
+                known.update({(coll, doc_id): None for doc_id in ids})
+                continue
+            for doc_id in ids:
+                values = {dim: set(v) for dim, v in found.get(doc_id, {}).items()}
+                self._known[(coll, doc_id)] = known[(coll, doc_id)] = values
+        return known
+
+    def _sketch_docs(self, coll: str, meta: dict, pair_sets: list[set],
+                     kept: dict[str, dict]) -> list[tuple[str, dict]]:
+        """This process's sketch documents of a counter document's bucket, updated with
+        the flush's visitors: the whole site, and for days and months one document per
+        dimension with a sketch per value the counters kept (the rest under (other))."""
+        level = sketches.LEVELS[coll]
+        key = (level, meta["site"], meta["date"])
+        state = self._sketch_state.get(key)
+        if state is None:
+            if len(self._sketch_state) >= MAX_SKETCH_BUCKETS:
+                self._sketch_state.clear()           # later updates go to new documents
+                self._owner = uuid.uuid4().hex[:12]
+            state = self._sketch_state[key] = (sketches.new(), {})
+        overall, by_dim = state
+        touched: set[str] = set()
+        targets_of: dict[tuple, list] = {}          # values -> their sketches, once each
+        for pairs in pair_sets:
+            for visitor, values in pairs:
+                overall.update(visitor)
+                if level == "hour":
+                    continue
+                targets = targets_of.get(values)
+                if targets is None:
+                    targets = targets_of[values] = self._targets(values, kept, by_dim)
+                    touched.update(dim for dim, _ in values)
+                for sketch in targets:
+                    sketch.update(visitor)
+        date, site = meta["date"], meta["site"]
+        self._saves += 1
+        out = [(sketches.TOTALS[level], {**sketches.partial_doc(
+            sketches.partial_id(self._owner, level, date, site), meta, overall),
+            "n": self._saves})]
+        for dim in sorted(touched):
+            doc_id = sketches.partial_id(self._owner, level, date, site, dim)
+            out.append((sketches.VALUES, {**sketches.value_doc(doc_id, meta, level, dim,
+                                                                by_dim[dim]), "n": self._saves}))
+        return out
+
+    @staticmethod
+    def _targets(values: tuple, kept: dict[str, dict], by_dim: dict) -> list:
+        """The value sketches a hit with these values updates; values the counters'
+        cap summed under (other) go to the (other) sketch."""
+        targets = []
+        for dim, value in values:
+            if escape(value) not in kept.get(dim, ()):
+                value = OTHER
+            per_value = by_dim.setdefault(dim, {})
+            sketch = per_value.get(value)
+            if sketch is None:
+                sketch = per_value[value] = sketches.new(sketches.LG_K_VALUE)
+            targets.append(sketch)
+        return targets
+
+    def _update(self, seq: int, doc_id: str, doc: _Doc) -> UpdateOne:
+        """The HitRecorder's guarded upsert, also naming the sketch owner of the bucket."""
+        return UpdateOne(
+            {"_id": doc_id, self._guard: {"$ne": seq}},
+            {"$inc": dict(doc.inc), "$set": {self._guard: seq, f"owners.{doc.owner}": 1},
+             "$setOnInsert": {"metadata": doc.metadata}},
+            upsert=True,
+        )
+
+    def _write(self, batch) -> int:
+        """Sketches first (idempotent: each replaces this process's own document with
+        everything it has counted), then the guarded counter upserts."""
+        pending = getattr(batch.docs, "sketches", None)
+        if pending:
+            by_coll: dict[str, list[dict]] = {}
+            for coll, doc in pending:
+                by_coll.setdefault(coll, []).append(doc)
+            for coll, docs in by_coll.items():
+                sketches.save(self.db, coll, docs)
+            batch.docs.sketches = []
+        return super()._write(batch)
+
+
+def ensure_indexes(db) -> list[str]:
+    """The stats index on the counter and sketch collections; returns their names."""
+    for coll in (*COLLECTIONS, *sketches.COLLECTIONS):
+        db[coll].create_index(schema.STATS_INDEX, name="site_page_date")
+    return [f"{coll}.site_page_date" for coll in (*COLLECTIONS, *sketches.COLLECTIONS)]

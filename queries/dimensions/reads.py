@@ -1,0 +1,252 @@
+"""Reads of the dimension counters and visitor sketches: small functions returning
+pandas DataFrames (or numbers), reading only pre-aggregated documents.
+
+A range is cut into whole UTC months (``dims.monthly``), whole UTC days (``dims.daily``)
+and the hours left at its edges (``dims.hourly``), so twelve months read about 14 + 48
+documents. Visitors per value come from the site's daily value sketches (the whole UTC
+days the range touches). One page's breakdown comes from raw events (``page_reads``),
+and the frame's ``attrs["note"]`` says so.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+
+import pandas as pd
+
+from .. import validation
+from ..series import bucket_edges
+from . import sketches
+from .counters import DAILY, HOURLY, MONTHLY
+from .encoding import DIMENSIONS, OTHER, escape, unescape
+from .page_reads import active_visitors, page_breakdown
+
+HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)
+WHOLE = validation.WHOLE_SITE
+COLUMNS = ["value", "hits", "visitors"]
+__all__ = ["active_visitors", "bot_share", "breakdown", "filtered_series", "top_not_found",
+           "visitors", "visitors_series"]
+
+
+class UnknownDimensionError(validation.InvalidRangeError):
+    pass
+
+
+def dimension(name) -> str:
+    if name not in DIMENSIONS:
+        raise UnknownDimensionError(
+            f"unknown dimension {str(name)[:40]!r}: one of {', '.join(DIMENSIONS)}")
+    return name
+
+
+def _utc(date: dt.datetime) -> dt.datetime:
+    return date.replace(tzinfo=dt.UTC) if date.tzinfo is None else date.astimezone(dt.UTC)
+
+
+def _next_month(t: dt.datetime) -> dt.datetime:
+    return t.replace(year=t.year + t.month // 12, month=t.month % 12 + 1)
+
+
+def _floor(t: dt.datetime, unit: dt.timedelta) -> dt.datetime:
+    t = t.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
+    return t.replace(hour=0) if unit == DAY else t
+
+
+def _ceil(t: dt.datetime, unit: dt.timedelta) -> dt.datetime:
+    floor = _floor(t, unit)
+    return floor if floor == t.astimezone(dt.UTC) else floor + unit
+
+
+def pieces(start: dt.datetime, end: dt.datetime, hours: bool = True) -> dict[str, list]:
+    """[start, end) widened to whole UTC hours (days if ``hours`` is false), as the
+    months, days and hours whose documents cover it."""
+    unit = HOUR if hours else DAY
+    t, end = _floor(start, unit), _ceil(end, unit)
+    out: dict[str, list] = {MONTHLY: [], DAILY: [], HOURLY: []}
+    while t < end:
+        if t.hour == 0 and t.day == 1 and _next_month(t) <= end:
+            out[MONTHLY].append(t)
+            t = _next_month(t)
+        elif t.hour == 0 and t + DAY <= end:
+            out[DAILY].append(t)
+            t += DAY
+        else:
+            out[HOURLY].append(t)
+            t += HOUR
+    return out
+
+
+def _prepare(db, site, start, end, tz, page=None):
+    """Validated site and page, and the range in whole hours of ``tz`` cut in pieces."""
+    site = validation.site(site)
+    page = WHOLE if page in (None, "", WHOLE) else validation.page(page)
+    start, end = validation.time_range(start, end)
+    zone, tick = validation.timezone(tz), dt.timedelta(microseconds=1)
+    # Only the range's first and last hours of the zone matter (not every edge between).
+    start = bucket_edges(start, start + tick, "hour", zone)[0]
+    end = bucket_edges(end - tick, end, "hour", zone)[-1]
+    return site, page, start, end, pieces(start, end)
+
+
+def _counts(db, site: str, parts: dict, dim: str) -> tuple[Counter, int]:
+    """Hits per value of ``dim``, summed over the range's counter documents (by ``_id``)."""
+    counts: Counter = Counter()
+    total = 0
+    for coll, dates in parts.items():
+        if not dates:
+            continue
+        level = sketches.LEVELS[coll]
+        ids = [sketches.bucket_id(site, date, level) for date in dates]
+        for doc in db[coll].find({"_id": {"$in": ids}}, {f"v.{dim}": 1, "hits": 1}):
+            total += doc.get("hits", 0)
+            for name, n in doc.get("v", {}).get(dim, {}).items():
+                counts[unescape(name)] += n
+    return counts, total
+
+
+def _days(parts: dict) -> list[dt.datetime]:
+    """Every UTC day the parts touch (months and hours included)."""
+    days = set(parts[DAILY])
+    for month in parts[MONTHLY]:
+        t = month
+        while t < _next_month(month):
+            days.add(t)
+            t += DAY
+    days.update(_floor(h, DAY) for h in parts[HOURLY])
+    return sorted(days)
+
+
+def _value_visitors(db, site: str, dim: str, parts: dict) -> dict[str, int]:
+    """Visitors per value: the union of the value sketches of the range's months and
+    of the whole UTC days it touches."""
+    days = sorted(set(parts[DAILY]) | {_floor(h, DAY) for h in parts[HOURLY]})
+    docs = (sketches.fetch(db, "month", site, parts[MONTHLY], dim)
+            + sketches.fetch(db, "day", site, days, dim))
+    groups: dict[str, list] = {}
+    for doc in docs:
+        for item in doc.get("values", ()):
+            groups.setdefault(item["v"], []).append(sketches.load(item["s"]))
+    return {value: sketches.estimate(group, sketches.LG_K_VALUE)
+            for value, group in groups.items()}
+
+
+def breakdown(db, site: str, by: str, start: dt.datetime, end: dt.datetime, tz="UTC",
+              page: str | None = None, n: int | None = None) -> pd.DataFrame:
+    """Hits and visitors per value of dimension ``by`` over [start, end) (whole hours of
+    ``tz``), most hits first; ``(other)`` (values past a document's cap) last."""
+    dim = dimension(by)
+    site, page, start, end, parts = _prepare(db, site, start, end, tz, page)
+    if page != WHOLE:
+        frame = page_breakdown(db, site, page, dim, start, end)
+        return frame.head(max(int(n), 0)) if n is not None else frame
+    counts, _ = _counts(db, site, parts, dim)
+    visitors = _value_visitors(db, site, dim, parts)
+    rows = [{"value": v, "hits": int(h), "visitors": visitors.get(v)}
+            for v, h in counts.items() if h]
+    rows.sort(key=lambda r: (r["value"] == OTHER, -r["hits"], r["value"]))
+    if n is not None:
+        rows = rows[: max(int(n), 0)]
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame["hits"] = frame["hits"].astype("int64")
+    frame["visitors"] = pd.to_numeric(frame["visitors"]).astype("Int64")
+    frame.attrs["note"] = ""
+    return frame
+
+
+def top_not_found(db, site: str, start, end, tz="UTC", n: int = 10) -> pd.DataFrame:
+    """The most requested paths answered 404: columns path, hits."""
+    frame = breakdown(db, site, "notfound", start, end, tz, n=n)
+    return frame.rename(columns={"value": "path"})[["path", "hits"]]
+
+
+def bot_share(db, site: str, start, end, tz="UTC", page: str | None = None) -> float:
+    """Bots' share of all hits in the range (0 when there were none)."""
+    frame = breakdown(db, site, "bot", start, end, tz, page)
+    total = int(frame["hits"].sum())
+    bots = int(frame.loc[frame["value"] == "bot", "hits"].sum())
+    return bots / total if total else 0.0
+
+
+def visitors(db, site: str, start, end, tz="UTC") -> int:
+    """Distinct (address, agent) pairs in the range: the union of its sketches (months,
+    days, and hours at its edges)."""
+    site, _, _, _, parts = _prepare(db, site, start, end, tz)
+    docs = (sketches.fetch(db, "month", site, parts[MONTHLY])
+            + sketches.fetch(db, "day", site, parts[DAILY])
+            + sketches.fetch(db, "hour", site, parts[HOURLY]))
+    return sketches.estimate(sketches.load(doc["s"]) for doc in docs)
+
+
+def visitors_series(db, site: str, start, end, granularity: str = "day",
+                    tz="UTC") -> pd.DataFrame:
+    """Visitors per hour or day of ``tz`` (index ``time``, column ``visitors``); each
+    bucket is the union of its own sketches (its UTC day, else its hours)."""
+    if granularity not in ("hour", "day"):
+        raise validation.InvalidRangeError("visitors come per hour or per day")
+    site = validation.site(site)
+    start, end = validation.time_range(start, end)
+    zone = validation.timezone(tz)
+    edges = bucket_edges(start, end, granularity, zone)
+    loaded: dict[tuple[str, dt.datetime], list] = {}
+    wanted = {"hour": set(), "day": set()}
+    for a, b in zip(edges, edges[1:], strict=False):
+        bucket = pieces(a, b)
+        wanted["day"].update(bucket[DAILY])
+        wanted["hour"].update(bucket[HOURLY])
+    for level, dates in wanted.items():
+        for doc in sketches.fetch(db, level, site, sorted(dates)):
+            loaded.setdefault((level, _utc(doc["metadata"]["date"])), []).append(
+                sketches.load(doc["s"]))
+    rows = []
+    for a, b in zip(edges, edges[1:], strict=False):
+        bucket = pieces(a, b)
+        found = [s for d in bucket[DAILY] for s in loaded.get(("day", d), [])]
+        found += [s for h in bucket[HOURLY] for s in loaded.get(("hour", h), [])]
+        rows.append((a.astimezone(zone), sketches.estimate(found) if found else 0))
+    frame = pd.DataFrame(rows, columns=["time", "visitors"]).set_index("time")
+    frame["visitors"] = frame["visitors"].astype("int64")
+    return frame
+
+
+def _hours(start: dt.datetime, end: dt.datetime) -> list[dt.datetime]:
+    t, out = _floor(start, HOUR), []
+    while t < end:
+        out.append(t)
+        t += HOUR
+    return out
+
+
+def filtered_series(db, site: str, by: str, value: str, start, end,
+                    granularity: str = "day", tz="UTC") -> pd.DataFrame:
+    """Hits per hour or day of ``tz`` of the hits whose ``by`` is ``value`` (e.g.
+    referrer = news.example), from the counters alone: index ``time``, column ``hits``."""
+    dim = dimension(by)
+    if granularity not in ("hour", "day"):
+        raise validation.InvalidRangeError("a filtered series comes per hour or per day")
+    site = validation.site(site)
+    start, end = validation.time_range(start, end)
+    zone = validation.timezone(tz)
+    edges = bucket_edges(start, end, granularity, zone)
+    field = f"v.{dim}.{escape(str(value))}"
+    found: dict[tuple[str, dt.datetime], int] = {}
+    parts = pieces(edges[0], edges[-1])
+    wanted = {MONTHLY: [], DAILY: _days(parts), HOURLY: []}
+    if granularity == "hour" or any(e.hour or e.minute for e in edges):
+        wanted = {MONTHLY: [], DAILY: [], HOURLY: _hours(edges[0], edges[-1])}
+    for coll, dates in wanted.items():
+        if dates:
+            ids = [sketches.bucket_id(site, date, sketches.LEVELS[coll]) for date in dates]
+            for doc in db[coll].find({"_id": {"$in": ids}}, {field: 1, "metadata.date": 1}):
+                n = doc.get("v", {}).get(dim, {}).get(escape(str(value)), 0)
+                found[(coll, _utc(doc["metadata"]["date"]))] = n
+    rows = []
+    for a, b in zip(edges, edges[1:], strict=False):
+        if wanted[HOURLY]:
+            hits = sum(found.get((HOURLY, h), 0) for h in _hours(a, b))
+        else:
+            hits = sum(found.get((DAILY, d), 0) for d in _days(pieces(a, b, hours=False)))
+        rows.append((a.astimezone(zone), hits))
+    frame = pd.DataFrame(rows, columns=["time", "hits"]).set_index("time")
+    frame["hits"] = frame["hits"].astype("int64")
+    return frame

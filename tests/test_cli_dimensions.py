@@ -1,0 +1,104 @@
+"""hitboard breakdown / visitors / report --metric visitors: output and bad input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from dashboard.cli import main
+
+CHROME = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+          "Chrome/126.0 Safari/537.36")
+LINES = [
+    f'8.8.8.8 - - [14/Mar/2026:09:00:00 +0000] "GET /?utm_source=$news.x HTTP/1.1" 200 10 '
+    f'"https://news.example/a" "{CHROME}"',
+    f'8.8.8.8 - - [14/Mar/2026:09:01:00 +0000] "GET /b HTTP/1.1" 404 10 "-" "{CHROME}"',
+    '2001:4860::1 - - [14/Mar/2026:23:30:00 +0000] "GET /b HTTP/1.1" 404 10 "not a url" '
+    '"curl/8.5.0"',
+    '10.0.0.1 - - [15/Mar/2026:00:30:00 +0000] "GET /c.css HTTP/1.1" 200 10 "-" '
+    f'"{CHROME}{"x" * 10_000}"',
+]
+
+
+@pytest.fixture
+def store(tmp_path):
+    log = tmp_path / "access.log"
+    log.write_text("\n".join(LINES) + "\n")
+    runner = CliRunner()
+    result = runner.invoke(main, ["ingest", str(log), "--site", "demo", "--store",
+                                  str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    return str(tmp_path / "s")
+
+
+def _invoke(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_breakdown_csv_and_json(store):
+    result = _invoke("breakdown", "--site", "demo", "--by", "status", "--start", "2026-03-14",
+                     "--end", "2026-03-16", "--store", store)
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert [(r["value"], r["hits"], r["visitors"]) for r in rows] == [
+        ("200", "2", "2"), ("404", "2", "2")]
+    result = _invoke("breakdown", "--site", "demo", "--by", "utm_source", "--start",
+                     "2026-03-14", "--end", "2026-03-16", "--format", "json", "-n", "1",
+                     "--store", store)
+    assert json.loads(result.output) == [{"value": "(none)", "hits": 3, "visitors": 3}]
+    result = _invoke("breakdown", "--site", "demo", "--by", "country", "--start",
+                     "2026-03-14T11:00", "--end", "2026-03-15T10:00", "--tz", "Europe/Paris",
+                     "--store", store)
+    rows = {r["value"]: int(r["hits"]) for r in csv.DictReader(io.StringIO(result.output))}
+    assert rows == {"US": 1, "unknown": 1}     # 09:00 and 09:01 UTC are before
+
+
+def test_breakdown_of_one_page_notes_raw_events(store):
+    result = _invoke("breakdown", "--site", "demo", "--by", "bot", "--page", "/b", "--start",
+                     "2026-03-14", "--end", "2026-03-16", "--store", store)
+    assert result.exit_code == 0
+    assert "bot,1,1" in result.output and "human,1,1" in result.output
+    assert "raw events" in result.output        # the note, on stderr (mixed here)
+
+
+def test_visitors_and_report_metric(store):
+    result = _invoke("visitors", "--site", "demo", "--start", "2026-03-14", "--end",
+                     "2026-03-16", "--store", store)
+    assert result.exit_code == 0 and result.output.strip() == "3"
+    result = _invoke("report", "--site", "demo", "--metric", "visitors", "--granularity",
+                     "day", "--start", "2026-03-14", "--end", "2026-03-16", "--store", store)
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert [(r["time"][:10], r["visitors"]) for r in rows] == [
+        ("2026-03-14", "2"), ("2026-03-15", "1")]
+
+
+def test_compact_visitors_keeps_the_counts(store):
+    result = _invoke("compact-visitors", "--before", "2026-04-01", "--store", store)
+    assert result.exit_code == 0 and "merged" in result.output
+    result = _invoke("visitors", "--site", "demo", "--start", "2026-03-14", "--end",
+                     "2026-03-16", "--store", store)
+    assert result.output.strip() == "3"
+    bad = _invoke("compact-visitors", "--before", "yesterday", "--store", store)
+    assert bad.exit_code == 2 and "Error: invalid day" in bad.output
+
+
+@pytest.mark.parametrize("args, reason", [
+    (["breakdown", "--site", "bad site", "--by", "os"], "invalid site"),
+    (["breakdown", "--site", "demo", "--by", "os", "--tz", "Mars/Base"], "time zone"),
+    (["visitors", "--site", "demo", "--end", "2026-03-13"], "empty range"),
+    (["report", "--site", "demo", "--metric", "visitors", "--granularity", "minute"],
+     "per hour or day"),
+])
+def test_bad_input_is_an_error_not_a_traceback(store, args, reason):
+    if "--start" not in args:
+        args = [*args, "--start", "2026-03-14"]
+    if "--end" not in args:
+        args = [*args, "--end", "2026-03-16"]
+    result = _invoke(*args, "--store", store)
+    assert result.exit_code == 2
+    assert "Error:" in result.output and reason in result.output
+    assert "Traceback" not in result.output

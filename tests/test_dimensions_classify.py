@@ -1,0 +1,113 @@
+"""Classification of one hit: referrer, UTM, agent, bot, country, asset, encoding, caps."""
+
+from __future__ import annotations
+
+from queries.dimensions import agents, assets, classify, encoding, geo, referrer
+
+CHROME = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+          "Chrome/126.0 Safari/537.36")
+IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 "
+          "(KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1")
+IPAD = ("Mozilla/5.0 (iPad; CPU OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like "
+        "Gecko) Version/17.5 Mobile/15E148 Safari/604.1")
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+
+def test_referrer_hosts():
+    own = referrer.own_hosts("www.semicomplete.com")
+    assert referrer.referrer_host(None) == "(direct)"
+    assert referrer.referrer_host("-") == "(direct)"
+    assert referrer.referrer_host("https://News.Example:8443/a?b") == "news.example"
+    assert referrer.referrer_host("http://semicomplete.com/x", own) == "(internal)"
+    assert referrer.referrer_host("http://www.semicomplete.com/", own) == "(internal)"
+    assert referrer.referrer_host("not a url") == "(invalid)"
+    assert referrer.referrer_host("http://[::1") == "(invalid)"
+    assert referrer.referrer_host("javascript:alert(1)") == "(invalid)"
+    assert referrer.referrer_host("https://[2001:db8::1]/p") == "2001:db8::1"
+
+
+def test_utm_from_query():
+    assert referrer.utm("utm_source=news&utm_medium=email&utm_campaign=spring.sale") == (
+        "news", "email", "spring.sale")
+    assert referrer.utm("a=1") == ("(none)", "(none)", "(none)")
+    assert referrer.utm("utm_source=%24where") == ("$where", "(none)", "(none)")
+    assert referrer.utm(None) == ("(none)", "(none)", "(none)")
+    assert len(referrer.utm("utm_campaign=" + "x" * 5000)[2]) == referrer.MAX_UTM
+
+
+def test_agents_browser_os_device():
+    chrome = agents.parse(CHROME)
+    assert (chrome.browser, chrome.os, chrome.device, chrome.bot) == (
+        "Chrome", "Windows", "desktop", False)
+    assert agents.parse(IPHONE).device == "mobile"
+    assert agents.parse(IPAD).device == "tablet"
+    assert agents.parse(GOOGLEBOT).bot and agents.parse(GOOGLEBOT).device == "bot"
+
+
+def test_non_browser_clients_and_empty_agents_are_bots():
+    for agent in ("curl/8.5.0", "python-requests/2.31", "Go-http-client/1.1",
+                  "Wget/1.21", "UptimeRobot/2.0", "", None, "-"):
+        assert agents.parse(agent).bot, agent
+    assert not agents.parse(CHROME).bot
+
+
+def test_parses_are_cached():
+    agents.clear_cache()
+    agents.parse(CHROME)
+    agents.parse(CHROME)
+    info = agents.cache_info()
+    assert (info.hits, info.misses) == (1, 1)
+
+
+def test_huge_agent_is_harmless():
+    huge = CHROME + "x" * 10_000
+    assert agents.parse(huge).browser == "Chrome"
+
+
+def test_country_offline():
+    assert geo.country("8.8.8.8") == "US"
+    assert geo.country("2001:4860:4860::8888") == "US"
+    for address in ("10.0.0.1", "192.168.1.1", "127.0.0.1", "::1", "fe80::1", "example.com",
+                    "", None, "999.1.1.1", "192.0.2.7"):
+        assert geo.country(address) == "unknown", address
+
+
+def test_assets_by_extension():
+    assert assets.kind("/favicon.ico") == "asset"
+    assert assets.kind("/static/app.3f2a.CSS") == "asset"
+    assert assets.kind("/blog/post") == "page"
+    assert assets.kind("/v1.2/") == "page"
+    assert assets.kind("/") == "page"
+
+
+def test_escape_round_trips_and_is_a_safe_field_name():
+    for value in ("$where", "a.b.c", "100%", "%2E", "x\x00y", "$", ".", "é.ü$"):
+        name = encoding.escape(value)
+        assert "." not in name and not name.startswith("$") and "\x00" not in name
+        assert encoding.unescape(name) == value
+
+
+def test_cap_keeps_most_frequent_and_sums_the_rest():
+    limit = encoding.CAPS["device"]
+    counts = {f"v{i}": i + 1 for i in range(10)}
+    kept = encoding.cap("device", set(), counts)
+    assert len(kept) == limit
+    assert sum(kept.values()) == sum(counts.values())
+    assert set(kept) == {"v9", "v8", "v7", "v6", "(other)"}
+    again = encoding.cap("device", set(kept), {"v0": 3, "v9": 1})
+    assert again == {"(other)": 3, "v9": 1}
+    assert encoding.cap("device", None, {"new": 2}) == {"(other)": 2}
+
+
+def test_classify_a_log_hit():
+    dims = classify("semicomplete.com", "/missing.png", query="utm_source=a.b&utm_medium=$x",
+                    status=404, referrer_url="http://semicomplete.com/", agent=GOOGLEBOT,
+                    address="8.8.8.8")
+    values = dict(dims.values)
+    assert values["referrer"] == "(internal)"
+    assert values["utm_source"] == "a.b" and values["utm_medium"] == "$x"
+    assert values["status"] == "404" and values["notfound"] == "/missing.png"
+    assert values["bot"] == "bot" and values["kind"] == "asset" and values["country"] == "US"
+    assert dims.bot
+    beacon = dict(classify("blog", "/").values)
+    assert beacon["status"] == "(none)" and beacon["referrer"] == "(direct)"

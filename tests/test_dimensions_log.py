@@ -1,0 +1,138 @@
+"""Issue 12's acceptance checks on the shared log, against counts made independently
+(a plain regex over the raw lines, as awk would), not through hitboard's parser."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import queries
+from queries import ingest
+from queries.dimensions import agents, reads
+
+LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
+SITE = "www.semicomplete.com"
+START = dt.datetime(2015, 5, 17, tzinfo=dt.UTC)
+END = dt.datetime(2015, 5, 21, tzinfo=dt.UTC)
+LINE = re.compile(r'^(\S+) \S+ \S+ \[(\d\d)/May/2015:(\d\d):[^\]]*\] "[^"]*" (\d{3}) \S+ '
+                  r'"([^"]*)" "([^"\n]*)"?')  # one line lacks the closing quote
+HOST = re.compile(r"^https?://([^/:?#]+)", re.IGNORECASE)
+BOTWORD = re.compile(r"bot|crawler|spider", re.IGNORECASE)
+
+pytestmark = pytest.mark.skipif(not LOG.exists(), reason=f"{LOG} is not there")
+
+
+@pytest.fixture(scope="module")
+def lines():
+    out = []
+    with open(LOG, encoding="utf-8", errors="replace") as handle:
+        for raw in handle:
+            match = LINE.match(raw)
+            assert match, raw
+            address, day, hour, status, referrer, agent = match.groups()
+            out.append((address, day, status, referrer, agent, int(day) * 24 + int(hour)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    database = queries.connect(str(tmp_path_factory.mktemp("store")))
+    queries.ensure_indexes(database)
+    ingestor = ingest.Ingestor(database, site=SITE, events=True)
+    ingest.ingest_file(ingestor, LOG, SITE)
+    assert ingestor.summary.parsed == 10_000
+    yield database
+    database.client.close()
+
+
+def _referrer(url: str) -> str:
+    if url in ("", "-"):
+        return "(direct)"
+    host = HOST.match(url).group(1).lower()
+    return "(internal)" if host.removeprefix("www.") == "semicomplete.com" else host
+
+
+def test_status_counts_equal_an_independent_count(db, lines):
+    expected = Counter(status for _, _, status, _, _, _ in lines)
+    frame = reads.breakdown(db, SITE, "status", START, END)
+    assert dict(zip(frame["value"], frame["hits"], strict=True)) == expected
+
+
+def test_top_ten_referrers_equal_an_independent_count(db, lines):
+    counts = Counter(_referrer(ref) for _, _, _, ref, _, _ in lines)
+    expected = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+    frame = reads.breakdown(db, SITE, "referrer", START, END, n=10)
+    assert list(zip(frame["value"], frame["hits"], strict=True)) == expected
+
+
+def test_visitors_per_day_and_overall_within_two_percent(db, lines):
+    by_day: dict[int, set] = {}
+    for address, day, _, _, agent, _ in lines:
+        by_day.setdefault(int(day), set()).add((address, agent))
+    for day, pairs in by_day.items():
+        start = dt.datetime(2015, 5, day, tzinfo=dt.UTC)
+        got = reads.visitors(db, SITE, start, start + dt.timedelta(days=1))
+        assert abs(got - len(pairs)) <= 0.02 * len(pairs), (day, got, len(pairs))
+    exact = len(set().union(*by_day.values()))
+    got = reads.visitors(db, SITE, START, END)
+    assert abs(got - exact) <= 0.02 * exact, (got, exact)
+    assert got < sum(len(p) for p in by_day.values())      # a union, not a sum
+    series = reads.visitors_series(db, SITE, START, END, "day")
+    assert list(series["visitors"]) == [
+        reads.visitors(db, SITE, START + dt.timedelta(days=i), START + dt.timedelta(days=i + 1))
+        for i in range(4)]
+
+
+def test_visitors_in_another_zone_read_hours(db, lines):
+    """A Paris day is 22:00 to 22:00 UTC: its visitors come from hourly sketches."""
+    first, last = 17 * 24 + 22, 18 * 24 + 22
+    exact = len({(a, ua) for a, _, _, _, ua, hour in lines if first <= hour < last})
+    start = dt.datetime(2015, 5, 18, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    got = reads.visitors(db, SITE, start, start + dt.timedelta(days=1), tz="Europe/Paris")
+    assert abs(got - exact) <= 0.02 * exact, (got, exact)
+    counted = reads.breakdown(db, SITE, "bot", start, start + dt.timedelta(days=1),
+                              tz="Europe/Paris")
+    assert int(counted["hits"].sum()) == sum(first <= h < last for *_, h in lines)
+
+
+def test_lines_that_say_bot_are_bots(db, lines):
+    said = [agent for _, _, _, _, agent, _ in lines if BOTWORD.search(agent)]
+    assert len(said) > 1000
+    caught = sum(agents.parse(agent).bot for agent in said)
+    assert caught >= 0.95 * len(said)
+    bots = reads.breakdown(db, SITE, "bot", START, END)
+    stored = dict(zip(bots["value"], bots["hits"], strict=True))
+    assert stored["bot"] >= caught
+    assert stored["bot"] + stored["human"] == len(lines)
+    assert reads.bot_share(db, SITE, START, END) == pytest.approx(stored["bot"] / len(lines))
+
+
+def test_filtered_series_and_404_list(db, lines):
+    per_day = Counter(int(day) for _, day, status, _, _, _ in lines if status == "404")
+    series = reads.filtered_series(db, SITE, "status", "404", START, END, "day")
+    assert list(series["hits"]) == [per_day[d] for d in (17, 18, 19, 20)]
+    hourly = reads.filtered_series(db, SITE, "status", "404", START, END, "hour")
+    assert int(hourly["hits"].sum()) == sum(per_day.values())
+    top = reads.top_not_found(db, SITE, START, END, n=3)
+    assert top["hits"].is_monotonic_decreasing and len(top) == 3
+
+
+def _favicon_statuses() -> Counter:
+    with open(LOG, encoding="utf-8", errors="replace") as handle:
+        requests = [re.search(r'"[A-Z]+ ([^ ?"]+)[^"]* HTTP/[\d.]+" (\d{3})', raw)
+                    for raw in handle]
+    page = "/favicon.ico"
+    expected = Counter(m.group(2) for m in requests if m and m.group(1) == page)
+    assert sum(expected.values()) > 100
+    return expected
+
+
+def test_page_breakdown_equals_an_independent_count(db):
+    expected = _favicon_statuses()
+    frame = reads.breakdown(db, SITE, "status", START, END, page="/favicon.ico")
+    assert dict(zip(frame["value"], frame["hits"], strict=True)) == expected
+    assert "raw events" in frame.attrs["note"]

@@ -1,0 +1,66 @@
+"""The load generator gives its hits plausible dimensions: a referrer mix, browsers,
+countries, a bot share and repeat visitors, live and in backfilled history."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import queries
+from dashboard.loadgen import LoadRunner, TrafficModel
+from dashboard.loadgen.history import backfill_history
+from queries.dimensions import DimensionRecorder, reads
+
+NOON = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)
+DAY = (dt.datetime(2026, 11, 21, tzinfo=dt.UTC), dt.datetime(2026, 11, 22, tzinfo=dt.UTC))
+
+
+class Clock:
+    now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def _values(db, site, by):
+    frame = reads.breakdown(db, site, by, *DAY)
+    return dict(zip(frame["value"], frame["hits"], strict=True))
+
+
+def test_live_traffic_has_every_dimension(embedded_db):
+    clock = Clock()
+    recorder = queries.HitRecorder(embedded_db, flush_interval=3600)
+    dimensions = DimensionRecorder(embedded_db, flush_interval=3600)
+    runner = LoadRunner(recorder, TrafficModel(diurnal=0.0, seed=3), 2_000, clock=clock,
+                        wall=lambda: NOON, dimensions=dimensions)
+    runner.step(0.0)
+    for _ in range(50):
+        clock.now += 0.1
+        runner.step(clock.now)
+    recorder.close()
+    dimensions.close()
+    site = "shop.example"
+    bots = _values(embedded_db, site, "bot")
+    total = sum(bots.values())
+    assert total == queries.series(embedded_db, site, *DAY, "day")["*"].sum()
+    assert 0.05 < bots["bot"] / total < 0.2
+    assert len(_values(embedded_db, site, "referrer")) >= 5
+    assert {"Chrome", "Mobile Safari", "Firefox"} <= set(_values(embedded_db, site, "browser"))
+    assert {"desktop", "mobile", "tablet", "bot"} == set(_values(embedded_db, site, "device"))
+    assert len(_values(embedded_db, site, "country")) >= 8
+    assert "spring-sale" in _values(embedded_db, site, "utm_campaign")
+    assert "404" in _values(embedded_db, site, "status")
+    visitors = reads.visitors(embedded_db, site, *DAY)
+    assert 0 < visitors < total / 2                  # visitors come back
+    assert runner.errors == 0
+
+
+def test_backfill_writes_dimensions_matching_the_hits(embedded_db):
+    with DimensionRecorder(embedded_db, flush_interval=3600) as dimensions:
+        backfill_history(embedded_db, TrafficModel(seed=2), 5.0, days=1, now=NOON,
+                         dimensions=dimensions)
+    site = "shop.example"
+    hits = int(queries.series(embedded_db, site, DAY[0] - dt.timedelta(days=1), DAY[1],
+                              "day")["*"].sum())
+    frame = reads.breakdown(embedded_db, site, "kind", DAY[0] - dt.timedelta(days=1), DAY[1])
+    assert int(frame["hits"].sum()) == hits > 0
+    assert set(frame["value"]) == {"page", "asset"}
