@@ -12,10 +12,10 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import ingest, loadgen, serve, shard, stats, store
+    from . import annotate, ingest, loadgen, serve, shard, stats, store
 
     for command in (*stats.COMMANDS, *loadgen.COMMANDS, *ingest.COMMANDS, *serve.COMMANDS,
-                    *shard.COMMANDS, *store.COMMANDS):
+                    *shard.COMMANDS, *store.COMMANDS, *annotate.COMMANDS):
         main.add_command(command)
 
 
