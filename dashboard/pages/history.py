@@ -30,6 +30,7 @@ from dashboard.history_view import (
     picker_dates,
     shown_period,
 )
+from dashboard.notes_view import decorate_history, notes_section, register_note_callbacks
 from dashboard.ranges import DEFAULT_PRESET, GRANULARITIES, PRESETS, Period, drill_down
 from dashboard.services import get_services
 from dashboard.sitecheck import unknown_site_notice
@@ -45,6 +46,7 @@ from queries import validation
 
 PATH = "/history"
 dash.register_page(__name__, path=PATH, name="History", title="hitboard · history", order=1)
+register_note_callbacks("history")
 
 LABEL_FORMAT = {"minute": "%a %d %b %Y %H:%M", "hour": "%a %d %b %Y %H:%M",
                 "day": "%a %d %b %Y"}
@@ -82,6 +84,7 @@ def layout(**query):
                         children=dcc.Graph(id="history-graph", config=GRAPH_CONFIG,
                                            style={"height": "100%"},
                                            figure=notice_figure("Loading…", shell.theme))),
+            notes_section("history"),
         ]),
         html.Section(className="card", children=[
             html.H2("Totals", className="card-title"),
@@ -195,6 +198,7 @@ def render(search):
         view.current, granularity=shown.granularity, theme=theme, pages=view.shell.pages,
         mode=view.controls.mode, previous=view.previous, incomplete=view.incomplete,
         uirevision=f"history|{search}")
+    figure = decorate_history(figure, view)
     totals = totals_table(view.current, view.previous, pages=view.shell.pages,
                           table_id="history-totals-table")
     return (figure, totals, period_label(shown, view.shell.tz), _hint(shown.granularity),
