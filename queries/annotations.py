@@ -11,14 +11,16 @@ the expected range) carry a deterministic string ``_id``; the others an ObjectId
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 from bson import ObjectId
 from bson.errors import InvalidId
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from . import validation
 from .errors import HitboardError
 
+log = logging.getLogger(__name__)
 COLLECTION = "annotations"
 ALL_SITES = "*"
 KINDS = ("note", "deploy", "load-test", "spike", "backfill", "anomaly")
@@ -122,3 +124,19 @@ def _public(doc: dict) -> dict:
     return {"id": str(doc["_id"]), "site": doc.get("site", ALL_SITES), "time": time,
             "text": doc.get("text", ""), "kind": doc.get("kind", "note"),
             "author": doc.get("author", "")}
+
+
+def record_activity(db, sites, text: str, kind: str, when: dt.datetime | None = None) -> int:
+    """An automatic note (``author`` "hitboard") for each of ``sites`` (a note on
+    generated traffic belongs to the generated sites, not to every site); the text is cut
+    to fit. A failure is logged, never raised: the activity itself went through."""
+    when = when or dt.datetime.now(dt.UTC)
+    text = text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
+    written = 0
+    for site in sorted(set(sites)) or [ALL_SITES]:
+        try:
+            add_annotation(db, site, when, text, kind, "hitboard")
+            written += 1
+        except (HitboardError, PyMongoError):
+            log.warning("could not record the note %r on %s", text, site, exc_info=True)
+    return written

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from queries import annotations as notes
@@ -75,6 +77,13 @@ def delete_command(ident, store):
     if not deleted:
         raise notes.InvalidAnnotationError(f"no annotation with id {ident!r}")
     click.echo(f"deleted {ident}")
+
+
+def note_ingest(db, files, summary) -> None:
+    """The automatic note of an ingest run, on each site it counted hits for."""
+    names = ", ".join(os.path.basename(f) for f in files)
+    notes.record_activity(db, summary.sites, f"ingested {names}: {summary.parsed:,} lines",
+                          "backfill")
 
 
 COMMANDS = (annotate, annotations)
