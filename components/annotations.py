@@ -110,7 +110,7 @@ def add_band(figure: go.Figure, band: pd.DataFrame, weeks: int, index: pd.Dateti
                       fillcolor=BAND_COLOR.get(theme, BAND_COLOR["light"]), name=name,
                       customdata=band["low"],
                       hovertemplate="expected %{customdata:,.0f}–%{y:,.0f}<extra></extra>")
-    figure.data = (low, high, *figure.data)
+    figure.add_traces([low, high])  # after the lines: data[0] stays the first page
     if totals is not None:
         checked = totals.iloc[:-1] if incomplete else totals
         joined = band.join(checked.rename("total"), how="inner")
