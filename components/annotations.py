@@ -26,6 +26,7 @@ NOTES_NAME = "Notes"
 PREVIOUS_NOTES_NAME = "Notes (previous period)"
 BAND_COLOR = {"light": "rgba(34, 139, 230, 0.13)", "dark": "rgba(116, 192, 252, 0.16)"}
 OUTSIDE_COLOR = "#e03131"
+NOTES_AXIS = {"overlaying": "y", "range": [0, 1.04], "visible": False, "fixedrange": True}
 
 
 def positions(times, index: pd.DatetimeIndex, granularity: str) -> list[str]:
@@ -51,10 +52,10 @@ def add_annotations(figure: go.Figure, notes: list[dict], index: pd.DatetimeInde
     """A vertical line per note and a marker at its top whose hover says what happened;
     ``previous`` notes (of the previous period, moved by ``previous_shift`` onto the
     current axis) dotted and grey, under the previous-period overlay."""
-    notes = [n for n in notes if _inside(n["time"], index, granularity)]
+    notes = [n for n in notes if inside(n["time"], index, granularity)]
     moved = [{**n, "time": n["time"] + previous_shift} for n in previous] \
         if previous_shift is not None else []
-    moved = [n for n in moved if _inside(n["time"], index, granularity)]
+    moved = [n for n in moved if inside(n["time"], index, granularity)]
     if not notes and not moved:
         return figure
     zone = index.tz
@@ -76,9 +77,21 @@ def add_annotations(figure: go.Figure, notes: list[dict], index: pd.DatetimeInde
             marker={"symbol": "triangle-down", "size": 11, "color": colors},
             hovertext=[prefix + hover_text(n, zone) for n in group], hoverinfo="text",
             showlegend=True))
-    figure.update_layout(shapes=shapes, yaxis2={
-        "overlaying": "y", "range": [0, 1.04], "visible": False, "fixedrange": True})
+    figure.update_layout(shapes=shapes, yaxis2=NOTES_AXIS)
     return figure
+
+
+def note_trace(note: dict, index: pd.DatetimeIndex, granularity: str) -> dict:
+    """One note as a trace of its own (its line and its marker), to add to a chart already
+    drawn (a ``Patch`` appends it, with ``NOTES_AXIS`` as ``layout.yaxis2``)."""
+    where = positions([note["time"]], index, granularity)[0]
+    color = KIND_COLORS.get(note["kind"], KIND_COLORS["note"])
+    text = hover_text(note, index.tz)
+    return {"type": "scatter", "x": [where, where], "y": [0, 1], "yaxis": "y2",
+            "mode": "lines+markers", "name": NOTES_NAME, "showlegend": False,
+            "line": {"color": color, "width": 1.5, "dash": "dash"},
+            "marker": {"symbol": "triangle-down", "size": [0, 11], "color": color},
+            "hovertext": [text, text], "hoverinfo": "text"}
 
 
 def hover_text(note: dict, zone) -> str:
@@ -189,7 +202,7 @@ def _wrap(text: str, width: int = 60) -> str:
     return "<br>".join([*lines, line])
 
 
-def _inside(when, index: pd.DatetimeIndex, granularity: str) -> bool:
+def inside(when, index: pd.DatetimeIndex, granularity: str) -> bool:
     if not len(index):
         return False
     step = {"minute": pd.Timedelta(minutes=1), "hour": pd.Timedelta(hours=1),

@@ -14,14 +14,17 @@ import logging
 
 import pandas as pd
 import plotly.graph_objects as go
-from dash import Input, Output, State, callback, dcc, html, no_update
+from dash import Input, Output, Patch, State, callback, dcc, html, no_update
 
 from components import message
 from components.annotations import (
+    NOTES_AXIS,
     add_annotations,
     add_band,
     excursion_banner,
+    inside,
     note_form,
+    note_trace,
     notes_list,
 )
 from dashboard import reads
@@ -184,7 +187,7 @@ def live_banner(_n, search):
         return None
     if not shell.pages and not get_services().settings.readonly:
         _record_excursion(site, found)
-    return excursion_banner(found.text.capitalize(), found.direction)
+    return excursion_banner(found.text[:1].upper() + found.text[1:], found.direction)
 
 
 def _record_excursion(site: str, found: expected.Excursion) -> None:
@@ -211,7 +214,7 @@ def pick_time(click, search):
 
 
 def add_note(prefix: str):
-    def add(_clicks, when, text, kind, token, figure, search):
+    def add(_clicks, when, text, kind, token, search):
         shell = ShellState.from_query(parse_search(search))
         try:
             check_token(token, "Adding a note")
@@ -226,28 +229,32 @@ def add_note(prefix: str):
         except HitboardError as exc:  # AdminTokenError included
             return message(str(exc)), no_update, no_update, *extra
         note["text"] = notes.check_text(note["text"])
-        done = ("Note added.", _with_note(prefix, figure, note, search), "")
+        done = ("Note added.", _with_note(prefix, note, search), "")
         return (*done, history_notes(search)) if extra else done
 
     extra = (no_update,) if prefix == "history" else ()
     return add
 
 
-def _with_note(prefix: str, figure, note: dict, search):
-    """The chart shown, with the new note drawn at once."""
+def _with_note(prefix: str, note: dict, search):
+    """A patch drawing the new note at once on the chart shown."""
     try:
         if prefix == "history":
             from dashboard.history_view import compute_view
 
             view = compute_view(search)
-            index, granularity, theme = view.current.index, view.period.granularity, \
-                view.shell.theme
+            index, granularity = view.current.index, view.period.granularity
         else:
             shell = ShellState.from_query(parse_search(search))
             window = int(parse_search(search).get("window", ["60"])[0])
             snapshot = reads.live_snapshot(note["site"], shell.pages, shell.tz, window)
-            index, granularity, theme = snapshot.series.index, "minute", shell.theme
-        return add_annotations(go.Figure(figure), [note], index, granularity, theme)
+            index, granularity = snapshot.series.index, "minute"
+        if not inside(note["time"], index, granularity):
+            return no_update
+        patch = Patch()
+        patch["data"].append(note_trace(note, index, granularity))
+        patch["layout"]["yaxis2"] = NOTES_AXIS
+        return patch
     except Exception:
         return no_update
 
@@ -267,7 +274,7 @@ def register_note_callbacks(prefix: str) -> None:
              Input(f"{prefix}-note-add", "n_clicks"),
              State(f"{prefix}-note-time", "value"), State(f"{prefix}-note-text", "value"),
              State(f"{prefix}-note-kind", "value"), State(f"{prefix}-note-token", "value"),
-             State(f"{prefix}-graph", "figure"), State("url", "search"),
+             State("url", "search"),
              prevent_initial_call=True)(add_note(prefix))
     if prefix == "history":
         callback(Output("history-notes", "children"), Input("url", "search"))(history_notes)
