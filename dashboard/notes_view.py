@@ -29,6 +29,7 @@ from components.annotations import (
 )
 from dashboard import reads
 from dashboard.admin import check_token, token_required
+from dashboard.compare_view import comparison_period
 from dashboard.feedback import describe
 from dashboard.services import get_services
 from dashboard.state import ShellState, parse_search
@@ -73,7 +74,7 @@ def _band(site, start, end, granularity, pages, tz):
 
 
 # -- History ------------------------------------------------------------------------------
-def decorate_history(figure: go.Figure, view) -> go.Figure:
+def decorate_history(figure: go.Figure, view, search: str | None) -> go.Figure:
     """The band (hour and day charts showing one series or a stack) and the notes of the
     range and, with the comparison on, of the previous period."""
     shown, shell = view.period, view.shell
@@ -90,7 +91,7 @@ def decorate_history(figure: go.Figure, view) -> go.Figure:
                          view.current.sum(axis=1), shell.theme, view.incomplete)
         previous, shift = [], None
         if view.previous is not None and len(view.previous.index):
-            before = shown.previous(shell.tz)
+            before = comparison_period(parse_search(search), shown, shell.tz)
             previous = _notes(view.site, before.start, before.end)
             shift = index[0] - view.previous.index[0]
         add_annotations(figure, _notes(view.site, shown.start, shown.end), index,

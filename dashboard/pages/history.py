@@ -22,6 +22,7 @@ from components import (
     timeseries_figure,
     totals_table,
 )
+from dashboard.compare_view import compare_controls, register_compare_callbacks
 from dashboard.feedback import describe
 from dashboard.history_view import (
     MODES,
@@ -47,6 +48,7 @@ from queries import validation
 PATH = "/history"
 dash.register_page(__name__, path=PATH, name="History", title="hitboard · history", order=1)
 register_note_callbacks("history")
+register_compare_callbacks()
 
 LABEL_FORMAT = {"minute": "%a %d %b %Y %H:%M", "hour": "%a %d %b %Y %H:%M",
                 "day": "%a %d %b %Y"}
@@ -70,6 +72,7 @@ def layout(**query):
             dcc.Checklist(id="history-compare", className="check",
                           options=[{"label": " Compare with previous period", "value": "1"}],
                           value=["1"] if controls.compare else []),
+            compare_controls(**query),
             html.Button("Download CSV", id="history-csv-button", n_clicks=0, className="btn"),
             dcc.Download(id="history-csv"),
             dcc.Store(id="history-plotted"),
@@ -198,7 +201,7 @@ def render(search):
         view.current, granularity=shown.granularity, theme=theme, pages=view.shell.pages,
         mode=view.controls.mode, previous=view.previous, incomplete=view.incomplete,
         uirevision=f"history|{search}")
-    figure = decorate_history(figure, view)
+    figure = decorate_history(figure, view, search)
     totals = totals_table(view.current, view.previous, pages=view.shell.pages,
                           table_id="history-totals-table")
     return (figure, totals, period_label(shown, view.shell.tz), _hint(shown.granularity),
