@@ -108,7 +108,8 @@ def add_band(figure: go.Figure, band: pd.DataFrame, weeks: int, index: pd.Dateti
              granularity: str, totals: pd.Series | None = None, theme: str = "light",
              incomplete: bool = False) -> go.Figure:
     """Shade the expected range under the lines and mark the buckets of ``totals``
-    outside it (the last one too only when it is complete)."""
+    outside it, beyond the noise bounds ``below``/``above`` when the band has them (the
+    last bucket only when it is complete)."""
     band = band[(band.index >= index[0]) & (band.index <= index[-1])].dropna() \
         if len(index) else band.iloc[:0]
     if band.empty:
@@ -127,7 +128,9 @@ def add_band(figure: go.Figure, band: pd.DataFrame, weeks: int, index: pd.Dateti
     if totals is not None:
         checked = totals.iloc[:-1] if incomplete else totals
         joined = band.join(checked.rename("total"), how="inner")
-        out = joined[(joined["total"] > joined["high"]) | (joined["total"] < joined["low"])]
+        above = joined["above"] if "above" in joined else joined["high"]
+        below = joined["below"] if "below" in joined else joined["low"]
+        out = joined[(joined["total"] > above) | (joined["total"] < below)]
         if len(out):
             figure.add_trace(go.Scatter(
                 x=positions(out.index, index, granularity), y=out["total"], mode="markers",
@@ -166,10 +169,12 @@ def note_form(prefix: str, token_required: bool) -> html.Details:
         html.Div(className="note-fields", children=[
             html.Label(["At", dcc.Input(id=f"{prefix}-note-time", type="text",
                                         placeholder="click the chart, or YYYY-MM-DD HH:MM",
-                                        debounce=False)]),
+                                        debounce=False, className="note-input",
+                                        style={"width": "17em"})]),
             html.Label(["Note", dcc.Input(id=f"{prefix}-note-text", type="text",
                                           maxLength=280, placeholder="what happened",
-                                          debounce=False)]),
+                                          debounce=False, className="note-input",
+                                          style={"width": "22em"})]),
             html.Label(["Kind", dcc.Dropdown(
                 id=f"{prefix}-note-kind", clearable=False, searchable=False, value="note",
                 options=[{"label": KIND_LABELS[k], "value": k}

@@ -73,8 +73,12 @@ def choose_comparison(kind, start, search):
     query = parse_search(search)
     if kind not in COMPARE_WITH:
         return no_update
+    start = start or None
+    shown = (choice(query, "vs", COMPARE_WITH, "previous"), first(query, "vsstart"))
+    if (kind, start if kind == "custom" else shown[1]) == shown:
+        return no_update  # a control reporting its value as it mounts changes nothing
     changes = {"vs": None if kind == "previous" else kind, "compare": "1",
-               "vsstart": (start or None) if kind == "custom" else None}
+               "vsstart": start if kind == "custom" else None}
     return changed_search(updated(query, **changes), search) or no_update
 
 

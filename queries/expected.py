@@ -24,12 +24,24 @@ WEEKS = 8
 MIN_WEEKS = 4
 LOW, HIGH = 10, 90
 WINDOW = dt.timedelta(minutes=60)
+# A bucket is *outside* only beyond the band by more than counting noise: 3·√n hits or
+# 10 %, whichever is larger (steady traffic makes a band a few hits wide).
+NOISE_SIGMAS, NOISE_SHARE = 3.0, 0.10
+
+
+def alarm_bounds(low, high):
+    """The values a count must pass (strictly) to be outside the band ``[low, high]``."""
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    below = low - np.maximum(NOISE_SIGMAS * np.sqrt(np.maximum(low, 0)), NOISE_SHARE * low)
+    above = high + np.maximum(NOISE_SIGMAS * np.sqrt(np.maximum(high, 1)), NOISE_SHARE * high)
+    return below, above
 
 
 @dataclass(frozen=True)
 class ExpectedRange:
     """``frame``: index = the chart's buckets, columns ``low``, ``median``, ``high``
-    (NaN where no past week had that bucket); ``weeks``: past weeks read."""
+    (NaN where no past week had that bucket) and ``below``/``above``, the counts a bucket
+    must pass to be marked outside (see :func:`alarm_bounds`); ``weeks``: weeks read."""
 
     frame: pd.DataFrame
     weeks: int
@@ -109,7 +121,8 @@ def hour_excursion(db, site: str, now: dt.datetime, pages=None, tz="UTC",
                        "minute", pages, zone)
         totals.append(float(frame.to_numpy().sum()))
     low, usual, high = np.percentile(totals, [LOW, 50, HIGH])
-    if low <= current <= high:
+    below, above = alarm_bounds(low, high)
+    if below <= current <= above:
         return None
     ratio = current / usual if usual else float("inf")
     hour = end.astimezone(zone).replace(minute=0)
@@ -133,11 +146,14 @@ def _moved(when: dt.datetime, shift: dt.timedelta, zone) -> dt.datetime:
 
 
 def _percentiles(values: np.ndarray, index: pd.DatetimeIndex) -> pd.DataFrame:
-    frame = pd.DataFrame(np.nan, index=index, columns=["low", "median", "high"])
+    frame = pd.DataFrame(np.nan, index=index, columns=["low", "median", "high", "below",
+                                                       "above"])
     known = ~np.isnan(values).all(axis=1) if values.size else np.zeros(len(index), bool)
     if known.any():
         rows = values[known]
         frame.loc[known, "low"] = np.nanpercentile(rows, LOW, axis=1)
         frame.loc[known, "median"] = np.nanpercentile(rows, 50, axis=1)
         frame.loc[known, "high"] = np.nanpercentile(rows, HIGH, axis=1)
+        below, above = alarm_bounds(frame.loc[known, "low"], frame.loc[known, "high"])
+        frame.loc[known, "below"], frame.loc[known, "above"] = below, above
     return frame

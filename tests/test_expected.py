@@ -72,3 +72,12 @@ def test_an_hour_far_below_the_usual_is_an_excursion(db):
     low = expected.hour_excursion(db, "s", TODAY + dt.timedelta(hours=3), tz="Europe/Paris")
     assert low.direction == "below" and low.ratio == pytest.approx(0.1)
     assert "Sunday 04:00" in low.text
+
+
+def test_counting_noise_is_not_an_excursion(db):
+    """Steady past weeks make a band a few hits wide: 5 % more is noise, not an anomaly."""
+    history(db, 60, per_minute=lambda k: 20)
+    queries.backfill(db, [DayCounts("s", TODAY, ["/a"], np.full((1, 1440), 21))])
+    assert expected.hour_excursion(db, "s", TODAY + dt.timedelta(hours=3)) is None
+    band = expected.expected_range(db, "s", TODAY - dt.timedelta(days=1), TODAY, "hour")
+    assert (band.frame["above"] > band.frame["high"] * 1.09).all()
