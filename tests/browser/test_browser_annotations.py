@@ -128,8 +128,8 @@ def test_the_expected_band_needs_weeks_of_history(app, dash_duo, days, shown):
     names = [n for n, _ in traces(dash_duo, "#history-graph")]
     band = [n for n in names if n.startswith("Expected range")]
     if shown:
-        assert band == ["Expected range: 10th–90th percentile, same weekday and hour, "
-                        "previous 7 weeks"]
+        assert band == ["Expected range (10th–90th percentile<br>of the same weekday and "
+                        "hour, previous 7 weeks)"]
         legend = dash_duo.find_element("#history-graph .legend").text
         assert "10th–90th percentile" in legend
     else:
