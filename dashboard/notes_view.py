@@ -173,7 +173,8 @@ def decorate_live(figure: dict, snapshot, site: str, shell, window: int) -> dict
 
 def live_banner(_n, search):
     """While the last hour runs outside the expected range: say so, and record it once
-    as an automatic note (whole-site views only, on a server that writes)."""
+    as an automatic note, once per excursion (whole-site views only, on a server that
+    writes)."""
     shell = ShellState.from_query(parse_search(search))
     try:
         site = reads.resolve_site(shell.site, fresh=True)
@@ -192,11 +193,9 @@ def live_banner(_n, search):
 
 
 def _record_excursion(site: str, found: expected.Excursion) -> None:
-    hour = found.hour.astimezone(dt.UTC)
-    key = f"anomaly/{site}/{hour:%Y%m%dT%H}/{found.direction}"
     try:
-        notes.add_annotation(get_services().db, site, hour, found.text, "anomaly",
-                             "hitboard", key=key)
+        notes.record_excursion(get_services().db, site, found.hour, found.direction,
+                               found.text)
     except HitboardError:
         log.exception("could not record the excursion")
 

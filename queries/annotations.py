@@ -140,3 +140,25 @@ def record_activity(db, sites, text: str, kind: str, when: dt.datetime | None = 
         except (HitboardError, PyMongoError):
             log.warning("could not record the note %r on %s", text, site, exc_info=True)
     return written
+
+
+def record_excursion(db, site: str, hour: dt.datetime, direction: str, text: str) -> str | None:
+    """Note an hour outside the expected range once per excursion: an hour that follows
+    one already noted in the same direction extends that note (its ``until``) instead of
+    adding another. Returns the new note's id, None when it extended or already had one."""
+    site, hour = check_site(site), validation.timestamp(hour)
+    previous = hour - dt.timedelta(hours=1)
+    ongoing = db[COLLECTION].find_one(
+        {"site": site, "time": {"$gte": hour - dt.timedelta(days=7), "$lte": hour},
+         "kind": "anomaly", "direction": direction, "until": {"$gte": previous}},
+        sort=[("time", -1)])
+    if ongoing is not None:
+        if ongoing["until"].replace(tzinfo=dt.UTC) < hour:
+            db[COLLECTION].update_one({"_id": ongoing["_id"]}, {"$set": {"until": hour}})
+        return None
+    key = f"anomaly/{site}/{hour:%Y%m%dT%H}/{direction}"
+    ident = add_annotation(db, site, hour, text, "anomaly", "hitboard", key=key)
+    if ident is not None:
+        db[COLLECTION].update_one({"_id": key}, {"$set": {"direction": direction,
+                                                          "until": hour}})
+    return ident

@@ -62,3 +62,19 @@ def test_bad_ids_are_refused(db):
     with pytest.raises(queries.HitboardError, match="invalid annotation id"):
         notes.delete_annotation(db, "")
     assert notes.delete_annotation(db, "0" * 24) is False
+
+
+def test_an_excursion_is_noted_once_however_many_hours_it_lasts(db):
+    hour = utc(2026, 11, 22, 14)
+    assert notes.record_excursion(db, "s", hour, "above", "3× the usual") is not None
+    assert notes.record_excursion(db, "s", hour, "above", "3× the usual") is None
+    for later in (1, 2):
+        assert notes.record_excursion(db, "s", hour + dt.timedelta(hours=later), "above",
+                                      "still high") is None
+    assert notes.record_excursion(db, "s", hour + dt.timedelta(hours=2), "below", "low") \
+        is not None
+    # a gap of an hour ends the excursion: the next one is a new note
+    assert notes.record_excursion(db, "s", hour + dt.timedelta(hours=4), "above", "again") \
+        is not None
+    assert [(a["kind"], a["text"]) for a in reversed(notes.list_annotations(db, "s"))] == [
+        ("anomaly", "3× the usual"), ("anomaly", "low"), ("anomaly", "again")]
