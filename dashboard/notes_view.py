@@ -210,7 +210,7 @@ def pick_time(click, search):
     when = when[0] if isinstance(when, list) and when else when
     if not isinstance(when, str):
         when = points[0].get("x")
-    return (str(when)[:16] if when else no_update), True
+    return (str(when) if when else no_update), True  # an offset, on DST days, is kept
 
 
 def add_note(prefix: str):
