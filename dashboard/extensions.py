@@ -22,11 +22,11 @@ Extension = Callable[[flask.Flask, Services], None]
 
 
 def hooks() -> tuple[Extension, ...]:
-    from . import beacon, health, rollup_job
+    from . import annotations_api, beacon, health, rollup_job
     from .loadgen import control
 
     return (health.register_health, control.register_loadgen, beacon.register_beacon,
-            rollup_job.register_rollups)
+            rollup_job.register_rollups, annotations_api.register_annotations_api)
 
 
 def install(server: flask.Flask, services: Services) -> None:

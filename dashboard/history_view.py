@@ -13,6 +13,7 @@ from queries import validation
 from queries.series import bucket_edges
 
 from . import reads
+from .compare_view import comparison_period
 from .ranges import DEFAULT_PRESET, GRANULARITIES, PRESETS, Period, period
 from .state import ShellState, choice, first, parse_search
 
@@ -90,8 +91,8 @@ def compute_view(search: str | None) -> View:
     if site not in known:
         return View(shell, controls, site, None, known_sites=known)
     current = _series(site, shown, shell, seconds)
-    previous = _series(site, shown.previous(shell.tz), shell, seconds) if controls.compare \
-        else None
+    previous = _series(site, comparison_period(query, shown, shell.tz), shell, seconds) \
+        if controls.compare else None
     return View(shell, controls, site, shown, current, previous,
                 incomplete=ends_inside_a_bucket(shown, shell.tz), known_sites=known)
 

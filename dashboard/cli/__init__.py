@@ -12,10 +12,11 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import dimensions, ingest, loadgen, serve, shard, stats, store
+    from . import annotate, dimensions, ingest, loadgen, serve, shard, stats, store
 
     for command in (*stats.COMMANDS, *loadgen.COMMANDS, *ingest.COMMANDS, *serve.COMMANDS,
-                    *shard.COMMANDS, *dimensions.COMMANDS, *store.COMMANDS):
+                    *shard.COMMANDS, *dimensions.COMMANDS, *store.COMMANDS,
+                    *annotate.COMMANDS):
         main.add_command(command)
 
 

@@ -18,6 +18,7 @@ from queries.events import WRITE_CONCERNS, retention_days
 from queries.logformat import FORMATS
 from queries.rollups import run_rollups
 
+from .annotate import note_ingest
 from .common import open_db, store_option
 
 
@@ -92,6 +93,8 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, store
                 ingestor.close()
         if failure is None and not follow and not no_events and ingestor.summary.parsed:
             _roll_up(db)
+        if ingestor.summary.parsed:
+            note_ingest(db, files, ingestor.summary)
     finally:
         db.client.close()
     summary = ingestor.summary

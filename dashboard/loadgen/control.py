@@ -19,6 +19,7 @@ import flask
 
 import queries
 from queries import HitboardError
+from queries.annotations import record_activity
 from queries.backfill import Progress, check_days
 from queries.events import EventWriter
 from queries.generator_state import remember_running
@@ -98,7 +99,10 @@ class LoadGenerator:
             if (runner is not None and runner.running and model == runner.model
                     and config.events == self.config.events):
                 runner.set_rate(config.rate)
+                changed = config.rate != self.config.rate
                 self.config = config
+                if changed:
+                    self._note(f"load generator: rate changed to {config.rate:,g} hits/s")
                 return False
             queries.register_synthetic(self.db, model.site_names)
             self._retire(runner)
@@ -108,6 +112,9 @@ class LoadGenerator:
             self.config = config
             started = self._runner.start()
         remember_running(self.db, True)
+        if started:
+            self._note(f"load generator started: {config.rate:,g} hits/s on "
+                       f"{config.pages} pages")
         return started
 
     def stop(self, remember: bool = True) -> bool:
@@ -118,15 +125,21 @@ class LoadGenerator:
             stopped = runner.stop() if runner is not None else False
         if remember and not self.readonly:
             remember_running(self.db, False)
+        if stopped:
+            self._note("load generator stopped")
         return stopped
 
     def set_rate(self, rate: float) -> None:
         self._check_enabled()
         check_rate(rate, self.max_rate)
         with self._lock:
+            changed = float(rate) != self.config.rate
             self.config = dataclasses.replace(self.config, rate=float(rate))
+            running = self._runner is not None and self._runner.running
             if self._runner is not None:
                 self._runner.set_rate(rate)
+        if changed and running:
+            self._note(f"load generator: rate changed to {float(rate):,g} hits/s")
 
     def spike(self) -> None:
         """×10 for 30 s; only while running."""
@@ -135,6 +148,13 @@ class LoadGenerator:
             if self._runner is None or not self._runner.running:
                 raise HitboardError("start the generator before adding a spike")
             self._runner.spike()
+        self._note("load generator spike: ×10 for 30 s", "spike")
+
+    def _note(self, text: str, kind: str = "load-test") -> None:
+        """An automatic note on the generated sites' charts."""
+        runner = self._runner
+        if runner is not None:
+            record_activity(self.db, runner.model.site_names, text, kind)
 
     def _event_writer(self) -> EventWriter:
         if self._events is None:
@@ -184,6 +204,9 @@ class LoadGenerator:
             totals = backfill_history(self.db, model, rate, days, now=now, progress=progress,
                                       dimensions=self.dimensions)
             state.hits = totals.hits
+            record_activity(self.db, model.site_names,
+                            f"backfilled {days} days of synthetic traffic "
+                            f"({totals.hits:,} hits)", "backfill")
         except Exception as exc:  # shown on the page: the thread must not die silently
             log.exception("backfill failed")
             state.error = f"{type(exc).__name__}: {exc}"

@@ -22,6 +22,7 @@ from components import (
     timeseries_figure,
     totals_table,
 )
+from dashboard.compare_view import compare_controls, register_compare_callbacks
 from dashboard.feedback import describe
 from dashboard.history_view import (
     MODES,
@@ -30,6 +31,7 @@ from dashboard.history_view import (
     picker_dates,
     shown_period,
 )
+from dashboard.notes_view import decorate_history, notes_section, register_note_callbacks
 from dashboard.ranges import DEFAULT_PRESET, GRANULARITIES, PRESETS, Period, drill_down
 from dashboard.services import get_services
 from dashboard.sitecheck import unknown_site_notice
@@ -45,6 +47,8 @@ from queries import validation
 
 PATH = "/history"
 dash.register_page(__name__, path=PATH, name="History", title="hitboard · history", order=1)
+register_note_callbacks("history")
+register_compare_callbacks()
 
 LABEL_FORMAT = {"minute": "%a %d %b %Y %H:%M", "hour": "%a %d %b %Y %H:%M",
                 "day": "%a %d %b %Y"}
@@ -68,6 +72,7 @@ def layout(**query):
             dcc.Checklist(id="history-compare", className="check",
                           options=[{"label": " Compare with previous period", "value": "1"}],
                           value=["1"] if controls.compare else []),
+            compare_controls(**query),
             html.Button("Download CSV", id="history-csv-button", n_clicks=0, className="btn"),
             dcc.Download(id="history-csv"),
             dcc.Store(id="history-plotted"),
@@ -82,6 +87,7 @@ def layout(**query):
                         children=dcc.Graph(id="history-graph", config=GRAPH_CONFIG,
                                            style={"height": "100%"},
                                            figure=notice_figure("Loading…", shell.theme))),
+            notes_section("history"),
         ]),
         html.Section(className="card", children=[
             html.H2("Totals", className="card-title"),
@@ -195,6 +201,7 @@ def render(search):
         view.current, granularity=shown.granularity, theme=theme, pages=view.shell.pages,
         mode=view.controls.mode, previous=view.previous, incomplete=view.incomplete,
         uirevision=f"history|{search}")
+    figure = decorate_history(figure, view, search)
     totals = totals_table(view.current, view.previous, pages=view.shell.pages,
                           table_id="history-totals-table")
     return (figure, totals, period_label(shown, view.shell.tz), _hint(shown.granularity),

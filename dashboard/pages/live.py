@@ -26,6 +26,12 @@ from components import (
 )
 from dashboard import reads
 from dashboard.feedback import describe
+from dashboard.notes_view import (
+    banner_slot,
+    decorate_live,
+    notes_section,
+    register_note_callbacks,
+)
 from dashboard.recent_feed import recent_section, register_recent_callbacks
 from dashboard.services import get_services
 from dashboard.sitecheck import unknown_site_notice
@@ -41,6 +47,7 @@ from queries import validation
 
 dash.register_page(__name__, path="/", name="Live", title="hitboard · live", order=0)
 register_recent_callbacks()
+register_note_callbacks("live")
 
 WINDOWS = {"15": "15 min", "60": "1 hour", "180": "3 hours"}
 DEFAULT_WINDOW = "60"
@@ -58,6 +65,7 @@ def layout(**query):
             html.Span(id="live-freshness", className="freshness", **{"aria-live": "polite"}),
         ]),
         html.Div(id="live-alert"),
+        banner_slot(),
         html.Div(id="live-kpis", className="kpis", children=kpi_cards(_kpis(None, None, "UTC"))),
         html.Div(className="grid", children=[
             html.Section(className="card card-wide", children=[
@@ -66,6 +74,7 @@ def layout(**query):
                     id="live-graph", config={**GRAPH_CONFIG, "doubleClick": "autosize"},
                     style={"height": "100%"},
                     figure=notice_figure("Loading…", theme))),
+                notes_section("live"),
             ]),
             html.Section(className="card", children=[
                 html.H2("Top pages today", className="card-title"),
@@ -136,6 +145,7 @@ def refresh(_n, search):
     key = ("live-view", site, shell.pages, shell.tz, window, shell.theme, snapshot.as_of)
     figure, cards, bars = get_services().cache.get_or_compute(
         key, lambda: _view(snapshot, site, shell, window), timeout=VIEW_SECONDS)
+    figure = decorate_live(figure, snapshot, site, shell, window)
     age = time.time() - snapshot.as_of.timestamp()
     return figure, cards, bars, {"age": age, "as_of": snapshot.as_of.isoformat()}, None
 

@@ -1,0 +1,89 @@
+"""queries.expected: the 10th–90th percentile of the same weekday and hour over past weeks."""
+
+import datetime as dt
+
+import numpy as np
+import pytest
+from dashkit import utc
+
+import queries
+from queries import expected
+from queries.backfill import DayCounts
+
+TODAY = utc(2026, 11, 22)
+
+
+def history(db, days: int, per_minute=lambda k: 1, site="s", until=TODAY):
+    """``days`` whole UTC days before ``until``; day k ago has ``per_minute(k)`` hits a minute."""
+    items = []
+    for k in range(days, 0, -1):
+        counts = np.full((1, 1440), per_minute(k), dtype=np.int64)
+        items.append(DayCounts(site, until - dt.timedelta(days=k), ["/a"], counts))
+    queries.backfill(db, items)
+
+
+def test_the_band_spans_the_10th_to_90th_percentile_of_the_same_weekday(db):
+    # Week k ago (k = 1..8) had k hits a minute: 60·k an hour.
+    history(db, 70, per_minute=lambda k: (k - 1) // 7)
+    band = expected.expected_range(db, "s", TODAY - dt.timedelta(days=1), TODAY, "hour")
+    assert band.weeks == 8
+    assert len(band.frame) == 24
+    hourly = [60 * k for k in range(1, 9)]
+    assert band.frame["low"].iloc[5] == pytest.approx(np.percentile(hourly, 10))
+    assert band.frame["high"].iloc[5] == pytest.approx(np.percentile(hourly, 90))
+    assert band.frame["median"].iloc[5] == pytest.approx(np.percentile(hourly, 50))
+
+
+def test_daily_buckets_in_a_zone(embedded_db):
+    db = embedded_db  # the band's arithmetic; the first test runs it on every backend
+    history(db, 70)
+    band = expected.expected_range(db, "s", utc(2026, 11, 15), utc(2026, 11, 21), "day",
+                                   tz="UTC")
+    assert list(band.frame["median"]) == [1440.0] * 6
+
+
+def test_no_band_with_too_little_history(embedded_db):
+    db = embedded_db  # the band's arithmetic; the first test runs it on every backend
+    history(db, 2)
+    assert expected.expected_range(db, "s", TODAY - dt.timedelta(days=1), TODAY,
+                                   "hour") is None
+    assert expected.expected_range(db, "nobody", TODAY - dt.timedelta(days=1), TODAY,
+                                   "hour") is None
+
+
+def test_weeks_before_the_first_day_are_left_out_not_read_as_zero(embedded_db):
+    db = embedded_db  # the band's arithmetic; the first test runs it on every backend
+    history(db, 35)  # 5 past weeks of the last day
+    band = expected.expected_range(db, "s", TODAY - dt.timedelta(days=1), TODAY, "hour")
+    assert band.weeks == 4
+    assert band.frame["low"].min() == 60
+
+
+def test_an_hour_far_above_the_usual_is_an_excursion(embedded_db):
+    db = embedded_db  # the band's arithmetic; the first test runs it on every backend
+    history(db, 60)
+    now = TODAY - dt.timedelta(days=1) + dt.timedelta(hours=14, minutes=30)
+    assert expected.hour_excursion(db, "s", now - dt.timedelta(days=1)) is None
+    queries.backfill(db, [DayCounts("s", TODAY, ["/a"], np.full((1, 1440), 5))])
+    high = expected.hour_excursion(db, "s", TODAY + dt.timedelta(hours=14, minutes=30))
+    assert high.direction == "above" and high.ratio == pytest.approx(5.0)
+    assert high.text.startswith("traffic 5.0× the usual for Sunday 14:00")
+
+
+def test_an_hour_far_below_the_usual_is_an_excursion(embedded_db):
+    db = embedded_db  # the band's arithmetic; the first test runs it on every backend
+    history(db, 60, per_minute=lambda k: 10)
+    queries.backfill(db, [DayCounts("s", TODAY, ["/a"], np.full((1, 1440), 1))])
+    low = expected.hour_excursion(db, "s", TODAY + dt.timedelta(hours=3), tz="Europe/Paris")
+    assert low.direction == "below" and low.ratio == pytest.approx(0.1)
+    assert "Sunday 04:00" in low.text
+
+
+def test_counting_noise_is_not_an_excursion(embedded_db):
+    db = embedded_db  # the band's arithmetic; the first test runs it on every backend
+    """Steady past weeks make a band a few hits wide: 5 % more is noise, not an anomaly."""
+    history(db, 60, per_minute=lambda k: 20)
+    queries.backfill(db, [DayCounts("s", TODAY, ["/a"], np.full((1, 1440), 21))])
+    assert expected.hour_excursion(db, "s", TODAY + dt.timedelta(hours=3)) is None
+    band = expected.expected_range(db, "s", TODAY - dt.timedelta(days=1), TODAY, "hour")
+    assert (band.frame["above"] > band.frame["high"] * 1.09).all()

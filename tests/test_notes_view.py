@@ -1,0 +1,64 @@
+"""The Live banner and its automatic note; the notes and the band on the page callbacks."""
+
+import datetime as dt
+
+from dashkit import page_module, seed
+
+from dashboard import notes_view, reads
+from dashboard.services import get_services
+from queries import annotations as notes
+
+
+def test_an_hour_above_the_usual_shows_a_banner_and_is_noted_once(app):
+    db = get_services(app.server).db
+    end = reads.now(60).replace(second=0)
+    window = [end - dt.timedelta(minutes=m) for m in range(1, 61)]
+    seed(db, "s", [(t - dt.timedelta(days=7 * w), "/a", 1) for w in range(1, 9) for t in window]
+         + [(t, "/a", 4) for t in window])
+    banner = notes_view.live_banner(1, "?site=s&tz=UTC")
+    assert banner.className == "notice banner banner-above"
+    assert banner.children.startswith(f"Traffic 4.0× the usual for {end:%A %H}:00 (240 hits")
+    notes_view.live_banner(2, "?site=s&tz=UTC")
+    found = notes.list_annotations(db, "s")
+    assert [(n["kind"], n["author"]) for n in found] == [("anomaly", "hitboard")]
+    assert found[0]["text"].startswith("traffic 4.0× the usual")
+
+
+def test_no_banner_without_weeks_of_history(app):
+    seed(get_services(app.server).db, "s", [(reads.now(60) - dt.timedelta(minutes=5), "/a", 50)])
+    assert notes_view.live_banner(1, "?site=s&tz=UTC") is None
+    assert notes_view.live_banner(1, "?site=nobody") is None
+
+
+def test_history_shows_the_notes_of_its_range_and_of_the_previous_period(app):
+    db = get_services(app.server).db
+    now = dt.datetime.now(dt.UTC)
+    seed(db, "s", [(now - dt.timedelta(days=d), "/a", 5) for d in range(1, 20)])
+    notes.add_annotation(db, "s", now - dt.timedelta(days=2), "this week", "deploy")
+    notes.add_annotation(db, "s", now - dt.timedelta(days=9), "last week")
+    figure = page_module("history").render("?site=s&range=7d&compare=1&tz=UTC")[0]
+    names = {t.name: t.hovertext for t in figure.data if t.name and t.name.startswith("Notes")}
+    assert "this week" in names["Notes"][0]
+    assert "previous period" in names["Notes (previous period)"][0]
+    assert "last week" in names["Notes (previous period)"][0]
+    listed = notes_view.history_notes("?site=s&range=7d&tz=UTC")
+    assert "this week" in str(listed) and "last week" not in str(listed)
+    data, alert = notes_view.notes_csv(1, "?site=s&range=7d&tz=UTC")
+    assert alert is None and data["content"].splitlines()[0] == "time,site,kind,author,text,id"
+    assert "this week" in data["content"]
+
+
+def test_adding_a_note_from_the_page_checks_its_input(app):
+    add = notes_view.add_note("history")
+    seed(get_services(app.server).db, "s", [(dt.datetime.now(dt.UTC), "/a", 1)])
+    status, *_ = add(1, None, "x", "note", None, "?site=s")
+    assert "click the chart" in str(status.children)
+    status, *_ = add(1, "2026-11-21 10:00", "", "note", None, "?site=s")
+    assert "empty" in str(status.children)
+    status, *_ = add(1, "tomorrow-ish", "x", "note", None, "?site=s")
+    assert "invalid time" in str(status.children)
+    status, _figure, cleared, _listed = add(1, "2026-11-21 10:00", "fine", "deploy", None,
+                                            "?site=s&tz=Europe/Paris")
+    assert status == "Note added." and cleared == ""
+    stored = notes.list_annotations(get_services(app.server).db, "s")[0]
+    assert stored["time"] == dt.datetime(2026, 11, 21, 9, tzinfo=dt.UTC)
