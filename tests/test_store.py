@@ -4,6 +4,7 @@ pymongo's bulk-write reporting, and crash safety (SIGKILL at any point)."""
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import os
 import signal
 import subprocess
@@ -197,3 +198,19 @@ def test_one_store_per_directory_in_a_process(tmp_path):
     second.counters.insert_one({"_id": 1})  # still open: the store counts its users
     second.client.close()
     assert second.client.store.closed
+
+
+def test_a_reading_threads_connection_closes_when_the_thread_ends(embedded_db):
+    """Servers that start a thread per request (werkzeug) must not pile connections up."""
+    store = embedded_db.client.store
+
+    def read():
+        embedded_db.counters.find_one({"_id": "x"})
+
+    before = len(store._connections)  # noqa: SLF001 (the store's own bookkeeping)
+    for _ in range(20):
+        thread = threading.Thread(target=read)
+        thread.start()
+        thread.join()
+    gc.collect()
+    assert len(store._connections) <= before + 1  # noqa: SLF001

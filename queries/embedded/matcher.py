@@ -100,9 +100,11 @@ def values_at(doc, path: str) -> list:
 
 def get(doc, path: str, default=None):
     """The single value at ``path`` without array fan-out (for updates and grouping)."""
+    if "." not in path and type(doc) is dict:
+        return doc.get(path, default)
     value = doc
     for part in path.split("."):
-        if isinstance(value, Mapping) and part in value:
+        if (type(value) is dict or isinstance(value, Mapping)) and part in value:
             value = value[part]
         elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
             value = value[int(part)]

@@ -172,6 +172,8 @@ _STAGES = {"$match": _match, "$group": _group, "$project": _project, "$sort": _s
 
 # -- expressions ---------------------------------------------------------------------------
 def evaluate(expr, row):
+    if type(expr) is str and expr[:1] == "$" and expr[1:2] != "$":
+        return matcher.get(row, expr[1:], _MISSING)
     if isinstance(expr, str):
         if expr.startswith("$$"):
             raise OperationFailure(f"variables are not supported: {expr}", code=17276)

@@ -20,6 +20,7 @@ import datetime as dt
 import os
 import sqlite3
 import threading
+import weakref
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,11 @@ def open_store(directory: str | os.PathLike, read_only: bool = False) -> Embedde
         return store
 
 
+class _Connection(sqlite3.Connection):
+    """sqlite3's connection, weakly referable (the store tracks them without keeping
+    them alive)."""
+
+
 @dataclass
 class Collection:
     """A collection's table, its key columns (field paths) and its indexes."""
@@ -81,9 +87,12 @@ class EmbeddedStore:
         self.write_lock = threading.RLock()
         self._depth = 0
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        # Weak: a reading thread's connection closes when the thread ends (servers that
+        # start a thread per request would otherwise pile connections up).
+        self._connections: weakref.WeakSet[_Connection] = weakref.WeakSet()
         self._connections_lock = threading.Lock()
-        self._catalogs: dict[int, tuple[int, dict[tuple[str, str], Collection]]] = {}
+        self._catalogs: weakref.WeakKeyDictionary[_Connection, tuple[int, dict]] = (
+            weakref.WeakKeyDictionary())
         self._owner: int | None = None
         directory.mkdir(parents=True, exist_ok=True)
         self._writer = self._connect(WRITER_CACHE_KB)
@@ -98,13 +107,14 @@ class EmbeddedStore:
     # -- connections -------------------------------------------------------------------
     def _connect(self, cache_kb: int) -> sqlite3.Connection:
         con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                              factory=_Connection,
                               timeout=BUSY_TIMEOUT_MS / 1000, cached_statements=256)
         con.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         con.execute("PRAGMA synchronous=NORMAL")
         con.execute(f"PRAGMA cache_size=-{cache_kb}")
         con.create_function("hb_ms", 1, keys.ms_of_key, deterministic=True)
         with self._connections_lock:
-            self._connections.append(con)
+            self._connections.add(con)
         return con
 
     def reader(self) -> sqlite3.Connection:
@@ -163,7 +173,7 @@ class EmbeddedStore:
     def _catalog(self, con: sqlite3.Connection) -> dict[tuple[str, str], Collection]:
         """The catalog as ``con`` sees it (each connection reads its own snapshot)."""
         version = con.execute("PRAGMA schema_version").fetchone()[0]
-        cached = self._catalogs.get(id(con))
+        cached = self._catalogs.get(con)
         if cached is not None and cached[0] == version:
             return cached[1]
         catalog: dict[tuple[str, str], Collection] = {}
@@ -175,7 +185,7 @@ class EmbeddedStore:
         for info in catalog.values():
             names = [row[1] for row in con.execute(f"PRAGMA table_info({quote(info.table)})")]
             info.columns = [n[2:] for n in names if n.startswith("k:")]
-        self._catalogs[id(con)] = (version, catalog)
+        self._catalogs[con] = (version, catalog)
         return catalog
 
     def collection(self, db: str, name: str, con: sqlite3.Connection | None = None
@@ -292,7 +302,7 @@ class EmbeddedStore:
             self.closed = True
             self._stop.set()
             with self._connections_lock:
-                connections, self._connections = self._connections, []
+                connections, self._connections = list(self._connections), weakref.WeakSet()
             if not self.read_only:
                 with suppress(sqlite3.Error):
                     self._writer.execute("PRAGMA optimize")
