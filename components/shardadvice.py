@@ -1,109 +1,27 @@
-"""The shard-key advice as text: the simulation's table and its recommendation.
-
-Takes the plan ``queries.shardplan.simulate`` returns; shared by ``hitboard shard-plan``
-and the Data page.
-"""
+"""The shard-key advice as HTML: a summary, one table row per candidate key (cells wrap;
+on a phone each row becomes a card) and the recommendation as prose, so nothing hides
+behind a scrollbar. The words come from ``queries.shardtext``, through the page."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from dash import html
 
 
-def _percent(value: float) -> str:
-    return f"{value:.0%}"
-
-
-def _times(value: float) -> str:
-    return "inf" if value == float("inf") else f"{value:.1f}x"
-
-
-def plan_lines(plan) -> list[str]:
-    """The table and the recommendation, as printed."""
-    lines = [_summary(plan).replace(". ", "\n", 1).rstrip("."), "",
-             f"{'shard key':<48}{'chunks':>7}{'jumbo':>6}{'data max/min':>13}  "
-             f"{'last day writes per shard':<28}{'max/min':>8}{'1-shard queries':>16}"]
-    for key in plan.keys:
-        shares = " / ".join(_percent(s) for s in key.write_share)
-        lines.append(
-            f"{key.candidate.label:<48}{key.chunks:>7}{len(key.jumbo):>6}"
-            f"{_times(key.data_imbalance):>13}  {shares:<28}{_times(key.write_imbalance):>8}"
-            f"{_percent(key.single_shard):>16}")
-    lines += notes(plan)
-    advice = recommendation(plan)
-    return lines + ["", advice[0]] + [f"  {line}" for line in advice[1:]]
-
-
-def _summary(plan) -> str:
-    day = plan.day.date().isoformat() if plan.day else "none"
-    return (f"stats documents: {plan.data_bytes / 2**20:,.2f} MB of BSON; last day {day}; "
-            f"{plan.queries:,} chart queries (today, 30 days, 12 months per page). "
-            f"{plan.shards} shards, chunks of {plan.chunk_bytes / 2**20:,.3f} MB "
-            f"({plan.chunk_rule}).")
-
-
-def notes(plan) -> list[str]:
-    """Warnings under the table: too few chunks, jumbo chunks."""
-    lines = []
-    if plan.keys and min(k.chunks for k in plan.keys) < 2 * plan.shards:
-        lines.append("note: fewer chunks than the shards can share: a cluster would leave most "
-                     "data where it is; a smaller --chunk-mb shows how it spreads as it grows")
-    for key in plan.keys:
-        if key.jumbo:
-            shown = "; ".join(key.jumbo[:3]) + ("; ..." if len(key.jumbo) > 3 else "")
-            lines.append(f"jumbo under {key.candidate.label}: {shown}")
-    return lines
-
-
-def recommendation(plan) -> list[str]:
-    """The recommended key and why, then why not each other key."""
-    best = plan.recommended
-    if best is None or plan.queries == 0:
-        return ["No stats documents to plan with: record some traffic first."]
-    even = 1 / plan.shards
-    lines = [
-        f"Recommendation: {best.candidate.label} (hitboard shard --key {best.candidate.name}): "
-        f"{_percent(best.single_shard)} of chart queries reach a single shard, the busiest "
-        f"shard takes {_percent(max(best.write_share))} of the last day's writes "
-        f"(even: {_percent(even)}), {len(best.jumbo)} jumbo chunks.",
-    ]
-    for key in plan.keys:
-        if key is not best:
-            lines.append(f"not {key.candidate.label}: {_why_not(key, even)}")
-    return lines
-
-
-def _why_not(key, even: float) -> str:
-    reasons = []
-    if key.jumbo:
-        reasons.append(f"{len(key.jumbo)} jumbo chunks that can neither split nor move")
-    if key.single_shard < 0.5:
-        reasons.append(f"only {_percent(key.single_shard)} of chart queries reach one shard "
-                       "(the rest are scatter-gather)")
-    if max(key.write_share, default=0) > 1.5 * even:
-        reasons.append(f"one shard takes {_percent(max(key.write_share))} of the writes")
-    return "; ".join(reasons) or "scores lower on targeted reads times even writes"
-
-
-def shard_advice(plan, element_id: str | None = None) -> html.Div:
-    """The same advice as HTML: a summary, one table row per key (cells wrap; on a phone
-    each row becomes a card) and the recommendation as prose, so nothing hides behind a
-    scrollbar."""
+def shard_advice(summary: str, head: Sequence[str], rows: Sequence[Sequence[str]],
+                 notes: Sequence[str], advice: Sequence[str],
+                 element_id: str | None = None) -> html.Div:
     props = {"id": element_id} if element_id else {}
-    head = ("Shard key", "Chunks", "Jumbo", "Data max/min", "Last day's writes per shard",
-            "Writes max/min", "Queries on 1 shard")
-    rows = [html.Tr([
-        html.Td(html.Code(key.candidate.label), **{"data-label": head[0]}),
-        *(html.Td(text, className="num", **{"data-label": label}) for label, text in zip(
-            head[1:], (f"{key.chunks:,}", f"{len(key.jumbo):,}", _times(key.data_imbalance),
-                       " / ".join(_percent(s) for s in key.write_share),
-                       _times(key.write_imbalance), _percent(key.single_shard)), strict=True)),
-    ]) for key in plan.keys]
-    advice = recommendation(plan)
+    body = [html.Tr([html.Td(html.Code(row[0]), **{"data-label": head[0]}),
+                     *(html.Td(text, className="num", **{"data-label": label})
+                       for label, text in zip(head[1:], row[1:], strict=True))])
+            for row in rows]
     return html.Div(className="shard-advice", **props, children=[
-        html.P(_summary(plan)[0].upper() + _summary(plan)[1:]),
+        html.P(summary[:1].upper() + summary[1:]),
         html.Table(className="totals stack-on-phone", children=[
-            html.Thead(html.Tr([html.Th(h) for h in head])), html.Tbody(rows)]),
-        *(html.P(line, className="hint") for line in notes(plan)),
+            html.Thead(html.Tr([html.Th(h) for h in head])), html.Tbody(body)]),
+        *(html.P(line, className="hint") for line in notes),
         html.P(html.Strong(advice[0])),
         html.Ul([html.Li(line) for line in advice[1:]]) if advice[1:] else None,
     ])

@@ -149,3 +149,15 @@ def test_writing_commands_run_beside_a_process_holding_the_store(tmp_path):
         assert "site_path_time" in holder.events.index_information()
     finally:
         holder.client.close()
+
+
+def test_the_cli_loads_neither_dash_nor_plotly():
+    """Only `hitboard serve` needs the dashboard: the other commands start faster without."""
+    code = ("import sys\nfrom click.testing import CliRunner\nfrom dashboard.cli import main\n"
+            "assert CliRunner().invoke(main, ['report', '--help']).exit_code == 0\n"
+            "assert CliRunner().invoke(main, ['shard-plan', '--help']).exit_code == 0\n"
+            "print(sorted(m for m in ('dash', 'plotly') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from components.shardadvice import plan_lines
 from queries import sharding, shardplan
+from queries.shardtext import plan_lines
 
 from .common import open_db, store_option
 

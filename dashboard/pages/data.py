@@ -22,7 +22,7 @@ from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.services import get_services
 from dashboard.state import ShellState, parse_search
-from queries import inspect, shardplan, validation
+from queries import inspect, shardplan, shardtext, validation
 from queries.events import TTL_ENV
 from queries.kpis import hit_totals
 from queries.recent import recent_hits
@@ -125,7 +125,9 @@ def show(search):
         plan = reads.shared(_shard_plan, seconds=reads.history_seconds())
         sections.append(html.Section(className="card", children=[
             html.H2("Shard key advice (hitboard shard-plan)", className="card-title"),
-            shard_advice(plan, element_id="data-shard-advice"),
+            shard_advice(shardtext.summary(plan), shardtext.HEAD, shardtext.key_rows(plan),
+                         shardtext.notes(plan), shardtext.recommendation(plan),
+                         element_id="data-shard-advice"),
         ]))
     except Exception as exc:
         sections.append(message(describe(exc)))
