@@ -43,13 +43,14 @@ def series(db, site: str, start: dt.datetime, end: dt.datetime, granularity: str
     base = _base_resolution(edges)
     counts = fetch_counts(db, site, {"$in": page_list}, base, edges[0], edges[-1])
     index = pd.DatetimeIndex(edges[:-1]).tz_convert(zone).rename("time")
-    frame = pd.DataFrame(0, index=index, columns=page_list, dtype="int64")
+    values = np.zeros((len(index), len(page_list)), dtype="int64")
     if len(counts):
         edge_ns = np.array([int(e.timestamp()) * 10**9 for e in edges], dtype="int64")
         slot = np.searchsorted(edge_ns, counts["ns"].to_numpy(), side="right") - 1
-        summed = counts.assign(slot=slot).groupby(["slot", "page"])["hits"].sum()
-        for (position, page), hits in summed.items():
-            frame.iat[position, page_list.index(page)] = hits
+        column = counts["page"].map({page: i for i, page in enumerate(page_list)})
+        np.add.at(values, (slot, column.to_numpy(dtype="int64")),
+                  counts["hits"].to_numpy(dtype="int64"))
+    frame = pd.DataFrame(values, index=index, columns=page_list)
     frame.columns.name = "page"
     return frame
 
