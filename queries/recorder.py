@@ -125,14 +125,23 @@ class HitRecorder:
         names = self._names.get((site, page)) or self._validate(site, page)
         key = (*names, ts.year, ts.month, ts.day)
         minute = ts.hour * 60 + ts.minute
+
+        def add(minutes: dict[int, int]) -> None:
+            minutes[minute] = minutes.get(minute, 0) + n
+
+        self._admit(key, n, add)
+
+    def _admit(self, key: tuple, n: int, add) -> None:
+        """Count ``n`` hits into the pending unit ``key`` (``add(unit)`` does it, under the
+        lock; ``_open_unit`` starts a new unit). Memory stays bounded: with twice
+        ``max_pending_docs`` outstanding a new unit waits for a flush in flight, then is
+        refused; past ``max_pending_docs`` the caller flushes (backpressure)."""
         for attempt in range(RECORD_ATTEMPTS):
             with self._lock:
-                minutes = self._pending.get(key)
-                full = minutes is None and self._outstanding() >= 2 * self.max_pending_docs
+                unit = self._pending.get(key)
+                full = unit is None and self._outstanding() >= 2 * self.max_pending_docs
                 if not full:
-                    if minutes is None:
-                        minutes = self._open_unit(key)
-                    minutes[minute] = minutes.get(minute, 0) + n
+                    add(unit if unit is not None else self._open_unit(key))
                     self._pending_hits += n
                     self._stats["hits_accepted"] += n
                     overfull = len(self._pending_docs) >= self.max_pending_docs

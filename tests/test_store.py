@@ -190,16 +190,6 @@ def test_read_only_store_refuses_writes(tmp_path):
         db.client.close()
 
 
-def test_one_store_per_directory_in_a_process(tmp_path):
-    first = queries.connect(str(tmp_path / "s"))
-    second = queries.connect(str(tmp_path / "s"))
-    assert first.client.store is second.client.store
-    first.client.close()
-    second.counters.insert_one({"_id": 1})  # still open: the store counts its users
-    second.client.close()
-    assert second.client.store.closed
-
-
 def test_a_reading_threads_connection_closes_when_the_thread_ends(embedded_db):
     """Servers that start a thread per request (werkzeug) must not pile connections up."""
     store = embedded_db.client.store

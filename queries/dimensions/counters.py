@@ -31,7 +31,7 @@ from pymongo.errors import PyMongoError
 
 from .. import schema, validation
 from ..errors import RecorderOverloadedError
-from ..recorder import RECORD_ATTEMPTS, HitRecorder, _Doc
+from ..recorder import HitRecorder, _Doc
 from . import sketches
 from .classify import Dimensions
 from .encoding import OTHER, cap, escape
@@ -98,30 +98,15 @@ class DimensionRecorder(HitRecorder):
             raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
         site, _ = self._names.get((site, page)) or self._validate(site, page)
         key = ("u", site, ts.year, ts.month, ts.day, ts.hour)
-        for attempt in range(RECORD_ATTEMPTS):
-            with self._lock:
-                unit = self._pending.get(key)
-                if unit is None and self._outstanding() >= 2 * self.max_pending_docs:
-                    full = True
-                else:
-                    full = False
-                    if unit is None:
-                        unit = self._open(key)
-                    unit[0][dims.values] += n
-                    if dims.visitor is not None:
-                        unit[1].add((dims.visitor, dims.values))
-                    self._pending_hits += n
-                    self._stats["hits_accepted"] += n
-                    overfull = len(self._pending_docs) >= self.max_pending_docs
-                    break
-            if attempt == RECORD_ATTEMPTS - 1:
-                self._refuse()
-            self._drain_or_refuse()
-        if not full and overfull and self._may_flush_now():
-            self._stats["backpressure_flushes"] += 1
-            self._try_flush()
 
-    def _open(self, key: tuple) -> tuple[Counter, set]:
+        def add(unit):
+            unit[0][dims.values] += n
+            if dims.visitor is not None:
+                unit[1].add((dims.visitor, dims.values))
+
+        self._admit(key, n, add)
+
+    def _open_unit(self, key: tuple) -> tuple[Counter, set]:
         _, site, year, month, day, hour = key
         self._pending_docs.update(((HOURLY, site, year, month, day, hour),
                                    (DAILY, site, year, month, day), (MONTHLY, site, year, month)))
