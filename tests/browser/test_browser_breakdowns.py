@@ -117,7 +117,9 @@ def test_every_panel_renders_in_each_theme_and_on_a_phone(app, seeded, dash_duo,
         table = dash_duo.find_element(f"#history-panel-{dim} table")
         assert table.size["width"] <= panel.size["width"]
     shots = os.environ.get("HITBOARD_SCREENSHOTS")
-    if shots:
+    if shots:  # the whole page, for a person to look at (not an assertion)
+        height = dash_duo.driver.execute_script("return document.body.scrollHeight")
+        dash_duo.driver.set_window_size(width, height + 100)
         dash_duo.driver.save_screenshot(str(Path(shots) / f"history-{theme}-{width}.png"))
     assert dash_duo.get_logs() == []
 
