@@ -33,7 +33,7 @@ def _text(value: str) -> str:
 
 def breakdown_panel(dim: str, title: str, frame: pd.DataFrame,
                     href: Callable[[str], str | None], active: str | None = None,
-                    extra=None) -> html.Section:
+                    extra=None, panel_id: str | None = None) -> html.Section:
     """One card: the frame's rows (value, hits, visitors) most hits first, each with a
     bar scaled to the first. ``href(value)`` is the link filtering by the value (None:
     not a link); ``active`` is the value the view is filtered by."""
@@ -59,7 +59,7 @@ def breakdown_panel(dim: str, title: str, frame: pd.DataFrame,
                             html.Th("Visitors", className="num")])),
         html.Tbody(rows or [html.Tr(html.Td("No hits", colSpan=3, className="muted"))]),
     ])
-    return html.Section(className="card bd-card", id=f"history-panel-{dim}",
+    return html.Section(className="card bd-card", id=panel_id or f"history-panel-{dim}",
                         children=[body, extra] if extra is not None else [body])
 
 

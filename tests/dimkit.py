@@ -28,13 +28,14 @@ BOTS = 15
 TOTAL = sum(line[0] for line in LINES)
 
 
-def write_log(path: Path, day: dt.date) -> Path:
+def write_log(path: Path, start: dt.datetime, step: dt.timedelta) -> Path:
+    """The sample lines, each group's i-th line at ``start + (i % 60) * step``."""
     rows = []
     address = 0
     for count, page, status, referrer, agent in LINES:
         for i in range(count):
             address += 1
-            when = dt.datetime.combine(day, dt.time(12, i % 60), dt.UTC)
+            when = start + (i % 60) * step
             ip = f"81.{address // 250}.{address % 250}.9"
             rows.append(f'{ip} - - [{when:%d/%b/%Y:%H:%M:%S +0000}] "GET {page} HTTP/1.1" '
                         f'{status} 100 "{referrer}" "{agent}"')
@@ -42,11 +43,15 @@ def write_log(path: Path, day: dt.date) -> Path:
     return path
 
 
-def ingest_sample(db, site: str, tmp: Path, day: dt.date | None = None) -> dt.date:
-    """Ingest the sample log for ``day`` (yesterday, UTC, by default)."""
-    day = day or dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
-    log = write_log(tmp / f"access-{day}.log", day)
+def ingest_sample(db, site: str, tmp: Path, start: dt.datetime | None = None,
+                  step: dt.timedelta = dt.timedelta(minutes=1)) -> dt.datetime:
+    """Ingest the sample log from ``start`` (yesterday noon, UTC, by default), a line of
+    each group every ``step``."""
+    if start is None:
+        day = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+        start = dt.datetime.combine(day, dt.time(12), dt.UTC)
+    log = write_log(tmp / f"access-{start:%Y%m%d%H%M%S}.log", start, step)
     ingestor = Ingestor(db, site=site)
     ingest_file(ingestor, log, site, from_start=True)
     assert queries.list_sites(db) == [site]
-    return day
+    return start
