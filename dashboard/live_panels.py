@@ -65,6 +65,6 @@ def refresh_people(_n, search):
         return dash.get_relative_path("/history") + encode(
             updated(base, range="today", **{FILTER_KEY: f"referrer:{value}"}))
 
-    panel = breakdown_panel("referrer", "Top referrers, last hour", top, href,
+    panel = breakdown_panel("referrer", "Referrers, last hour", top, href,
                             panel_id="live-referrers-panel")
     return kpi_cards(_cards(active, minute)), panel
