@@ -89,7 +89,10 @@ def chart_reader(query, site: str, shown: Period, pages: tuple[str, ...], tz: st
     """The period the chart shows and its reader when the URL filters it (None: hits
     per page as usual). A bad filter raises a message."""
     source = series_source(Options.from_query(query), pages)
-    if source is None or (source == HUMANS and not counted(site, shown, tz, seconds)):
+    if source == HUMANS and (shown.granularity == "minute"
+                             or not counted(site, shown, tz, seconds)):
+        return shown, None  # bots are told apart per hour at the finest: every hit
+    if source is None:
         return shown, None
     return coarse(shown), filtered_reader(site, source, tz, seconds)
 
@@ -203,6 +206,9 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
             page_frame = page_frame[[kind(v) != "asset" for v in page_frame["value"]]]
         frames[PAGE] = page_frame.head(TOP_N).reset_index(drop=True)
         notes.append(f"Panels: {found.note}.")
+        if shown.granularity == "minute":
+            notes.append("A filtered chart comes per hour at the finest (the counters' "
+                         "finest step).")
         if not options.bots and by != "bot":
             notes.append(f"Chart, totals and KPIs: every hit with {by} = {value}, bots "
                          "included (the counters hold one dimension at a time); the "
@@ -217,7 +223,10 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
                 seconds=seconds)
         not_found = _cached(dim_reads.top_not_found, site, shown.start, shown.end, tz=tz,
                             seconds=seconds)
-        if not options.bots:
+        if not options.bots and shown.granularity == "minute" and not pages:
+            notes.append("Per minute, the chart and totals count every hit, bots "
+                         "included (bots are told apart per hour); the KPIs count humans.")
+        elif not options.bots:
             notes.append("Chart, totals and KPIs count humans; the panels count every "
                          "hit, bots included (each dimension is counted on its own).")
     if pages and options.filter:

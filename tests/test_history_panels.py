@@ -67,3 +67,18 @@ def test_the_pages_panel_leaves_assets_out_unless_asked(app, tmp_path):
                                                 Options(None, True, True), (), 60)
     assert "/style.css" in set(with_assets.frames["page"]["value"])
     assert with_assets.current.hits == TOTAL
+
+
+def test_minutes_stay_minutes_for_humans_and_a_filter_comes_per_hour(app, tmp_path):
+    from dashboard.history_view import compute_view
+    from dashboard.services import get_services
+
+    ingest_sample(get_services(app.server).db, "s", tmp_path)
+    plain = compute_view("?site=s&range=yesterday&gran=minute")
+    assert plain.period.granularity == "minute" and plain.current.to_numpy().sum() == TOTAL
+    hourly = compute_view("?site=s&range=yesterday&gran=hour")
+    assert list(hourly.current.columns) == ["Humans"]
+    assert hourly.current.to_numpy().sum() == TOTAL - BOTS
+    filtered = compute_view("?site=s&range=yesterday&gran=minute&filter=referrer:news.example")
+    assert filtered.period.granularity == "hour"
+    assert filtered.current.to_numpy().sum() == NEWS
