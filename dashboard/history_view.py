@@ -12,7 +12,7 @@ import queries
 from queries import validation
 from queries.series import bucket_edges
 
-from . import reads
+from . import breakdown_view, reads
 from .compare_view import comparison_period
 from .ranges import DEFAULT_PRESET, GRANULARITIES, PRESETS, Period, period
 from .state import ShellState, choice, first, parse_search
@@ -90,9 +90,11 @@ def compute_view(search: str | None) -> View:
     known = tuple(reads.shared(queries.list_sites, seconds=seconds))
     if site not in known:
         return View(shell, controls, site, None, known_sites=known)
-    current = _series(site, shown, shell, seconds)
-    previous = _series(site, comparison_period(query, shown, shell.tz), shell, seconds) \
-        if controls.compare else None
+    shown, read = breakdown_view.chart_reader(query, site, shown, shell.pages, shell.tz,
+                                              seconds)  # a filter, or humans only
+    read = read or (lambda p: _series(site, p, shell, seconds))
+    current = read(shown)
+    previous = read(comparison_period(query, shown, shell.tz)) if controls.compare else None
     return View(shell, controls, site, shown, current, previous,
                 incomplete=ends_inside_a_bucket(shown, shell.tz), known_sites=known)
 

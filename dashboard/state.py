@@ -60,6 +60,22 @@ def changed_search(new: Mapping[str, Iterable[str]], search: str | None) -> str 
     return None if new == parse_search(search) else encode(new)
 
 
+# The historical page's filter of one dimension: ``filter=referrer:news.example`` (the
+# dimension, a colon, the value as counted; the value may hold colons). ``bots=1``
+# includes bots, ``assets=1`` keeps static files in the top pages.
+FILTER_KEY, BOTS_KEY, ASSETS_KEY = "filter", "bots", "assets"
+
+
+def filter_pair(query: Mapping[str, list[str]]) -> tuple[str, str] | None:
+    """The URL's filter as ``(dimension, value)``, unvalidated; None when there is none.
+    A value without a colon is ``(text, "")``, which validation then refuses."""
+    raw = first(query, FILTER_KEY)
+    if raw is None:
+        return None
+    by, _, value = raw.partition(":")
+    return by, value
+
+
 def first(query: Mapping[str, list[str]], key: str, default: str | None = None) -> str | None:
     values = query.get(key) or []
     return values[0] if values and values[0] != "" else default

@@ -24,6 +24,12 @@ from components import (
 )
 from dashboard.compare_view import compare_controls, register_compare_callbacks
 from dashboard.feedback import describe
+from dashboard.history_panels import (
+    kpi_slot,
+    panel_controls,
+    panels_section,
+    register_panel_callbacks,
+)
 from dashboard.history_view import (
     MODES,
     Controls,
@@ -49,6 +55,7 @@ PATH = "/history"
 dash.register_page(__name__, path=PATH, name="History", title="hitboard · history", order=1)
 register_note_callbacks("history")
 register_compare_callbacks()
+register_panel_callbacks()
 
 LABEL_FORMAT = {"minute": "%a %d %b %Y %H:%M", "hour": "%a %d %b %Y %H:%M",
                 "day": "%a %d %b %Y"}
@@ -77,7 +84,9 @@ def layout(**query):
             dcc.Download(id="history-csv"),
             dcc.Store(id="history-plotted"),
         ]),
+        panel_controls(q),
         html.Div(id="history-alert"),
+        kpi_slot(),
         html.Section(className="card", children=[
             html.Div(className="card-head", children=[
                 html.H2(id="history-period", className="card-title"),
@@ -93,6 +102,7 @@ def layout(**query):
             html.H2("Totals", className="card-title"),
             html.Div(id="history-totals"),
         ]),
+        panels_section(),
     ])
 
 

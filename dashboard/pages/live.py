@@ -26,6 +26,7 @@ from components import (
 )
 from dashboard import reads
 from dashboard.feedback import describe
+from dashboard.live_panels import live_people_section, register_people_callbacks
 from dashboard.notes_view import (
     banner_slot,
     decorate_live,
@@ -48,6 +49,7 @@ from queries import validation
 dash.register_page(__name__, path="/", name="Live", title="hitboard · live", order=0)
 register_recent_callbacks()
 register_note_callbacks("live")
+register_people_callbacks()
 
 WINDOWS = {"15": "15 min", "60": "1 hour", "180": "3 hours"}
 DEFAULT_WINDOW = "60"
@@ -84,6 +86,7 @@ def layout(**query):
                     figure=notice_figure("Loading…", theme, height=160))),
             ]),
         ]),
+        live_people_section(),
         recent_section(),
         dcc.Interval(id="live-interval", interval=REFRESH_MS),
         dcc.Interval(id="live-clock", interval=1000),

@@ -1,0 +1,99 @@
+"""The History page's panels: ranked tables with bars (value, hits, visitors), the filter
+chip, KPI cards with their change, the 404 list. Plain HTML, so a long or hostile value
+is text (Dash escapes it) and a table reflows on a phone. Links are given by the caller
+(a value's link filters the view by it), so nothing here knows the URL's shape."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+from dash import dcc, html
+
+from .tables import format_change
+
+UNCLICKABLE = {"(other)"}  # past a document's cap: no single value to filter by
+MAX_SHOWN = 60
+
+
+@dataclass(frozen=True)
+class KpiChange:
+    id: str
+    label: str
+    value: str
+    change: float | None  # % against the previous period; None: nothing before
+    note: str = ""
+    good_when_up: bool = True
+
+
+def _text(value: str) -> str:
+    return value if len(value) <= MAX_SHOWN else value[: MAX_SHOWN - 1] + "…"
+
+
+def breakdown_panel(dim: str, title: str, frame: pd.DataFrame,
+                    href: Callable[[str], str | None], active: str | None = None,
+                    extra=None, panel_id: str | None = None) -> html.Section:
+    """One card: the frame's rows (value, hits, visitors) most hits first, each with a
+    bar scaled to the first. ``href(value)`` is the link filtering by the value (None:
+    not a link); ``active`` is the value the view is filtered by."""
+    top = int(frame["hits"].max()) if len(frame) else 0
+    rows = []
+    for record in frame.itertuples(index=False):
+        value, hits = str(record.value), int(record.hits)
+        people = record.visitors
+        link = None if value in UNCLICKABLE else href(value)
+        label = (dcc.Link(_text(value), href=link, className="bd-link", title=value)
+                 if link else html.Span(_text(value), title=value))
+        width = f"{100 * hits / top:.1f}%" if top else "0%"
+        rows.append(html.Tr(className="bd-row" + (" bd-active" if value == active else ""),
+                            children=[
+            html.Td(className="bd-value", children=[
+                html.Div(className="bd-bar", style={"width": width}), label]),
+            html.Td(f"{hits:,}", className="num"),
+            html.Td("–" if people is None or pd.isna(people) else f"{int(people):,}",
+                    className="num"),
+        ]))
+    body = html.Table(className="bd-table", children=[
+        html.Thead(html.Tr([html.Th(title), html.Th("Hits", className="num"),
+                            html.Th("Visitors", className="num")])),
+        html.Tbody(rows or [html.Tr(html.Td("No hits", colSpan=3, className="muted"))]),
+    ])
+    return html.Section(className="card bd-card", id=panel_id or f"history-panel-{dim}",
+                        children=[body, extra] if extra is not None else [body])
+
+
+def not_found_list(frame: pd.DataFrame) -> html.Div:
+    """The most requested paths answered 404."""
+    items = [html.Li([html.Span(_text(str(r.path)), className="bd-path", title=str(r.path)),
+                      html.Span(f"{int(r.hits):,}", className="num")])
+             for r in frame.itertuples(index=False)]
+    return html.Div(className="bd-notfound", id="history-notfound", children=[
+        html.H3("Not found (404)", className="bd-subtitle"),
+        html.Ol(items) if items else html.P("No 404 in this range.", className="muted"),
+    ])
+
+
+def filter_chip(label: str, remove_href: str) -> html.Span:
+    """The active filter, with a × link that removes it."""
+    return html.Span(className="chip", id="history-chip", children=[
+        html.Span(_text(label), title=label),
+        dcc.Link("×", href=remove_href, className="chip-x", id="history-chip-remove",
+                 title="Remove this filter"),
+    ])
+
+
+def kpi_change_cards(kpis: Sequence[KpiChange]) -> list:
+    """KPI cards whose note is the change against the previous period."""
+    cards = []
+    for k in kpis:
+        trend = "" if k.change is None or abs(k.change) < 0.05 else (
+            "up" if (k.change > 0) == k.good_when_up else "down")
+        cards.append(html.Div(className="kpi", children=[
+            html.Div(k.label, className="kpi-label"),
+            html.Div(k.value, id=k.id, className="kpi-value"),
+            html.Div(className="kpi-note", children=[
+                html.Span(format_change(k.change, 1), className=f"change {trend}"),
+                f" vs previous period{k.note}"]),
+        ]))
+    return cards

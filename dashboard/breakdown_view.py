@@ -1,0 +1,238 @@
+"""What the History page's panels, KPIs and filter show, from the URL alone (no Dash).
+
+Without a filter the panels read the pre-aggregated counters (any range, a few documents;
+each dimension is counted alone, so they include bots). A filter of one dimension
+(``filter=referrer:news.example``) draws the chart from the counters too
+(``filtered_series``), for any range; the other panels then combine two dimensions and
+come from raw events, limited to their retention, and the page says so. Humans by
+default: the whole-site chart and KPIs count ``bot = human`` hits; ``bots=1`` adds bots.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+import queries
+from queries import validation
+from queries.dimensions import reads as dim_reads
+from queries.dimensions.assets import kind
+from queries.dimensions.encoding import MAX_VALUE
+from queries.filtered_events import PAGE, filtered_breakdowns
+
+from . import reads
+from .ranges import Period
+from .state import ASSETS_KEY, BOTS_KEY, filter_pair, first
+
+PANELS = {PAGE: "Pages", "referrer": "Referrers", "status": "Status codes",
+          "browser": "Browsers", "os": "Operating systems", "device": "Devices",
+          "country": "Countries", "utm_source": "UTM source", "utm_medium": "UTM medium",
+          "utm_campaign": "UTM campaign"}
+DIMENSION_PANELS = tuple(d for d in PANELS if d != PAGE)
+TOP_N = 10
+PAGES_READ = 60  # pages read before leaving assets out, so ten pages remain
+HUMANS = ("bot", "human")
+
+
+@dataclass(frozen=True)
+class Options:
+    """The panels' part of the URL: one filter, bots included, assets included."""
+
+    filter: tuple[str, str] | None
+    bots: bool
+    assets: bool
+
+    @classmethod
+    def from_query(cls, query) -> Options:
+        """Raises ``InvalidRangeError`` (a message, not a traceback) for a bad filter."""
+        pair = filter_pair(query)
+        if pair is not None:
+            by, value = pair
+            dim_reads.dimension(by)
+            if not value or len(value) > MAX_VALUE:
+                raise validation.InvalidRangeError(
+                    f"a filter is dimension:value, with a value of 1 to {MAX_VALUE} characters")
+        return cls(pair, first(query, BOTS_KEY) == "1", first(query, ASSETS_KEY) == "1")
+
+
+def series_source(options: Options, pages: tuple[str, ...]) -> tuple[str, str] | None:
+    """The (dimension, value) whose counted hits the chart shows instead of hits per
+    page: the filter, else humans for the whole site (pages are not split by bot)."""
+    if options.filter:
+        return options.filter
+    if not options.bots and not pages:
+        return HUMANS
+    return None
+
+
+def series_label(source: tuple[str, str]) -> str:
+    return "Humans" if source == HUMANS else f"{source[0]} = {source[1]}"
+
+
+def filtered_reader(site: str, source: tuple[str, str], tz: str, seconds: int
+                    ) -> Callable[[Period], pd.DataFrame]:
+    """A reader of ``source``'s hits per bucket of a period, one column."""
+    by, value = source
+
+    def read(shown: Period) -> pd.DataFrame:
+        frame = reads.shared(dim_reads.filtered_series, site, by, value, shown.start,
+                             shown.end, shown.granularity, tz=tz, seconds=seconds)
+        return frame.rename(columns={"hits": series_label(source)})
+    return read
+
+
+def chart_reader(query, site: str, shown: Period, pages: tuple[str, ...], tz: str,
+                 seconds: int) -> tuple[Period, Callable[[Period], pd.DataFrame] | None]:
+    """The period the chart shows and its reader when the URL filters it (None: hits
+    per page as usual). A bad filter raises a message."""
+    source = series_source(Options.from_query(query), pages)
+    if source == HUMANS and (shown.granularity == "minute"
+                             or not counted(site, shown, tz, seconds)):
+        return shown, None  # bots are told apart per hour at the finest: every hit
+    if source is None:
+        return shown, None
+    return coarse(shown), filtered_reader(site, source, tz, seconds)
+
+
+def counted(site: str, shown: Period, tz: str, seconds: int) -> bool:
+    """Whether the range has dimension counters (hits stored before they existed have
+    none: those views show every hit, as before)."""
+    bots = _cached(dim_reads.breakdown, site, "bot", shown.start, shown.end, tz=tz,
+                   seconds=seconds)
+    return bool(len(bots)) and int(bots["hits"].sum()) > 0
+
+
+def coarse(shown: Period) -> Period:
+    """Counters come per hour at the finest: a minute view of a filter is drawn per hour."""
+    return dataclasses.replace(shown, granularity="hour") if shown.granularity == "minute" \
+        else shown
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The KPIs of one period: hits, visitors, views per visit, 4xx/5xx rate."""
+
+    hits: int
+    visitors: int | None
+    errors: float | None  # share of 4xx and 5xx among hits with a status
+
+    @property
+    def per_visit(self) -> float | None:
+        return self.hits / self.visitors if self.visitors else None
+
+
+@dataclass(frozen=True)
+class Panels:
+    """Everything beside the chart: one frame per panel, the 404 list, the KPIs now and
+    before, the bot share and what the reader should know about where numbers come from."""
+
+    frames: dict[str, pd.DataFrame]
+    not_found: pd.DataFrame
+    current: Figures
+    previous: Figures
+    bot_share: float
+    notes: tuple[str, ...]
+
+
+def _cached(fn, *args, seconds, **kwargs):
+    return reads.shared(fn, *args, seconds=seconds, **kwargs)
+
+
+def _pages(site: str, shown: Period, tz: str, assets: bool, seconds: int) -> pd.DataFrame:
+    top = _cached(queries.top_pages, site, shown.start, shown.end, n=PAGES_READ, tz=tz,
+                  seconds=seconds)
+    frame = pd.DataFrame({"value": [str(p) for p in top.index],
+                          "hits": top["hits"].to_numpy() if len(top) else [],
+                          "visitors": pd.array([None] * len(top), dtype="Int64")})
+    if not assets:
+        frame = frame[[kind(v) != "asset" for v in frame["value"]]]
+    return frame.head(TOP_N).reset_index(drop=True)
+
+
+def _error_rate(status: pd.DataFrame) -> float | None:
+    coded = status[status["value"].str.fullmatch(r"\d{3}")]
+    total = int(coded["hits"].sum())
+    bad = int(coded.loc[coded["value"].str[0].isin(["4", "5"]), "hits"].sum())
+    return bad / total if total else None
+
+
+def _figures(site: str, shown: Period, tz: str, options: Options, seconds: int
+             ) -> tuple[Figures, pd.DataFrame, pd.DataFrame]:
+    """The KPIs from the counters (any range), with the bot and status breakdowns."""
+    bots = _cached(dim_reads.breakdown, site, "bot", shown.start, shown.end, tz=tz,
+                   seconds=seconds)
+    status = _cached(dim_reads.breakdown, site, "status", shown.start, shown.end, tz=tz,
+                     seconds=seconds)
+    source = options.filter or (None if options.bots else HUMANS)
+    if not options.filter and not int(bots["hits"].sum()):
+        # Hits stored before dimensions were counted: the pages' counts, every hit.
+        whole = _cached(queries.series, site, shown.start, shown.end,
+                        coarse(shown).granularity, tz=tz, seconds=seconds)
+        return Figures(int(whole.to_numpy().sum()), None, None), bots, status
+    if source is None:
+        hits = int(bots["hits"].sum())
+        people = _cached(dim_reads.visitors, site, shown.start, shown.end, tz=tz,
+                         seconds=seconds)
+    else:
+        frame = bots if source[0] == "bot" else _cached(
+            dim_reads.breakdown, site, source[0], shown.start, shown.end, tz=tz,
+            seconds=seconds)
+        row = frame[frame["value"] == source[1]]
+        hits = int(row["hits"].sum())
+        people = int(row["visitors"].iloc[0]) if len(row) and pd.notna(
+            row["visitors"].iloc[0]) else (0 if not len(row) else None)
+    return Figures(hits, people, _error_rate(status)), bots, status
+
+
+def compute_panels(site: str, shown: Period, previous: Period, tz: str, options: Options,
+                   pages: tuple[str, ...], seconds: int) -> Panels:
+    """Every panel and KPI of the view, read through the shared cache."""
+    current, bots, status = _figures(site, shown, tz, options, seconds)
+    before, _, _ = _figures(site, previous, tz, options, seconds)
+    total = int(bots["hits"].sum())
+    share = int(bots.loc[bots["value"] == "bot", "hits"].sum()) / total if total else 0.0
+    notes = []
+    if options.filter:
+        by, value = options.filter
+        found = _cached(filtered_breakdowns, site, by, value, shown.start, shown.end,
+                        (*DIMENSION_PANELS, "notfound"),
+                        humans_only=not options.bots and by != "bot", n=PAGES_READ, seconds=seconds)
+        frames = {d: found.panels[d].head(TOP_N) for d in DIMENSION_PANELS}
+        page_frame = found.panels[PAGE]
+        if not options.assets:
+            page_frame = page_frame[[kind(v) != "asset" for v in page_frame["value"]]]
+        frames[PAGE] = page_frame.head(TOP_N).reset_index(drop=True)
+        notes.append(f"Panels: {found.note}.")
+        if shown.granularity == "minute":
+            notes.append("A filtered chart comes per hour at the finest (the counters' "
+                         "finest step).")
+        if not options.bots and by != "bot":
+            notes.append(f"Chart, totals and KPIs: every hit with {by} = {value}, bots "
+                         "included (the counters hold one dimension at a time); the "
+                         "panels leave bots out.")
+        not_found = found.panels["notfound"].head(TOP_N).rename(
+            columns={"value": "path"})[["path", "hits"]]
+    else:
+        frames = {PAGE: _pages(site, shown, tz, options.assets, seconds)}
+        for dim in DIMENSION_PANELS:
+            frames[dim] = status.head(TOP_N) if dim == "status" else _cached(
+                dim_reads.breakdown, site, dim, shown.start, shown.end, tz=tz, n=TOP_N,
+                seconds=seconds)
+        not_found = _cached(dim_reads.top_not_found, site, shown.start, shown.end, tz=tz,
+                            seconds=seconds)
+        if not options.bots and shown.granularity == "minute" and not pages:
+            notes.append("Per minute, the chart and totals count every hit, bots "
+                         "included (bots are told apart per hour); the KPIs count humans.")
+        elif not options.bots:
+            notes.append("Chart, totals and KPIs count humans; the panels count every "
+                         "hit, bots included (each dimension is counted on its own).")
+    if pages and options.filter:
+        notes.append("With a filter the chart shows the whole site: pages are not "
+                     "counted by dimension.")
+    elif pages:
+        notes.append("Panels and KPIs are for the whole site; the chart shows the "
+                     "selected pages, bots included.")
+    return Panels(frames, not_found, current, before, share, tuple(notes))

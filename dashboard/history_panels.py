@@ -1,0 +1,153 @@
+"""The History page's breakdown panels, KPIs, filter chip and toggles: their layout slots
+and callbacks, kept beside the page so the page includes them with a few lines.
+
+Every value in a panel is a link to the same view filtered by it (``filter=dim:value``
+in the URL), so a reload, a shared link and the back button all show the filtered view;
+the chip's × links to the view without it. Toggles write ``bots`` and ``assets``."""
+
+from __future__ import annotations
+
+import dash
+from dash import Input, Output, State, callback, dcc, html, no_update
+
+import queries
+from components import message
+from components.breakdowns import (
+    KpiChange,
+    breakdown_panel,
+    filter_chip,
+    kpi_change_cards,
+    not_found_list,
+)
+from components.tables import change_percent
+from dashboard import reads
+from dashboard.breakdown_view import PANELS, Options, compute_panels, series_label
+from dashboard.feedback import describe
+from dashboard.history_view import shown_period
+from dashboard.state import (
+    ASSETS_KEY,
+    BOTS_KEY,
+    FILTER_KEY,
+    ShellState,
+    changed_search,
+    encode,
+    first,
+    parse_search,
+    updated,
+)
+from queries.filtered_events import PAGE
+
+PATH = "/history"
+
+
+def panel_controls(query) -> html.Div:
+    """Toggles, the bot share and the active filter's chip (a row under the controls)."""
+    return html.Div(className="history-controls", children=[
+        dcc.Checklist(id="history-bots", className="check",
+                      options=[{"label": " Include bots", "value": "1"}],
+                      value=["1"] if first(query, BOTS_KEY) == "1" else []),
+        dcc.Checklist(id="history-assets", className="check",
+                      options=[{"label": " Assets in top pages", "value": "1"}],
+                      value=["1"] if first(query, ASSETS_KEY) == "1" else []),
+        html.Span(id="history-botshare", className="hint"),
+        html.Span(id="history-filter"),
+    ])
+
+
+def kpi_slot() -> html.Div:
+    return html.Div(id="history-kpis", className="kpis kpis-4")
+
+
+def panels_section() -> html.Div:
+    return html.Div(children=[
+        html.Div(id="history-panel-notes"),
+        html.Div(id="history-panels", className="bd-grid"),
+    ])
+
+
+def register_panel_callbacks() -> None:
+    """Declare the callbacks; the History page calls this as Dash loads it, so every app
+    built gets them (Dash collects callbacks in a global list at app creation)."""
+    callback(
+        Output("history-kpis", "children"),
+        Output("history-panels", "children"),
+        Output("history-filter", "children"),
+        Output("history-botshare", "children"),
+        Output("history-panel-notes", "children"),
+        Input("url", "search"),
+    )(render_panels)
+    callback(
+        Output("url", "search", allow_duplicate=True),
+        Input("history-bots", "value"),
+        Input("history-assets", "value"),
+        State("url", "search"),
+        prevent_initial_call=True,
+    )(toggle)
+
+
+def toggle(bots, assets, search):
+    """Toggles → URL (no entry when the URL already says the same)."""
+    new = updated(parse_search(search), **{BOTS_KEY: "1" if bots else None,
+                                           ASSETS_KEY: "1" if assets else None})
+    return changed_search(new, search) or no_update
+
+
+def _href(query, **changes) -> str:
+    return dash.get_relative_path(PATH) + encode(updated(query, **changes))
+
+
+def render_panels(search):
+    """Panels, KPIs, chip, bot share and notes for the URL's view."""
+    query = parse_search(search)
+    shell = ShellState.from_query(query)
+    try:
+        options = Options.from_query(query)
+        site = reads.resolve_site(shell.site)
+        known = reads.shared(queries.list_sites, seconds=reads.history_seconds())
+        if site is None or site not in known:
+            return [], [], None, "", None
+        shown = shown_period(query)
+        panels = compute_panels(site, shown, shown.previous(shell.tz), shell.tz, options,
+                                shell.pages, reads.history_seconds())
+    except queries.HitboardError:
+        return [], [], None, "", None  # the page's own alert says what is wrong
+    except Exception as exc:
+        return [], [], None, "", message(describe(exc))
+    active_dim, active_value = options.filter or (None, None)
+
+    def link(dim):
+        if dim == PAGE:
+            return lambda value: _href(query, page=[value], **{FILTER_KEY: None})
+        return lambda value: _href(query, **{FILTER_KEY: f"{dim}:{value}"})
+
+    cards = []
+    for dim, title in PANELS.items():
+        extra = not_found_list(panels.not_found) if dim == "status" else None
+        cards.append(breakdown_panel(dim, title, panels.frames[dim], link(dim),
+                                     active_value if dim == active_dim else None, extra))
+    chip = (filter_chip(series_label(options.filter), _href(query, **{FILTER_KEY: None}))
+            if options.filter else None)
+    share = f"{panels.bot_share:.0%} bots" + (" (included)" if options.bots else
+                                              " (left out)")
+    notes = [message(n, "info") for n in panels.notes]
+    return _kpis(panels), cards, chip, share, notes or None
+
+
+def _kpis(panels) -> list:
+    now, before = panels.current, panels.previous
+
+    def change(a, b):
+        return None if a is None or b is None else change_percent(a, b)
+
+    rate = "–" if now.errors is None else f"{100 * now.errors:.1f} %"
+    visits = "–" if now.per_visit is None else f"{now.per_visit:.2f}"
+    return kpi_change_cards([
+        KpiChange("history-kpi-hits", "Hits", f"{now.hits:,}", change(now.hits, before.hits)),
+        KpiChange("history-kpi-visitors", "Visitors",
+                  "–" if now.visitors is None else f"{now.visitors:,}",
+                  change(now.visitors, before.visitors)),
+        KpiChange("history-kpi-pervisit", "Views per visit", visits,
+                  change(now.per_visit, before.per_visit)),
+        KpiChange("history-kpi-errors", "4xx/5xx rate", rate,
+                  change(now.errors, before.errors), " (all hits)", good_when_up=False),
+    ])

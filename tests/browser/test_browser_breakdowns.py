@@ -1,0 +1,144 @@
+"""History's breakdown panels in Chromium: a click on a referrer filters the chart, the
+totals and the KPIs and the URL keeps it (reload, back button); the bot toggle changes the
+totals by the bot share; every panel renders in light and dark and at 390 px; a bad
+filter in the URL is a message."""
+
+import os
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from dash.testing.wait import until
+from dashkit import free_port
+from dimkit import BOTS, NEWS, TOTAL, ingest_sample
+
+from dashboard.breakdown_view import PANELS
+from dashboard.services import get_services
+
+HUMANS = TOTAL - BOTS
+TRACE_NAME = "return document.querySelector('#history-graph .js-plotly-plot').data[0].name"
+
+
+@pytest.fixture
+def seeded(app, tmp_path):
+    ingest_sample(get_services(app.server).db, "s", tmp_path)
+
+
+def open_page(dash_duo, app, path):
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.driver.get(dash_duo.server_url + path)
+
+
+def url_query(dash_duo):
+    return parse_qs(urlsplit(dash_duo.driver.current_url).query)
+
+
+def trace_name(dash_duo):
+    try:
+        return dash_duo.driver.execute_script(TRACE_NAME)
+    except Exception:  # the graph is being re-rendered
+        return None
+
+
+def kpi(dash_duo, name):
+    return dash_duo.find_element(f"#history-kpi-{name}").text
+
+
+def test_clicking_a_referrer_filters_the_view_and_the_url_keeps_it(app, seeded, dash_duo):
+    open_page(dash_duo, app, "/history?site=s&tz=UTC&range=7d")
+    dash_duo.wait_for_contains_text("#history-panel-referrer", "news.example")
+    until(lambda: trace_name(dash_duo) == "Humans", timeout=10)
+    dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{HUMANS:,}")
+
+    dash_duo.find_element("#history-panel-referrer a[title='news.example']").click()
+    until(lambda: url_query(dash_duo).get("filter") == ["referrer:news.example"], timeout=10)
+    until(lambda: trace_name(dash_duo) == "referrer = news.example", timeout=10)
+    dash_duo.wait_for_contains_text("#history-totals", f"{NEWS:,}")
+    dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{NEWS:,}")
+    dash_duo.wait_for_contains_text("#history-chip", "referrer = news.example")
+    # The other panels are the filtered hits' (from raw events, which the page says).
+    dash_duo.wait_for_contains_text("#history-panel-notes", "raw events")
+    assert "search.example" not in dash_duo.find_element("#history-panel-referrer").text
+    assert "iOS" not in dash_duo.find_element("#history-panel-os").text
+
+    dash_duo.driver.refresh()
+    until(lambda: trace_name(dash_duo) == "referrer = news.example", timeout=10)
+    dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{NEWS:,}")
+
+    dash_duo.driver.back()
+    until(lambda: "filter" not in url_query(dash_duo), timeout=10)
+    until(lambda: trace_name(dash_duo) == "Humans", timeout=10)
+    dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{HUMANS:,}")
+
+    dash_duo.driver.forward()
+    dash_duo.wait_for_contains_text("#history-chip", "news.example")
+    dash_duo.find_element("#history-chip-remove").click()
+    until(lambda: "filter" not in url_query(dash_duo), timeout=10)
+    dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{HUMANS:,}")
+    assert dash_duo.get_logs() == []
+
+
+def test_the_bot_toggle_changes_the_totals_by_the_bot_share(app, seeded, dash_duo):
+    open_page(dash_duo, app, "/history?site=s&tz=UTC&range=7d")
+    share = round(100 * BOTS / TOTAL)
+    dash_duo.wait_for_text_to_equal("#history-botshare", f"{share}% bots (left out)")
+    dash_duo.wait_for_contains_text("#history-totals", f"{HUMANS:,}")
+
+    dash_duo.find_element("#history-bots input").click()
+    until(lambda: url_query(dash_duo).get("bots") == ["1"], timeout=10)
+    dash_duo.wait_for_contains_text("#history-totals", f"{TOTAL:,}")
+    dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{TOTAL:,}")
+    dash_duo.wait_for_text_to_equal("#history-botshare", f"{share}% bots (included)")
+    # Assets: left out of the top pages until asked for.
+    assert "/style.css" not in dash_duo.find_element("#history-panel-page").text
+    dash_duo.find_element("#history-assets input").click()
+    dash_duo.wait_for_contains_text("#history-panel-page", "/style.css")
+    assert url_query(dash_duo).get("assets") == ["1"]
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_every_panel_renders_in_each_theme_and_on_a_phone(app, seeded, dash_duo, theme,
+                                                          width):
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.driver.set_window_size(width, 1000)
+    dash_duo.driver.get(dash_duo.server_url + f"/history?site=s&tz=UTC&theme={theme}")
+    dash_duo.wait_for_class_to_equal("#app-root", f"app theme-{theme}")
+    for dim in PANELS:
+        until(lambda d=dim: dash_duo.find_elements(f"#history-panel-{d} tbody tr"),
+              timeout=10)
+    dash_duo.wait_for_contains_text("#history-notfound", "/missing")
+    overflow = dash_duo.driver.execute_script(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0
+    for dim in PANELS:  # each panel fits its column: nothing clipped sideways
+        panel = dash_duo.find_element(f"#history-panel-{dim}")
+        table = dash_duo.find_element(f"#history-panel-{dim} table")
+        assert table.size["width"] <= panel.size["width"]
+    shots = os.environ.get("HITBOARD_SCREENSHOTS")
+    if shots:  # the whole page, for a person to look at (not an assertion)
+        height = dash_duo.driver.execute_script("return document.body.scrollHeight")
+        dash_duo.driver.set_window_size(width, height + 100)
+        dash_duo.driver.save_screenshot(str(Path(shots) / f"history-{theme}-{width}.png"))
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.parametrize(("query", "said"), [
+    ("filter=nope:x", "unknown dimension"),
+    ("filter=referrer", "dimension:value"),
+])
+def test_a_bad_filter_is_a_message(app, seeded, dash_duo, query, said):
+    open_page(dash_duo, app, f"/history?site=s&tz=UTC&{query}")
+    dash_duo.wait_for_contains_text("#history-alert", said)
+    assert dash_duo.get_logs() == []
+
+
+def test_a_hostile_filter_value_is_text(app, seeded, dash_duo):
+    value = "<img src=x onerror=alert(1)>$where.x"
+    open_page(dash_duo, app, "/history?site=s&tz=UTC&filter=referrer:" + value.replace(
+        "<", "%3C").replace(">", "%3E").replace("$", "%24"))
+    dash_duo.wait_for_contains_text("#history-chip", value)
+    dash_duo.wait_for_text_to_equal("#history-kpi-hits", "0")
+    assert not dash_duo.find_elements("#history-chip img")
+    assert dash_duo.get_logs() == []

@@ -1,0 +1,47 @@
+"""Live's people in Chromium: visitors active now and top referrers of the last hour;
+a referrer links to History filtered by it."""
+
+import datetime as dt
+import os
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from dash.testing.wait import until
+from dashkit import free_port
+from dimkit import NEWS, TOTAL, ingest_sample
+
+from dashboard.services import get_services
+
+ROW = """const link = document.querySelector("#live-referrers-panel a[title='news.example']");
+return link ? link.closest('tr').innerText : null;"""
+
+
+def test_active_visitors_and_top_referrers_now(app, dash_duo, tmp_path):
+    start = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(seconds=150)
+    ingest_sample(get_services(app.server).db, "s", tmp_path, start, dt.timedelta(seconds=1))
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.driver.get(dash_duo.server_url + "/?site=s&tz=UTC")
+    # Each sample line has its own address: every one is a visitor of the last 5 minutes.
+    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL:,}")
+    # The panel is redrawn every refresh: read its row in one script call.
+    until(lambda: f"{NEWS:,}" in (dash_duo.driver.execute_script(ROW) or ""), timeout=10)
+    shots = os.environ.get("HITBOARD_SCREENSHOTS")
+    if shots:  # for a person to look at, light and dark, wide and phone (not assertions)
+        for theme in ("light", "dark"):
+            for width in (1280, 390):
+                dash_duo.driver.set_window_size(width, 1000)
+                dash_duo.driver.get(dash_duo.server_url + f"/?site=s&tz=UTC&theme={theme}")
+                dash_duo.wait_for_contains_text("#live-referrers-panel", "news.example")
+                height = dash_duo.driver.execute_script("return document.body.scrollHeight")
+                dash_duo.driver.set_window_size(width, height + 100)
+                dash_duo.driver.save_screenshot(str(Path(shots) / f"live-{theme}-{width}.png"))
+        dash_duo.driver.set_window_size(1280, 1000)
+        dash_duo.wait_for_contains_text("#live-referrers-panel", "news.example")
+    dash_duo.find_element("#live-pause").click()  # no redraw under the click
+    dash_duo.wait_for_text_to_equal("#live-pause", "Resume")
+    dash_duo.find_element("#live-referrers-panel a[title='news.example']").click()
+    until(lambda: urlsplit(dash_duo.driver.current_url).path == "/history", timeout=10)
+    query = parse_qs(urlsplit(dash_duo.driver.current_url).query)
+    assert query["filter"] == ["referrer:news.example"] and query["site"] == ["s"]
+    dash_duo.wait_for_contains_text("#history-chip", "referrer = news.example")
+    assert dash_duo.get_logs() == []

@@ -1,0 +1,84 @@
+"""History panels without a browser: the filter's URL validation, the raw-event panels of
+a filtered view (every backend), and what the panels and chart count."""
+
+import datetime as dt
+
+import pytest
+from dimkit import BOTS, NEWS, TOTAL, ingest_sample
+
+from dashboard import breakdown_view
+from dashboard.breakdown_view import HUMANS, Options, series_source
+from dashboard.state import filter_pair, parse_search
+from queries import InvalidRangeError
+from queries.filtered_events import filtered_breakdowns
+
+
+@pytest.mark.parametrize(("search", "said"), [
+    ("?filter=nope:x", "unknown dimension"),
+    ("?filter=referrer", "dimension:value"),
+    ("?filter=referrer:" + "x" * 201, "dimension:value"),
+    ("?filter=%24where:x", "unknown dimension"),
+])
+def test_a_bad_filter_says_why(search, said):
+    with pytest.raises(InvalidRangeError, match=said):
+        Options.from_query(parse_search(search))
+
+
+def test_a_filter_value_keeps_its_colons_and_the_chart_follows_it():
+    query = parse_search("?filter=utm_campaign:a:b.$c&bots=1")
+    assert filter_pair(query) == ("utm_campaign", "a:b.$c")
+    options = Options.from_query(query)
+    assert options.bots and series_source(options, ()) == ("utm_campaign", "a:b.$c")
+    assert series_source(Options(None, False, False), ()) == HUMANS
+    assert series_source(Options(None, False, False), ("/a",)) is None  # pages: as before
+    assert series_source(Options(None, True, False), ()) is None
+
+
+def test_filtered_panels_come_from_raw_events(db, tmp_path):
+    start = ingest_sample(db, "s", tmp_path)
+    end = start + dt.timedelta(days=1)
+    found = filtered_breakdowns(db, "s", "referrer", "news.example", start, end,
+                                ("browser", "referrer", "status"))
+    assert found.hits == NEWS and found.visitors == NEWS
+    assert found.panels["browser"].to_dict("records") == [
+        {"value": "Chrome", "hits": NEWS, "visitors": NEWS}]
+    assert list(found.panels["page"]["value"]) == ["/"]
+    assert "raw events" in found.note
+    direct = filtered_breakdowns(db, "s", "referrer", "(direct)", start, end, ("browser",))
+    with_bots = filtered_breakdowns(db, "s", "referrer", "(direct)", start, end,
+                                    ("browser",), humans_only=False)
+    assert with_bots.hits - direct.hits == BOTS
+    assert "Googlebot" not in set(direct.panels["browser"]["value"])
+    assert with_bots.hits <= TOTAL
+
+
+def test_the_pages_panel_leaves_assets_out_unless_asked(app, tmp_path):
+    from dashboard.history_view import shown_period
+    from dashboard.services import get_services
+
+    ingest_sample(get_services(app.server).db, "s", tmp_path)
+    shown = shown_period(parse_search("?site=s&range=7d"))
+    panels = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
+                                           Options(None, False, False), (), 60)
+    assert "/style.css" not in set(panels.frames["page"]["value"])
+    assert panels.current.hits == TOTAL - BOTS and panels.bot_share == BOTS / TOTAL
+    assert list(panels.not_found["path"]) == ["/missing"]
+    with_assets = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
+                                                Options(None, True, True), (), 60)
+    assert "/style.css" in set(with_assets.frames["page"]["value"])
+    assert with_assets.current.hits == TOTAL
+
+
+def test_minutes_stay_minutes_for_humans_and_a_filter_comes_per_hour(app, tmp_path):
+    from dashboard.history_view import compute_view
+    from dashboard.services import get_services
+
+    ingest_sample(get_services(app.server).db, "s", tmp_path)
+    plain = compute_view("?site=s&range=yesterday&gran=minute")
+    assert plain.period.granularity == "minute" and plain.current.to_numpy().sum() == TOTAL
+    hourly = compute_view("?site=s&range=yesterday&gran=hour")
+    assert list(hourly.current.columns) == ["Humans"]
+    assert hourly.current.to_numpy().sum() == TOTAL - BOTS
+    filtered = compute_view("?site=s&range=yesterday&gran=minute&filter=referrer:news.example")
+    assert filtered.period.granularity == "hour"
+    assert filtered.current.to_numpy().sum() == NEWS
