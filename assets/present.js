@@ -43,39 +43,41 @@ window.dash_clientside.present = (function () {
     shownTheme = theme;
     window.Plotly.restyle(gd, { "line.color": c.accent, fillcolor: c.fill,
                                 "marker.color": c.accent }, [0]);
+    window.Plotly.restyle(gd, { "marker.line.color": c.accent }, [1]);
     window.Plotly.relayout(gd, {
       "font.color": c.text, "xaxis.color": c.muted, "yaxis.color": c.muted,
       "xaxis.gridcolor": c.grid, "yaxis.gridcolor": c.grid,
       "xaxis.linecolor": c.grid, "yaxis.linecolor": c.grid });
   }
 
+  /* Trace 0 holds the complete minutes: it only ever gains points (extendTraces), or
+     corrects one the server recounted (restyle); trace 1 is the minute still filling. */
   function update(gd, data) {
+    var n = data.x.length - 1;
+    var done = { x: data.x.slice(0, n), y: data.y.slice(0, n) };
     var trace = gd.data[0];
     var xs = (trace.x || []).slice();
     var ys = (trace.y || []).slice();
-    var start = data.x[0];
     if (!xs.length || gd.__presentWindow !== data.window) {
       gd.__presentWindow = data.window;
-      window.Plotly.restyle(gd, { x: [data.x], y: [data.y] }, [0]);
+      window.Plotly.restyle(gd, { x: [done.x], y: [done.y] }, [0]);
     } else {
       var last = xs[xs.length - 1];
       var index = {};
       xs.forEach(function (x, i) { index[x] = i; });
       var changed = false;
       var add = { x: [], y: [] };
-      data.x.forEach(function (x, i) {
+      done.x.forEach(function (x, i) {
         if (index[x] !== undefined) {
-          if (ys[index[x]] !== data.y[i]) { ys[index[x]] = data.y[i]; changed = true; }
-        } else if (x > last) { add.x.push(x); add.y.push(data.y[i]); }
+          if (ys[index[x]] !== done.y[i]) { ys[index[x]] = done.y[i]; changed = true; }
+        } else if (x > last) { add.x.push(x); add.y.push(done.y[i]); }
       });
       if (changed) { window.Plotly.restyle(gd, { y: [ys] }, [0]); }
       if (add.x.length) {
-        window.Plotly.extendTraces(gd, { x: [add.x], y: [add.y] }, [0], data.window + 1);
-      }
-      while (gd.data[0].x.length && gd.data[0].x[0] < start) {
-        gd.data[0].x.shift(); gd.data[0].y.shift();
+        window.Plotly.extendTraces(gd, { x: [add.x], y: [add.y] }, [0], data.window);
       }
     }
+    window.Plotly.restyle(gd, { x: [data.x.slice(n)], y: [data.y.slice(n)] }, [1]);
     var left = new Date(data.now.replace(" ", "T"));
     left.setMinutes(left.getMinutes() - data.window);
     var pad = function (n) { return (n < 10 ? "0" : "") + n; };

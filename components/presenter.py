@@ -98,6 +98,11 @@ def live_line(theme: str, window_minutes: int, now: dt.datetime) -> go.Figure:
                                   line={"width": 6, "color": c["accent"], "shape": "linear"},
                                   marker={"size": 10}, fill="tozeroy",
                                   fillcolor=c["fill"], hovertemplate="%{y:,} hits<extra></extra>"))
+    # The minute still filling up: a hollow marker that rises, not a line plunging to it.
+    figure.add_trace(go.Scatter(x=[], y=[], mode="markers", name="this minute so far",
+                                marker={"size": 22, "color": "rgba(0,0,0,0)",
+                                        "line": {"width": 5, "color": c["accent"]}},
+                                hovertemplate="%{y:,} so far<extra></extra>"))
     figure.update_layout(_layout(theme, uirevision="present",
                                  xaxis={"type": "date", "range": [start, now],
                                         "tickformat": "%H:%M"}))

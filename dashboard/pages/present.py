@@ -86,9 +86,8 @@ def layout(**query):
                                dcc.Graph(id="present-bars", config=ui.CONFIG,
                                          className="present-graph present-graph-full")]),
         html.Div(id="present-admin", className="present-admin", children=[
-            token_field("present-token", token_required()),
-            html.Div(id="present-toast", className="present-toast", role="status"),
-        ]),
+            token_field("present-token", token_required())]),
+        html.Div(id="present-toast", className="present-toast", role="status"),
         html.Div(hidden=True, children=[  # driven by the keyboard (present.js)
             html.Button(id=name, n_clicks=0) for name in (
                 "present-pause", "present-theme", "present-window-prev",
