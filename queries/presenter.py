@@ -38,7 +38,9 @@ class DayComparison:
     @property
     def change(self) -> float | None:
         """Today against yesterday at the same time, in %; None without yesterday."""
-        return None if not self.yesterday else 100.0 * (self.today / self.yesterday - 1)
+        if not self.yesterday:
+            return None
+        return 100.0 * (self.today - self.yesterday) / self.yesterday
 
 
 def today_vs_yesterday(db, site: str, now: dt.datetime, tz: str = "UTC") -> DayComparison:
