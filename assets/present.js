@@ -103,7 +103,7 @@ window.dash_clientside.present = (function () {
     },
     pause: function (clicks) {
       var paused = (clicks || 0) % 2 === 1;
-      return [paused, paused ? "PAUSED" : "LIVE"];
+      return [paused, paused, paused ? "PAUSED" : "LIVE"];
     },
     theme: function (clicks, config) {
       var initial = (config && config.theme) || "dark";

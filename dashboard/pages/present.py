@@ -41,7 +41,9 @@ from queries.presenter import minute_counts, ticker, today_vs_yesterday
 dash.register_page(__name__, path="/present", name="Present", title="hitboard · present",
                    order=90)
 
-TICK_MS = 1000
+TICK_MS = 500
+KPI_MS = 1000
+KPI_SECONDS = 5
 SLOW_MS = 30_000
 TOP_MINUTES = 5
 TICKER_ROWS = 8
@@ -99,6 +101,7 @@ def layout(**query):
         dcc.Store(id="present-data"),
         dcc.Store(id="present-frames"),
         dcc.Interval(id="present-tick", interval=TICK_MS),
+        dcc.Interval(id="present-kpi-tick", interval=KPI_MS),
         dcc.Interval(id="present-slow", interval=SLOW_MS),
         dcc.Interval(id="present-cycle", interval=(view.cycle or 3600) * 1000,
                      disabled=view.cycle is None),
@@ -127,39 +130,57 @@ def _site_and_zone(search):
 
 @callback(
     Output("present-data", "data"),
-    Output("present-kpis", "children"),
-    Output("present-site", "children"),
     Input("present-tick", "n_intervals"),
     Input("present-window", "data"),
     State("url", "search"),
 )
-def refresh_live(_n, window, search):
-    """The line's points and the KPIs as of the current live bucket."""
+def refresh_line(_n, window, search):
+    """The line's points as of the current live bucket: one read of the site's minutes,
+    kept apart from the KPIs so a slower read never holds the line back."""
     try:
         site, tz = _site_and_zone(search)
         if site is None:
-            return None, _kpis(None), "No data yet"
+            return None
         seconds = reads.live_seconds()
         now = reads.now(seconds)
         points = reads.shared(minute_counts, site, now, int(window or 15), seconds=seconds)
-        active = reads.shared(active_visitors, site, now, seconds=seconds)
-        days = reads.shared(today_vs_yesterday, site, now, tz, seconds=seconds)
-    except Exception as exc:
-        return no_update, no_update, describe(exc)
+    except Exception:
+        return no_update
     zone = validation.timezone(tz)
-    x = [t.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S") for t, _ in points]
-    data = {"x": x, "y": [v for _, v in points], "window": int(window or 15),
+    return {"x": [t.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S") for t, _ in points],
+            "y": [v for _, v in points], "window": int(window or 15),
             "now": now.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")}
-    numbers = {"minute": points[-1][1] if points else None, "active": active,
-               "change": days.change,
+
+
+@callback(
+    Output("present-kpis", "children"),
+    Output("present-site", "children"),
+    Input("present-kpi-tick", "n_intervals"),
+    State("url", "search"),
+)
+def refresh_kpis(_n, search):
+    """Hits this minute (every second); visitors now and today against yesterday, which
+    read more, every ``KPI_SECONDS``."""
+    try:
+        site, tz = _site_and_zone(search)
+        if site is None:
+            return _kpis(None), "No data yet"
+        seconds = reads.live_seconds()
+        minute = reads.shared(minute_counts, site, reads.now(seconds), 1, seconds=seconds)
+        now = reads.now(KPI_SECONDS)
+        active = reads.shared(active_visitors, site, now, seconds=KPI_SECONDS)
+        days = reads.shared(today_vs_yesterday, site, now, tz, seconds=KPI_SECONDS)
+    except Exception as exc:
+        return no_update, describe(exc)
+    numbers = {"minute": minute[-1][1], "active": active, "change": days.change,
                "compare": f"{days.today:,} vs {days.yesterday:,} at this time"}
-    return data, _kpis(numbers), site
+    return _kpis(numbers), site
 
 
 @callback(
     Output("present-ticker", "children"),
     Output("present-top", "children"),
-    Input("present-tick", "n_intervals"),
+    Input("present-kpi-tick", "n_intervals"),
     State("url", "search"),
 )
 def refresh_feed(_n, search):
@@ -244,6 +265,7 @@ clientside_callback(
 clientside_callback(
     ClientsideFunction("present", "pause"),
     Output("present-tick", "disabled"),
+    Output("present-kpi-tick", "disabled"),
     Output("present-state", "children"),
     Input("present-pause", "n_clicks"),
 )
