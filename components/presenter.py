@@ -15,9 +15,9 @@ from .theme import FONT
 
 COLORS = {
     "dark": {"text": "#ffffff", "muted": "#c8d0d8", "grid": "#2a3038", "accent": "#4dd0ff",
-             "fill": "rgba(77,208,255,0.22)"},
+             "fill": "rgba(77,208,255,0.22)", "on_accent": "#000000"},
     "light": {"text": "#000000", "muted": "#2f3640", "grid": "#d5dae0", "accent": "#0047b3",
-              "fill": "rgba(0,71,179,0.15)"},
+              "fill": "rgba(0,71,179,0.15)", "on_accent": "#ffffff"},
 }
 CONFIG = {"displayModeBar": False, "responsive": True, "scrollZoom": False}
 NO_VALUE = "–"
@@ -128,6 +128,8 @@ def bars_figure(top: pd.DataFrame, theme: str) -> go.Figure:
                               orientation="h", marker={"color": c["accent"]},
                               text=[f"{int(v):,}" for v in ordered["hits"]],
                               textposition="auto", textfont={"size": 26},
+                              insidetextfont={"size": 26, "color": c["on_accent"]},
+                              outsidetextfont={"size": 26, "color": c["text"]},
                               hovertemplate="%{y}: %{x:,} hits<extra></extra>"))
     figure.update_layout(_layout(theme, bargap=0.25, yaxis={"tickfont": {"size": 26}}))
     return figure

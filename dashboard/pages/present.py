@@ -87,7 +87,8 @@ def layout(**query):
                      children=[html.H2("Top pages today", className="present-title"),
                                dcc.Graph(id="present-bars", config=ui.CONFIG,
                                          className="present-graph present-graph-full")]),
-        html.Div(id="present-admin", className="present-admin", children=[
+        html.Div(id="present-admin", className="present-admin", hidden=not token_required(),
+                 children=[
             token_field("present-token", token_required())]),
         html.Div(id="present-toast", className="present-toast", role="status"),
         html.Div(hidden=True, children=[  # driven by the keyboard (present.js)
@@ -111,7 +112,8 @@ def layout(**query):
 def _kpis(numbers: dict | None) -> list:
     numbers = numbers or {}
     change = numbers.get("change")
-    tone = "" if change is None else ("up" if change >= 0 else "down")
+    # Coloured only when it means something: a room reads red as trouble.
+    tone = "" if change is None or abs(change) < 1 else ("up" if change > 0 else "down")
     return [
         ui.kpi("present-kpi-minute", "Hits this minute", ui.big_number(numbers.get("minute")),
                "since the minute began"),
