@@ -78,12 +78,19 @@ window.dash_clientside.present = (function () {
       }
     }
     window.Plotly.restyle(gd, { x: [data.x.slice(n)], y: [data.y.slice(n)] }, [1]);
-    var left = new Date(data.now.replace(" ", "T"));
-    left.setMinutes(left.getMinutes() - data.window);
+    /* The window ends a minute after now, so the filling minute's marker is never
+       cut by the edge; it slides a little every update. */
+    var now = new Date(data.now.replace(" ", "T"));
+    var left = new Date(now.getTime() - data.window * 60000);
+    var right = new Date(now.getTime() + 60000);
+    window.Plotly.relayout(gd, { "xaxis.range": [stamp(left), stamp(right)],
+                                 "xaxis.autorange": false });
+  }
+
+  function stamp(date) {
     var pad = function (n) { return (n < 10 ? "0" : "") + n; };
-    var from = left.getFullYear() + "-" + pad(left.getMonth() + 1) + "-" + pad(left.getDate()) +
-      " " + pad(left.getHours()) + ":" + pad(left.getMinutes()) + ":" + pad(left.getSeconds());
-    window.Plotly.relayout(gd, { "xaxis.range": [from, data.now], "xaxis.autorange": false });
+    return date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate()) +
+      " " + pad(date.getHours()) + ":" + pad(date.getMinutes()) + ":" + pad(date.getSeconds());
   }
 
   return {

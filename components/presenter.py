@@ -4,7 +4,6 @@ figures use large fonts and high-contrast colours)."""
 
 from __future__ import annotations
 
-import datetime as dt
 from zoneinfo import ZoneInfo
 
 import pandas as pd
@@ -89,11 +88,10 @@ def _layout(theme: str, **extra) -> dict:
             "hoverlabel": {"font": {"size": 20}}, **extra}
 
 
-def live_line(theme: str, window_minutes: int, now: dt.datetime) -> go.Figure:
+def live_line(theme: str) -> go.Figure:
     """The empty per-minute line; present.js appends points to it (extendTraces) and
     slides its x range, so it is never redrawn from scratch while the room watches."""
     c = colors(theme)
-    start = now - dt.timedelta(minutes=window_minutes)
     figure = go.Figure(go.Scatter(x=[], y=[], mode="lines+markers", name="hits / min",
                                   line={"width": 6, "color": c["accent"], "shape": "linear"},
                                   marker={"size": 10}, fill="tozeroy",
@@ -104,8 +102,7 @@ def live_line(theme: str, window_minutes: int, now: dt.datetime) -> go.Figure:
                                         "line": {"width": 5, "color": c["accent"]}},
                                 hovertemplate="%{y:,} so far<extra></extra>"))
     figure.update_layout(_layout(theme, uirevision="present",
-                                 xaxis={"type": "date", "range": [start, now],
-                                        "tickformat": "%H:%M"}))
+                                 xaxis={"type": "date", "tickformat": "%H:%M"}))
     return figure
 
 

@@ -53,7 +53,6 @@ MINUTE = dt.timedelta(minutes=1)
 def layout(**query):
     q = from_kwargs(query)
     view = PresentView.from_query(q)
-    now = dt.datetime.now(dt.UTC)
     return html.Div(id="present-root", className=f"present theme-{view.theme}", children=[
         html.Header(className="present-head", children=[
             html.Span(id="present-site", className="present-site"),
@@ -69,7 +68,7 @@ def layout(**query):
                     html.H2(id="present-chart-title", className="present-title",
                             children=f"Hits per minute · last {view.window} min"),
                     dcc.Graph(id="present-graph", config=ui.CONFIG, className="present-graph",
-                              figure=ui.live_line(view.theme, view.window, now)),
+                              figure=ui.live_line(view.theme)),
                 ]),
                 html.Div(className="present-side", children=[
                     html.H2(f"Top pages · last {TOP_MINUTES} min", className="present-title"),
