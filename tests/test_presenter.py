@@ -57,3 +57,20 @@ def test_present_view_from_the_url():
     odd = PresentView.from_query(parse_search("?views=nope,top,top&cycle=2&window=7&theme=light"))
     assert odd == PresentView(views=("top",), cycle=None, window=DEFAULT_WINDOW, theme="light")
     assert PresentView.from_query({}).views == ("live",)
+
+
+def test_kpi_texts_and_rows_keyed_for_animation():
+    import pandas as pd
+
+    from components import presenter as ui
+
+    assert [ui.change_text(c) for c in (None, 12.4, -3.25, 0.0)] == [
+        "–", "+12 %", "−3.2 %", "+0.0 %"]
+    top = pd.DataFrame({"hits": [9, 3]}, index=pd.Index(["/a", "/b"], name="page"))
+    rows = ui.top_items(top)
+    assert [row.key for row in rows] == ["p:/a", "p:/b"]
+    assert rows[1].children[-1].style == {"width": "33.3%"}
+    ticker_rows = ui.ticker_items([{"id": "1", "time": NOW, "page": "/<b>", "referrer": "x.org",
+                                    "country": None}], "Europe/Paris")
+    assert ticker_rows[0].key == "1" and ticker_rows[0].children[0].children == "15:30:25"
+    assert ticker_rows[0].children[1].children == "/<b>"   # text, never markup
