@@ -204,6 +204,7 @@ window.dash_clientside.present = (function () {
     inputs.forEach(function (input, i) { if (input.checked) { at = i; } });
     var next = inputs[at + delta];
     if (next) { next.click(); }
+    return inputs.length > 0;
   }
 
   function overlay() {
@@ -246,9 +247,10 @@ window.dash_clientside.present = (function () {
   }
 
   function theme() {
-    if (click("#present-theme")) { return; }
+    if (click("#present-theme")) { return true; }
     var other = document.querySelector("#shell-theme input[type=radio]:not(:checked)");
     if (other) { other.click(); }
+    return !!other;
   }
 
   var ACTIONS = {
@@ -264,7 +266,8 @@ window.dash_clientside.present = (function () {
     "?": overlay,
     "Escape": function () {
       var box = document.getElementById("keys-overlay");
-      if (box && !box.hidden) { overlay(); }
+      if (!box || box.hidden) { return false; }
+      overlay();
     },
     "s": function () { return click("#present-spike") || click("#lg-spike"); },
     "g": function () { return click("#present-generator"); },
@@ -279,11 +282,11 @@ window.dash_clientside.present = (function () {
     var target = event.target;
     if (target && (target.isContentEditable ||
                    /^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(target.tagName))) {
-      if (!(target.tagName === "INPUT" && /^(radio|checkbox)$/.test(target.type))) { return; }
+      var choice = target.tagName === "INPUT" && /^(radio|checkbox)$/.test(target.type);
+      // A focused radio or checkbox keeps its own arrows and space (accessibility).
+      if (!choice || /^(ArrowLeft|ArrowRight| )$/.test(event.key)) { return; }
     }
     var action = ACTIONS[event.key];
-    if (!action) { return; }
-    event.preventDefault();
-    action();
+    if (action && action() !== false) { event.preventDefault(); }
   });
 })();

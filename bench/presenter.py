@@ -60,7 +60,7 @@ class Sender:
     def run(self, until: float) -> None:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         due, i = time.monotonic(), self.offset
-        while due < until:
+        while time.monotonic() < until:    # behind schedule: send at once, stop on time
             pause = due - time.monotonic()
             if pause > 0:
                 time.sleep(pause)

@@ -44,6 +44,9 @@ dash.register_page(__name__, path="/present", name="Present", title="hitboard ·
 TICK_MS = 500
 KPI_MS = 1000
 KPI_SECONDS = 5
+# Visitors "now": distinct among the last minute's raw events. Five minutes (Plausible's
+# window) meant grouping 300,000 events every 5 s at 1,000 hits/s, which held the line back.
+ACTIVE_MINUTES = 1
 SLOW_MS = 30_000
 TOP_MINUTES = 5
 TICKER_ROWS = 8
@@ -117,7 +120,7 @@ def _kpis(numbers: dict | None) -> list:
         ui.kpi("present-kpi-minute", "Hits this minute", ui.big_number(numbers.get("minute")),
                "since the minute began"),
         ui.kpi("present-kpi-active", "Visitors now", ui.big_number(numbers.get("active")),
-               "distinct in the last 5 min"),
+               "distinct in the last minute"),
         ui.kpi("present-kpi-change", "Today vs yesterday", ui.change_text(change),
                numbers.get("compare", "at the same time of day"), tone),
     ]
@@ -169,7 +172,7 @@ def refresh_kpis(_n, search):
         seconds = reads.live_seconds()
         minute = reads.shared(minute_counts, site, reads.now(seconds), 1, seconds=seconds)
         now = reads.now(KPI_SECONDS)
-        active = reads.shared(active_visitors, site, now, seconds=KPI_SECONDS)
+        active = reads.shared(active_visitors, site, now, ACTIVE_MINUTES, seconds=KPI_SECONDS)
         days = reads.shared(today_vs_yesterday, site, now, tz, seconds=KPI_SECONDS)
     except Exception as exc:
         return no_update, describe(exc)
