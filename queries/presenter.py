@@ -1,0 +1,69 @@
+"""Reads of presenter mode: the per-minute line, today against yesterday, the ticker.
+
+Each is one or two indexed reads of what is already stored (pre-aggregated minutes,
+the newest raw events), so a room's screen costs no more than the Live page.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from . import validation
+from .dimensions.geo import UNKNOWN, country
+from .dimensions.referrer import own_hosts, referrer_host
+from .recent import recent_hits
+from .series import series
+
+MINUTE = dt.timedelta(minutes=1)
+DAY = dt.timedelta(days=1)
+
+
+def minute_counts(db, site: str, now: dt.datetime, minutes: int = 15
+                  ) -> list[tuple[dt.datetime, int]]:
+    """Whole-site hits per UTC minute over the last ``minutes`` minutes, the current
+    (still filling) minute last: ``[(minute start, hits), ...]``."""
+    now = validation.timestamp(now)
+    current = now.replace(second=0, microsecond=0)
+    frame = series(db, site, current - (minutes - 1) * MINUTE, current + MINUTE, "minute")
+    totals = frame.sum(axis=1)
+    return [(t.to_pydatetime().astimezone(dt.UTC), int(v)) for t, v in totals.items()]
+
+
+@dataclass(frozen=True)
+class DayComparison:
+    today: int       # since local midnight, up to now
+    yesterday: int   # yesterday, from its midnight up to the same time of day
+
+    @property
+    def change(self) -> float | None:
+        """Today against yesterday at the same time, in %; None without yesterday."""
+        if not self.yesterday:
+            return None
+        return 100.0 * (self.today - self.yesterday) / self.yesterday
+
+
+def today_vs_yesterday(db, site: str, now: dt.datetime, tz: str = "UTC") -> DayComparison:
+    """Hits today so far and yesterday up to the same time of day (minutes, one read
+    per day), so a morning is never compared with a whole day."""
+    zone = validation.timezone(tz)
+    now = validation.timestamp(now)
+    end = now.replace(second=0, microsecond=0) + MINUTE
+    midnight = now.astimezone(zone).replace(hour=0, minute=0, second=0, microsecond=0)
+    today = series(db, site, midnight, end, "minute", tz=zone).to_numpy().sum()
+    yesterday = series(db, site, midnight - DAY, end - DAY, "minute",
+                       tz=zone).to_numpy().sum()
+    return DayComparison(today=int(today), yesterday=int(yesterday))
+
+
+def ticker(db, site: str, n: int = 8) -> list[dict]:
+    """The ``n`` newest requests as the ticker shows them: time, page, referrer host
+    (``(direct)``, ``(internal)``...) and country (``None`` when unknown)."""
+    own = own_hosts(site)
+    rows = []
+    for hit in recent_hits(db, site, None, n):
+        code = country(hit.get("host"))
+        rows.append({"id": str(hit.get("_id")), "time": hit["time"], "page": hit.get("path", ""),
+                     "referrer": referrer_host(hit.get("referrer"), own),
+                     "country": None if code == UNKNOWN else code})
+    return rows

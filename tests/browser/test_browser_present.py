@@ -1,0 +1,171 @@
+"""Presenter mode in Chromium: it renders without the shell's selectors or chart
+toolbars, in big type; its keys work (and the analyst keys on History); the playlist
+switches views; a reload stays in presenter mode; s/g drive the load generator only with
+the admin token."""
+
+import datetime as dt
+
+import pytest
+from dash.testing.wait import until
+from dashkit import dashboard_app, free_port, seed
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
+
+from dashboard.loadgen.control import get_generator
+from dashboard.services import get_services
+
+POINTS = """
+const p = document.querySelector('#present-graph .js-plotly-plot');
+return p && p.data ? p.data[0].x.length : 0;
+"""
+SHOWN = ("const e = document.querySelector(arguments[0]);"
+         " return !!(e && e.getClientRects().length);")
+
+
+def _seed(app, site="shop"):
+    now = dt.datetime.now(dt.UTC)
+    seed(get_services(app.server).db, site,
+         [(now - dt.timedelta(minutes=m), f"/p{m % 3}", m % 5 + 1) for m in range(0, 40)])
+
+
+def _open(dash_duo, app, path):
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.driver.get(dash_duo.server_url + path)
+    dash_duo.wait_for_element("#present-root")
+
+
+def _press(dash_duo, *keys):
+    for key in keys:
+        ActionChains(dash_duo.driver).send_keys(key).perform()
+
+
+def _script(dash_duo, script, *args):
+    return dash_duo.driver.execute_script(script, *args)
+
+
+def _toast(dash_duo) -> str:
+    """The admin panel's message (its text even while the panel is hidden)."""
+    return _script(dash_duo, "return document.getElementById('present-toast').textContent;")
+
+
+def _search(dash_duo) -> str:
+    return _script(dash_duo, "return window.location.search;")
+
+
+def test_present_renders_big_without_selectors_or_toolbars(app, dash_duo):
+    _seed(app)
+    dash_duo.driver.set_window_size(1920, 1080)
+    _open(dash_duo, app, "/?present=1&site=shop&tz=UTC")
+    assert _script(dash_duo, "return window.location.pathname;") == "/present"
+    until(lambda: _script(dash_duo, POINTS) >= 10, timeout=15)
+    for selector in ("#shell-site", "#shell-pages", "#shell-tz", "#shell-theme", "#shell-nav"):
+        assert not _script(dash_duo, SHOWN, selector), selector
+    assert not dash_duo.driver.find_elements("css selector", ".modebar")
+    assert "theme-dark" in dash_duo.find_element("#present-root").get_attribute("class")
+    until(lambda: dash_duo.find_element("#present-site").text == "shop", timeout=10)
+    sizes = _script(dash_duo, """return Array.from(document.querySelectorAll(
+        '.present-kpi-value'), e => parseFloat(getComputedStyle(e).fontSize));""")
+    assert len(sizes) == 3 and min(sizes) >= 64
+    until(lambda: dash_duo.find_element("#present-top li").text.startswith("1"), timeout=10)
+    until(lambda: "/p" in dash_duo.find_element("#present-top").text, timeout=10)
+    assert dash_duo.get_logs() == []
+
+
+def test_keys_pause_theme_window_overlay_full_screen_and_reload(app, dash_duo):
+    _seed(app)
+    _open(dash_duo, app, "/present?site=shop&tz=UTC")
+    until(lambda: _script(dash_duo, POINTS) >= 10, timeout=15)
+    _press(dash_duo, " ")
+    dash_duo.wait_for_text_to_equal("#present-state", "PAUSED")
+    _press(dash_duo, " ")
+    dash_duo.wait_for_text_to_equal("#present-state", "LIVE")
+    _press(dash_duo, "d")
+    until(lambda: "theme-light" in dash_duo.find_element("#present-root").get_attribute(
+        "class"), timeout=5)
+    assert "theme=light" in _search(dash_duo)
+    _press(dash_duo, Keys.ARROW_RIGHT)
+    dash_duo.wait_for_text_to_equal("#present-chart-title", "Hits per minute · last 30 min")
+    until(lambda: _script(dash_duo, POINTS) >= 29, timeout=10)
+    assert "window=30" in _search(dash_duo)
+    _press(dash_duo, "?")
+    until(lambda: _script(dash_duo, SHOWN, "#keys-overlay"), timeout=5)
+    assert "full screen" in dash_duo.find_element("#keys-overlay").text
+    _press(dash_duo, Keys.ESCAPE)
+    until(lambda: not _script(dash_duo, SHOWN, "#keys-overlay"), timeout=5)
+    _press(dash_duo, "f")
+    until(lambda: _script(dash_duo, "return !!document.fullscreenElement;"), timeout=5)
+    _press(dash_duo, "f")
+    until(lambda: _script(dash_duo, "return !document.fullscreenElement;"), timeout=5)
+    # A reload is still presenter mode, with the theme and window the keys chose.
+    dash_duo.driver.refresh()
+    dash_duo.wait_for_element("#present-root")
+    until(lambda: "theme-light" in dash_duo.find_element("#present-root").get_attribute(
+        "class"), timeout=10)
+    dash_duo.wait_for_text_to_equal("#present-chart-title", "Hits per minute · last 30 min")
+    assert not _script(dash_duo, SHOWN, "#shell-site")
+    assert dash_duo.get_logs() == []
+
+
+def test_history_keys_today_week_month_compare_and_theme(app, dash_duo):
+    _seed(app)
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.driver.get(dash_duo.server_url + "/history?site=shop&tz=UTC")
+    dash_duo.wait_for_element("#history-range")
+    for key, preset in (("t", "today"), ("m", "30d"), ("w", "7d")):
+        _press(dash_duo, key)
+        until(lambda preset=preset: _script(
+            dash_duo, "return document.querySelector("
+                      "'#history-range input[value=\"' + arguments[0] + '\"]').checked;",
+            preset), timeout=5)
+    until(lambda: "range=" not in _search(dash_duo), timeout=5)  # 7 days is the default
+    _press(dash_duo, "c")
+    until(lambda: "compare=1" in _search(dash_duo), timeout=5)
+    _press(dash_duo, "d")
+    until(lambda: "theme=dark" in _search(dash_duo), timeout=5)
+    assert dash_duo.get_logs() == []
+
+
+def test_playlist_rotates_views(app, dash_duo):
+    _seed(app)
+    _open(dash_duo, app, "/present?site=shop&tz=UTC&cycle=5&views=live,top,history-30d")
+    assert dash_duo.find_element("#present-view-name").text == "Live"
+    assert _script(dash_duo, SHOWN, "#present-view-live")
+    dash_duo.wait_for_text_to_equal("#present-view-name", "Top pages today", timeout=15)
+    assert _script(dash_duo, SHOWN, "#present-view-top")
+    assert not _script(dash_duo, SHOWN, "#present-view-live")
+    until(lambda: _script(dash_duo, """const p = document.querySelector(
+        '#present-bars .js-plotly-plot'); return !!(p && p.data && p.data[0].y.length);"""),
+        timeout=10)
+    dash_duo.wait_for_text_to_equal("#present-view-name", "Last 30 days", timeout=15)
+    assert _script(dash_duo, SHOWN, "#present-view-history-30d")
+    dash_duo.wait_for_text_to_equal("#present-view-name", "Live", timeout=15)
+    assert dash_duo.get_logs() == []
+
+
+@pytest.fixture
+def guarded_app(tmp_path):
+    with dashboard_app(tmp_path / "store", admin_token="s3cret") as app:
+        yield app
+
+
+def test_generator_keys_need_the_admin_token(guarded_app, dash_duo):
+    app = guarded_app
+    _open(dash_duo, app, "/present?tz=UTC")
+    generator = get_generator(app.server)
+    _press(dash_duo, "g")
+    until(lambda: "admin token" in _toast(dash_duo), timeout=10)
+    assert not generator.status()["running"]
+    _press(dash_duo, "?")
+    until(lambda: _script(dash_duo, SHOWN, "#present-token"), timeout=5)
+    dash_duo.find_element("#present-token").send_keys("s3cret")  # its "s" is typing, no spike
+    assert "admin token" in _toast(dash_duo)
+    dash_duo.find_element("#present-view-name").click()  # leave the field
+    _press(dash_duo, "?", "g")
+    until(lambda: _toast(dash_duo) == "Load generator started", timeout=10)
+    assert generator.status()["running"]
+    _press(dash_duo, "s")
+    until(lambda: _toast(dash_duo) == "Spike: ×10 for 30 s", timeout=10)
+    _press(dash_duo, "g")
+    until(lambda: _toast(dash_duo) == "Load generator stopped", timeout=10)
+    until(lambda: not generator.status()["running"], timeout=5)
+    assert dash_duo.get_logs() == []

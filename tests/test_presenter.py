@@ -1,0 +1,76 @@
+"""Presenter mode's reads (on every backend) and its URL parsing."""
+
+import datetime as dt
+
+from dashkit import seed, utc
+
+from dashboard.presenter_view import DEFAULT_WINDOW, PresentView
+from dashboard.state import parse_search
+from queries import schema
+from queries.presenter import DayComparison, minute_counts, ticker, today_vs_yesterday
+
+NOW = utc(2026, 11, 21, 14, 30, 25)
+
+
+def test_minute_counts_end_with_the_minute_still_filling(db):
+    seed(db, "s", [(NOW - dt.timedelta(minutes=m), f"/p{m % 2}", m + 1) for m in range(20)])
+    points = minute_counts(db, "s", NOW, minutes=15)
+    assert len(points) == 15
+    assert points[-1] == (utc(2026, 11, 21, 14, 30), 1)
+    assert points[0] == (utc(2026, 11, 21, 14, 16), 15)
+    assert [v for _, v in points] == list(range(15, 0, -1))
+
+
+def test_today_against_the_same_time_yesterday(db):
+    seed(db, "s", [(utc(2026, 11, 21, 9), "/", 30), (utc(2026, 11, 21, 14, 30), "/", 2),
+                   (utc(2026, 11, 20, 9), "/", 20), (utc(2026, 11, 20, 14, 31), "/", 99)])
+    days = today_vs_yesterday(db, "s", NOW)
+    assert days == DayComparison(today=32, yesterday=20)  # yesterday's 14:31 is later
+    assert days.change == 60.0
+    assert DayComparison(today=5, yesterday=0).change is None
+
+
+def test_today_is_counted_from_midnight_in_the_zone(db):
+    seed(db, "s", [(utc(2026, 11, 20, 23, 30), "/", 7), (utc(2026, 11, 21, 1), "/", 1)])
+    assert today_vs_yesterday(db, "s", NOW, "Europe/Paris").today == 8   # 00:30 Paris
+    assert today_vs_yesterday(db, "s", NOW, "UTC").today == 1
+
+
+def test_ticker_names_page_referrer_host_and_known_country(db):
+    db[schema.EVENTS].insert_many([
+        {"time": NOW - dt.timedelta(seconds=2), "site": "s", "host": "8.8.8.8", "method": "GET",
+         "path": "/a", "query": "", "status": 200, "bytes": 10,
+         "referrer": "https://news.example/x", "user_agent": "curl/8"},
+        {"time": NOW - dt.timedelta(seconds=1), "site": "s", "host": "10.0.0.1",
+         "method": "GET", "path": "/b", "query": "", "status": 200, "bytes": 10,
+         "referrer": None, "user_agent": "curl/8"},
+    ])
+    rows = ticker(db, "s", n=5)
+    assert [(r["page"], r["referrer"], r["country"]) for r in rows] == [
+        ("/b", "(direct)", None), ("/a", "news.example", "US")]
+
+
+def test_present_view_from_the_url():
+    view = PresentView.from_query(parse_search("?present=1&cycle=30&views=live,history-30d,top"))
+    assert view == PresentView(views=("live", "history-30d", "top"), cycle=30,
+                               window=DEFAULT_WINDOW, theme="dark")
+    odd = PresentView.from_query(parse_search("?views=nope,top,top&cycle=2&window=7&theme=light"))
+    assert odd == PresentView(views=("top",), cycle=None, window=DEFAULT_WINDOW, theme="light")
+    assert PresentView.from_query({}).views == ("live",)
+
+
+def test_kpi_texts_and_rows_keyed_for_animation():
+    import pandas as pd
+
+    from components import presenter as ui
+
+    assert [ui.change_text(c) for c in (None, 12.4, -3.25, 0.0)] == [
+        "–", "+12 %", "−3.2 %", "+0.0 %"]
+    top = pd.DataFrame({"hits": [9, 3]}, index=pd.Index(["/a", "/b"], name="page"))
+    rows = ui.top_items(top)
+    assert [row.key for row in rows] == ["p:/a", "p:/b"]
+    assert rows[1].children[-1].style == {"width": "33.3%"}
+    ticker_rows = ui.ticker_items([{"id": "1", "time": NOW, "page": "/<b>", "referrer": "x.org",
+                                    "country": None}], "Europe/Paris")
+    assert ticker_rows[0].key == "1" and ticker_rows[0].children[0].children == "15:30:25"
+    assert ticker_rows[0].children[1].children == "/<b>"   # text, never markup
