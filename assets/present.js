@@ -85,6 +85,26 @@ window.dash_clientside.present = (function () {
     var right = new Date(now.getTime() + 60000);
     window.Plotly.relayout(gd, { "xaxis.range": [stamp(left), stamp(right)],
                                  "xaxis.autorange": false });
+    notes(gd, data.notes || []);
+  }
+
+  /* Annotations of the window as dashed lines with their text on top, redrawn only when
+     the set changes (a note added, or one sliding out of the window). */
+  function notes(gd, list) {
+    var key = JSON.stringify(list);
+    if (gd.__presentNotes === key) { return; }
+    gd.__presentNotes = key;
+    window.Plotly.relayout(gd, {
+      shapes: list.map(function (n) {
+        return { type: "line", xref: "x", yref: "paper", x0: n.x, x1: n.x, y0: 0, y1: 1,
+                 line: { color: n.color, width: 2, dash: "dash" }, layer: "below" };
+      }),
+      annotations: list.map(function (n) {
+        return { x: n.x, xref: "x", y: 1, yref: "paper", yanchor: "top", xanchor: "left",
+                 text: n.label, showarrow: false, font: { color: "#ffffff", size: 20 },
+                 bgcolor: n.color, borderpad: 4, hovertext: n.hover, captureevents: true };
+      })
+    });
   }
 
   function stamp(date) {

@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from dash import html
 
+from .annotations import KIND_COLORS, escape, hover_text
 from .theme import FONT
 
 COLORS = {
@@ -130,3 +131,16 @@ def bars_figure(top: pd.DataFrame, theme: str) -> go.Figure:
                               hovertemplate="%{y}: %{x:,} hits<extra></extra>"))
     figure.update_layout(_layout(theme, bargap=0.25, yaxis={"tickfont": {"size": 26}}))
     return figure
+
+
+def note_marks(notes: list[dict], zone) -> list[dict]:
+    """Annotations for the presenter line (drawn by ``assets/present.js``): where, a short
+    label in the note kind's colour, and the full hover text (escaped: shown as text)."""
+    marks = []
+    for note in notes:
+        text = note["text"] if len(note["text"]) <= 40 else note["text"][:39] + "…"
+        marks.append({"x": note["time"].astimezone(zone).strftime("%Y-%m-%d %H:%M:%S"),
+                      "label": escape(f"▼ {text}"),
+                      "hover": hover_text(note, zone),
+                      "color": KIND_COLORS.get(note["kind"], KIND_COLORS["note"])})
+    return marks

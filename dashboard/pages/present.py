@@ -35,6 +35,7 @@ from dashboard.loadgen.control import get_generator
 from dashboard.presenter_view import VIEWS, WINDOWS, PresentView
 from dashboard.state import ShellState, from_kwargs, parse_search
 from queries import validation
+from queries.annotations import annotations_between
 from queries.dimensions.reads import active_visitors
 from queries.presenter import minute_counts, ticker, today_vs_yesterday
 
@@ -151,9 +152,13 @@ def refresh_line(_n, window, search):
     except Exception:
         return no_update
     zone = validation.timezone(tz)
+    start = now - dt.timedelta(minutes=int(window or 15))
+    notes = reads.shared(annotations_between, site, start, now + dt.timedelta(minutes=1),
+                         seconds=seconds)
     return {"x": [t.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S") for t, _ in points],
             "y": [v for _, v in points], "window": int(window or 15),
-            "now": now.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")}
+            "now": now.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S"),
+            "notes": ui.note_marks(notes, zone)}
 
 
 @callback(

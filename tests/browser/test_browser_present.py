@@ -169,3 +169,24 @@ def test_generator_keys_need_the_admin_token(guarded_app, dash_duo):
     until(lambda: _toast(dash_duo) == "Load generator stopped", timeout=10)
     until(lambda: not generator.status()["running"], timeout=5)
     assert dash_duo.get_logs() == []
+
+
+NOTES = """
+const p = document.querySelector('#present-graph .js-plotly-plot');
+return p && p.layout && p.layout.annotations ? p.layout.annotations.map(a => a.text) : [];
+"""
+
+
+def test_notes_show_on_the_presenter_line_as_text(app, dash_duo):
+    """A note of the window is drawn on the line, its markup shown as characters."""
+    from queries.annotations import add_annotation
+
+    _seed(app)
+    db = get_services(app.server).db
+    add_annotation(db, "shop", dt.datetime.now(dt.UTC) - dt.timedelta(minutes=3),
+                   "deployed <b>v2</b>", kind="deploy", author="ci")
+    _open(dash_duo, app, "/present?site=shop&tz=UTC")
+    until(lambda: any("deployed" in text for text in _script(dash_duo, NOTES)), timeout=15)
+    label = next(t for t in _script(dash_duo, NOTES) if "deployed" in t)
+    assert "&lt;b&gt;" in label or "<b>" not in label
+    assert dash_duo.get_logs() == []
