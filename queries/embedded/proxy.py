@@ -21,7 +21,7 @@ from pymongo.results import (
     UpdateResult,
 )
 
-from . import documents
+from . import documents, explain
 from .requests import describe
 from .store import EmbeddedStore
 
@@ -81,7 +81,7 @@ class EmbeddedDatabase:
         if name == "explain" and isinstance(value, Mapping):
             collection = value.get("find") or value.get("count")
             con = self._store.reader()
-            return documents.explain(con, self._store.collection(self.name, collection, con),
+            return explain.explain(con, self._store.collection(self.name, collection, con),
                                      value)
         raise OperationFailure(f"command {name!r} is not available on the embedded store",
                                code=59)
@@ -235,7 +235,10 @@ class EmbeddedCollection:
 
     def aggregate(self, pipeline: list[dict], **_kw) -> Iterator[dict]:
         con = self._store.reader()
-        return iter(documents.aggregate(con, self._info(con), list(pipeline)))
+        stages = list(pipeline)
+        if stages and isinstance(stages[0], Mapping) and "$collStats" in stages[0]:
+            return iter(explain.coll_stats(con, self._info(con), stages))
+        return iter(documents.aggregate(con, self._info(con), stages))
 
 
 class EmbeddedCursor:
