@@ -134,16 +134,16 @@ def _config(rate, sites, pages, zipf_s, options) -> Config:
                   events="events" in options)
 
 
+# The generator's settings as the form holds them: what a command and its confirmation read.
+SETTINGS_STATE = tuple(State(f"lg-{name}", "value")
+                       for name in ("rate", "sites", "pages", "zipf", "options", "days"))
+
+
 @callback(
     Output("lg-feedback", "children"),
     Output("lg-action", "data"),
     *(Input(action, "n_clicks") for action in ACTIONS),
-    State("lg-rate", "value"),
-    State("lg-sites", "value"),
-    State("lg-pages", "value"),
-    State("lg-zipf", "value"),
-    State("lg-options", "value"),
-    State("lg-days", "value"),
+    *SETTINGS_STATE,
     State("lg-token", "value"),
     prevent_initial_call=True,
 )
@@ -184,12 +184,7 @@ def command(generator, action, rate, sites, pages, zipf_s, options, days) -> tup
     Input("lg-backfill", "n_clicks"),
     Input("lg-backfill-cancel", "n_clicks"),
     Input("lg-backfill-confirm", "n_clicks"),
-    State("lg-rate", "value"),
-    State("lg-sites", "value"),
-    State("lg-pages", "value"),
-    State("lg-zipf", "value"),
-    State("lg-options", "value"),
-    State("lg-days", "value"),
+    *SETTINGS_STATE,
     prevent_initial_call=True,
 )
 def confirm(_backfill, _cancel, _confirm, rate, sites, pages, zipf_s, options, days):
