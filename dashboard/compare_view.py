@@ -11,6 +11,7 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 
 from components import message
 from dashboard.feedback import describe
+from dashboard.history_url import Controls, shown_period
 from dashboard.ranges import Period
 from dashboard.state import (
     ShellState,
@@ -84,8 +85,6 @@ def choose_comparison(kind, start, search):
 
 def describe_comparison(search):
     """Which dates the dashed lines show, in the view's zone."""
-    from dashboard.history_view import Controls, shown_period
-
     query = parse_search(search)
     if not Controls.from_query(query).compare:
         return ""

@@ -6,7 +6,7 @@ before the first request. It may add Flask routes (``server.add_url_rule`` or a
 blueprint), start a background thread and stop it with ``services.on_close(stop)``, or
 read its own setting (``services.settings.<name>``, declared in ``settings.SETTINGS``).
 
-To add one, import its module in :func:`hooks` and append the function to the tuple:
+To add one, import its module here and append the function to the tuple:
 a one-line edit, like a CLI command in ``dashboard/cli/__init__.py``.
 """
 
@@ -16,16 +16,15 @@ from collections.abc import Callable
 
 import flask
 
+from . import annotations_api, beacon, health, rollup_job
+from .loadgen import extension as loadgen
 from .services import Services
 
 Extension = Callable[[flask.Flask, Services], None]
 
 
 def hooks() -> tuple[Extension, ...]:
-    from . import annotations_api, beacon, health, rollup_job
-    from .loadgen import control
-
-    return (health.register_health, control.register_loadgen, beacon.register_beacon,
+    return (health.register_health, loadgen.register_loadgen, beacon.register_beacon,
             rollup_job.register_rollups, annotations_api.register_annotations_api)
 
 

@@ -23,7 +23,7 @@ from components.tables import change_percent
 from dashboard import reads
 from dashboard.breakdown_view import PANELS, Options, compute_panels, series_label
 from dashboard.feedback import describe
-from dashboard.history_view import shown_period
+from dashboard.history_url import shown_period
 from dashboard.state import (
     ASSETS_KEY,
     BOTS_KEY,

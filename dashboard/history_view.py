@@ -14,30 +14,9 @@ from queries.series import bucket_edges
 
 from . import breakdown_view, reads
 from .compare_view import comparison_period
-from .ranges import DEFAULT_PRESET, GRANULARITIES, PRESETS, Period, period
-from .state import ShellState, choice, first, parse_search
-
-MODES = {"lines": "Lines", "stacked": "Stacked"}
-
-
-@dataclass(frozen=True)
-class Controls:
-    """The page's own part of the URL."""
-
-    preset: str
-    granularity: str
-    mode: str
-    compare: bool
-    start: str | None
-    end: str | None
-
-    @classmethod
-    def from_query(cls, query) -> Controls:
-        return cls(preset=choice(query, "range", PRESETS, DEFAULT_PRESET),
-                   granularity=choice(query, "gran", GRANULARITIES, "auto"),
-                   mode=choice(query, "mode", MODES, "lines"),
-                   compare=first(query, "compare") == "1",
-                   start=first(query, "start"), end=first(query, "end"))
+from .history_url import Controls, shown_period
+from .ranges import Period, period
+from .state import ShellState, parse_search
 
 
 @dataclass(frozen=True)
@@ -69,13 +48,6 @@ def picker_dates(controls: Controls, tz: str) -> tuple[str | None, str | None]:
     zone = validation.timezone(tz)
     last = (shown.end - dt.timedelta(microseconds=1)).astimezone(zone)
     return shown.start.astimezone(zone).date().isoformat(), last.date().isoformat()
-
-
-def shown_period(query) -> Period:
-    """The period the URL asks for, as of the current cache bucket."""
-    shell, controls = ShellState.from_query(query), Controls.from_query(query)
-    return period(controls.preset, controls.granularity, reads.now(reads.history_seconds()),
-                  shell.tz, controls.start, controls.end)
 
 
 def compute_view(search: str | None) -> View:

@@ -31,6 +31,7 @@ from dashboard import reads
 from dashboard.admin import check_token, token_required
 from dashboard.compare_view import comparison_period
 from dashboard.feedback import describe
+from dashboard.history_view import compute_view
 from dashboard.services import get_services
 from dashboard.state import ShellState, parse_search
 from queries import annotations as notes
@@ -104,8 +105,6 @@ def decorate_history(figure: go.Figure, view, search: str | None) -> go.Figure:
 
 def history_notes(search):
     """The notes of the range the URL shows, under the chart."""
-    from dashboard.history_view import compute_view
-
     try:
         view = compute_view(search)
         if view.period is None:
@@ -117,8 +116,6 @@ def history_notes(search):
 
 
 def notes_csv(_clicks, search):
-    from dashboard.history_view import compute_view
-
     try:
         view = compute_view(search)
     except Exception as exc:
@@ -240,8 +237,6 @@ def _with_note(prefix: str, note: dict, search):
     """A patch drawing the new note at once on the chart shown."""
     try:
         if prefix == "history":
-            from dashboard.history_view import compute_view
-
             view = compute_view(search)
             index, granularity = view.current.index, view.period.granularity
         else:

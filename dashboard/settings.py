@@ -1,5 +1,7 @@
-"""The dashboard's settings, declared once: name, environment variable, default, help.
+"""hitboard's settings, declared once: name, environment variable, default, help.
 
+This is the only module that reads the environment: the app factory, the CLI and the
+benches resolve settings here and hand ``queries/`` explicit values (a test checks).
 Each value resolves as explicit argument > ``HITBOARD_*`` environment variable > default,
 the way Datasette does. The CLI passes its options as explicit arguments (``None`` means
 "not given"), so ``hitboard serve --port 9000`` beats ``HITBOARD_PORT`` which beats 8050.
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from queries.errors import HitboardError
@@ -76,7 +79,7 @@ class Setting:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("store", None, "mongodb:// URI or embedded store directory (unset: $MONGODB_URI, "
-            "else ~/.local/share/hitboard)", _optional_text),
+            "else $XDG_DATA_HOME/hitboard, else ~/.local/share/hitboard)", _optional_text),
     Setting("database", "hitboard", "database name on a MongoDB server"),
     Setting("host", "127.0.0.1", "interface `hitboard serve` listens on"),
     Setting("port", 8050, "TCP port `hitboard serve` listens on", _port),
@@ -154,7 +157,19 @@ def resolve(explicit: Mapping[str, Any] | None = None,
             values[setting.name] = _coerce(setting, environ[setting.env], setting.env)
         else:
             values[setting.name] = setting.default
+    if values["store"] is None:
+        values["store"] = environ.get("MONGODB_URI") or str(_default_store_dir(environ))
     return Settings(values)
+
+
+def _default_store_dir(environ: Mapping[str, str]) -> Path:
+    base = environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "hitboard"
+
+
+def env_name(name: str) -> str:
+    """The environment variable of the setting ``name`` (for messages and pages)."""
+    return next(s.env for s in SETTINGS if s.name == name)
 
 
 def _coerce(setting: Setting, value: Any, source: str) -> Any:

@@ -2,7 +2,7 @@
 
 from .backfill import BackfillTotals, DayCounts, backfill
 from .catalog import list_pages, list_sites, top_pages
-from .connection import connect, is_embedded, migrate_store, redact, resolve_store
+from .connection import connect, is_embedded, migrate_store, redact
 from .errors import (
     HitboardError,
     InvalidPageError,
@@ -13,8 +13,8 @@ from .errors import (
     RecorderOverloadedError,
     StoreLockedError,
 )
+from .indexes import ensure_indexes
 from .recorder import HitRecorder
-from .schema import ensure_indexes
 from .series import daily_series, hourly_series, minute_series, series
 from .sites import register_synthetic, synthetic_sites
 from .writes import log_hit, preallocate
@@ -46,7 +46,6 @@ __all__ = [
     "minute_series",
     "preallocate",
     "redact",
-    "resolve_store",
     "series",
     "top_pages",
 ]

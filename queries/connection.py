@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 from pymongo import MongoClient
 from pymongo.uri_parser import parse_uri
@@ -15,33 +14,20 @@ DEFAULT_DATABASE = "hitboard"
 MONGODB_SCHEMES = ("mongodb://", "mongodb+srv://")
 
 
-def default_store_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(base) / "hitboard"
-
-
-def resolve_store(store: str | os.PathLike | None = None) -> str:
-    """Explicit argument > HITBOARD_STORE > MONGODB_URI > the default data directory."""
-    for candidate in (store, os.environ.get("HITBOARD_STORE"), os.environ.get("MONGODB_URI")):
-        if candidate:
-            return str(candidate)
-    return str(default_store_dir())
-
-
 def is_server(store: str) -> bool:
     return store.startswith(MONGODB_SCHEMES)
 
 
-def connect(store: str | os.PathLike | None = None, database: str | None = None,
-            read_only: bool = False):
+def connect(store: str | os.PathLike, database: str | None = None, read_only: bool = False):
     """A pymongo ``Database``: on a MongoDB server for ``mongodb://`` and
-    ``mongodb+srv://`` URIs, otherwise on the embedded store in that directory.
+    ``mongodb+srv://`` URIs, otherwise on the embedded store in that directory (which
+    ``dashboard.settings`` resolves: this module reads no environment).
 
     ``read_only`` lets a second process read an embedded store that a running server
     holds (it sees the data as of opening); it has no effect on a MongoDB server.
     Close with ``db.client.close()``.
     """
-    target = resolve_store(store)
+    target = str(store)
     if is_server(target):
         name = database or parse_uri(target).get("database") or DEFAULT_DATABASE
         return MongoClient(target, tz_aware=True, appname="hitboard")[name]

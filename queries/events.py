@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import os
 import threading
 from dataclasses import dataclass, field
 
@@ -33,8 +32,6 @@ from pymongo.write_concern import WriteConcern
 from . import schema
 from .errors import HitboardError, RecorderOverloadedError
 
-DEFAULT_TTL_DAYS = 30
-TTL_ENV = "HITBOARD_EVENTS_TTL_DAYS"
 INGESTED_INDEX = "ingested"
 OLD_TTL_INDEX = "ingested_ttl"
 DUPLICATE_KEY = 11000
@@ -52,16 +49,15 @@ INDEXES = {
 }
 
 
-def retention_days(value=None) -> int:
-    """The retention in days: ``value``, else $HITBOARD_EVENTS_TTL_DAYS, else 30."""
-    raw = value if value is not None else os.environ.get(TTL_ENV, DEFAULT_TTL_DAYS)
+def check_retention(days) -> int:
+    """``days`` as a retention in days, or a clear error (1 to 36,500)."""
     try:
-        days = int(raw)
+        value = int(days)
     except (TypeError, ValueError):
-        days = 0
-    if days < 1 or days > 36_500:
-        raise HitboardError(f"invalid event retention {raw!r}: a whole number of days, 1 or more")
-    return days
+        value = 0
+    if value < 1 or value > 36_500:
+        raise HitboardError(f"invalid event retention {days!r}: a whole number of days, 1 or more")
+    return value
 
 
 def ensure_event_indexes(db) -> list[str]:
@@ -80,7 +76,7 @@ def expire(db, retention: int, rolled_up_until: dt.datetime,
     """Delete the events ingested more than ``retention`` days ago that the rollups have
     read (ingested before ``rolled_up_until``); returns how many."""
     now = now or dt.datetime.now(dt.UTC)
-    cutoff = min(now - dt.timedelta(days=retention_days(retention)), rolled_up_until)
+    cutoff = min(now - dt.timedelta(days=check_retention(retention)), rolled_up_until)
     return db[schema.EVENTS].delete_many({"ingested": {"$lt": cutoff}}).deleted_count
 
 

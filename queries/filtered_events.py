@@ -18,7 +18,6 @@ import pandas as pd
 from . import schema, validation
 from .dimensions.classify import BOT, classify
 from .dimensions.reads import dimension
-from .events import retention_days
 
 PAGE = "page"  # the event's path: a panel of its own beside the dimensions
 COLUMNS = ["value", "hits", "visitors"]
@@ -69,8 +68,8 @@ def filtered_breakdowns(db, site: str, by: str, value: str, start: dt.datetime,
             if name in values:
                 hits[name][values[name]] += group["n"]
                 people[name].setdefault(values[name], set()).add(dims.visitor)
-    note = (f"{by} = {value}: counted from raw events, kept {retention_days()} days after "
-            "ingestion; older hits are not included")
+    note = (f"{by} = {value}: counted from raw events, kept for the "
+            "events retention (the Data page says how long); older hits are not included")
     return Filtered({d: _frame(hits[d], people[d], n) for d in wanted}, total,
                     len(everyone), note)
 

@@ -90,19 +90,6 @@ def zero_monthly(month: dt.datetime, site: str, page: str) -> dict:
     }
 
 
-def ensure_indexes(db) -> list[str]:
-    """Create the indexes charts rely on (idempotent); returns their names."""
-    from .annotations import ensure_annotation_indexes
-    from .dimensions import ensure_indexes as ensure_dimension_indexes
-    from .events import ensure_event_indexes
-    from .rollups import ensure_rollup_indexes
-
-    names = [db[name].create_index(STATS_INDEX, name="site_page_date")
-             for name in (DAILY, MONTHLY)]
-    return (names + ensure_event_indexes(db) + ensure_rollup_indexes(db)
-            + ensure_dimension_indexes(db) + ensure_annotation_indexes(db))
-
-
 def describe_indexes(db) -> list[tuple[str, str, list[tuple[str, int]]]]:
     """Every index of every collection: (collection, index name, keys), sorted."""
     rows = []

@@ -1,8 +1,17 @@
 """dashboard.settings: one table, resolved explicit > HITBOARD_* environment > default."""
 
+from pathlib import Path
+
 import pytest
 
-from dashboard.settings import SETTINGS, InvalidSettingError, Settings, describe, resolve
+from dashboard.settings import (
+    SETTINGS,
+    InvalidSettingError,
+    Settings,
+    describe,
+    env_name,
+    resolve,
+)
 
 
 def test_defaults_apply_when_nothing_is_given():
@@ -11,7 +20,7 @@ def test_defaults_apply_when_nothing_is_given():
     assert settings.port == 8050
     assert settings.workers == 1
     assert settings.readonly is False
-    assert settings.store is None
+    assert settings.store == str(Path.home() / ".local" / "share" / "hitboard")
 
 
 def test_environment_beats_default_and_argument_beats_environment():
@@ -58,3 +67,17 @@ def test_every_setting_is_documented_with_its_variable():
     for name, env, _default, help_text in rows:
         assert env == f"HITBOARD_{name.upper()}"
         assert help_text
+
+
+def test_the_store_resolves_explicit_then_hitboard_store_then_mongodb_uri_then_xdg(tmp_path):
+    environ = {"XDG_DATA_HOME": str(tmp_path)}
+    assert resolve({}, environ=environ).store == str(tmp_path / "hitboard")
+    environ["MONGODB_URI"] = "mongodb://m"
+    assert resolve({}, environ=environ).store == "mongodb://m"
+    environ["HITBOARD_STORE"] = "/data/h"
+    assert resolve({}, environ=environ).store == "/data/h"
+    assert resolve({"store": "/explicit"}, environ=environ).store == "/explicit"
+
+
+def test_env_name_is_the_variable_a_setting_reads():
+    assert env_name("events_ttl_days") == "HITBOARD_EVENTS_TTL_DAYS"

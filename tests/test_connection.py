@@ -10,7 +10,6 @@ import textwrap
 import pytest
 
 import queries
-from queries import connection
 
 CHILD = """
 import sys, queries
@@ -29,18 +28,6 @@ def _child(store, mode, ending="close") -> str:
                             capture_output=True, text=True, timeout=60)
     assert result.returncode in (0, 9), result.stderr
     return result.stdout.strip()
-
-
-def test_resolution_order(monkeypatch, tmp_path):
-    monkeypatch.delenv("HITBOARD_STORE", raising=False)
-    monkeypatch.delenv("MONGODB_URI", raising=False)
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
-    assert connection.resolve_store() == str(tmp_path / "hitboard")
-    monkeypatch.setenv("MONGODB_URI", "mongodb://m")
-    assert connection.resolve_store() == "mongodb://m"
-    monkeypatch.setenv("HITBOARD_STORE", "/data/h")
-    assert connection.resolve_store() == "/data/h"
-    assert connection.resolve_store("/explicit") == "/explicit"
 
 
 def test_redact_hides_passwords():

@@ -53,7 +53,7 @@ def test_filtered_panels_come_from_raw_events(db, tmp_path):
 
 
 def test_the_pages_panel_leaves_assets_out_unless_asked(app, tmp_path):
-    from dashboard.history_view import shown_period
+    from dashboard.history_url import shown_period
     from dashboard.services import get_services
 
     ingest_sample(get_services(app.server).db, "s", tmp_path)

@@ -19,13 +19,3 @@ def test_day_increments_add_up_minutes_into_hours_and_the_day():
     assert schema.day_increments({0: 2, 59: 1, 61: 4}) == {
         "minute.0.0": 2, "minute.0.59": 1, "minute.1.1": 4,
         "hourly.0": 3, "hourly.1": 4, "daily": 7}
-
-
-def test_ensure_indexes_is_idempotent_and_described(db):
-    first = schema.ensure_indexes(db)
-    assert first == schema.ensure_indexes(db)
-    assert first[:2] == ["site_page_date", "site_page_date"]
-    rows = {(coll, name): keys for coll, name, keys in schema.describe_indexes(db)}
-    for coll in (schema.DAILY, schema.MONTHLY):
-        assert rows[(coll, "site_page_date")] == [
-            ("metadata.site", 1), ("metadata.page", 1), ("metadata.date", 1)]

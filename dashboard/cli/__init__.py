@@ -2,6 +2,7 @@
 
 import click
 
+from . import annotate, dimensions, ingest, loadgen, serve, shard, stats, store
 from .common import HitboardGroup
 
 
@@ -11,13 +12,6 @@ def main() -> None:
     """hitboard: real-time web-traffic dashboard on MongoDB."""
 
 
-def _register() -> None:
-    from . import annotate, dimensions, ingest, loadgen, serve, shard, stats, store
-
-    for command in (*stats.COMMANDS, *loadgen.COMMANDS, *ingest.COMMANDS, *serve.COMMANDS,
-                    *shard.COMMANDS, *dimensions.COMMANDS, *store.COMMANDS,
-                    *annotate.COMMANDS):
-        main.add_command(command)
-
-
-_register()
+for command in (*stats.COMMANDS, *loadgen.COMMANDS, *ingest.COMMANDS, *serve.COMMANDS,
+                *shard.COMMANDS, *dimensions.COMMANDS, *store.COMMANDS, *annotate.COMMANDS):
+    main.add_command(command)

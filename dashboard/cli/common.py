@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 import queries
+from dashboard.settings import Settings, resolve
 
 store_option = click.option(
     "--store",
-    envvar="HITBOARD_STORE",
     default=None,
     metavar="URI|DIR",
     help="mongodb:// or mongodb+srv:// URI, or a directory for the embedded store "
@@ -27,6 +27,12 @@ class HitboardGroup(click.Group):
             ctx.exit(2)
 
 
+def command_settings(**explicit) -> Settings:
+    """The settings of a command: its options (``None``: not given) over the
+    environment and the defaults, resolved once (see ``dashboard.settings``)."""
+    return resolve(explicit)
+
+
 def open_db(store: str | None, read_only: bool = False):
     """Connect for a command; read-only commands can share a store a server holds."""
-    return queries.connect(store, read_only=read_only)
+    return queries.connect(command_settings(store=store).store, read_only=read_only)

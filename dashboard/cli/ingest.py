@@ -14,12 +14,12 @@ from pymongo.errors import PyMongoError
 import queries
 from queries import ingest as ingesting
 from queries.errors import HitboardError
-from queries.events import WRITE_CONCERNS, retention_days
+from queries.events import WRITE_CONCERNS
 from queries.logformat import FORMATS
 from queries.rollups import run_rollups
 
 from .annotate import note_ingest
-from .common import open_db, store_option
+from .common import command_settings, open_db, store_option
 
 
 class _Stop:
@@ -119,7 +119,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, store
 def _roll_up(db) -> None:
     """Roll up the events just written, so rollups hold them at once (a running server's
     rollup job would within a minute; a repeated run rewrites the same buckets)."""
-    run = run_rollups(db, retention=retention_days())
+    run = run_rollups(db, retention=command_settings().events_ttl_days)
     hours = run.buckets.get("hourly", 0)
     click.echo(f"rollups: {hours:,} hour buckets rewritten ({run.duration_s:.2f} s)", err=True)
 
@@ -192,7 +192,7 @@ def rollup(every, store):
         queries.ensure_indexes(db)
         with _Stop() as stop:
             while True:
-                run = run_rollups(db, retention=retention_days())
+                run = run_rollups(db, retention=command_settings().events_ttl_days)
                 buckets = ", ".join(f"{level} {n:,}" for level, n in run.buckets.items())
                 click.echo(f"rollup: events ingested since {run.since.isoformat()}: "
                            f"buckets rewritten: {buckets} ({run.duration_s:.2f} s)")

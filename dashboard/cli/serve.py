@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from queries.connection import redact, resolve_store
+from queries.connection import redact
 from queries.errors import HitboardError
 
 from ..settings import Settings, resolve
@@ -73,7 +73,7 @@ def run_gunicorn(settings: Settings) -> None:
 def serve(**options) -> None:
     """Run the dashboard (live and historical pages) at http://HOST:PORT/."""
     settings = resolve(options)
-    store = redact(resolve_store(settings.store))
+    store = redact(settings.store)
     click.echo(f"hitboard: http://{settings.host}:{settings.port}/ · store {store} · "
                f"{settings.workers} worker(s) × {settings.threads} threads", err=True)
     master = os.getpid()

@@ -14,7 +14,6 @@ import threading
 import time
 from dataclasses import dataclass
 
-import click
 import flask
 
 import queries
@@ -260,21 +259,6 @@ class LoadGenerator:
         self.wait_backfill(timeout=30)
         if self._events is not None:
             self._events.close()
-
-
-def register_loadgen(server: flask.Flask, services) -> None:
-    """The extension hook: one generator per server, stopped before the recorder closes;
-    with the ``demo`` setting, the demo starts before the first request is served."""
-    generator = LoadGenerator(services.db, services.recorder,
-                              readonly=services.settings.readonly,
-                              max_rate=services.settings.loadgen_max_rate,
-                              dimensions=services.dimensions)
-    server.extensions[EXTENSION_KEY] = generator
-    services.on_close(generator.close)
-    if services.settings.demo:
-        from .demo import console_progress, start_demo
-
-        click.echo(start_demo(generator, progress=console_progress()), err=True)
 
 
 def get_generator(server: flask.Flask | None = None) -> LoadGenerator:

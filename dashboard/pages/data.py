@@ -21,9 +21,9 @@ from components.storetables import collections_table, plans_table
 from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.services import get_services
+from dashboard.settings import env_name
 from dashboard.state import ShellState, parse_search
 from queries import inspect, shardplan, shardtext, validation
-from queries.events import TTL_ENV
 from queries.kpis import hit_totals
 from queries.recent import recent_hits
 
@@ -88,7 +88,8 @@ def _plan_rows(db, site: str, pages, tz: str) -> list[dict]:
 
 
 def _retention(days: int) -> html.Ul:
-    items = [html.Li([f"Raw events: kept {days} days after ingestion (", html.Code(TTL_ENV),
+    variable = html.Code(env_name("events_ttl_days"))
+    items = [html.Li([f"Raw events: kept {days} days after ingestion (", variable,
                       "), and until the rollups have read them: each rollup run removes "
                       "what is older and already rolled up."]),
              html.Li("Pre-aggregated statistics and rollups: kept (no TTL).")]
@@ -99,7 +100,7 @@ def _retention(days: int) -> html.Ul:
 def show(search):
     shell = ShellState.from_query(parse_search(search))
     db = get_services().db
-    store = queries.redact(queries.resolve_store(get_services().settings.store))
+    store = queries.redact(get_services().settings.store)
     kind = "embedded store" if queries.is_embedded(db) else "MongoDB server"
     sections = [html.P(className="wrap-anywhere", children=[
         "Reading ", html.Code(store), f" ({kind}), database ", html.Code(db.name), "."])]

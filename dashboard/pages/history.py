@@ -30,13 +30,8 @@ from dashboard.history_panels import (
     panels_section,
     register_panel_callbacks,
 )
-from dashboard.history_view import (
-    MODES,
-    Controls,
-    compute_view,
-    picker_dates,
-    shown_period,
-)
+from dashboard.history_url import MODES, Controls, shown_period
+from dashboard.history_view import compute_view, picker_dates
 from dashboard.notes_view import decorate_history, notes_section, register_note_callbacks
 from dashboard.ranges import DEFAULT_PRESET, GRANULARITIES, PRESETS, Period, drill_down
 from dashboard.services import get_services
@@ -201,7 +196,7 @@ def render(search):
                 message(describe(exc)), None)
     theme = view.shell.theme
     if view.site is None:
-        store = queries.redact(queries.resolve_store(get_services().settings.store))
+        store = queries.redact(get_services().settings.store)
         return notice_figure("No data yet", theme), None, "", "", empty_state(store), None
     if view.unknown_site:
         return (notice_figure("No data for this site", theme), None, "", "",

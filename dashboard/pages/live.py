@@ -132,7 +132,7 @@ def refresh(_n, search):
     try:
         site = reads.resolve_site(shell.site, fresh=True)
         if site is None:
-            store = queries.redact(queries.resolve_store(get_services().settings.store))
+            store = queries.redact(get_services().settings.store)
             blank = notice_figure("No data yet", shell.theme)
             return blank, kpi_cards(_kpis(None, None, shell.tz)), blank, None, empty_state(store)
         validation.timezone(shell.tz)  # a bad zone is the first thing to say

@@ -12,7 +12,6 @@ from collections import Counter
 import pandas as pd
 
 from .. import schema
-from ..events import retention_days
 from .classify import classify
 
 
@@ -39,8 +38,9 @@ def page_breakdown(db, site: str, page: str, dim: str, start: dt.datetime,
     frame = pd.DataFrame(rows, columns=["value", "hits", "visitors"])
     frame["hits"] = frame["hits"].astype("int64")
     frame["visitors"] = frame["visitors"].astype("Int64")
-    frame.attrs["note"] = (f"one page: counted from raw events, kept {retention_days()} days "
-                           "after ingestion; older hits are not included")
+    frame.attrs["note"] = ("one page: counted from raw events, kept for the "
+                           "events retention (the Data page says how long); older hits "
+                           "are not included")
     return frame
 
 

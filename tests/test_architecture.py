@@ -1,0 +1,136 @@
+"""The layout's rules, checked on the source: no import circle (lazy imports included),
+each layer imports only what DESIGN.md allows, and only ``dashboard/settings.py`` reads
+the environment."""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("dashboard", "components", "queries")
+SETTINGS_MODULE = "dashboard.settings"
+
+
+@cache
+def modules() -> dict[str, Path]:
+    """Every first-party module by dotted name (a package by its own name)."""
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+@cache
+def tree(name: str) -> ast.Module:
+    return ast.parse(modules()[name].read_text(), filename=str(modules()[name]))
+
+
+def imported(name: str) -> set[str]:
+    """Every absolute name ``name`` imports, at any depth of its code: ``from p import
+    m`` names the module ``p.m`` when there is one, else ``p`` (a name defined there)."""
+    package = name if modules()[name].name == "__init__.py" else name.rpartition(".")[0]
+    names = set()
+    for node in ast.walk(tree(name)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                names.add(full if full in modules() else base)
+    return names
+
+
+def first_party(name: str) -> str | None:
+    """The module a dotted name falls in, or None outside the three packages."""
+    while name and name not in modules():
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def graph() -> dict[str, set[str]]:
+    return {name: {target for target in map(first_party, imported(name))
+                   if target and target != name}
+            for name in modules()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in edges[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_cycle_finder_finds_a_circle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle_even_through_lazy_imports():
+    assert cycles(graph()) == []
+
+
+@pytest.mark.parametrize(("layer", "forbidden"), [
+    ("queries", ("dash", "plotly", "components", "dashboard", "flask")),
+    ("components", ("pymongo", "bson", "queries", "dashboard")),
+])
+def test_each_layer_imports_only_what_the_design_allows(layer, forbidden):
+    wrong = sorted(f"{name} imports {target}" for name in modules() if name.startswith(layer)
+                   for target in imported(name)
+                   if target.split(".")[0] in forbidden)
+    assert wrong == []
+
+
+def _environment_reads(name: str) -> list[str]:
+    reads = []
+    for node in ast.walk(tree(name)):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb"):
+            reads.append(f"{name}:{node.lineno} {node.attr}")
+        elif isinstance(node, ast.keyword) and node.arg in ("envvar", "auto_envvar_prefix"):
+            reads.append(f"{name}:{node.lineno} click {node.arg}")
+        elif isinstance(node, ast.ImportFrom) and node.module == "os":
+            reads.extend(f"{name}:{node.lineno} from os import {alias.name}"
+                         for alias in node.names if alias.name in ("environ", "getenv"))
+    return reads
+
+
+def test_only_the_settings_module_reads_the_environment():
+    reads = [read for name in sorted(modules()) if name != SETTINGS_MODULE
+             for read in _environment_reads(name)]
+    assert reads == []
+    assert _environment_reads(SETTINGS_MODULE)  # the check sees what it looks for
