@@ -19,7 +19,7 @@ DEFAULT_PRESET = "7d"
 GRANULARITIES = {"auto": "Auto", "minute": "Minute", "hour": "Hour", "day": "Day"}
 MINUTE_UP_TO = dt.timedelta(days=2)
 HOUR_UP_TO = dt.timedelta(days=31)
-MAX_BUCKETS = 20_000
+MAX_POINTS = 20_000
 _SIZE = {"minute": dt.timedelta(minutes=1), "hour": dt.timedelta(hours=1),
          "day": dt.timedelta(days=1)}
 _DAYS_BACK = {"7d": 6, "30d": 29, "90d": 89, "12m": 364}
@@ -94,9 +94,9 @@ def period(preset: str, granularity: str, now: dt.datetime, tz: str,
         raise InvalidRangeError(f"unknown granularity {granularity!r}: use one of "
                                 f"{', '.join(GRANULARITIES)}")
     buckets = (last - first) / _SIZE[chosen]
-    if buckets > MAX_BUCKETS:
+    if buckets > MAX_POINTS:
         raise InvalidRangeError(
-            f"{int(buckets):,} {chosen} points is too many to draw (at most {MAX_BUCKETS:,}): "
+            f"{int(buckets):,} {chosen} points is too many to draw (at most {MAX_POINTS:,}): "
             "choose a coarser granularity or a shorter range"
         )
     return Period(first, last, chosen)

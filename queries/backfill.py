@@ -30,13 +30,12 @@ from pymongo import InsertOne, UpdateOne
 from pymongo.errors import BulkWriteError
 
 from . import rollups, schema, validation
-from .errors import InvalidRangeError
+from .errors import DUPLICATE_KEY, InvalidRangeError
 from .validation import WHOLE_SITE
 
 MINUTES_PER_DAY = 1440
 MAX_DAYS = 400
 BATCH_DOCUMENTS = 256
-DUPLICATE_KEY = 11000
 # The backfilled history's status mix, and the bytes of a response that is not a 2xx.
 STATUS_MIX = {"2xx": 0.93, "3xx": 0.045, "4xx": 0.02, "5xx": 0.005}
 OTHER_BYTES = {"3xx": 250, "4xx": 550, "5xx": 300}

@@ -1,6 +1,9 @@
 """Errors a user can act on. All are ValueErrors: the CLI prints them and exits 2,
 the dashboard shows them as a message, never a traceback."""
 
+# MongoDB's code for a write refused by a unique index (E11000), on every backend.
+DUPLICATE_KEY = 11000
+
 
 class HitboardError(ValueError):
     """Base class of every error caused by input or configuration."""

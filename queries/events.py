@@ -30,11 +30,10 @@ from pymongo.errors import BulkWriteError, PyMongoError
 from pymongo.write_concern import WriteConcern
 
 from . import schema
-from .errors import HitboardError, RecorderOverloadedError
+from .errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
 
 INGESTED_INDEX = "ingested"
 OLD_TTL_INDEX = "ingested_ttl"
-DUPLICATE_KEY = 11000
 WRITE_CONCERNS = ("0", "1", "majority")
 INDEXES = {
     # One page's requests over time: the recent-hits feed of chosen pages.

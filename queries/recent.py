@@ -153,13 +153,13 @@ def find_window(db, site: str, pages: Sequence[str] | None, min_count: int, max_
     ends = [_find(db, flt, trace, "edge", [("time", order)], 1) for order in (-1, 1)]
     if not ends[0]:
         return Window(None, 0, 0)
-    newest, oldest = _ms(ends[0][0]["time"]), _ms(ends[1][0]["time"])
+    newest, oldest = schema.epoch_ms(ends[0][0]["time"]), schema.epoch_ms(ends[1][0]["time"])
     probes = 0
 
     def count(span_ms: int) -> int:
         nonlocal probes
         probes += 1
-        window = {**flt, "time": {"$gte": _datetime(newest - span_ms)}}
+        window = {**flt, "time": {"$gte": schema.from_epoch_ms(newest - span_ms)}}
         found = db[schema.EVENTS].count_documents(window)
         if trace is not None:
             trace.add("count", window)
@@ -179,19 +179,19 @@ def find_window(db, site: str, pages: Sequence[str] | None, min_count: int, max_
             high_count = found
             break
         if found >= min_count:
-            return Window(_datetime(newest - high), found, probes)
+            return Window(schema.from_epoch_ms(newest - high), found, probes)
         low, high = high, high * 2
     # count(low) < min_count < max_count < count(high): narrow the edge between them.
     while high - low > 1:
         middle = (low + high) // 2
         found = count(middle)
         if min_count <= found <= max_count:
-            return Window(_datetime(newest - middle), found, probes)
+            return Window(schema.from_epoch_ms(newest - middle), found, probes)
         if found < min_count:
             low = middle
         else:
             high, high_count = middle, found
-    return Window(_datetime(newest - high), high_count, probes)
+    return Window(schema.from_epoch_ms(newest - high), high_count, probes)
 
 
 def recent_window(db, site: str, pages: Sequence[str] | None, n: int, *,
@@ -212,16 +212,3 @@ def recent_hits(db, site: str, pages: Sequence[str] | None, n: int = 100) -> lis
     if _count(n) > MAX_N:
         raise InvalidCountError(f"invalid count {n}: the feed shows at most {MAX_N} events")
     return recent_sort_limit(db, site, pages, n, merge="in")
-
-
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-_MS = dt.timedelta(milliseconds=1)
-
-
-def _ms(value: dt.datetime) -> int:
-    """Milliseconds since the epoch, floored: BSON dates hold milliseconds."""
-    return (value.replace(tzinfo=value.tzinfo or dt.UTC) - _EPOCH) // _MS
-
-
-def _datetime(ms: int) -> dt.datetime:
-    return _EPOCH + ms * _MS

@@ -40,11 +40,10 @@ from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
 
 from . import exithooks, schema, validation
-from .errors import HitboardError, RecorderOverloadedError
+from .errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
 from .writes import preallocate, targets
 
 log = logging.getLogger(__name__)
-DUPLICATE_KEY = 11000
 RACE_RETRIES = 5
 RECORD_ATTEMPTS = 3
 PREALLOCATE_FROM_HOUR = 23

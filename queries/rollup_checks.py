@@ -23,15 +23,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from . import schema, validation
-from .rollup_reads import (
-    floor,
-    level_name,
-    level_of,
-    next_start,
-    rollup_series,
-    rollup_span,
-)
-from .rollups import EPOCH, SETTLE, checkpoint
+from .rollup_reads import level_name, level_of, rollup_series, rollup_span
+from .rollups import EPOCH, SETTLE, checkpoint, floor, next_start
 from .series import normalise_pages
 
 MAX_BREACHES = 50

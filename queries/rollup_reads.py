@@ -12,7 +12,7 @@ import pandas as pd
 
 from . import schema, validation
 from .errors import InvalidRangeError, InvalidTimeZoneError
-from .rollups import CLASSES, checkpoint
+from .rollups import CLASSES, checkpoint, floor, next_start
 from .series import normalise_pages
 from .validation import WHOLE_SITE
 
@@ -20,7 +20,7 @@ LEVELS = {"hour": "hourly", "day": "daily", "week": "weekly", "month": "monthly"
           "year": "yearly"}
 GRANULARITIES = tuple(LEVELS)
 METRICS = ("hits", "bytes", "mean_bytes", "error_rate")
-MAX_BUCKETS = 20_000
+MAX_READ_BUCKETS = 20_000
 UTC_NAMES = ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "Zulu", "Etc/Zulu", "Universal")
 
 
@@ -33,40 +33,14 @@ def level_of(granularity: str) -> str:
                             f"{', '.join(GRANULARITIES)}")
 
 
-def floor(level: str, ts: dt.datetime) -> dt.datetime:
-    ts = ts.astimezone(dt.UTC)
-    if level == "hourly":
-        return ts.replace(minute=0, second=0, microsecond=0)
-    day = dt.datetime(ts.year, ts.month, ts.day, tzinfo=dt.UTC)
-    if level == "daily":
-        return day
-    if level == "weekly":
-        return day - dt.timedelta(days=day.weekday())
-    if level == "monthly":
-        return day.replace(day=1)
-    return day.replace(month=1, day=1)
-
-
-def next_start(level: str, start: dt.datetime) -> dt.datetime:
-    if level == "hourly":
-        return start + dt.timedelta(hours=1)
-    if level == "daily":
-        return start + dt.timedelta(days=1)
-    if level == "weekly":
-        return start + dt.timedelta(days=7)
-    if level == "monthly":
-        return (start + dt.timedelta(days=32)).replace(day=1)
-    return start.replace(year=start.year + 1)
-
-
 def bucket_starts(level: str, start: dt.datetime, end: dt.datetime) -> list[dt.datetime]:
     """Bucket starts covering ``[start, end)``: the first floored, the last before end."""
     start, end = validation.time_range(start, end)
     starts = [floor(level, start)]
     while (following := next_start(level, starts[-1])) < end:
         starts.append(following)
-        if len(starts) > MAX_BUCKETS:
-            raise InvalidRangeError(f"more than {MAX_BUCKETS} {level} buckets: "
+        if len(starts) > MAX_READ_BUCKETS:
+            raise InvalidRangeError(f"more than {MAX_READ_BUCKETS} {level} buckets: "
                                     "choose a coarser level or a shorter range")
     return starts
 

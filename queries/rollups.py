@@ -42,6 +42,7 @@ from pymongo import ASCENDING, InsertOne, ReplaceOne
 from pymongo.errors import BulkWriteError
 
 from . import events, schema, validation
+from .errors import DUPLICATE_KEY
 from .validation import WHOLE_SITE
 
 SETTLE = dt.timedelta(seconds=30)
@@ -51,7 +52,6 @@ BACKFILLED = "rollups.backfilled"
 CHECKPOINT_ID = "rollups"
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 CLASSES = ("2xx", "3xx", "4xx", "5xx", "other")
-DUPLICATE_KEY = 11000
 _HOUR = dt.timedelta(hours=1)
 _COMPARED = {"hits": 1, "bytes": 1, "status": 1}
 # Each level above hourly: (source level, the parent key its source documents carry).
@@ -77,16 +77,42 @@ def rollup_id(level: str, start: dt.datetime, site: str, page: str) -> str:
     return f"{start:{_KEY_FORMAT[level]}}/{site}{page}"
 
 
+def floor(level: str, ts: dt.datetime) -> dt.datetime:
+    """The start of the UTC bucket of ``level`` holding ``ts`` (weeks start on Monday)."""
+    ts = ts.astimezone(dt.UTC)
+    if level == "hourly":
+        return ts.replace(minute=0, second=0, microsecond=0)
+    day = dt.datetime(ts.year, ts.month, ts.day, tzinfo=dt.UTC)
+    if level == "daily":
+        return day
+    if level == "weekly":
+        return day - dt.timedelta(days=day.weekday())
+    if level == "monthly":
+        return day.replace(day=1)
+    return day.replace(month=1, day=1)
+
+
+def next_start(level: str, start: dt.datetime) -> dt.datetime:
+    """The start of the bucket of ``level`` after the one starting at ``start``."""
+    if level == "hourly":
+        return start + dt.timedelta(hours=1)
+    if level == "daily":
+        return start + dt.timedelta(days=1)
+    if level == "weekly":
+        return start + dt.timedelta(days=7)
+    if level == "monthly":
+        return (start + dt.timedelta(days=32)).replace(day=1)
+    return start.replace(year=start.year + 1)
+
+
 def parents(level: str, start: dt.datetime) -> dict[str, dt.datetime]:
     """The parent-bucket starts stored on a document of ``level``."""
-    day = dt.datetime(start.year, start.month, start.day, tzinfo=dt.UTC)
     if level == "hourly":
-        return {"day": day}
+        return {"day": floor("daily", start)}
     if level == "daily":
-        return {"week": day - dt.timedelta(days=day.weekday()),
-                "month": day.replace(day=1)}
+        return {"week": floor("weekly", start), "month": floor("monthly", start)}
     if level == "monthly":
-        return {"year": day.replace(month=1, day=1)}
+        return {"year": floor("yearly", start)}
     return {}
 
 
@@ -306,13 +332,16 @@ def write_level(db, level: str, docs: list[dict]) -> int:
     for site, starts in by_site.items():
         for old in coll.find({"site": site, "start": {"$in": sorted(starts)}}, _COMPARED):
             current[old["_id"]] = old
-    requests = []
+    requests, written = [], []
     for doc in docs:
         old = current.get(doc["_id"])
         if old is None:
             requests.append(InsertOne(doc))
         elif any(old.get(k) != doc[k] for k in _COMPARED):
             requests.append(ReplaceOne({"_id": doc["_id"]}, doc, upsert=True))
+        else:
+            continue
+        written.append(doc)
     if not requests:
         return 0
     try:
@@ -323,7 +352,7 @@ def write_level(db, level: str, docs: list[dict]) -> int:
         errors = exc.details["writeErrors"]
         if any(e.get("code") != DUPLICATE_KEY for e in errors):
             raise
-        coll.bulk_write([ReplaceOne({"_id": requests[e["index"]]._doc["_id"]},
-                                    requests[e["index"]]._doc, upsert=True) for e in errors],
+        again = [written[e["index"]] for e in errors]
+        coll.bulk_write([ReplaceOne({"_id": doc["_id"]}, doc, upsert=True) for doc in again],
                         ordered=False)
     return len(requests)

@@ -23,6 +23,19 @@ STATS_INDEX = [("metadata.site", ASCENDING), ("metadata.page", ASCENDING),
 FLUSHES = "flushes"
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MS = dt.timedelta(milliseconds=1)
+
+
+def epoch_ms(value: dt.datetime) -> int:
+    """Milliseconds since the epoch, floored: what a BSON date holds (naive means UTC)."""
+    return (value.replace(tzinfo=value.tzinfo or dt.UTC) - _EPOCH) // _MS
+
+
+def from_epoch_ms(ms: int) -> dt.datetime:
+    return _EPOCH + ms * _MS
+
+
 def day_start(ts: dt.datetime) -> dt.datetime:
     return dt.datetime(ts.year, ts.month, ts.day, tzinfo=dt.UTC)
 

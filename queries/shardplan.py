@@ -64,10 +64,6 @@ class Candidate:
     query_range: Callable[[ChartQuery], tuple[tuple, tuple] | None]  # None: every shard
 
 
-def _ms(value: dt.datetime) -> int:
-    return int(value.replace(tzinfo=value.tzinfo or dt.UTC).timestamp() * 1000)
-
-
 def _hashed(value: str) -> int:
     """A 64-bit hash of the _id, as a hashed index spreads it (MongoDB uses MD5 too)."""
     return struct.unpack("<q", hashlib.md5(value.encode()).digest()[:8])[0]
@@ -84,11 +80,12 @@ def _site_page_range(q: ChartQuery) -> tuple[tuple, tuple]:
 
 
 def _site_page_date(d: StatsDoc) -> tuple:
-    return (d.site, d.page, _ms(d.date))
+    return (d.site, d.page, schema.epoch_ms(d.date))
 
 
 def _site_page_date_range(q: ChartQuery) -> tuple[tuple, tuple]:
-    return (q.site, q.page, _ms(q.first)), (q.site, q.page, _ms(q.last))
+    return ((q.site, q.page, schema.epoch_ms(q.first)),
+            (q.site, q.page, schema.epoch_ms(q.last)))
 
 
 def _hashed_id(d: StatsDoc) -> tuple:
@@ -100,11 +97,11 @@ def _every_shard(_q: ChartQuery) -> None:
 
 
 def _date(d: StatsDoc) -> tuple:
-    return (_ms(d.date),)
+    return (schema.epoch_ms(d.date),)
 
 
 def _date_range(q: ChartQuery) -> tuple[tuple, tuple]:
-    return (_ms(q.first),), (_ms(q.last),)
+    return (schema.epoch_ms(q.first),), (schema.epoch_ms(q.last),)
 
 
 CANDIDATES = {c.name: c for c in (

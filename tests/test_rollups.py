@@ -198,3 +198,16 @@ def test_rollups_after_ingest_equal_the_statistics_bucket_for_bucket(tmp_path):
         assert yearly["hits"] == 60_000
     finally:
         db.client.close()
+
+
+def test_a_bucket_another_run_inserted_meanwhile_is_replaced_not_lost(embedded_db):
+    """write_level reads the current buckets, then inserts the new ones: a bucket written
+    between the two (here: one its read cannot see) is replaced by the recomputed one."""
+    start = dt.datetime(2025, 1, 2, 3, tzinfo=dt.UTC)
+    row = {"hits": 5, "bytes": 50, "mean_bytes": 10.0, **{f"s{c}": 0 for c in rollups.CLASSES}}
+    doc = rollups._document("hourly", "s1", "/", start, row)
+    coll = embedded_db[schema.ROLLUPS["hourly"]]
+    coll.insert_one({**doc, "site": "unseen", "hits": 1})
+    assert rollups.write_level(embedded_db, "hourly", [dict(doc)]) == 1
+    assert coll.find_one({"_id": doc["_id"]})["hits"] == 5
+    assert coll.count_documents({}) == 1

@@ -17,6 +17,7 @@ import bson
 from bson import ObjectId
 from pymongo.errors import DuplicateKeyError, OperationFailure, WriteError
 
+from ..errors import DUPLICATE_KEY
 from . import keys, matcher, pipeline, planner, splice, updater
 from .keys import CODEC
 from .planner import ID_COLUMN, column_name, quote
@@ -49,7 +50,7 @@ def _insert_sql(info) -> str:
 def _duplicate(info, doc: Mapping) -> DuplicateKeyError:
     return DuplicateKeyError(
         f"E11000 duplicate key error collection: {info.db}.{info.name} dup key: "
-        f"{{ _id: {doc.get('_id')!r} }}", 11000, {"keyValue": {"_id": doc.get("_id")}})
+        f"{{ _id: {doc.get('_id')!r} }}", DUPLICATE_KEY, {"keyValue": {"_id": doc.get("_id")}})
 
 
 def with_id(doc: dict) -> dict:
