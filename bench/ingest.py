@@ -1,4 +1,4 @@
-"""Ingest throughput on the embedded store: log_hit (the seed's direct writes) against
+"""Ingest throughput on the embedded store: log_hit (the use case's direct writes) against
 HitRecorder (coalesced, one ``$inc`` upsert per document per flush).
 
     .venv/bin/python bench/ingest.py [--hits 100000] [--sample 5000]

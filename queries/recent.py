@@ -1,4 +1,5 @@
-"""The most recent hits of a site's pages: the seed's "most recent n documents in categories".
+"""The most recent hits of a site's pages: what MongoDB's
+"most recent n documents in categories" pattern answers.
 
 Two strategies answer it over the index ``{site: 1, path: 1, time: -1}``; both return the
 same list as sorting every matching event by ``(time, _id)`` descending and keeping the
@@ -11,7 +12,10 @@ first ``n``:
   until it holds at least ``min`` events, then binary-searching its edge until the count
   lies in ``[min, max]``; then fetch just that window. It never sorts on the server.
 
-``recent_hits`` uses the one ``bench/recent.py`` measured faster (see README).
+``recent_hits`` uses the one ``bench/recent.py`` measured faster (see README). The bounded
+window (``recent_window``, ``find_window``) and ``Trace`` serve only that bench and its
+tests: they are kept because they are the measured alternative the README's figures
+compare against.
 Events with equal ``time`` are ordered by ``_id`` so every strategy gives one answer.
 """
 

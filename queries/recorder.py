@@ -164,7 +164,7 @@ class HitRecorder:
     def _open_unit(self, key: tuple) -> dict[int, int]:
         """Start counting a (site, page, UTC day): note the documents it will touch."""
         site, page, year, month, day = key
-        for target in targets(site, page):
+        for target in targets(page):
             self._pending_docs.add((schema.DAILY, site, target, year, month, day))
             self._pending_docs.add((schema.MONTHLY, site, target, year, month))
         active = self._active.setdefault(dt.datetime(year, month, day, tzinfo=dt.UTC), set())
@@ -188,7 +188,7 @@ class HitRecorder:
             first = schema.month_start(date)
             daily = schema.day_increments(minutes)
             monthly = schema.monthly_increments(date, daily["daily"])
-            for target in targets(site, page):
+            for target in targets(page):
                 add(schema.DAILY, schema.daily_id(date, site, target),
                     schema.metadata(date, site, target), daily)
                 add(schema.MONTHLY, schema.monthly_id(first, site, target),
@@ -339,7 +339,7 @@ class HitRecorder:
 
     def _preallocate_tick(self) -> None:
         """Pre-allocate tomorrow's documents for today's active pages during the last UTC
-        hour, a few per tick. A schedule rather than the seed's per-hit coin toss: the work
+        hour, a few per tick. A schedule rather than the use case's per-hit coin toss: the work
         is bounded, happens once per page, and is testable with an injected clock."""
         if not self._preallocate:
             return

@@ -95,10 +95,6 @@ def rollup_span(db, site: str, level: str) -> tuple[dt.datetime, dt.datetime] | 
     return validation.timestamp(first[0]["start"]), validation.timestamp(last[0]["start"])
 
 
-def rollup_sites(db) -> list[str]:
-    return sorted(db[schema.ROLLUPS["yearly"]].distinct("site"))
-
-
 def _docs(db, level, site, pages, lo, hi) -> list[dict]:
     query = {"site": site, "page": {"$in": list(pages)}, "start": {"$gte": lo, "$lt": hi}}
     projection = {"page": 1, "start": 1, "hits": 1, "bytes": 1, "mean_bytes": 1, "status": 1}

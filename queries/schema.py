@@ -1,4 +1,5 @@
-"""The storage contract of DESIGN.md: collection names, document ids and shapes, indexes."""
+"""The storage contract (ARCHITECTURE.md, "Storage"): collection names, document ids and
+shapes, after MongoDB's pre-aggregated reports use case."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def month_start(ts: dt.datetime) -> dt.datetime:
 
 
 def _suffix(site: str, page: str) -> str:
-    # The seed's strftime('%Y%m%d/') + site + page. Pages start with "/" (validation adds
+    # The use case's strftime('%Y%m%d/') + site + page. Pages start with "/" (validation adds
     # one), so "site*" for the whole site can never equal a page's id.
     return f"{site}{page}"
 

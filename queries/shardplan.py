@@ -1,6 +1,6 @@
 """Which shard key for the stats collections? A simulation over the store's own documents.
 
-The seeds' advice is to "test with your own data". For each candidate key this module
+MongoDB's sharding advice is to "test with your own data". For each candidate key this module
 splits ``stats.daily`` and ``stats.monthly`` into range chunks the way a cluster does
 (by data size, never between two documents with the same key value: such a chunk is
 *jumbo*, it can neither split nor move), lets a balancer even out the data between

@@ -1,5 +1,5 @@
 """The layout's rules, checked on the source: no import circle (lazy imports included),
-each layer imports only what DESIGN.md allows, and only ``dashboard/settings.py`` reads
+each layer imports only what ARCHITECTURE.md allows, and only ``dashboard/settings.py`` reads
 the environment."""
 
 from __future__ import annotations

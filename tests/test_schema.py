@@ -1,4 +1,4 @@
-"""queries.schema: the seed's ids, increments and indexes."""
+"""queries.schema: the use case's ids and increments."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from queries import schema
 DAY = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
 
 
-def test_ids_follow_the_seed():
+def test_ids_follow_the_use_case():
     assert schema.daily_id(DAY, "site-1", "/index.html") == "20261121/site-1/index.html"
     assert schema.monthly_id(DAY, "site-1", "/index.html") == "202611/site-1/index.html"
     assert schema.daily_id(DAY, "site-1", "*") == "20261121/site-1*"  # never a page's id

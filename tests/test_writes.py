@@ -1,4 +1,4 @@
-"""log_hit (the seed's direct writes) and preallocate (zero documents that never grow)."""
+"""log_hit (the use case's direct writes) and preallocate (zero documents that never grow)."""
 
 from __future__ import annotations
 
