@@ -22,7 +22,7 @@ from .settings import Settings, resolve
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PAGES_DIR = PACKAGE_DIR / "pages"
-ASSETS_DIR = PACKAGE_DIR.parent / "assets"
+ASSETS_DIR = PACKAGE_DIR / "assets"
 
 
 def create_app(settings: Settings | Mapping[str, Any] | None = None) -> dash.Dash:

@@ -40,7 +40,7 @@ FIELDS = ("site", "page")
 OPTIONAL = ("referrer",)
 MAX_REFERRER = 2048
 NO_STORE = {"Cache-Control": "no-store, max-age=0"}
-SCRIPT = Path(__file__).resolve().parent.parent / "assets" / "hit.js"
+SCRIPT = Path(__file__).resolve().parent / "assets" / "hit.js"
 log = logging.getLogger(__name__)
 
 
