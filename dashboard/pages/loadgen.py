@@ -205,13 +205,10 @@ def confirm(_backfill, _cancel, _confirm, rate, sites, pages, zipf_s, options, d
 
 
 @callback(
-    Output("lg-kpis", "children"),
-    Output("lg-state", "children"),
-    Output("lg-progress", "value"),
-    Output("lg-progress", "max"),
-    Output("lg-backfill-state", "children"),
-    Input("lg-interval", "n_intervals"),
-    Input("lg-action", "data"),
+    output={"kpis": Output("lg-kpis", "children"), "state": Output("lg-state", "children"),
+            "done": Output("lg-progress", "value"), "total": Output("lg-progress", "max"),
+            "backfill": Output("lg-backfill-state", "children")},
+    inputs=[Input("lg-interval", "n_intervals"), Input("lg-action", "data")],
 )
 def refresh(_n, _action):
     status = get_generator().status()
@@ -227,5 +224,7 @@ def refresh(_n, _action):
     else:
         text = ""
     if not status["enabled"]:
-        return kpi_cards(_kpis(status)), "Disabled (read-only)", 0, 1, no_update
-    return (kpi_cards(_kpis(status)), state, backfill["done"], max(backfill["total"], 1), text)
+        return {"kpis": kpi_cards(_kpis(status)), "state": "Disabled (read-only)", "done": 0,
+                "total": 1, "backfill": no_update}
+    return {"kpis": kpi_cards(_kpis(status)), "state": state, "done": backfill["done"],
+            "total": max(backfill["total"], 1), "backfill": text}
