@@ -11,7 +11,7 @@ import re
 import pytest
 from click.testing import CliRunner
 from dash import html
-from dashkit import dashboard_app, free_port, page_module, post_callback, reset_dash_globals
+from dashkit import claim_callbacks, dashboard_app, free_port, page_module, post_callback
 
 import queries
 from dashboard import create_server
@@ -215,8 +215,8 @@ def test_a_store_uri_password_never_shows(tmp_path, monkeypatch, caplog):
     started = []
 
     def boot(settings):                              # what a gunicorn worker does at boot
-        reset_dash_globals()
         started.append(create_server(settings))
+        claim_callbacks(started[-1])
 
     monkeypatch.setattr(serve_cli, "run_gunicorn", boot)
     result = CliRunner().invoke(main, ["serve", "--readonly"])
@@ -248,6 +248,5 @@ def test_a_store_uri_password_never_shows(tmp_path, monkeypatch, caplog):
             assert SECRET not in text                          # ...without the password
     finally:
         get_services(server).close()
-        reset_dash_globals()
     assert "ServerSelectionTimeoutError" in caplog.text          # logged, with traceback
     assert SECRET not in caplog.text

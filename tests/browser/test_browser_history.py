@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
 import pytest
+from dash.testing.wait import until
 from dashkit import free_port, noon_hits, seed
 from selenium.webdriver.common.action_chains import ActionChains
 
@@ -53,13 +54,17 @@ def point_at(dash_duo, graph, x):
     hovered_script = """const plot = document.querySelector(arguments[0] + ' .js-plotly-plot');
         return plot._hoverdata ? plot._hoverdata[0].x : null;"""
 
-    def hovered(driver):
-        drag = dash_duo.find_element(f"{graph} .nsewdrag")
+    def hovered():
+        driver = dash_duo.driver
+        drags = dash_duo.find_elements(f"{graph} .nsewdrag")   # none while the plot redraws
+        if not drags:
+            return False
+        drag = drags[0]
         offset = driver.execute_script(offset_script, graph, x)
         ActionChains(driver).move_to_element(drag).move_by_offset(round(offset), 0).perform()
         return driver.execute_script(hovered_script, graph) == x
 
-    dash_duo._wait_for(hovered, timeout=5, msg=f"could not hover the point at {x}")
+    until(hovered, timeout=5, msg=f"could not hover the point at {x}")
 
 
 def test_totals_for_seven_days_in_a_zone_and_the_url_restores_the_view(app, seeded, dash_duo):
@@ -81,8 +86,8 @@ def test_totals_for_seven_days_in_a_zone_and_the_url_restores_the_view(app, seed
     dash_duo.wait_for_class_to_equal("#app-root", "app theme-light")
     dash_duo.driver.back()
     dash_duo.wait_for_contains_text("#history-totals", f"{TOTAL_A:,}")
-    dash_duo._wait_for(lambda _: checked(dash_duo, "history-range") == "7d", timeout=5,
-                       msg="the back button did not restore the 7-day range")
+    until(lambda: checked(dash_duo, "history-range") == "7d", timeout=5,
+          msg="the back button did not restore the 7-day range")
     assert dash_duo.get_logs() == []
 
 

@@ -3,6 +3,7 @@ reload shows the server's generator as it is."""
 
 import time
 
+from dash.testing.wait import until
 from dashkit import free_port
 from selenium.webdriver.common.keys import Keys
 
@@ -20,8 +21,8 @@ def _sent(dash_duo) -> int:
 
 
 def _moves_past(dash_duo, count: int) -> None:
-    dash_duo._wait_for(lambda _driver: _sent(dash_duo) > count, timeout=10,
-                       msg=f"hits sent did not move past {count}")
+    until(lambda: _sent(dash_duo) > count, timeout=10,
+          msg=f"hits sent did not move past {count}")
 
 
 def _set(dash_duo, selector, value) -> None:
@@ -68,8 +69,6 @@ return box.scrollWidth <= box.clientWidth;
 
 
 def test_fields_fit_the_kpi_says_flat_and_backfill_asks_first(app, dash_duo):
-    from dash.testing.wait import until
-
     from dashboard.loadgen.control import get_generator
 
     dash_duo.start_server(app, port=free_port())
