@@ -157,7 +157,7 @@ def test_load_generation_backfill_and_run_now_refuse_without_the_token(guarded, 
     for action in ("lg-start", "lg-backfill-confirm", "lg-spike", "lg-stop"):
         assert reason in loadgen(client, action, token)
     status = generator.status()
-    assert not status["running"] and status["backfill"]["total"] == 0
+    assert not status.running and status.backfill.total == 0
     assert reason in run_now(client, token)
     assert rollup_job(guarded.server).last is None
     assert TOKEN not in caplog.text and (not token or str(token) not in caplog.text)
@@ -167,11 +167,11 @@ def test_the_right_token_is_accepted(guarded):
     client = guarded.server.test_client()
     generator = get_generator(guarded.server)
     assert "Started." in loadgen(client, "lg-start", TOKEN)
-    assert generator.status()["running"]
+    assert generator.status().running
     assert "Stopped." in loadgen(client, "lg-stop", TOKEN)
     assert "Backfill started." in loadgen(client, "lg-backfill-confirm", TOKEN)
     generator.wait_backfill(30)
-    assert generator.status()["backfill"]["hits"] > 0
+    assert generator.status().backfill.hits > 0
     assert run_now(client, TOKEN) == "null"
     assert rollup_job(guarded.server).last is not None
 

@@ -98,7 +98,7 @@ def test_fields_fit_the_kpi_says_flat_and_backfill_asks_first(app, dash_duo):
     assert 2 * 20 * 86_400 <= hits <= 3 * 20 * 86_400
     dash_duo.find_element("#lg-backfill-cancel").click()
     until(lambda: not dash_duo.find_element("#lg-confirm").is_displayed(), timeout=10)
-    assert generator.status()["backfill"]["total"] == 0          # nothing written
+    assert generator.status().backfill.total == 0          # nothing written
     dash_duo.find_element("#lg-backfill").click()
     dash_duo.wait_for_contains_text("#lg-confirm-text", "Write it?")
     dash_duo.find_element("#lg-backfill-confirm").click()
