@@ -3,7 +3,6 @@ button, drill-down, CSV download."""
 
 import datetime as dt
 import io
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -106,10 +105,8 @@ def test_click_a_day_for_its_hours_then_download_the_csv(app, seeded, dash_duo):
 
     dash_duo.find_element("#history-csv-button").click()
     download = Path(dash_duo.download_path)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not list(download.glob("*.csv")):
-        time.sleep(0.1)
-    (csv_file,) = download.glob("*.csv")
+    (csv_file,) = until(lambda: list(download.glob("*.csv")), timeout=10,
+                        msg="no CSV downloaded")
     csv = pd.read_csv(io.StringIO(csv_file.read_text()))
     assert list(csv.columns) == ["time", "Whole site"]
     assert len(csv) == 24
