@@ -71,8 +71,9 @@ def _ago(when: dt.datetime | None, now: dt.datetime) -> str:
     prevent_initial_call=True,
 )
 def run_now(clicks, token):
-    """"Run now": one run of the server's rollup job. Returns what the page should say
-    (``error`` and its ``kind``, None when the run went well); :func:`render` shows it."""
+    """The "Run now" button: one run of the server's rollup job. Returns what the page
+    should say (``error`` and its ``kind``, None when the run went well) for
+    :func:`render` to show."""
     job = rollup_job()
     if job is None:
         return {"run": clicks, "kind": "warning",
