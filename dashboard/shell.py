@@ -66,6 +66,20 @@ def layout():
     ])
 
 
+# What :func:`sync_shell` writes, by name (its callback's outputs).
+SHELL_OUTPUTS = {
+    "search": Output("url", "search", allow_duplicate=True),
+    "site": Output("shell-site", "value"),
+    "site_options": Output("shell-site", "options"),
+    "pages": Output("shell-pages", "value"),
+    "page_options": Output("shell-pages", "options", allow_duplicate=True),
+    "tz": Output("shell-tz", "value"),
+    "theme": Output("shell-theme", "value"),
+    "note": Output("shell-note", "children"),
+}
+UNCHANGED = dict.fromkeys(SHELL_OUTPUTS, no_update)
+
+
 def site_options(names: list[str], synthetic: set[str]) -> list[dict]:
     """Synthetic (load generator) sites say so, so nobody mistakes them for real traffic."""
     return [{"label": f"{name} · synthetic" if name in synthetic else name, "value": name}
@@ -78,10 +92,9 @@ def sync_shell(triggered: set[str], search: str | None, site, pages, tz, theme):
     ``triggered`` holds the ids that fired: when the URL is among them it wins and the
     controls follow it; otherwise only the controls that fired are written to the URL,
     and only if they differ from it (a control that reports its value as it mounts
-    changes nothing). Returns ``(search, site, site_options, pages, page_options, tz,
-    theme, note)``, with ``no_update`` where nothing changes. A new site clears the pages
-    of the old one; over ``MAX_PAGES`` pages the most visited are kept and the note says
-    so."""
+    changes nothing). Returns a dict keyed as :data:`SHELL_OUTPUTS`, with ``no_update``
+    where nothing changes. A new site clears the pages of the old one; over ``MAX_PAGES``
+    pages the most visited are kept and the note says so."""
     query = parse_search(search)
     current = ShellState.from_query(query)
     url_site = reads.resolve_site(current.site)
@@ -91,8 +104,9 @@ def sync_shell(triggered: set[str], search: str | None, site, pages, tz, theme):
             names = [*names, url_site]
         options = site_options(names, reads.synthetic_sites())
         pages = list(current.pages)
-        return (no_update, url_site, options, pages, page_options(url_site, "", pages),
-                current.tz, current.theme, no_update)
+        return {**UNCHANGED, "site": url_site, "site_options": options, "pages": pages,
+                "page_options": page_options(url_site, "", pages), "tz": current.tz,
+                "theme": current.theme}
     changes, pages_out, note = {}, no_update, no_update
     if "shell-site" in triggered and site and site != url_site:
         changes.update(site=site, page=[])
@@ -110,8 +124,7 @@ def sync_shell(triggered: set[str], search: str | None, site, pages, tz, theme):
     if "shell-theme" in triggered and theme in THEMES and theme != current.theme:
         changes["theme"] = None if theme == THEMES[0] else theme
     new_search = changed_search(updated(query, **changes), search) if changes else None
-    return (new_search or no_update, no_update, no_update, pages_out, no_update, no_update,
-            no_update, note)
+    return {**UNCHANGED, "search": new_search or no_update, "pages": pages_out, "note": note}
 
 
 def most_visited(site: str | None, pages: list[str]) -> list[str]:
@@ -159,21 +172,12 @@ def nav_links(pathname: str | None, search: str | None) -> list:
 
 def register_callbacks(app: dash.Dash) -> None:
     app.callback(
-        Output("url", "search", allow_duplicate=True),
-        Output("shell-site", "value"),
-        Output("shell-site", "options"),
-        Output("shell-pages", "value"),
-        Output("shell-pages", "options", allow_duplicate=True),
-        Output("shell-tz", "value"),
-        Output("shell-theme", "value"),
-        Output("shell-note", "children"),
-        Input("url", "search"),
-        Input("shell-site", "value"),
-        Input("shell-pages", "value"),
-        Input("shell-tz", "value"),
-        Input("shell-theme", "value"),
+        output=SHELL_OUTPUTS,
+        inputs={"search": Input("url", "search"), "site": Input("shell-site", "value"),
+                "pages": Input("shell-pages", "value"), "tz": Input("shell-tz", "value"),
+                "theme": Input("shell-theme", "value")},
         prevent_initial_call=True,
-    )(lambda *values: sync_shell(_triggered_ids(), *values))
+    )(lambda **values: sync_shell(_triggered_ids(), **values))
 
     app.callback(
         Output("shell-pages", "options", allow_duplicate=True),

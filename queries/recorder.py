@@ -41,6 +41,7 @@ from pymongo.errors import BulkWriteError, PyMongoError
 
 from . import exithooks, schema, validation
 from .errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
+from .status import as_dict
 from .writes import preallocate, targets
 
 log = logging.getLogger(__name__)
@@ -368,7 +369,7 @@ class HitRecorder:
         return done
 
     # -- reporting and lifecycle ---------------------------------------------------------
-    def stats(self) -> dict:
+    def status(self) -> RecorderStatus:
         with self._lock:
             pending_docs, pending_hits = len(self._pending_docs), self._pending_hits
         failed = self._failed
@@ -378,8 +379,14 @@ class HitRecorder:
         counts = {name: self._stats[name] for name in (
             "hits_accepted", "hits_written", "documents_written", "flushes", "db_operations",
             "round_trips", "failures", "refused", "backpressure_flushes")}
-        return {**counts, "pending_documents": pending_docs, "pending_hits": pending_hits,
-                "last_flush_latency_s": self._last_latency, "last_error": self._last_error}
+        return RecorderStatus(**counts, pending_documents=pending_docs,
+                              pending_hits=pending_hits,
+                              last_flush_latency_s=self._last_latency,
+                              last_error=self._last_error)
+
+    def stats(self) -> dict:
+        """:meth:`status` as a plain dict (``/healthz`` sends it as JSON)."""
+        return as_dict(self.status())
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the thread and flush, retrying until ``timeout``; hits that still cannot
@@ -405,3 +412,23 @@ class HitRecorder:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+@dataclass(frozen=True)
+class RecorderStatus:
+    """What :meth:`HitRecorder.status` reports: counters since the recorder started, what
+    waits in memory, and the last flush's latency and error (a fresh recorder: zeros)."""
+
+    hits_accepted: int = 0
+    hits_written: int = 0
+    documents_written: int = 0
+    flushes: int = 0
+    db_operations: int = 0
+    round_trips: int = 0
+    failures: int = 0
+    refused: int = 0
+    backpressure_flushes: int = 0
+    pending_documents: int = 0
+    pending_hits: int = 0
+    last_flush_latency_s: float = 0.0
+    last_error: str = ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 
+import dash
 import pytest
 import wire_server
 
@@ -60,6 +61,16 @@ def embedded_db(tmp_path):
     queries.ensure_indexes(database)
     yield database
     database.client.close()
+
+
+@pytest.fixture(autouse=True)
+def fresh_page_registry():
+    """An empty ``dash.page_registry`` before and after every test, as Dash's own tests
+    reset it (``clear_pages_state``): pages registered by one test's app never show in
+    another's."""
+    dash.page_registry.clear()
+    yield
+    dash.page_registry.clear()
 
 
 @pytest.fixture

@@ -1,8 +1,10 @@
 """Helpers for the dashboard's tests: a fresh app per test on its own store, and seeding.
 
-Dash pages keep module-level registries (pages, callbacks declared with
-``dash.callback``); every app built here starts from empty ones, as Dash's own test
-suite does, so apps of earlier tests leave nothing behind.
+Dash pages keep module-level state: ``dash.page_registry``, emptied around every test by
+the ``fresh_page_registry`` fixture (tests/conftest.py) as Dash's own tests do, and the
+callbacks declared with ``dash.callback``, held until an app takes them at its first
+request. ``dashboard_app`` has its app take them at once (:func:`claim_callbacks`), so
+no app leaves callbacks behind for the next one.
 """
 
 from __future__ import annotations
@@ -11,32 +13,29 @@ import datetime as dt
 import socket
 from contextlib import contextmanager
 
-import dash._callback
-import dash._pages
-
 import queries
 
 
-def reset_dash_globals() -> None:
-    dash._pages.PAGE_REGISTRY.clear()
-    dash._callback.GLOBAL_CALLBACK_LIST.clear()
-    dash._callback.GLOBAL_CALLBACK_MAP.clear()
-    dash._callback.GLOBAL_INLINE_SCRIPTS.clear()
+def claim_callbacks(server) -> None:
+    """Dash's own setup before a first request: the app (Flask ``server``) takes the
+    callbacks its pages declared with ``dash.callback``. One request does it now: an app
+    never served would otherwise leave them to the next app built."""
+    assert server.test_client().get("/_dash-dependencies").status_code == 200
 
 
 @contextmanager
 def dashboard_app(store, **settings):
-    """A ``create_app`` app on ``store``; its services are closed afterwards."""
+    """A ``create_app`` app on ``store`` holding its own callbacks; its services are
+    closed afterwards."""
     from dashboard import create_app
     from dashboard.services import get_services
 
-    reset_dash_globals()
     app = create_app({"store": str(store), **settings})
     try:
+        claim_callbacks(app.server)
         yield app
     finally:
         get_services(app.server).close()
-        reset_dash_globals()
 
 
 def seed(db, site: str, hits) -> None:

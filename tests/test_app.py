@@ -11,7 +11,7 @@ from pathlib import Path
 import dash
 import flask
 import pytest
-from dashkit import dashboard_app, free_port, reset_dash_globals
+from dashkit import claim_callbacks, dashboard_app, free_port
 
 import queries
 from dashboard import create_server
@@ -79,14 +79,13 @@ def test_services_close_flushes_pending_hits(tmp_path):
 
 def test_create_server_returns_the_flask_app_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("HITBOARD_STORE", str(tmp_path / "env-store"))
-    reset_dash_globals()
     server = create_server()
     try:
+        claim_callbacks(server)
         assert isinstance(server, flask.Flask)
         assert get_services(server).settings.store == str(tmp_path / "env-store")
     finally:
         get_services(server).close()
-        reset_dash_globals()
 
 
 def test_bad_setting_fails_before_anything_opens(tmp_path):

@@ -22,22 +22,21 @@ def app(tmp_path):
 
 
 def test_url_sets_the_controls(app):
-    search, site, options, pages, page_options, tz, theme, note = shell.sync_shell(
-        {"url"}, "?site=beta&page=/&tz=Asia/Tokyo&theme=dark", None, None, None, None)
-    assert search is no_update
-    assert (site, values(options), pages, tz, theme) == ("beta", ["alpha", "beta"], ["/"],
-                                                         "Asia/Tokyo", "dark")
-    assert page_options == ["/"]  # the value always comes with options holding it
-    assert note is no_update
+    out = shell.sync_shell({"url"}, "?site=beta&page=/&tz=Asia/Tokyo&theme=dark", None, None,
+                           None, None)
+    assert out["search"] is no_update
+    assert (out["site"], values(out["site_options"]), out["pages"], out["tz"],
+            out["theme"]) == ("beta", ["alpha", "beta"], ["/"], "Asia/Tokyo", "dark")
+    assert out["page_options"] == ["/"]  # the value always comes with options holding it
+    assert out["note"] is no_update
 
 
 def test_without_a_site_the_first_one_is_shown_and_an_unknown_one_is_kept(app):
-    _, site, options, pages, _, tz, theme, _note = shell.sync_shell(set(), "", None, None, None,
-                                                                    None)
-    assert (site, values(options), pages, tz, theme) == ("alpha", ["alpha", "beta"], [], "UTC",
-                                                         "light")
-    assert values(shell.sync_shell({"url"}, "?site=gamma", None, None, None, None)[2]) == [
-        "alpha", "beta", "gamma"]
+    out = shell.sync_shell(set(), "", None, None, None, None)
+    assert (out["site"], values(out["site_options"]), out["pages"], out["tz"],
+            out["theme"]) == ("alpha", ["alpha", "beta"], [], "UTC", "light")
+    assert values(shell.sync_shell({"url"}, "?site=gamma", None, None, None,
+                                   None)["site_options"]) == ["alpha", "beta", "gamma"]
 
 
 def values(options):
@@ -53,7 +52,8 @@ def test_synthetic_sites_are_labelled_or_hidden(tmp_path):
             queries.register_synthetic(db, ["demo.example"])
             seed(db, "demo.example", [(now, "/", 1)])
             seed(db, "real", [(now, "/", 1)])
-            _, site, options, *_ = shell.sync_shell(set(), "", None, None, None, None)
+            out = shell.sync_shell(set(), "", None, None, None, None)
+            site, options = out["site"], out["site_options"]
             assert values(options) == expected
             assert site == expected[0]
             labels = {option["value"]: option["label"] for option in options}
@@ -63,11 +63,13 @@ def test_synthetic_sites_are_labelled_or_hidden(tmp_path):
 
 
 def test_controls_write_the_url_and_keep_the_page_keys(app):
-    search, *rest = shell.sync_shell({"shell-theme"}, "?site=alpha&page=/p01&tz=UTC&range=30d",
-                                     "alpha", ["/p01"], "UTC", "dark")
+    out = shell.sync_shell({"shell-theme"}, "?site=alpha&page=/p01&tz=UTC&range=30d",
+                           "alpha", ["/p01"], "UTC", "dark")
+    search = out.pop("search")
     assert search == "?site=alpha&page=/p01&tz=UTC&theme=dark&range=30d"
-    assert rest == [no_update] * 7
-    search, *_ = shell.sync_shell({"shell-tz"}, search, "alpha", ["/p01"], "Asia/Tokyo", "dark")
+    assert list(out.values()) == [no_update] * 7
+    search = shell.sync_shell({"shell-tz"}, search, "alpha", ["/p01"], "Asia/Tokyo",
+                              "dark")["search"]
     assert search == "?site=alpha&page=/p01&tz=Asia/Tokyo&theme=dark&range=30d"
 
 
@@ -76,34 +78,35 @@ def test_controls_reporting_what_the_url_says_change_nothing(app):
     for triggered, values in (({"shell-pages"}, ("alpha", ["/p01"], "UTC", "light")),
                               ({"shell-tz"}, ("alpha", None, None, "light")),
                               ({"shell-pages", "shell-tz"}, ("alpha", None, "UTC", None))):
-        assert shell.sync_shell(triggered, search, *values)[:7] == (no_update,) * 7
+        out = shell.sync_shell(triggered, search, *values)
+        assert [value for name, value in out.items() if name != "note"] == [no_update] * 7
 
 
 def test_when_the_url_changes_with_a_control_the_url_wins(app):
     result = shell.sync_shell({"url", "shell-pages"}, "?site=alpha&page=/p02", "alpha", [],
                               "UTC", "light")
-    assert result[0] is no_update
-    assert result[3] == ["/p02"]
+    assert result["search"] is no_update
+    assert result["pages"] == ["/p02"]
 
 
 def test_changing_site_clears_the_pages(app):
-    search, _site, _options, pages, *_ = shell.sync_shell(
+    out = shell.sync_shell(
         {"shell-site"}, "?site=alpha&page=/p01&tz=UTC", "beta", ["/p01"], "UTC", "light")
-    assert search == "?site=beta&tz=UTC"
-    assert pages == []
+    assert out["search"] == "?site=beta&tz=UTC"
+    assert out["pages"] == []
 
 
 def test_at_most_ten_pages_the_most_visited_and_the_note_says_so(app):
     now = dt.datetime.now(dt.UTC)
     seed(get_services(app.server).db, "alpha", [(now, f"/p{i:02d}", i) for i in range(1, 11)])
     chosen = [f"/p{i:02d}" for i in range(11)]
-    search, _site, _options, pages, *_rest, note = shell.sync_shell(
-        {"shell-pages"}, "?site=alpha", "alpha", chosen, "UTC", "light")
+    out = shell.sync_shell({"shell-pages"}, "?site=alpha", "alpha", chosen, "UTC", "light")
+    search, pages, note = out["search"], out["pages"], out["note"]
     assert pages == [f"/p{i:02d}" for i in range(10, 0, -1)]  # /p00 has the fewest hits
     assert search.count("page=") == 10
     assert "11 pages chosen: showing the 10 with the most hits" in note
     assert shell.sync_shell({"shell-pages"}, search, "alpha", pages[:2], "UTC",
-                            "light")[-1] is None  # the note goes with the next choice
+                            "light")["note"] is None  # the note goes with the next choice
 
 
 def test_page_options_search_and_stop_at_ten(app):

@@ -44,12 +44,12 @@ def test_history_draws_the_year_earlier_and_says_which_dates(app):
     seed(db, "s", [(now - dt.timedelta(days=364 + d), "/a", 7) for d in range(1, 7)]
          + [(now - dt.timedelta(days=d), "/a", 1) for d in range(1, 7)])
     search = "?site=s&range=7d&tz=UTC&compare=1&vs=yoy"
-    figure = page_module("history").render(search)[0]
+    figure = page_module("history").render(search)["figure"]
     previous = [t for t in figure.data if t.name and "previous" in t.name.lower()]
     assert sum(v for v in previous[0].y if v == v) == 42
     assert compare_view.describe_comparison(search).startswith("dashed: ")
     assert compare_view.choose_comparison("yoy", "", "?site=s") == "?site=s&compare=1&vs=yoy"
     assert compare_view.choose_comparison(
         "custom", "2025-01-01", "?site=s") == "?site=s&compare=1&vs=custom&vsstart=2025-01-01"
-    bad = page_module("history").render("?site=s&range=7d&compare=1&vs=custom")[4]
+    bad = page_module("history").render("?site=s&range=7d&compare=1&vs=custom")["alert"]
     assert "needs its start date" in str(bad)

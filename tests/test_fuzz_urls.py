@@ -100,7 +100,7 @@ def test_layouts_and_callbacks_never_raise(app, search):
         no_traceback(live.choose_window("15", search))
         rendered = history.render(search)
         no_traceback(rendered)
-        no_traceback(history.download(1, rendered[-1]))
+        no_traceback(history.download(1, rendered["plotted"]))
         no_traceback(history.drill(_click("2026-01-05"), search))
         no_traceback(shell.sync_shell(set(), search, None, None, None, None))
         no_traceback(shell.sync_shell({"shell-tz", "shell-theme"}, search, "s", ["/a"],
@@ -130,7 +130,7 @@ def test_history_controls_never_raise(app, search, start, end, preset):
 ])
 def test_bad_parameters_become_a_message_with_the_reason(app, search, reason):
     with app.server.test_request_context("/"):
-        alert = page_module("history").render(search)[4]
+        alert = page_module("history").render(search)["alert"]
     assert alert.className == "notice notice-error" and reason in alert.children
 
 

@@ -32,14 +32,14 @@ def wait_for(predicate, timeout=10.0):
 def test_start_stop_are_idempotent_and_counts_survive_restarts(generator):
     assert generator.start(SMALL)
     assert not generator.start(SMALL)
-    wait_for(lambda: generator.status()["hits_sent"] > 0)
-    assert generator.status()["running"]
+    wait_for(lambda: generator.status().hits_sent > 0)
+    assert generator.status().running
     assert generator.stop()
     assert not generator.stop()
     stopped = generator.status()
-    assert not stopped["running"] and stopped["achieved"] == 0.0
+    assert not stopped.running and stopped.achieved == 0.0
     assert generator.start(SMALL)
-    wait_for(lambda: generator.status()["hits_sent"] > stopped["hits_sent"])
+    wait_for(lambda: generator.status().hits_sent > stopped.hits_sent)
     assert queries.synthetic_sites(generator.db) == ["shop.example"]
 
 
@@ -50,7 +50,7 @@ def test_a_running_generator_changes_rate_in_place_and_restarts_for_new_pages(ge
     assert generator._runner is runner and runner.rate == 500
     assert generator.start(Config(rate=500, sites=2, pages=3, diurnal=0.0))
     assert generator._runner is not runner and not runner.running
-    assert generator.status()["sites"] == ["shop.example", "blog.example"]
+    assert generator.status().sites == ("shop.example", "blog.example")
 
 
 def test_the_rate_is_capped_by_the_setting(generator):
@@ -60,7 +60,7 @@ def test_the_rate_is_capped_by_the_setting(generator):
     with pytest.raises(InvalidRangeError):
         generator.set_rate(5_000)
     generator.spike()
-    assert generator.status()["target_now"] == 1_000
+    assert generator.status().target_now == 1_000
     assert LoadGenerator(generator.db, generator.recorder, max_rate=10**6).max_rate == 20_000
 
 
@@ -76,7 +76,7 @@ def test_read_only_refuses_every_write_and_says_why(embedded_db):
                    lambda: gen.backfill(3)):
         with pytest.raises(GenerationDisabledError, match="read-only"):
             action()
-    assert not gen.status()["enabled"]
+    assert not gen.status().enabled
     assert "read-only" in demo.start_demo(gen)
     assert embedded_db["stats.daily"].count_documents({}) == 0
 
@@ -86,9 +86,9 @@ def test_backfill_runs_in_the_background_with_progress(generator):
     seen = []
     assert generator.backfill(3, Config(rate=1, sites=2, pages=3), now=now,
                               progress=lambda done, total: seen.append(done), wait=True)
-    state = generator.status()["backfill"]
-    assert state == {**state, "running": False, "done": 8, "total": 8, "error": ""}
-    assert state["hits"] == sum(
+    state = generator.status().backfill
+    assert (state.running, state.done, state.total, state.error) == (False, 8, 8, "")
+    assert state.hits == sum(
         int(queries.daily_series(generator.db, site, now - dt.timedelta(days=3), now)["*"].sum())
         for site in ("shop.example", "blog.example"))
     assert seen[-1] == 8
@@ -100,14 +100,14 @@ def test_demo_backfills_an_empty_store_then_only_starts_traffic(generator, monke
     monkeypatch.setattr(demo, "DEMO_DAYS", 2)
     first = demo.start_demo(generator)
     assert "backfilled 2 days" in first and "live traffic" in first
-    assert generator.status()["running"]
-    history = generator.status()["backfill"]["hits"]
+    assert generator.status().running
+    history = generator.status().backfill.hits
     assert history > 0
     generator.close()                     # a shutdown is not a Stop: the next start runs
     second = demo.start_demo(generator)
     assert "backfilled" not in second and "live traffic at" in second
-    assert generator.status()["running"]
-    assert generator.status()["backfill"]["hits"] == history
+    assert generator.status().running
+    assert generator.status().backfill.hits == history
 
 
 def test_demo_remembers_a_stop_across_restarts(embedded_db, monkeypatch):
@@ -121,11 +121,11 @@ def test_demo_remembers_a_stop_across_restarts(embedded_db, monkeypatch):
     restarted = LoadGenerator(embedded_db, recorder, max_rate=1_000)
     try:
         said = demo.start_demo(restarted)
-        assert "left stopped" in said and not restarted.status()["running"]
+        assert "left stopped" in said and not restarted.status().running
         restarted.start(SMALL)            # Start on the page: the next restart runs again
         restarted.close()
         assert "live traffic at" in demo.start_demo(restarted)
-        assert restarted.status()["running"]
+        assert restarted.status().running
     finally:
         restarted.close()
         recorder.close()

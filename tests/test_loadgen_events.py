@@ -5,6 +5,7 @@ import datetime as dt
 from dashboard.loadgen import LoadRunner, TrafficModel
 from dashboard.loadgen.events import EventFeed
 from queries.events import EventWriter
+from queries.recorder import RecorderStatus
 
 NOW = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)
 FIELDS = {"time", "site", "host", "method", "path", "query", "status", "bytes", "referrer",
@@ -41,8 +42,8 @@ class Recorder:
     def record(self, *args):
         pass
 
-    def stats(self):
-        return {"db_operations": 0, "pending_hits": 0, "last_error": ""}
+    def status(self):
+        return RecorderStatus()
 
 
 def test_the_runner_writes_as_many_events_as_hits(embedded_db):

@@ -9,6 +9,7 @@ import queries
 from dashboard.loadgen import LoadRunner, TrafficModel
 from dashboard.loadgen.runner import MAX_STEP_S, SPIKE_FACTOR, SPIKE_SECONDS
 from queries import InvalidRangeError, RecorderOverloadedError
+from queries.recorder import RecorderStatus
 
 NOON = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)
 
@@ -23,8 +24,8 @@ class FakeRecorder:
             raise RecorderOverloadedError("full")
         self.calls.append((site, page, ts, n))
 
-    def stats(self):
-        return {"db_operations": len(self.calls), "pending_hits": 0, "last_error": ""}
+    def status(self):
+        return RecorderStatus(db_operations=len(self.calls))
 
 
 class Clock:
@@ -69,8 +70,8 @@ def test_coinciding_hits_are_recorded_once_per_page_and_tick():
 def test_achieved_rate_is_reported_over_the_recent_window():
     runner, clock = make(1_000)
     simulate(runner, clock, seconds=10)
-    assert runner.status()["achieved"] == 0.0  # not running: nothing is being achieved
-    assert runner.status()["hits_sent"] == runner.hits_sent
+    assert runner.status().achieved == 0.0  # not running: nothing is being achieved
+    assert runner.status().hits_sent == runner.hits_sent
     window = list(runner._window)
     span = window[-1][0] - window[0][0]
     assert sum(n for _, n, _ in window[1:]) / span == pytest.approx(1_000, rel=0.05)
@@ -120,7 +121,7 @@ def test_refused_hits_count_as_errors_not_as_sent():
     simulate(runner, clock, seconds=1)
     assert runner.hits_sent == 0
     assert runner.errors == pytest.approx(1_000, rel=0.1)
-    assert runner.status()["last_error"] == "full"
+    assert runner.status().last_error == "full"
 
 
 @pytest.mark.parametrize("rate", [0, 20_001, "fast", True])
@@ -146,7 +147,7 @@ def test_start_and_stop_are_idempotent():
     assert not runner.running
     sent = runner.hits_sent
     assert sent > 0
-    assert runner.status()["achieved"] == 0.0
+    assert runner.status().achieved == 0.0
     assert runner.start() and runner.stop()
     assert runner.hits_sent >= sent
 
@@ -156,7 +157,7 @@ def test_every_hit_sent_reaches_the_store(embedded_db):
     runner, clock = make(300, recorder=recorder)
     simulate(runner, clock, seconds=5)
     recorder.close()
-    assert recorder.stats()["hits_written"] == runner.hits_sent
+    assert recorder.status().hits_written == runner.hits_sent
     day = NOON.replace(hour=0)
     stored = sum(queries.daily_series(embedded_db, site, day, day + dt.timedelta(days=1))
                  ["*"].sum() for site in runner.model.site_names)

@@ -36,7 +36,7 @@ def test_history_shows_the_notes_of_its_range_and_of_the_previous_period(app):
     seed(db, "s", [(now - dt.timedelta(days=d), "/a", 5) for d in range(1, 20)])
     notes.add_annotation(db, "s", now - dt.timedelta(days=2), "this week", "deploy")
     notes.add_annotation(db, "s", now - dt.timedelta(days=9), "last week")
-    figure = page_module("history").render("?site=s&range=7d&compare=1&tz=UTC")[0]
+    figure = page_module("history").render("?site=s&range=7d&compare=1&tz=UTC")["figure"]
     names = {t.name: t.hovertext for t in figure.data if t.name and t.name.startswith("Notes")}
     assert "this week" in names["Notes"][0]
     assert "previous period" in names["Notes (previous period)"][0]

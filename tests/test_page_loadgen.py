@@ -29,17 +29,17 @@ def test_commands_reach_the_generator_and_refusals_become_messages(tmp_path):
         assert command("lg-spike") == ("start the generator before adding a spike", "error")
         assert command("lg-start", options=["diurnal"]) == ("Started.", "info")
         status = generator.status()
-        assert status["running"] and status["config"]["diurnal"] == 0.5
-        assert not status["config"]["events"]
+        assert status.running and status.config.diurnal == 0.5
+        assert not status.config.events
         assert command("lg-start", rate=300, options=["diurnal"]) == (
             "Applied to the running generator.", "info")
-        assert generator.status()["config"]["rate"] == 300
+        assert generator.status().config.rate == 300
         assert command("lg-spike") == ("Spike: ×10 for 30 s.", "info")
-        assert generator.status()["target_now"] == 500
+        assert generator.status().target_now == 500
         assert command("lg-stop") == ("Stopped.", "info")
         assert command("lg-stop") == ("The generator was not running.", "info")
         assert command("lg-backfill-confirm", days=None)[0] == \
             "enter a number of days from 1 to 400"
         assert command("lg-backfill-confirm", days=1) == ("Backfill started.", "info")
         generator.wait_backfill()
-        assert generator.status()["backfill"]["hits"] > 0
+        assert generator.status().backfill.hits > 0

@@ -12,6 +12,7 @@ from dashboard.history_view import compute_view
 from dashboard.services import get_services
 
 TOKYO = "Asia/Tokyo"
+UNCHANGED = dict.fromkeys(("search", "start_date", "end_date", "preset"), no_update)
 
 
 @pytest.fixture
@@ -34,7 +35,9 @@ def totals(table):
 
 
 def test_seven_days_in_tokyo_count_the_last_six_full_days(history, seeded):
-    figure, table, label, hint, alert, _csv = history.render(f"?site=s&tz={TOKYO}&range=7d")
+    out = history.render(f"?site=s&tz={TOKYO}&range=7d")
+    figure, table, label, hint, alert = (out[k] for k in ("figure", "totals", "period", "hint",
+                                                          "alert"))
     assert alert is None
     assert totals(table) == {"Whole site": f"{11 * sum(range(1, 7)):,}"}
     assert "per hour" in label and TOKYO in label
@@ -44,7 +47,8 @@ def test_seven_days_in_tokyo_count_the_last_six_full_days(history, seeded):
 
 def test_pages_compare_and_stacked_mode(history, seeded):
     search = f"?site=s&page=/a&page=/b&tz={TOKYO}&range=7d&compare=1&mode=stacked&gran=day"
-    figure, table, _label, hint, _alert, _csv = history.render(search)
+    out = history.render(search)
+    figure, table, hint = out["figure"], out["totals"], out["hint"]
     assert [t.name for t in figure.data] == ["/a", "/b", "Previous period (all pages)"]
     assert figure.data[0].stackgroup == "current"
     assert hint == "Click a day to see its hours."
@@ -55,7 +59,8 @@ def test_pages_compare_and_stacked_mode(history, seeded):
 
 def test_csv_is_the_plotted_series(history, seeded):
     search = f"?site=s&page=/a&tz={TOKYO}&range=7d&gran=day&compare=1"
-    figure, *_rest, plotted = history.render(search)
+    out = history.render(search)
+    figure, plotted = out["figure"], out["plotted"]
     data, alert = history.download(1, plotted)
     assert alert is None
     assert data["filename"].startswith("hitboard-s-day-")
@@ -68,24 +73,25 @@ def test_csv_is_the_plotted_series(history, seeded):
 
 
 def test_an_unknown_site_says_so_and_links_the_known_ones(history, seeded):
-    figure, table, _label, _hint, alert, plotted = history.render("?site=nosuch&tz=UTC")
+    out = history.render("?site=nosuch&tz=UTC")
+    table, alert, plotted = out["totals"], out["alert"], out["plotted"]
     assert table is None and plotted is None
     text = str(alert)
     assert "'nosuch' has no data" in text and "/history?site=s&tz=UTC" in text
 
 
 def test_query_errors_become_messages(history, seeded):
-    figure, table, _label, _hint, alert, _csv = history.render(
-        "?site=s&range=custom&start=2026-11-09&end=2026-11-01")
+    out = history.render("?site=s&range=custom&start=2026-11-09&end=2026-11-01")
+    figure, table, alert = out["figure"], out["totals"], out["alert"]
     assert "empty range" in str(alert)
     assert table is None
     assert figure.layout.annotations[0].text == "Nothing to show"
-    _figure, _table, _label, _hint, alert, _csv = history.render("?site=s&range=90d&gran=minute")
+    alert = history.render("?site=s&range=90d&gran=minute")["alert"]
     assert "too many to draw" in str(alert)
 
 
 def test_empty_store_says_how_to_get_data(history):
-    _figure, _table, _label, _hint, alert, _csv = history.render("")
+    alert = history.render("")["alert"]
     assert "hitboard ingest FILE" in str(alert)
     assert compute_view("").site is None
 
@@ -102,40 +108,42 @@ def test_clicking_a_day_opens_its_hours_and_an_hour_its_minutes(history):
 
 
 def test_controls_write_the_url(history):
-    search, start, end, preset = history.apply_controls(
-        {"history-range"}, "30d", None, None, "auto", "lines", [],
-        "?site=s&range=custom&start=x")
+    out = history.apply_controls({"history-range"}, "30d", None, None, "auto", "lines", [],
+                                 "?site=s&range=custom&start=x")
+    search, start, end, preset = out["search"], out["start_date"], out["end_date"], out["preset"]
     assert search == "?site=s&range=30d"
     assert start < end
     assert preset is no_update  # the control already shows it
-    search, _start, _end, preset = history.apply_controls(
+    out = history.apply_controls(
         {"history-dates"}, "7d", "2026-11-01", "2026-11-03", "day", "stacked", ["1"], "?site=s")
+    search, preset = out["search"], out["preset"]
     assert search == "?site=s&end=2026-11-04&range=custom&start=2026-11-01"
     assert preset == "custom"  # the preset follows the picked dates
     assert history.apply_controls({"history-dates"}, "7d", "2026-11-01", None, "auto", "lines",
-                                  [], "?site=s")[0] is no_update
+                                  [], "?site=s")["search"] is no_update
     assert history.apply_controls({"history-mode"}, "7d", None, None, "auto", "lines", [],
-                                  "?site=s")[0] is no_update
+                                  "?site=s")["search"] is no_update
     shown = "?site=s&range=custom&start=2026-11-01&end=2026-11-04"
     assert history.apply_controls({"history-dates"}, "custom", "2026-11-01", "2026-11-03",
-                                  "auto", "lines", [], shown) == (no_update,) * 4
+                                  "auto", "lines", [], shown) == UNCHANGED
 
 
 def test_a_sub_day_range_survives_controls_reporting_their_values(history):
     hour = "?site=s&tz=UTC&end=2026-11-20T11:00&gran=minute&range=custom&start=2026-11-20T10:00"
     mounted = history.apply_controls({"history-range", "history-dates"}, "custom", "2026-11-20",
                                      "2026-11-20", "minute", "lines", [], hour)
-    assert mounted == (no_update,) * 4
-    search, *_ = history.apply_controls({"history-compare"}, "custom", "2026-11-20",
-                                        "2026-11-20", "minute", "lines", ["1"], hour)
+    assert mounted == UNCHANGED
+    search = history.apply_controls({"history-compare"}, "custom", "2026-11-20",
+                                    "2026-11-20", "minute", "lines", ["1"], hour)["search"]
     assert "start=2026-11-20T10:00" in search and "end=2026-11-20T11:00" in search
     assert "compare=1" in search
 
 
 def test_compare_keeps_custom_dates_even_if_the_preset_control_lags(history):
     custom = "?site=s&tz=UTC&end=2026-11-15&range=custom&start=2026-11-10"
-    search, *_rest, preset = history.apply_controls(
+    out = history.apply_controls(
         {"history-compare"}, "7d", "2026-11-10", "2026-11-14", "auto", "lines", ["1"], custom)
+    search, preset = out["search"], out["preset"]
     assert "range=custom" in search and "start=2026-11-10" in search
     assert preset == "custom"
 

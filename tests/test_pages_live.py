@@ -32,7 +32,9 @@ def test_refresh_shows_the_last_hour_the_kpis_and_the_top_pages(app, live):
     db = get_services(app.server).db
     now = dt.datetime.now(dt.UTC)
     seed(db, "s", [(now, "/a", 3), (now, "/b", 1), (now - dt.timedelta(minutes=20), "/b", 5)])
-    figure, cards, bars, updated, alert = live.refresh(0, "?site=s&tz=UTC")
+    out = live.refresh(0, "?site=s&tz=UTC")
+    figure, cards, bars, updated, alert = (out[k] for k in ("figure", "kpis", "top", "updated",
+                                                            "alert"))
     figure, bars = go.Figure(figure), go.Figure(bars)  # shared as plain dicts
     same_minute = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0) == now.replace(
         second=0, microsecond=0)
@@ -52,7 +54,8 @@ def test_refresh_shows_the_last_hour_the_kpis_and_the_top_pages(app, live):
 def test_selected_pages_get_a_line_each_and_the_window_comes_from_the_url(app, live):
     now = dt.datetime.now(dt.UTC)
     seed(get_services(app.server).db, "s", [(now, "/a", 2), (now, "/b", 7)])
-    figure, cards, *_ = live.refresh(0, "?site=s&page=/a&page=/b&window=15")
+    out = live.refresh(0, "?site=s&page=/a&page=/b&window=15")
+    figure, cards = out["figure"], out["kpis"]
     figure = go.Figure(figure)
     assert [trace.name for trace in figure.data] == ["/a", "/b"]
     assert len(figure.data[0].x) == 16
@@ -69,14 +72,16 @@ def test_viewers_in_the_same_bucket_share_one_read(app, live):
 
 
 def test_empty_store_says_how_to_get_data(live):
-    figure, _cards, _bars, updated, alert = live.refresh(0, "")
+    out = live.refresh(0, "")
+    figure, updated, alert = out["figure"], out["updated"], out["alert"]
     assert "hitboard ingest FILE" in str(alert)
     assert figure.layout.annotations[0].text == "No data yet"
     assert updated is None
 
 
 def test_a_bad_time_zone_is_a_message_not_a_traceback(live):
-    figure, cards, _bars, _updated, alert = live.refresh(0, "?site=s&tz=Mars/Olympus")
+    out = live.refresh(0, "?site=s&tz=Mars/Olympus")
+    figure, cards, alert = out["figure"], out["kpis"], out["alert"]
     assert "unknown time zone 'Mars/Olympus'" in str(alert)
     assert cards is no_update
     assert figure.layout.annotations[0].text == "Could not load"

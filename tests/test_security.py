@@ -11,7 +11,7 @@ import re
 import pytest
 from click.testing import CliRunner
 from dash import html
-from dashkit import dashboard_app, free_port, page_module, post_callback, reset_dash_globals
+from dashkit import claim_callbacks, dashboard_app, free_port, page_module, post_callback
 
 import queries
 from dashboard import create_server
@@ -25,8 +25,6 @@ from queries import schema
 
 TOKEN = "tok-3f9a-secret"
 LOADGEN = ["lg-feedback.children", "lg-action.data"]
-ROLLUPS = ["rollups-graph.figure", "rollups-table.children", "rollups-status.children",
-           "rollups-badge.children", "rollups-alert.children", "rollups-zone.children"]
 STATS_FIELDS = {schema.DAILY: {"_id", "metadata", "daily", "hourly", "minute"},
                 schema.MONTHLY: {"_id", "metadata", "monthly", "daily"}}
 BOOKKEEPING = {"flushes"}       # the recorder's exactly-once marks, keyed by recorder id
@@ -120,12 +118,10 @@ def loadgen(client, action: str, token, days=1):
 
 def run_now(client, token):
     response = post_callback(
-        client, ROLLUPS,
-        inputs={"url.search": "", "rollups-level.value": "day", "rollups-metric.value": "hits",
-                "rollups-run.n_clicks": 1, "rollups-tick.n_intervals": None},
+        client, ["rollups-ran.data"], inputs={"rollups-run.n_clicks": 1},
         state={"rollups-token.value": token}, changed=("rollups-run.n_clicks",))
     assert response.status_code == 200
-    return json.dumps(response.get_json()["response"]["rollups-alert"]["children"])
+    return json.dumps(response.get_json()["response"]["rollups-ran"]["data"]["error"])
 
 
 def test_the_token_is_a_setting_read_from_the_environment():
@@ -161,7 +157,7 @@ def test_load_generation_backfill_and_run_now_refuse_without_the_token(guarded, 
     for action in ("lg-start", "lg-backfill-confirm", "lg-spike", "lg-stop"):
         assert reason in loadgen(client, action, token)
     status = generator.status()
-    assert not status["running"] and status["backfill"]["total"] == 0
+    assert not status.running and status.backfill.total == 0
     assert reason in run_now(client, token)
     assert rollup_job(guarded.server).last is None
     assert TOKEN not in caplog.text and (not token or str(token) not in caplog.text)
@@ -171,11 +167,11 @@ def test_the_right_token_is_accepted(guarded):
     client = guarded.server.test_client()
     generator = get_generator(guarded.server)
     assert "Started." in loadgen(client, "lg-start", TOKEN)
-    assert generator.status()["running"]
+    assert generator.status().running
     assert "Stopped." in loadgen(client, "lg-stop", TOKEN)
     assert "Backfill started." in loadgen(client, "lg-backfill-confirm", TOKEN)
     generator.wait_backfill(30)
-    assert generator.status()["backfill"]["hits"] > 0
+    assert generator.status().backfill.hits > 0
     assert run_now(client, TOKEN) == "null"
     assert rollup_job(guarded.server).last is not None
 
@@ -219,8 +215,8 @@ def test_a_store_uri_password_never_shows(tmp_path, monkeypatch, caplog):
     started = []
 
     def boot(settings):                              # what a gunicorn worker does at boot
-        reset_dash_globals()
         started.append(create_server(settings))
+        claim_callbacks(started[-1])
 
     monkeypatch.setattr(serve_cli, "run_gunicorn", boot)
     result = CliRunner().invoke(main, ["serve", "--readonly"])
@@ -252,6 +248,5 @@ def test_a_store_uri_password_never_shows(tmp_path, monkeypatch, caplog):
             assert SECRET not in text                          # ...without the password
     finally:
         get_services(server).close()
-        reset_dash_globals()
     assert "ServerSelectionTimeoutError" in caplog.text          # logged, with traceback
     assert SECRET not in caplog.text

@@ -80,9 +80,9 @@ def _run(db, model, rate, duration, events: bool) -> None:
         while (left := end - time.monotonic()) > 0:
             time.sleep(min(1.0, left))
             s = runner.status()
-            click.echo(f"target {s['target_now']:>9,.0f}/s  achieved {s['achieved']:>9,.0f}/s  "
-                       f"sent {s['hits_sent']:>11,}  pending {s['pending_hits']:>7,}  "
-                       f"db ops {s['db_operations_per_s']:>6,.0f}/s  errors {s['errors']}")
+            click.echo(f"target {s.target_now:>9,.0f}/s  achieved {s.achieved:>9,.0f}/s  "
+                       f"sent {s.hits_sent:>11,}  pending {s.pending_hits:>7,}  "
+                       f"db ops {s.db_operations_per_s:>6,.0f}/s  errors {s.errors}")
     finally:
         runner.stop()
         recorder.close()
@@ -90,9 +90,9 @@ def _run(db, model, rate, duration, events: bool) -> None:
         if writer is not None:
             writer.close()
     s = runner.status()
-    stats = recorder.stats()
-    click.echo(f"sent {s['hits_sent']:,} hits (expected {s['expected_hits']:,.0f}), "
-               f"written {stats['hits_written']:,}, errors {s['errors'] + stats['refused']}")
+    written = recorder.status()
+    click.echo(f"sent {s.hits_sent:,} hits (expected {s.expected_hits:,.0f}), "
+               f"written {written.hits_written:,}, errors {s.errors + written.refused}")
     if writer is not None:
         click.echo(f"raw events written {writer.totals.written:,}, failed {writer.totals.failed:,}")
 

@@ -54,8 +54,10 @@ class Config:
                             diurnal=self.diurnal, seed=self.seed)
 
 
-@dataclass
+@dataclass(frozen=True)
 class BackfillState:
+    """The last backfill as it stands: replaced, never changed, as it progresses."""
+
     running: bool = False
     days: int = 0
     done: int = 0
@@ -63,6 +65,30 @@ class BackfillState:
     hits: int = 0
     seconds: float = 0.0
     error: str = ""
+
+
+@dataclass(frozen=True)
+class GeneratorStatus:
+    """What :meth:`LoadGenerator.status` reports: its settings, the live runner's rates and
+    counters (zeros when none runs; sent and errors add up every runner since the server
+    started), the recorder's backlog, raw events and the last backfill."""
+
+    enabled: bool
+    config: Config
+    max_rate: float
+    running: bool = False
+    target_now: float = 0.0
+    achieved: float = 0.0
+    hits_sent: int = 0
+    errors: int = 0
+    last_error: str = ""
+    spiking: bool = False
+    pending_hits: int = 0
+    db_operations_per_s: float = 0.0
+    sites: tuple[str, ...] = ()
+    events_written: int = 0
+    events_pending: int = 0
+    backfill: BackfillState = BackfillState()
 
 
 class LoadGenerator:
@@ -190,28 +216,29 @@ class LoadGenerator:
         return True
 
     def _backfill(self, model, rate, days, now, callback) -> None:
-        state = self.backfill_state
         started = time.perf_counter()
 
+        def advance(**changes) -> None:   # only this thread writes the state while it runs
+            self.backfill_state = dataclasses.replace(
+                self.backfill_state, seconds=time.perf_counter() - started, **changes)
+
         def progress(done, total):
-            state.done, state.total = done, total
-            state.seconds = time.perf_counter() - started
+            advance(done=done, total=total)
             if callback is not None:
                 callback(done, total)
 
         try:
             totals = backfill_history(self.db, model, rate, days, now=now, progress=progress,
                                       dimensions=self.dimensions)
-            state.hits = totals.hits
+            advance(hits=totals.hits)
             record_activity(self.db, model.site_names,
                             f"backfilled {days} days of synthetic traffic "
                             f"({totals.hits:,} hits)", "backfill")
         except Exception as exc:  # shown on the page: the thread must not die silently
             log.exception("backfill failed")
-            state.error = f"{type(exc).__name__}: {exc}"
+            advance(error=f"{type(exc).__name__}: {exc}")
         finally:
-            state.seconds = time.perf_counter() - started
-            state.running = False
+            advance(running=False)
 
     def wait_backfill(self, timeout: float | None = None) -> None:
         thread = self._backfill_thread
@@ -231,28 +258,25 @@ class LoadGenerator:
         if reason:
             raise GenerationDisabledError(reason)
 
-    def status(self) -> dict:
+    def status(self) -> GeneratorStatus:
         runner = self._runner
-        live = runner.status() if runner is not None else {}
-        recorder = self.recorder.stats() if self.recorder is not None else {}
-        return {
-            "enabled": not self.readonly,
-            "config": dataclasses.asdict(self.config),
-            "max_rate": self.max_rate,
-            "running": bool(live.get("running")),
-            "target_now": live.get("target_now", 0.0),
-            "achieved": live.get("achieved", 0.0),
-            "hits_sent": self._sent_before + live.get("hits_sent", 0),
-            "errors": self._errors_before + live.get("errors", 0),
-            "last_error": live.get("last_error", ""),
-            "spiking": bool(live.get("spiking")),
-            "pending_hits": recorder.get("pending_hits", 0),
-            "db_operations_per_s": live.get("db_operations_per_s", 0.0),
-            "sites": runner.model.site_names if runner is not None else [],
-            "events_written": self._events.totals.written if self._events else 0,
-            "events_pending": self._events.pending() if self._events else 0,
-            "backfill": dataclasses.asdict(self.backfill_state),
-        }
+        status = GeneratorStatus(
+            enabled=not self.readonly, config=self.config, max_rate=self.max_rate,
+            hits_sent=self._sent_before, errors=self._errors_before,
+            pending_hits=(self.recorder.status().pending_hits
+                          if self.recorder is not None else 0),
+            events_written=self._events.totals.written if self._events else 0,
+            events_pending=self._events.pending() if self._events else 0,
+            backfill=self.backfill_state)
+        if runner is None:
+            return status
+        live = runner.status()
+        return dataclasses.replace(
+            status, running=live.running, target_now=live.target_now,
+            achieved=live.achieved, hits_sent=status.hits_sent + live.hits_sent,
+            errors=status.errors + live.errors, last_error=live.last_error,
+            spiking=live.spiking, db_operations_per_s=live.db_operations_per_s,
+            sites=tuple(runner.model.site_names))
 
     def close(self) -> None:
         self.stop(remember=False)

@@ -46,7 +46,7 @@ def start_demo(generator: LoadGenerator, progress: Progress | None = None) -> st
                     "Start on the Load generator page resumes it)")
         return "demo: " + "; ".join(done)
     generator.start(DEMO)
-    sites = ", ".join(generator.status()["sites"])
+    sites = ", ".join(generator.status().sites)
     done.append(f"live traffic at {DEMO.rate:g} hits/s on {sites}")
     return "demo: " + "; ".join(done)
 

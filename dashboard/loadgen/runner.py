@@ -15,6 +15,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,6 +41,26 @@ def check_rate(rate, limit: float = MAX_RATE) -> float:
         raise InvalidRangeError(
             f"rate must be from {MIN_RATE} to {limit:,.0f} hits/s, got {rate!r}")
     return float(rate)
+
+
+@dataclass(frozen=True)
+class RunnerStatus:
+    """What :meth:`LoadRunner.status` reports: rates in hits/s (the target now, with the
+    daily cycle and any spike; the one achieved over the last ``WINDOW_S``), counters,
+    and the recorder's backlog and operations per second."""
+
+    running: bool
+    rate: float
+    target_now: float
+    achieved: float
+    hits_sent: int
+    expected_hits: float
+    errors: int
+    last_error: str
+    spiking: bool
+    pending_hits: int
+    db_operations_per_s: float
+    busy_s: float
 
 
 class LoadRunner:
@@ -76,7 +97,6 @@ class LoadRunner:
         self.expected_hits = 0.0
         self.errors = 0
         self.last_error = ""
-        self.running_since: float | None = None
         self.busy_s = 0.0
 
     # -- control ---------------------------------------------------------------------
@@ -114,12 +134,12 @@ class LoadRunner:
         return self._thread is not None and self._thread.is_alive()
 
     def _begin(self) -> None:
-        self._last = self.running_since = self._clock()
+        self._last = self._clock()
         self._window.clear()
         self._ops.clear()
 
     def _end(self) -> None:
-        self._last = self.running_since = None
+        self._last = None
         self._window.clear()
 
     def _run(self) -> None:
@@ -197,29 +217,29 @@ class LoadRunner:
     def _sample_db_operations(self, now: float) -> None:
         if self._ops and now - self._ops[-1][0] < 1.0:
             return
-        self._ops.append((now, self.recorder.stats()["db_operations"]))
+        self._ops.append((now, self.recorder.status().db_operations))
         while len(self._ops) > 2 and self._ops[0][0] < now - WINDOW_S:
             self._ops.popleft()
 
     # -- reporting ---------------------------------------------------------------------
-    def status(self) -> dict:
+    def status(self) -> RunnerStatus:
         window = list(self._window)
         span = window[-1][0] - window[0][0] if len(window) > 1 else 0.0
         achieved = sum(n for _, n, _ in window[1:]) / span if span else 0.0
         ops = list(self._ops)
         ops_span = ops[-1][0] - ops[0][0] if len(ops) > 1 else 0.0
-        recorder = self.recorder.stats()
-        return {
-            "running": self.running,
-            "rate": self.rate,
-            "target_now": self.target_now() if self.running else 0.0,
-            "achieved": achieved if self.running else 0.0,
-            "hits_sent": self.hits_sent,
-            "expected_hits": self.expected_hits,
-            "errors": self.errors,
-            "last_error": self.last_error or recorder["last_error"],
-            "spiking": self._clock() < self._spike_until,
-            "pending_hits": recorder["pending_hits"],
-            "db_operations_per_s": (ops[-1][1] - ops[0][1]) / ops_span if ops_span else 0.0,
-            "busy_s": self.busy_s,
-        }
+        recorder = self.recorder.status()
+        return RunnerStatus(
+            running=self.running,
+            rate=self.rate,
+            target_now=self.target_now() if self.running else 0.0,
+            achieved=achieved if self.running else 0.0,
+            hits_sent=self.hits_sent,
+            expected_hits=self.expected_hits,
+            errors=self.errors,
+            last_error=self.last_error or recorder.last_error,
+            spiking=self._clock() < self._spike_until,
+            pending_hits=recorder.pending_hits,
+            db_operations_per_s=(ops[-1][1] - ops[0][1]) / ops_span if ops_span else 0.0,
+            busy_s=self.busy_s,
+        )

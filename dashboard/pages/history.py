@@ -102,17 +102,17 @@ def layout(**query):
 
 
 @callback(
-    Output("url", "search", allow_duplicate=True),
-    Output("history-dates", "start_date"),
-    Output("history-dates", "end_date"),
-    Output("history-range", "value"),
-    Input("history-range", "value"),
+    output={"search": Output("url", "search", allow_duplicate=True),
+            "start_date": Output("history-dates", "start_date"),
+            "end_date": Output("history-dates", "end_date"),
+            "preset": Output("history-range", "value")},
+    inputs=[Input("history-range", "value"),
     Input("history-dates", "start_date"),
     Input("history-dates", "end_date"),
     Input("history-granularity", "value"),
     Input("history-mode", "value"),
     Input("history-compare", "value"),
-    State("url", "search"),
+    State("url", "search")],
     prevent_initial_call=True,
 )
 def choose(preset, start_date, end_date, granularity, mode, compare, search):
@@ -130,7 +130,7 @@ def apply_controls(triggered, preset, start_date, end_date, granularity, mode, c
     Only a control that fired *and* differs from the URL changes it: a control reporting
     its value as it mounts (Dash's date picker and radio items do) leaves the range alone,
     so a sub-day range (an hour's minutes) survives every other change. Returns
-    ``(search, start_date, end_date, preset)`` with ``no_update`` where nothing changes."""
+    ``{search, start_date, end_date, preset}`` with ``no_update`` where nothing changes."""
     triggered = {triggered} if isinstance(triggered, str) else set(triggered)
     query = parse_search(search)
     tz = ShellState.from_query(query).tz
@@ -144,7 +144,8 @@ def apply_controls(triggered, preset, start_date, end_date, granularity, mode, c
         new_preset = preset
         if preset == "custom":
             if not all(picked):
-                return no_update, no_update, no_update, url.preset
+                return {"search": no_update, "start_date": no_update, "end_date": no_update,
+                        "preset": url.preset}
             bounds = _whole_days(*picked)
         else:
             bounds = {"start": None, "end": None}
@@ -157,8 +158,8 @@ def apply_controls(triggered, preset, start_date, end_date, granularity, mode, c
     if "history-compare" in triggered:
         changes["compare"] = "1" if compare else None
     new_search = changed_search(updated(query, **changes), search)
-    return (new_search or no_update, *dates,
-            new_preset if new_preset != preset else no_update)
+    return {"search": new_search or no_update, "start_date": dates[0], "end_date": dates[1],
+            "preset": new_preset if new_preset != preset else no_update}
 
 
 def _day(value) -> str | None:
@@ -177,13 +178,13 @@ def _whole_days(first: str, last: str) -> dict:
 
 
 @callback(
-    Output("history-graph", "figure"),
-    Output("history-totals", "children"),
-    Output("history-period", "children"),
-    Output("history-hint", "children"),
-    Output("history-alert", "children"),
-    Output("history-plotted", "data"),
-    Input("url", "search"),
+    output={"figure": Output("history-graph", "figure"),
+            "totals": Output("history-totals", "children"),
+            "period": Output("history-period", "children"),
+            "hint": Output("history-hint", "children"),
+            "alert": Output("history-alert", "children"),
+            "plotted": Output("history-plotted", "data")},
+    inputs=[Input("url", "search")],
 )
 def render(search):
     """The chart, its totals and, kept in the browser beside it, the CSV of exactly
@@ -192,15 +193,14 @@ def render(search):
         view = compute_view(search)
     except Exception as exc:
         theme = ShellState.from_query(parse_search(search)).theme
-        return (notice_figure("Nothing to show", theme), None, "", "",
-                message(describe(exc)), None)
+        return _notice(notice_figure("Nothing to show", theme), message(describe(exc)))
     theme = view.shell.theme
     if view.site is None:
         store = queries.redact(get_services().settings.store)
-        return notice_figure("No data yet", theme), None, "", "", empty_state(store), None
+        return _notice(notice_figure("No data yet", theme), empty_state(store))
     if view.unknown_site:
-        return (notice_figure("No data for this site", theme), None, "", "",
-                unknown_site_notice(view.site, view.known_sites, PATH, search), None)
+        return _notice(notice_figure("No data for this site", theme),
+                       unknown_site_notice(view.site, view.known_sites, PATH, search))
     shown = view.period
     figure = timeseries_figure(
         view.current, granularity=shown.granularity, theme=theme, pages=view.shell.pages,
@@ -209,8 +209,15 @@ def render(search):
     figure = decorate_history(figure, view, search)
     totals = totals_table(view.current, view.previous, pages=view.shell.pages,
                           table_id="history-totals-table")
-    return (figure, totals, period_label(shown, view.shell.tz), _hint(shown.granularity),
-            None, _plotted(view))
+    return {"figure": figure, "totals": totals, "period": period_label(shown, view.shell.tz),
+            "hint": _hint(shown.granularity), "alert": None, "plotted": _plotted(view)}
+
+
+def _notice(figure, alert) -> dict:
+    """What :func:`render` shows instead of a chart: a notice, why, and nothing to
+    download."""
+    return {"figure": figure, "totals": None, "period": "", "hint": "", "alert": alert,
+            "plotted": None}
 
 
 def _plotted(view) -> dict:

@@ -116,13 +116,10 @@ def choose_window(window, search):
 
 
 @callback(
-    Output("live-graph", "figure"),
-    Output("live-kpis", "children"),
-    Output("live-top", "figure"),
-    Output("live-updated", "data"),
-    Output("live-alert", "children"),
-    Input("live-interval", "n_intervals"),
-    Input("url", "search"),
+    output={"figure": Output("live-graph", "figure"), "kpis": Output("live-kpis", "children"),
+            "top": Output("live-top", "figure"), "updated": Output("live-updated", "data"),
+            "alert": Output("live-alert", "children")},
+    inputs=[Input("live-interval", "n_intervals"), Input("url", "search")],
 )
 def refresh(_n, search):
     """Everything the page shows, as of the current cache bucket."""
@@ -133,24 +130,31 @@ def refresh(_n, search):
         site = reads.resolve_site(shell.site, fresh=True)
         if site is None:
             store = queries.redact(get_services().settings.store)
-            blank = notice_figure("No data yet", shell.theme)
-            return blank, kpi_cards(_kpis(None, None, shell.tz)), blank, None, empty_state(store)
+            return _notice(notice_figure("No data yet", shell.theme), shell.tz,
+                           empty_state(store))
         validation.timezone(shell.tz)  # a bad zone is the first thing to say
         known = reads.shared(queries.list_sites, seconds=reads.live_seconds())
         if site not in known:
-            blank = notice_figure("No data for this site", shell.theme)
-            return (blank, kpi_cards(_kpis(None, None, shell.tz)), blank, None,
-                    unknown_site_notice(site, known, "/", search))
+            return _notice(notice_figure("No data for this site", shell.theme), shell.tz,
+                           unknown_site_notice(site, known, "/", search))
         snapshot = reads.live_snapshot(site, shell.pages, shell.tz, window)
     except Exception as exc:
         blank = notice_figure("Could not load", shell.theme)
-        return blank, no_update, blank, no_update, message(describe(exc))
+        return {"figure": blank, "kpis": no_update, "top": blank, "updated": no_update,
+                "alert": message(describe(exc))}
     key = ("live-view", site, shell.pages, shell.tz, window, shell.theme, snapshot.as_of)
     figure, cards, bars = get_services().cache.get_or_compute(
         key, lambda: _view(snapshot, site, shell, window), timeout=VIEW_SECONDS)
     figure = decorate_live(figure, snapshot, site, shell, window)
     age = time.time() - snapshot.as_of.timestamp()
-    return figure, cards, bars, {"age": age, "as_of": snapshot.as_of.isoformat()}, None
+    return {"figure": figure, "kpis": cards, "top": bars,
+            "updated": {"age": age, "as_of": snapshot.as_of.isoformat()}, "alert": None}
+
+
+def _notice(blank, tz: str, alert) -> dict:
+    """No chart to draw: ``blank`` for both figures, empty cards and why."""
+    return {"figure": blank, "kpis": kpi_cards(_kpis(None, None, tz)), "top": blank,
+            "updated": None, "alert": alert}
 
 
 def _view(snapshot, site: str, shell, window: int) -> tuple:

@@ -16,7 +16,7 @@ from components import Kpi, kpi_cards, message
 from components.token import token_field
 from dashboard.admin import AdminTokenError, check_token, token_required
 from dashboard.feedback import describe
-from dashboard.loadgen.control import Config, get_generator
+from dashboard.loadgen.control import Config, GeneratorStatus, get_generator
 from dashboard.loadgen.history import plan_backfill
 from dashboard.loadgen.model import MAX_PAGES, MAX_SITES
 from queries.backfill import MAX_DAYS
@@ -33,22 +33,21 @@ ACTIONS = ("lg-start", "lg-stop", "lg-spike", "lg-backfill-confirm")
 def layout(**_query):
     generator = get_generator()
     status = generator.status()
-    config = status["config"]
-    disabled = not status["enabled"]
+    config = status.config
+    disabled = not status.enabled
     return html.Div(className="page page-loadgen", children=[
         message(generator.disabled_reason, "info") if disabled else None,
         html.Section(className="card", children=[
             html.H2("Traffic", className="card-title"),
             html.Div(className="history-controls", children=[
-                _number("lg-rate", "Rate (hits/s)", config["rate"], 1, status["max_rate"],
-                        disabled),
-                _number("lg-sites", "Sites", config["sites"], 1, MAX_SITES, disabled),
-                _number("lg-pages", "Pages per site", config["pages"], 1, MAX_PAGES, disabled),
-                _number("lg-zipf", "Popularity (Zipf s)", config["zipf_s"], 0, 5, disabled,
+                _number("lg-rate", "Rate (hits/s)", config.rate, 1, status.max_rate, disabled),
+                _number("lg-sites", "Sites", config.sites, 1, MAX_SITES, disabled),
+                _number("lg-pages", "Pages per site", config.pages, 1, MAX_PAGES, disabled),
+                _number("lg-zipf", "Popularity (Zipf s)", config.zipf_s, 0, 5, disabled,
                         step=0.1),
                 dcc.Checklist(id="lg-options", value=[
-                    name for name, on in (("diurnal", config["diurnal"]),
-                                          ("events", config["events"])) if on
+                    name for name, on in (("diurnal", config.diurnal),
+                                          ("events", config.events)) if on
                 ], options=[
                     {"label": " daily cycle", "value": "diurnal", "disabled": disabled},
                     {"label": " raw events too", "value": "events", "disabled": disabled},
@@ -64,7 +63,7 @@ def layout(**_query):
             token_field("lg-token", token_required()),
             html.P(f"Sites are synthetic (*.example) and registered as such. The rate is a "
                    f"daily mean when the daily cycle is on; this server caps it at "
-                   f"{status['max_rate']:,.0f} hits/s, spikes included.", className="hint"),
+                   f"{status.max_rate:,.0f} hits/s, spikes included.", className="hint"),
         ]),
         html.Div(id="lg-feedback"),
         html.Div(id="lg-kpis", className="kpis", children=kpi_cards(_kpis(status))),
@@ -104,22 +103,21 @@ def _number(id_: str, label: str, value, low, high, disabled: bool, step=1):
     ])
 
 
-def _kpis(status: dict) -> list[Kpi]:
-    running = status["running"]
-    spike = " · spike ×10" if status["spiking"] else ""
+def _kpis(status: GeneratorStatus) -> list[Kpi]:
+    spike = " · spike ×10" if status.spiking else ""
     return [
-        Kpi("lg-kpi-target", "Target now (hits/s)", round(status["target_now"]),
-            (f"rate {status['config']['rate']:,.0f}"
-             f"{' × daily cycle' if status['config']['diurnal'] else ', flat'}{spike}"
-             if running else "stopped")),
-        Kpi("lg-kpi-achieved", "Achieved (hits/s)", round(status["achieved"]), "last 5 s"),
-        Kpi("lg-kpi-sent", "Hits sent", status["hits_sent"],
-            f"since the server started · {status['events_written']:,} raw events written"),
-        Kpi("lg-kpi-pending", "Pending in the recorder", status["pending_hits"],
+        Kpi("lg-kpi-target", "Target now (hits/s)", round(status.target_now),
+            (f"rate {status.config.rate:,.0f}"
+             f"{' × daily cycle' if status.config.diurnal else ', flat'}{spike}"
+             if status.running else "stopped")),
+        Kpi("lg-kpi-achieved", "Achieved (hits/s)", round(status.achieved), "last 5 s"),
+        Kpi("lg-kpi-sent", "Hits sent", status.hits_sent,
+            f"since the server started · {status.events_written:,} raw events written"),
+        Kpi("lg-kpi-pending", "Pending in the recorder", status.pending_hits,
             "hits not yet flushed"),
-        Kpi("lg-kpi-ops", "DB operations/s", round(status["db_operations_per_s"]),
+        Kpi("lg-kpi-ops", "DB operations/s", round(status.db_operations_per_s),
             "recorder updates"),
-        Kpi("lg-kpi-errors", "Errors", status["errors"], status["last_error"][:80]),
+        Kpi("lg-kpi-errors", "Errors", status.errors, status.last_error[:80]),
     ]
 
 
@@ -205,27 +203,26 @@ def confirm(_backfill, _cancel, _confirm, rate, sites, pages, zipf_s, options, d
 
 
 @callback(
-    Output("lg-kpis", "children"),
-    Output("lg-state", "children"),
-    Output("lg-progress", "value"),
-    Output("lg-progress", "max"),
-    Output("lg-backfill-state", "children"),
-    Input("lg-interval", "n_intervals"),
-    Input("lg-action", "data"),
+    output={"kpis": Output("lg-kpis", "children"), "state": Output("lg-state", "children"),
+            "done": Output("lg-progress", "value"), "total": Output("lg-progress", "max"),
+            "backfill": Output("lg-backfill-state", "children")},
+    inputs=[Input("lg-interval", "n_intervals"), Input("lg-action", "data")],
 )
 def refresh(_n, _action):
     status = get_generator().status()
-    state = (f"Running on {', '.join(status['sites'])}" if status["running"] else "Stopped")
-    backfill = status["backfill"]
-    if backfill["error"]:
-        text = f"Backfill failed: {backfill['error']}"
-    elif backfill["running"]:
-        text = f"{backfill['done']} of {backfill['total']} site-days…"
-    elif backfill["total"]:
-        text = (f"Backfilled {backfill['days']} days: {backfill['hits']:,} hits in "
-                f"{backfill['seconds']:.1f} s")
+    state = f"Running on {', '.join(status.sites)}" if status.running else "Stopped"
+    backfill = status.backfill
+    if backfill.error:
+        text = f"Backfill failed: {backfill.error}"
+    elif backfill.running:
+        text = f"{backfill.done} of {backfill.total} site-days…"
+    elif backfill.total:
+        text = (f"Backfilled {backfill.days} days: {backfill.hits:,} hits in "
+                f"{backfill.seconds:.1f} s")
     else:
         text = ""
-    if not status["enabled"]:
-        return kpi_cards(_kpis(status)), "Disabled (read-only)", 0, 1, no_update
-    return (kpi_cards(_kpis(status)), state, backfill["done"], max(backfill["total"], 1), text)
+    if not status.enabled:
+        return {"kpis": kpi_cards(_kpis(status)), "state": "Disabled (read-only)", "done": 0,
+                "total": 1, "backfill": no_update}
+    return {"kpis": kpi_cards(_kpis(status)), "state": state, "done": backfill.done,
+            "total": max(backfill.total, 1), "backfill": text}

@@ -253,7 +253,7 @@ def drive_generator(_spike, _toggle, token):
         if ctx.triggered_id == "present-spike":
             generator.spike()
             return "Spike: ×10 for 30 s"
-        if generator.status()["running"]:
+        if generator.status().running:
             generator.stop()
             return "Load generator stopped"
         generator.start()

@@ -32,7 +32,7 @@ from queries.rollup_reads import UTC_NAMES
 
 dash.register_page(__name__, path="/rollups", name="Rollups", title="hitboard · rollups",
                    order=5)
-MAX_BUCKETS = {"hour": 24 * 14, "day": 366, "week": 260, "month": 120, "year": 50}
+SHOWN_BUCKETS = {"hour": 24 * 14, "day": 366, "week": 260, "month": 120, "year": 50}
 
 
 def layout(**_query):
@@ -54,6 +54,7 @@ def layout(**_query):
         ]),
         html.Section(className="card", children=[html.Div(id="rollups-table")]),
         dcc.Interval(id="rollups-tick", interval=30_000),
+        dcc.Store(id="rollups-ran"),   # what "run now" said: the page shows it as it renders
     ])
 
 
@@ -64,29 +65,47 @@ def _ago(when: dt.datetime | None, now: dt.datetime) -> str:
 
 
 @callback(
-    Output("rollups-graph", "figure"), Output("rollups-table", "children"),
-    Output("rollups-status", "children"), Output("rollups-badge", "children"),
-    Output("rollups-alert", "children"), Output("rollups-zone", "children"),
-    Input("url", "search"), Input("rollups-level", "value"), Input("rollups-metric", "value"),
-    Input("rollups-run", "n_clicks"), Input("rollups-tick", "n_intervals"),
+    Output("rollups-ran", "data"),
+    Input("rollups-run", "n_clicks"),
     State("rollups-token", "value"),
+    prevent_initial_call=True,
 )
-def render(search, level, metric, _run, _tick, token):
+def run_now(clicks, token):
+    """The "Run now" button: one run of the server's rollup job. Returns what the page
+    should say (``error`` and its ``kind``, None when the run went well) for
+    :func:`render` to show."""
+    job = rollup_job()
+    if job is None:
+        return {"run": clicks, "kind": "warning",
+                "error": "This server is read-only: run `hitboard rollup` instead."}
+    try:
+        check_token(token, "Running the rollups")
+        job.run_now()
+    except Exception as exc:  # shown to the viewer, logged by describe
+        return {"run": clicks, "kind": "error", "error": describe(exc)}
+    return {"run": clicks, "kind": None, "error": None}
+
+
+@callback(
+    output={"figure": Output("rollups-graph", "figure"),
+            "table": Output("rollups-table", "children"),
+            "status": Output("rollups-status", "children"),
+            "badge": Output("rollups-badge", "children"),
+            "alert": Output("rollups-alert", "children"),
+            "zone": Output("rollups-zone", "children")},
+    inputs=[Input("url", "search"), Input("rollups-level", "value"),
+            Input("rollups-metric", "value"), Input("rollups-ran", "data"),
+            Input("rollups-tick", "n_intervals")],
+)
+def render(search, level, metric, ran, _tick):
+    """The page as the store holds it now; after "run now", with what the run said."""
     shell = ShellState.from_query(parse_search(search))
     level = level if level in LEVELS else "day"          # only a crafted request sends
     metric = metric if metric in METRICS else "hits"     # anything else
     alert = None
+    if ctx.triggered_id == "rollups-ran" and ran and ran.get("error"):
+        alert = message(ran["error"], ran["kind"])
     job = rollup_job()
-    if ctx.triggered_id == "rollups-run":
-        if job is None:
-            alert = message("This server is read-only: run `hitboard rollup` instead.",
-                            "warning")
-        else:
-            try:
-                check_token(token, "Running the rollups")
-                job.run_now()
-            except Exception as exc:  # shown to the viewer, logged by describe
-                alert = message(describe(exc))
     db = get_services().db
     now = dt.datetime.now(dt.UTC)
     status = rollup_reads.rollup_status(db, now)
@@ -96,15 +115,17 @@ def render(search, level, metric, _run, _tick, token):
     zone = _zone_note(shell.tz)
     site = reads.resolve_site(shell.site)
     empty = rollup_figure(_no_rows(), level=level, metric=metric, theme=shell.theme)
+    shown = {"figure": empty, "table": None, "status": status_view, "badge": None,
+             "alert": alert, "zone": zone}
     if site is None:
-        return empty, None, status_view, None, alert, zone
+        return shown
     pages = list(shell.pages) or None
     try:
         span = rollup_reads.rollup_span(db, site, level)
         if span is None:
-            return (empty, message(f"No {level} rollups for {site} yet: ingest logs or "
-                                   "send beacon hits, then run the rollups.", "info"),
-                    status_view, consistency_badge(level, 0, _no_diff()), alert, zone)
+            return {**shown, "badge": consistency_badge(level, 0, _no_diff()),
+                    "table": message(f"No {level} rollups for {site} yet: ingest logs or "
+                                     "send beacon hits, then run the rollups.", "info")}
         first, last = span
         end = rollup_reads.next_start(rollup_reads.level_of(level), last)
         start = max(first, _back(level, end))
@@ -116,7 +137,7 @@ def render(search, level, metric, _run, _tick, token):
                                 tuple(pages) if pages else None,
                                 seconds=reads.history_seconds())
     except Exception as exc:  # a bad URL or a failing store: a message, not a traceback
-        return empty, None, status_view, None, message(describe(exc)), zone
+        return {**shown, "alert": message(describe(exc))}
     figure = rollup_figure(table, level=level, metric=metric, theme=shell.theme)
     what = f"{site}, {'the selected pages' if pages else 'whole site'}, the range shown"
     badges = html.Div(className="rollups-badges", children=[
@@ -124,8 +145,8 @@ def render(search, level, metric, _run, _tick, token):
                           last=check.last, until=check.covered_until,
                           in_progress=check.in_progress),
         invariants_badge(breaches, what)])
-    return (figure, rollup_table(table, level=level, component_id="rollups-datatable"),
-            status_view, badges, alert, zone)
+    return {**shown, "figure": figure, "badge": badges,
+            "table": rollup_table(table, level=level, component_id="rollups-datatable")}
 
 
 def _pages_table(db, site, level, start, end, pages) -> pd.DataFrame:
@@ -148,7 +169,7 @@ def _zone_note(tz: str):
 
 def _back(level: str, end: dt.datetime) -> dt.datetime:
     start = end
-    for _ in range(MAX_BUCKETS[level]):
+    for _ in range(SHOWN_BUCKETS[level]):
         start = rollup_reads.floor(rollup_reads.level_of(level), start - dt.timedelta(seconds=1))
     return start
 

@@ -3,12 +3,12 @@ button, drill-down, CSV download."""
 
 import datetime as dt
 import io
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
 import pytest
+from dash.testing.wait import until
 from dashkit import free_port, noon_hits, seed
 from selenium.webdriver.common.action_chains import ActionChains
 
@@ -53,13 +53,17 @@ def point_at(dash_duo, graph, x):
     hovered_script = """const plot = document.querySelector(arguments[0] + ' .js-plotly-plot');
         return plot._hoverdata ? plot._hoverdata[0].x : null;"""
 
-    def hovered(driver):
-        drag = dash_duo.find_element(f"{graph} .nsewdrag")
+    def hovered():
+        driver = dash_duo.driver
+        drags = dash_duo.find_elements(f"{graph} .nsewdrag")   # none while the plot redraws
+        if not drags:
+            return False
+        drag = drags[0]
         offset = driver.execute_script(offset_script, graph, x)
         ActionChains(driver).move_to_element(drag).move_by_offset(round(offset), 0).perform()
         return driver.execute_script(hovered_script, graph) == x
 
-    dash_duo._wait_for(hovered, timeout=5, msg=f"could not hover the point at {x}")
+    until(hovered, timeout=5, msg=f"could not hover the point at {x}")
 
 
 def test_totals_for_seven_days_in_a_zone_and_the_url_restores_the_view(app, seeded, dash_duo):
@@ -81,8 +85,8 @@ def test_totals_for_seven_days_in_a_zone_and_the_url_restores_the_view(app, seed
     dash_duo.wait_for_class_to_equal("#app-root", "app theme-light")
     dash_duo.driver.back()
     dash_duo.wait_for_contains_text("#history-totals", f"{TOTAL_A:,}")
-    dash_duo._wait_for(lambda _: checked(dash_duo, "history-range") == "7d", timeout=5,
-                       msg="the back button did not restore the 7-day range")
+    until(lambda: checked(dash_duo, "history-range") == "7d", timeout=5,
+          msg="the back button did not restore the 7-day range")
     assert dash_duo.get_logs() == []
 
 
@@ -101,10 +105,8 @@ def test_click_a_day_for_its_hours_then_download_the_csv(app, seeded, dash_duo):
 
     dash_duo.find_element("#history-csv-button").click()
     download = Path(dash_duo.download_path)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not list(download.glob("*.csv")):
-        time.sleep(0.1)
-    (csv_file,) = download.glob("*.csv")
+    (csv_file,) = until(lambda: list(download.glob("*.csv")), timeout=10,
+                        msg="no CSV downloaded")
     csv = pd.read_csv(io.StringIO(csv_file.read_text()))
     assert list(csv.columns) == ["time", "Whole site"]
     assert len(csv) == 24

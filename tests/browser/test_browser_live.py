@@ -3,6 +3,7 @@
 import datetime as dt
 from urllib.parse import parse_qs, urlsplit
 
+from dash.testing.wait import until
 from dashkit import free_port, seed
 
 from dashboard.services import get_services
@@ -27,8 +28,8 @@ def test_hits_recorded_during_the_test_show_in_the_kpis_and_the_chart(app, dash_
 
     services.recorder.record("shop", "/cart", n=5)  # flushed by the recorder within 1 s
     dash_duo.wait_for_text_to_equal("#live-kpi-hour", "7", timeout=8)
-    dash_duo._wait_for(lambda driver: driver.execute_script(CHART_TOTAL) == 7, timeout=4,
-                       msg="the chart did not show the new hits")
+    until(lambda: dash_duo.driver.execute_script(CHART_TOTAL) == 7, timeout=4,
+          msg="the chart did not show the new hits")
     dash_duo.wait_for_contains_text("#live-freshness", "updated")
 
     dash_duo.find_element("#live-pause").click()

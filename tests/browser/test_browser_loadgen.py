@@ -1,8 +1,7 @@
 """The load generator page in Chromium: start moves the live KPIs, stop stops them, and a
 reload shows the server's generator as it is."""
 
-import time
-
+from dash.testing.wait import until
 from dashkit import free_port
 from selenium.webdriver.common.keys import Keys
 
@@ -10,6 +9,17 @@ SENT = """
 const e = document.getElementById('lg-kpi-sent');
 return e ? e.textContent : '';
 """
+
+
+# The callback requests the page has made (the KPI refresh is the only one while idle).
+REQUESTS = """
+return performance.getEntriesByType('resource')
+    .filter(e => new URL(e.name).pathname.endsWith('/_dash-update-component')).length;
+"""
+
+
+def _requests(dash_duo) -> int:
+    return dash_duo.driver.execute_script(REQUESTS)
 
 
 def _sent(dash_duo) -> int:
@@ -20,8 +30,8 @@ def _sent(dash_duo) -> int:
 
 
 def _moves_past(dash_duo, count: int) -> None:
-    dash_duo._wait_for(lambda _driver: _sent(dash_duo) > count, timeout=10,
-                       msg=f"hits sent did not move past {count}")
+    until(lambda: _sent(dash_duo) > count, timeout=10,
+          msg=f"hits sent did not move past {count}")
 
 
 def _set(dash_duo, selector, value) -> None:
@@ -52,9 +62,10 @@ def test_start_stop_and_reload_show_the_servers_generator(app, dash_duo):
     dash_duo.wait_for_text_to_equal("#lg-state", "Stopped")
     dash_duo.wait_for_text_to_equal("#lg-kpi-achieved", "0")
     dash_duo.wait_for_contains_text("#lg-feedback", "Stopped.")
-    stopped = _sent(dash_duo)
-    time.sleep(2.5)  # two refreshes later the count has not moved
-    assert _sent(dash_duo) == stopped
+    stopped, requests = _sent(dash_duo), _requests(dash_duo)
+    until(lambda: _requests(dash_duo) >= requests + 2, timeout=5,
+          msg="the page stopped refreshing")
+    assert _sent(dash_duo) == stopped           # two refreshes later the count has not moved
 
     dash_duo.find_element("#lg-spike").click()
     dash_duo.wait_for_contains_text("#lg-feedback", "start the generator")
@@ -68,8 +79,6 @@ return box.scrollWidth <= box.clientWidth;
 
 
 def test_fields_fit_the_kpi_says_flat_and_backfill_asks_first(app, dash_duo):
-    from dash.testing.wait import until
-
     from dashboard.loadgen.control import get_generator
 
     dash_duo.start_server(app, port=free_port())
@@ -99,7 +108,7 @@ def test_fields_fit_the_kpi_says_flat_and_backfill_asks_first(app, dash_duo):
     assert 2 * 20 * 86_400 <= hits <= 3 * 20 * 86_400
     dash_duo.find_element("#lg-backfill-cancel").click()
     until(lambda: not dash_duo.find_element("#lg-confirm").is_displayed(), timeout=10)
-    assert generator.status()["backfill"]["total"] == 0          # nothing written
+    assert generator.status().backfill.total == 0          # nothing written
     dash_duo.find_element("#lg-backfill").click()
     dash_duo.wait_for_contains_text("#lg-confirm-text", "Write it?")
     dash_duo.find_element("#lg-backfill-confirm").click()

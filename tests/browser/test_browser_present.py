@@ -154,7 +154,7 @@ def test_generator_keys_need_the_admin_token(guarded_app, dash_duo):
     generator = get_generator(app.server)
     _press(dash_duo, "g")
     until(lambda: "admin token" in _toast(dash_duo), timeout=10)
-    assert not generator.status()["running"]
+    assert not generator.status().running
     _press(dash_duo, "?")
     until(lambda: _script(dash_duo, SHOWN, "#present-token"), timeout=5)
     dash_duo.find_element("#present-token").send_keys("s3cret")  # its "s" is typing, no spike
@@ -162,12 +162,12 @@ def test_generator_keys_need_the_admin_token(guarded_app, dash_duo):
     dash_duo.find_element("#present-view-name").click()  # leave the field
     _press(dash_duo, "?", "g")
     until(lambda: _toast(dash_duo) == "Load generator started", timeout=10)
-    assert generator.status()["running"]
+    assert generator.status().running
     _press(dash_duo, "s")
     until(lambda: _toast(dash_duo) == "Spike: ×10 for 30 s", timeout=10)
     _press(dash_duo, "g")
     until(lambda: _toast(dash_duo) == "Load generator stopped", timeout=10)
-    until(lambda: not generator.status()["running"], timeout=5)
+    until(lambda: not generator.status().running, timeout=5)
     assert dash_duo.get_logs() == []
 
 
