@@ -49,6 +49,11 @@ def _path(path: str, status: int | None) -> tuple:
     return (*kind, ("notfound", clean(path))) if status == 404 else kind
 
 
+def is_bot_agent(agent: str | None) -> bool:
+    """Whether this user agent is a bot (cached, as in ``classify``)."""
+    return _agent(agent[:agents.MAX_PARSED] if agent else agent)[1]
+
+
 _NO_UTM = tuple((name, referrer.NONE) for name in referrer.UTM_FIELDS)
 
 
