@@ -34,6 +34,7 @@ import datetime as dt
 import logging
 import uuid
 from collections import Counter
+from itertools import chain, repeat
 
 from pymongo import UpdateOne
 from pymongo.errors import PyMongoError
@@ -56,36 +57,78 @@ WHOLE = validation.WHOLE_SITE
 IS_BOT = ("bot", BOT)
 
 
-def _by_dimension(counts: Counter) -> tuple[dict[str, dict[str, int]],
-                                            dict[str, dict[str, int]], int]:
-    """{values tuple: hits} as {dimension: {escaped value: hits}} for every hit, the same
-    for the bot hits alone, and the bot hits."""
+def _by_pair(counts: dict) -> tuple[Counter, Counter, int]:
+    """{values tuple: hits} as hits per (dimension, value) pair for every hit, the same
+    for the bot hits alone, and the bot hits. Pairs, not escaped names: an hour holds
+    tens of thousands of distinct values tuples but a few hundred distinct pairs, so
+    escaping and nesting by dimension wait until the pairs are summed (by ``Counter``'s
+    C loop: each values tuple repeated by its hits)."""
+    bot_values = [(values, n) for values, n in counts.items() if IS_BOT in values]
+    pairs = Counter(chain.from_iterable(_repeated(counts.items())))
+    bots = Counter(chain.from_iterable(_repeated(bot_values)))
+    return pairs, bots, sum(n for _, n in bot_values)
+
+
+def _repeated(items):
+    for values, n in items:
+        if n == 1:
+            yield values
+        else:
+            yield from repeat(values, n)
+
+
+def _by_dimension(pairs: Counter) -> dict[str, dict[str, int]]:
+    """Hits per (dimension, value) as {dimension: {escaped value: hits}}."""
     by_dim: dict[str, dict[str, int]] = {}
-    bots: dict[str, dict[str, int]] = {}
-    bot_hits = 0
-    for values, n in counts.items():
-        is_bot = IS_BOT in values
-        if is_bot:
-            bot_hits += n
-        for dim, value in values:
-            name = escape(value)
-            names = by_dim.get(dim)
-            if names is None:
-                names = by_dim[dim] = {}
-            names[name] = names.get(name, 0) + n
-            if is_bot:
-                names = bots.get(dim)
-                if names is None:
-                    names = bots[dim] = {}
-                names[name] = names.get(name, 0) + n
-    return by_dim, bots, bot_hits
+    for (dim, value), n in pairs.items():
+        names = by_dim.get(dim)
+        if names is None:
+            names = by_dim[dim] = {}
+        names[escape(value)] = n
+    return by_dim
 
 
-def _merge(into: dict[str, dict[str, int]], by_dim: dict[str, dict[str, int]]) -> None:
-    for dim, names in by_dim.items():
-        target = into.setdefault(dim, {})
-        for name, n in names.items():
-            target[name] = target.get(name, 0) + n
+def _merge_visitors(into: dict, visitors: dict) -> None:
+    """Add an hour's {visitor: set of values tuples} to a bucket's (never mutating the
+    hour's sets, which other buckets share)."""
+    for visitor, values in visitors.items():
+        have = into.get(visitor)
+        into[visitor] = values if have is None else have | values
+
+
+def _add(unit: tuple[dict, dict], dims: Dimensions, n: int) -> None:
+    """Count ``n`` hits of ``dims`` into an hour's unit."""
+    counts, visitors = unit
+    values = dims.values
+    counts[values] = counts.get(values, 0) + n
+    if dims.visitor is not None:
+        seen = visitors.get(dims.visitor)
+        if seen is None:
+            visitors[dims.visitor] = {values}
+        else:
+            seen.add(values)
+
+
+class _PairSketches(dict):
+    """(dimension, value) -> the value sketch a visitor with that pair updates in one
+    bucket, made on first use: the humans' or the bots' sketch of the value (a visitor
+    goes into one of them, so humans are read alone and everyone is their union); a
+    value the counters' cap summed under (other) goes to the (other) sketch."""
+
+    def __init__(self, by_dim: dict, kept: dict[str, dict], is_bot: bool):
+        super().__init__()
+        self.by_dim, self.kept, self.is_bot = by_dim, kept, is_bot
+
+    def __missing__(self, pair: tuple[str, str]):
+        dim, value = pair
+        if escape(value) not in self.kept.get(dim, ()):
+            value = OTHER
+        per_value = self.by_dim.setdefault(dim, {})
+        sketch = per_value.get((value, self.is_bot))
+        if sketch is None:
+            sketch = per_value[(value, self.is_bot)] = sketches.new(sketches.LG_K_VALUE)
+        self[pair] = sketch
+        return sketch
 
 
 class _Docs(dict):
@@ -111,39 +154,46 @@ class DimensionRecorder(HitRecorder):
 
     def record(self, site: str, page: str, ts: dt.datetime | None = None,
                dims: Dimensions | None = None, n: int = 1) -> None:
-        """A few dictionary operations: the hit's (visitor, values) pair is kept in a set
-        and goes into the sketches at flush time (a visitor's assets share one pair)."""
+        """A few dictionary operations: the hit's values count in its hour's unit, and
+        the visitor's values go into a set per visitor for the sketches at flush time (a
+        visitor's assets share one entry)."""
         if self._closed:
             raise RecorderOverloadedError("the recorder is closed")
         if dims is None:
             raise validation.InvalidRangeError("a dimension record needs its dimensions")
-        ts = validation.timestamp(self._clock() if ts is None else ts)
+        if ts is None:
+            ts = self._clock()
+        if type(ts) is not dt.datetime or ts.tzinfo is not dt.UTC:   # else already UTC
+            ts = validation.timestamp(ts)
         if type(n) is not int or n < 1:
             raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
         site, _ = self._names.get((site, page)) or self._validate(site, page)
         key = ("u", site, ts.year, ts.month, ts.day, ts.hour)
+        with self._lock:
+            # The hour's unit is open and nothing calls for a flush: what _admit would
+            # do, without its retries (most hits of an ingest or a busy site land here).
+            unit = self._pending.get(key)
+            if unit is not None and len(self._pending_docs) < self.max_pending_docs:
+                _add(unit, dims, n)
+                self._pending_hits += n
+                self._stats["hits_accepted"] += n
+                return
+        self._admit(key, n, lambda unit: _add(unit, dims, n))
 
-        def add(unit):
-            unit[0][dims.values] += n
-            if dims.visitor is not None:
-                unit[1].add((dims.visitor, dims.values))
-
-        self._admit(key, n, add)
-
-    def _open_unit(self, key: tuple) -> tuple[Counter, set]:
+    def _open_unit(self, key: tuple) -> tuple[dict, dict]:
         _, site, year, month, day, hour = key
         self._pending_docs.update(((HOURLY, site, year, month, day, hour),
                                    (DAILY, site, year, month, day), (MONTHLY, site, year, month)))
-        unit = self._pending[key] = (Counter(), set())
+        unit = self._pending[key] = ({}, {})        # {values: hits}, {visitor: {values}}
         return unit
 
     # -- flushing ------------------------------------------------------------------------
     def _documents(self, pending: dict) -> _Docs:
         """The capped ``$inc`` of every counter document and the sketch documents."""
-        raw: dict[tuple[str, str], tuple[dict, dict, dict, list, list]] = {}
-        for (_, site, year, month, day, hour), (counts, pairs) in pending.items():
+        raw: dict[tuple[str, str], tuple[dict, Counter, Counter, dict, list]] = {}
+        for (_, site, year, month, day, hour), (counts, visitors) in pending.items():
             start = dt.datetime(year, month, day, hour, tzinfo=dt.UTC)
-            by_dim, bots, bot_hits = _by_dimension(counts)  # once per hour, merged upwards
+            pairs, bots, bot_hits = _by_pair(counts)    # once per hour, summed upwards
             hits = sum(counts.values())
             for coll, date, level in ((HOURLY, start, "hour"),
                                       (DAILY, start.replace(hour=0), "day"),
@@ -151,21 +201,22 @@ class DimensionRecorder(HitRecorder):
                 doc_key = (coll, sketches.bucket_id(site, date, level))
                 entry = raw.get(doc_key)
                 if entry is None:
-                    entry = raw[doc_key] = (schema.metadata(date, site, WHOLE), {}, {}, [],
-                                            [0, 0])
-                _merge(entry[1], by_dim)
-                _merge(entry[2], bots)
-                entry[3].append(pairs)
+                    entry = raw[doc_key] = (schema.metadata(date, site, WHOLE), Counter(),
+                                            Counter(), {}, [0, 0])
+                entry[1].update(pairs)
+                entry[2].update(bots)
+                _merge_visitors(entry[3], visitors)
                 entry[4][0] += hits
                 entry[4][1] += bot_hits
         known = self._known_values(list(raw))
         docs = _Docs()
         docs.sketches = []
-        for doc_key, (meta, by_dim, bots, pairs, (hits, bot_hits)) in raw.items():
+        for doc_key, (meta, pairs, bot_pairs, visitors, (hits, bot_hits)) in raw.items():
             inc = Counter({"hits": hits, "bh": bot_hits})   # bh even when 0: split
             doc_known = known.get(doc_key)
             kept_by_dim = {}
-            for dim, values in by_dim.items():
+            bots = _by_dimension(bot_pairs)
+            for dim, values in _by_dimension(pairs).items():
                 have = None if doc_known is None else doc_known.setdefault(dim, set())
                 kept = cap(dim, have, values)
                 if have is not None:
@@ -175,7 +226,7 @@ class DimensionRecorder(HitRecorder):
                     inc[f"v.{dim}.{name}"] += n
                 for name, n in bots.get(dim, {}).items():   # where v counted them
                     inc[f"b.{dim}.{name if name in kept else escape(OTHER)}"] += n
-            docs.sketches.extend(self._sketch_docs(doc_key[0], meta, pairs,
+            docs.sketches.extend(self._sketch_docs(doc_key[0], meta, visitors,
                                                    kept_by_dim))
             doc = docs[doc_key] = _Doc(doc_key[0], meta, inc)
             doc.owner = self._owner          # registered with the counters (see _update)
@@ -207,11 +258,14 @@ class DimensionRecorder(HitRecorder):
                 self._known[(coll, doc_id)] = known[(coll, doc_id)] = values
         return known
 
-    def _sketch_docs(self, coll: str, meta: dict, pair_sets: list[set],
+    def _sketch_docs(self, coll: str, meta: dict, visitors: dict[str, set],
                      kept: dict[str, dict]) -> list[tuple[str, dict]]:
         """This process's sketch documents of a counter document's bucket, updated with
-        the flush's visitors: the whole site, and for days and months one document per
-        dimension with a sketch per value the counters kept (the rest under (other))."""
+        the flush's visitors ({visitor: its values tuples}): the whole site, and for days
+        and months one document per dimension with a sketch per value the counters kept
+        (the rest under (other)). Each sketch gets each visitor once: a visitor's values
+        tuples share most values (browser, country...), so their pairs are gathered in a
+        set first (a sketch update costs more than a set insertion)."""
         level = sketches.LEVELS[coll]
         key = (level, meta["site"], meta["date"])
         state = self._sketch_state.get(key)
@@ -221,19 +275,28 @@ class DimensionRecorder(HitRecorder):
                 self._owner = uuid.uuid4().hex[:12]
             state = self._sketch_state[key] = (sketches.new(), {})
         overall, by_dim = state
-        touched: set[str] = set()
-        targets_of: dict[tuple, list] = {}          # values -> their sketches, once each
-        for pairs in pair_sets:
-            for visitor, values in pairs:
+        if level == "hour":
+            for visitor in visitors:
                 overall.update(visitor)
-                if level == "hour":
-                    continue
-                targets = targets_of.get(values)
-                if targets is None:
-                    targets = targets_of[values] = self._targets(values, kept, by_dim)
-                    touched.update(dim for dim, _ in values)
+            touched: set[str] = set()
+        else:
+            humans = _PairSketches(by_dim, kept, False)
+            bots = _PairSketches(by_dim, kept, True)
+            for visitor, values_set in visitors.items():
+                overall.update(visitor)
+                if len(values_set) == 1:          # one sketch per dimension, no repeat
+                    (values,) = values_set
+                    targets = map((bots if IS_BOT in values else humans).__getitem__,
+                                  values)
+                else:
+                    human_pairs, bot_pairs = set(), set()
+                    for values in values_set:
+                        (bot_pairs if IS_BOT in values else human_pairs).update(values)
+                    targets = set(map(humans.__getitem__, human_pairs))
+                    targets.update(map(bots.__getitem__, bot_pairs))
                 for sketch in targets:
                     sketch.update(visitor)
+            touched = {dim for dim, _ in humans} | {dim for dim, _ in bots}
         date, site = meta["date"], meta["site"]
         self._saves += 1
         out = [(sketches.TOTALS[level], {**sketches.partial_doc(
@@ -244,24 +307,6 @@ class DimensionRecorder(HitRecorder):
             out.append((sketches.VALUES, {**sketches.value_doc(doc_id, meta, level, dim,
                                                                 by_dim[dim]), "n": self._saves}))
         return out
-
-    @staticmethod
-    def _targets(values: tuple, kept: dict[str, dict], by_dim: dict) -> list:
-        """The value sketches a hit with these values updates: the humans' or the bots'
-        sketch of each value (a visitor goes into one of them, so humans are read alone
-        and everyone is their union); values the counters' cap summed under (other) go
-        to the (other) sketch."""
-        targets = []
-        is_bot = IS_BOT in values
-        for dim, value in values:
-            if escape(value) not in kept.get(dim, ()):
-                value = OTHER
-            per_value = by_dim.setdefault(dim, {})
-            sketch = per_value.get((value, is_bot))
-            if sketch is None:
-                sketch = per_value[(value, is_bot)] = sketches.new(sketches.LG_K_VALUE)
-            targets.append(sketch)
-        return targets
 
     def _update(self, seq: int, doc_id: str, doc: _Doc) -> UpdateOne:
         """The HitRecorder's guarded upsert, also naming the sketch owner of the bucket."""
