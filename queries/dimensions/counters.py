@@ -34,7 +34,7 @@ import datetime as dt
 import logging
 import uuid
 from collections import Counter
-from itertools import chain, repeat
+from itertools import chain
 
 from pymongo import UpdateOne
 from pymongo.errors import PyMongoError
@@ -61,20 +61,21 @@ def _by_pair(counts: dict) -> tuple[Counter, Counter, int]:
     """{values tuple: hits} as hits per (dimension, value) pair for every hit, the same
     for the bot hits alone, and the bot hits. Pairs, not escaped names: an hour holds
     tens of thousands of distinct values tuples but a few hundred distinct pairs, so
-    escaping and nesting by dimension wait until the pairs are summed (by ``Counter``'s
-    C loop: each values tuple repeated by its hits)."""
+    escaping and nesting by dimension wait until the pairs are summed. Values seen once
+    (most of a log's) are counted by ``Counter``'s C loop, the others weighted."""
     bot_values = [(values, n) for values, n in counts.items() if IS_BOT in values]
-    pairs = Counter(chain.from_iterable(_repeated(counts.items())))
-    bots = Counter(chain.from_iterable(_repeated(bot_values)))
-    return pairs, bots, sum(n for _, n in bot_values)
+    return _count(counts.items()), _count(bot_values), sum(n for _, n in bot_values)
 
 
-def _repeated(items):
+def _count(items) -> Counter:
+    """Hits per pair of ``(values, hits)`` items."""
+    pairs = Counter(chain.from_iterable(values for values, n in items if n == 1))
+    get = pairs.get
     for values, n in items:
-        if n == 1:
-            yield values
-        else:
-            yield from repeat(values, n)
+        if n != 1:
+            for pair in values:
+                pairs[pair] = get(pair, 0) + n
+    return pairs
 
 
 def _by_dimension(pairs: Counter) -> dict[str, dict[str, int]]:
