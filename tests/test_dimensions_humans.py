@@ -137,3 +137,25 @@ def test_bot_counters_stay_within_the_caps(db):
     assert int(humans["hits"].sum()) == month["hits"] - month["bh"]
     assert month["hits"] == 1400 and month["bh"] >= 2 * 234   # + random agents saying bot
     assert len(humans) <= CAPS["referrer"]
+
+
+def test_weighted_hits_count_once_each(db):
+    """Hits recorded with ``n`` (a backfill's hour, a beacon batch) beside single hits:
+    every pair counts ``n``, bots apart, without repeating the values ``n`` times."""
+    recorder = DimensionRecorder(db, flush_interval=3600)
+    t0 = dt.datetime(2026, 3, 14, 9, tzinfo=dt.UTC)
+    human = classify("w", "/", status=200, agent="Mozilla/5.0 Firefox/120.0",
+                     address="8.8.8.8")
+    bot = classify("w", "/", status=200, agent=GOOGLEBOT, address="8.8.4.4")
+    recorder.record("w", "/", t0, human, n=3_000_000)
+    recorder.record("w", "/", t0, human)
+    recorder.record("w", "/", t0, bot, n=2_000_000)
+    recorder.close()
+    doc = db[MONTHLY].find_one()
+    assert doc["hits"] == 5_000_001 and doc["bh"] == 2_000_000
+    assert doc["v"]["status"] == {"200": 5_000_001}
+    assert doc["b"]["status"] == {"200": 2_000_000}
+    span = (t0.replace(hour=0), t0.replace(hour=0) + dt.timedelta(days=1))
+    humans = reads.breakdown(db, "w", "status", *span, humans=True)
+    assert as_counts(humans) == {"200": 3_000_001}
+    assert humans["visitors"].tolist() == [1]
