@@ -80,6 +80,10 @@ def test_filtered_series_and_404_list_count_humans(sample):
     assert int(reads.filtered_series(*direct, humans=True)["hits"].sum()) == 23
     assert int(reads.filtered_series(*direct)["hits"].sum()) == 23 + BOTS
     assert reads.top_not_found(db, SITE, *day, humans=True)["path"].tolist() == ["/missing"]
+    # The bot dimension itself (its fields overlap v.bot, which MongoDB would refuse).
+    bots = (db, SITE, "bot", "bot", *day, "day")
+    assert int(reads.filtered_series(*bots)["hits"].sum()) == BOTS
+    assert int(reads.filtered_series(*bots, humans=True)["hits"].sum()) == 0
 
 
 def test_documents_without_the_split_still_read_and_say_so(sample):

@@ -102,9 +102,8 @@ def _counts(db, site: str, parts: dict, dim: str, humans: bool = False
     counter documents (by ``_id``); their hits; the bot hits that could not be left out."""
     counts: Counter = Counter()
     total = unsplit = 0
-    fields = {f"v.{dim}": 1, "hits": 1}
-    if humans:
-        fields.update({f"b.{dim}": 1, "v.bot": 1, "bh": 1})
+    fields = _projection(f"v.{dim}", "hits", *((f"b.{dim}", "v.bot", "bh") if humans
+                                               else ()))
     for coll, dates in parts.items():
         if not dates:
             continue
@@ -119,6 +118,13 @@ def _counts(db, site: str, parts: dict, dim: str, humans: bool = False
                 for name, n in doc.get("b", {}).get(dim, {}).items():
                     counts[unescape(name)] -= n
     return counts, total, unsplit
+
+
+def _projection(*paths: str) -> dict[str, int]:
+    """The fields, leaving out any under another one (MongoDB refuses the collision of
+    ``v.bot`` with ``v.bot.human``)."""
+    return {p: 1 for p in paths
+            if not any(p != q and p.startswith(q + ".") for q in paths)}
 
 
 def unsplit_note(unsplit: int) -> str:
@@ -257,9 +263,8 @@ def filtered_series(db, site: str, by: str, value: str, start, end,
     zone = validation.timezone(tz)
     edges = bucket_edges(start, end, granularity, zone)
     name = escape(str(value))
-    fields = {f"v.{dim}.{name}": 1, "metadata.date": 1}
-    if humans:
-        fields.update({f"b.{dim}.{name}": 1, "v.bot": 1, "bh": 1})
+    fields = _projection(f"v.{dim}.{name}", "metadata.date",
+                         *((f"b.{dim}.{name}", "v.bot", "bh") if humans else ()))
     found: dict[tuple[str, dt.datetime], int] = {}
     unsplit = 0
     parts = pieces(edges[0], edges[-1])
