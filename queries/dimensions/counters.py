@@ -34,7 +34,8 @@ import datetime as dt
 import logging
 import uuid
 from collections import Counter
-from itertools import chain
+from itertools import chain, groupby
+from operator import itemgetter
 
 from pymongo import UpdateOne
 from pymongo.errors import PyMongoError
@@ -55,6 +56,7 @@ WHOLE = validation.WHOLE_SITE
 
 
 IS_BOT = ("bot", BOT)
+_VISITOR = itemgetter(0)
 
 
 def _by_pair(counts: dict) -> tuple[Counter, Counter, int]:
@@ -89,25 +91,15 @@ def _by_dimension(pairs: Counter) -> dict[str, dict[str, int]]:
     return by_dim
 
 
-def _merge_visitors(into: dict, visitors: dict) -> None:
-    """Add an hour's {visitor: set of values tuples} to a bucket's (never mutating the
-    hour's sets, which other buckets share)."""
-    for visitor, values in visitors.items():
-        have = into.get(visitor)
-        into[visitor] = values if have is None else have | values
-
-
-def _add(unit: tuple[dict, dict], dims: Dimensions, n: int) -> None:
-    """Count ``n`` hits of ``dims`` into an hour's unit."""
-    counts, visitors = unit
+def _add(unit: tuple[dict, set], dims: Dimensions, n: int) -> None:
+    """Count ``n`` hits of ``dims`` into an hour's unit. The (visitor, values) pair goes
+    into a set: tuples of strings, which the garbage collector stops tracking, where a
+    container per visitor would be traversed by every collection until the flush."""
+    counts, pairs = unit
     values = dims.values
     counts[values] = counts.get(values, 0) + n
     if dims.visitor is not None:
-        seen = visitors.get(dims.visitor)
-        if seen is None:
-            visitors[dims.visitor] = {values}
-        else:
-            seen.add(values)
+        pairs.add((dims.visitor, values))
 
 
 class _PairSketches(dict):
@@ -156,8 +148,8 @@ class DimensionRecorder(HitRecorder):
     def record(self, site: str, page: str, ts: dt.datetime | None = None,
                dims: Dimensions | None = None, n: int = 1) -> None:
         """A few dictionary operations: the hit's values count in its hour's unit, and
-        the visitor's values go into a set per visitor for the sketches at flush time (a
-        visitor's assets share one entry)."""
+        its (visitor, values) pair goes into a set for the sketches at flush time (a
+        visitor's assets share one pair)."""
         if self._closed:
             raise RecorderOverloadedError("the recorder is closed")
         if dims is None:
@@ -181,18 +173,18 @@ class DimensionRecorder(HitRecorder):
                 return
         self._admit(key, n, lambda unit: _add(unit, dims, n))
 
-    def _open_unit(self, key: tuple) -> tuple[dict, dict]:
+    def _open_unit(self, key: tuple) -> tuple[dict, set]:
         _, site, year, month, day, hour = key
         self._pending_docs.update(((HOURLY, site, year, month, day, hour),
                                    (DAILY, site, year, month, day), (MONTHLY, site, year, month)))
-        unit = self._pending[key] = ({}, {})        # {values: hits}, {visitor: {values}}
+        unit = self._pending[key] = ({}, set())    # {values: hits}, {(visitor, values)}
         return unit
 
     # -- flushing ------------------------------------------------------------------------
     def _documents(self, pending: dict) -> _Docs:
         """The capped ``$inc`` of every counter document and the sketch documents."""
-        raw: dict[tuple[str, str], tuple[dict, Counter, Counter, dict, list]] = {}
-        for (_, site, year, month, day, hour), (counts, visitors) in pending.items():
+        raw: dict[tuple[str, str], tuple[dict, Counter, Counter, list, list]] = {}
+        for (_, site, year, month, day, hour), (counts, visitor_pairs) in pending.items():
             start = dt.datetime(year, month, day, hour, tzinfo=dt.UTC)
             pairs, bots, bot_hits = _by_pair(counts)    # once per hour, summed upwards
             hits = sum(counts.values())
@@ -203,16 +195,16 @@ class DimensionRecorder(HitRecorder):
                 entry = raw.get(doc_key)
                 if entry is None:
                     entry = raw[doc_key] = (schema.metadata(date, site, WHOLE), Counter(),
-                                            Counter(), {}, [0, 0])
+                                            Counter(), [], [0, 0])
                 entry[1].update(pairs)
                 entry[2].update(bots)
-                _merge_visitors(entry[3], visitors)
+                entry[3].append(visitor_pairs)
                 entry[4][0] += hits
                 entry[4][1] += bot_hits
         known = self._known_values(list(raw))
         docs = _Docs()
         docs.sketches = []
-        for doc_key, (meta, pairs, bot_pairs, visitors, (hits, bot_hits)) in raw.items():
+        for doc_key, (meta, pairs, bot_pairs, pair_sets, (hits, bot_hits)) in raw.items():
             inc = Counter({"hits": hits, "bh": bot_hits})   # bh even when 0: split
             doc_known = known.get(doc_key)
             kept_by_dim = {}
@@ -227,7 +219,7 @@ class DimensionRecorder(HitRecorder):
                     inc[f"v.{dim}.{name}"] += n
                 for name, n in bots.get(dim, {}).items():   # where v counted them
                     inc[f"b.{dim}.{name if name in kept else escape(OTHER)}"] += n
-            docs.sketches.extend(self._sketch_docs(doc_key[0], meta, visitors,
+            docs.sketches.extend(self._sketch_docs(doc_key[0], meta, pair_sets,
                                                    kept_by_dim))
             doc = docs[doc_key] = _Doc(doc_key[0], meta, inc)
             doc.owner = self._owner          # registered with the counters (see _update)
@@ -259,14 +251,15 @@ class DimensionRecorder(HitRecorder):
                 self._known[(coll, doc_id)] = known[(coll, doc_id)] = values
         return known
 
-    def _sketch_docs(self, coll: str, meta: dict, visitors: dict[str, set],
+    def _sketch_docs(self, coll: str, meta: dict, pair_sets: list[set],
                      kept: dict[str, dict]) -> list[tuple[str, dict]]:
         """This process's sketch documents of a counter document's bucket, updated with
-        the flush's visitors ({visitor: its values tuples}): the whole site, and for days
-        and months one document per dimension with a sketch per value the counters kept
-        (the rest under (other)). Each sketch gets each visitor once: a visitor's values
-        tuples share most values (browser, country...), so their pairs are gathered in a
-        set first (a sketch update costs more than a set insertion)."""
+        the flush's (visitor, values) pairs: the whole site, and for days and months one
+        document per dimension with a sketch per value the counters kept (the rest under
+        (other)). Each sketch gets each visitor once: the pairs are sorted by visitor and
+        a visitor's values (which share most values: browser, country...) gathered in
+        sets reused from visitor to visitor (a sketch update costs more than a set
+        insertion, and nothing per visitor outlives its turn)."""
         level = sketches.LEVELS[coll]
         key = (level, meta["site"], meta["date"])
         state = self._sketch_state.get(key)
@@ -276,25 +269,31 @@ class DimensionRecorder(HitRecorder):
                 self._owner = uuid.uuid4().hex[:12]
             state = self._sketch_state[key] = (sketches.new(), {})
         overall, by_dim = state
+        touched: set[str] = set()
         if level == "hour":
-            for visitor in visitors:
+            for visitor in {visitor for pairs in pair_sets for visitor, _ in pairs}:
                 overall.update(visitor)
-            touched: set[str] = set()
         else:
             humans = _PairSketches(by_dim, kept, False)
             bots = _PairSketches(by_dim, kept, True)
-            for visitor, values_set in visitors.items():
+            human_pairs, bot_pairs, targets = set(), set(), set()
+            ordered = sorted(chain.from_iterable(pair_sets), key=_VISITOR)
+            for visitor, group in groupby(ordered, key=_VISITOR):
                 overall.update(visitor)
-                if len(values_set) == 1:          # one sketch per dimension, no repeat
-                    (values,) = values_set
-                    targets = map((bots if IS_BOT in values else humans).__getitem__,
-                                  values)
-                else:
-                    human_pairs, bot_pairs = set(), set()
-                    for values in values_set:
-                        (bot_pairs if IS_BOT in values else human_pairs).update(values)
-                    targets = set(map(humans.__getitem__, human_pairs))
-                    targets.update(map(bots.__getitem__, bot_pairs))
+                found = [values for _, values in group]
+                if len(found) == 1:               # one values tuple: one sketch a dim
+                    values = found[0]
+                    for sketch in map((bots if IS_BOT in values else humans).__getitem__,
+                                      values):
+                        sketch.update(visitor)
+                    continue
+                human_pairs.clear()
+                bot_pairs.clear()
+                targets.clear()
+                for values in found:
+                    (bot_pairs if IS_BOT in values else human_pairs).update(values)
+                targets.update(map(humans.__getitem__, human_pairs))
+                targets.update(map(bots.__getitem__, bot_pairs))
                 for sketch in targets:
                     sketch.update(visitor)
             touched = {dim for dim, _ in humans} | {dim for dim, _ in bots}
