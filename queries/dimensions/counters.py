@@ -205,7 +205,7 @@ class DimensionRecorder(HitRecorder):
         docs = _Docs()
         docs.sketches = []
         for doc_key, (meta, pairs, bot_pairs, pair_sets, (hits, bot_hits)) in raw.items():
-            inc = Counter({"hits": hits, "bh": bot_hits})   # bh even when 0: split
+            inc = {"hits": hits, "bh": bot_hits}        # bh even when 0: split
             doc_known = known.get(doc_key)
             kept_by_dim = {}
             bots = _by_dimension(bot_pairs)
@@ -215,10 +215,13 @@ class DimensionRecorder(HitRecorder):
                 if have is not None:
                     have.update(kept)
                 kept_by_dim[dim] = kept
-                for name, n in kept.items():
-                    inc[f"v.{dim}.{name}"] += n
+                prefix = f"v.{dim}."
+                inc.update({prefix + name: n for name, n in kept.items()})  # one each
+                bot_inc: dict[str, int] = {}
                 for name, n in bots.get(dim, {}).items():   # where v counted them
-                    inc[f"b.{dim}.{name if name in kept else escape(OTHER)}"] += n
+                    name = f"b.{dim}.{name if name in kept else escape(OTHER)}"
+                    bot_inc[name] = bot_inc.get(name, 0) + n
+                inc.update(bot_inc)
             docs.sketches.extend(self._sketch_docs(doc_key[0], meta, pair_sets,
                                                    kept_by_dim))
             doc = docs[doc_key] = _Doc(doc_key[0], meta, inc)
