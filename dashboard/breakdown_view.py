@@ -1,11 +1,13 @@
 """What the History page's panels, KPIs and filter show, from the URL alone (no Dash).
 
-Without a filter the panels read the pre-aggregated counters (any range, a few documents;
-each dimension is counted alone, so they include bots). A filter of one dimension
+Humans by default: without ``bots=1`` every panel, the 404 list, the KPIs and the chart
+leave bots out; the bot share is shown beside the toggle. Without a filter the panels
+read the pre-aggregated counters (any range, a few documents), which count bots apart
+(``humans = all - bots`` per value). A filter of one dimension
 (``filter=referrer:news.example``) draws the chart from the counters too
 (``filtered_series``), for any range; the other panels then combine two dimensions and
-come from raw events, limited to their retention, and the page says so. Humans by
-default: the whole-site chart and KPIs count ``bot = human`` hits; ``bots=1`` adds bots.
+come from raw events, limited to their retention, and the page says so. Counters written
+before bots were counted apart cannot leave their bots out: the page says how many.
 """
 
 from __future__ import annotations
@@ -72,14 +74,20 @@ def series_label(source: tuple[str, str]) -> str:
     return "Humans" if source == HUMANS else f"{source[0]} = {source[1]}"
 
 
-def filtered_reader(site: str, source: tuple[str, str], tz: str, seconds: int
-                    ) -> Callable[[Period], pd.DataFrame]:
+def humans_only(options: Options) -> bool:
+    """Whether bots are left out: unless asked for, or filtered by the bot dimension."""
+    return not options.bots and not (options.filter and options.filter[0] == "bot")
+
+
+def filtered_reader(site: str, source: tuple[str, str], tz: str, seconds: int,
+                    humans: bool = False) -> Callable[[Period], pd.DataFrame]:
     """A reader of ``source``'s hits per bucket of a period, one column."""
     by, value = source
 
     def read(shown: Period) -> pd.DataFrame:
         frame = reads.shared(dim_reads.filtered_series, site, by, value, shown.start,
-                             shown.end, shown.granularity, tz=tz, seconds=seconds)
+                             shown.end, shown.granularity, tz=tz, humans=humans,
+                             seconds=seconds)
         return frame.rename(columns={"hits": series_label(source)})
     return read
 
@@ -88,13 +96,14 @@ def chart_reader(query, site: str, shown: Period, pages: tuple[str, ...], tz: st
                  seconds: int) -> tuple[Period, Callable[[Period], pd.DataFrame] | None]:
     """The period the chart shows and its reader when the URL filters it (None: hits
     per page as usual). A bad filter raises a message."""
-    source = series_source(Options.from_query(query), pages)
+    options = Options.from_query(query)
+    source = series_source(options, pages)
     if source == HUMANS and (shown.granularity == "minute"
                              or not counted(site, shown, tz, seconds)):
         return shown, None  # bots are told apart per hour at the finest: every hit
     if source is None:
         return shown, None
-    return coarse(shown), filtered_reader(site, source, tz, seconds)
+    return coarse(shown), filtered_reader(site, source, tz, seconds, humans_only(options))
 
 
 def counted(site: str, shown: Period, tz: str, seconds: int) -> bool:
@@ -117,7 +126,7 @@ class Figures:
 
     hits: int
     visitors: int | None
-    errors: float | None  # share of 4xx and 5xx among hits with a status
+    errors: float | None  # share of 4xx and 5xx among the hits counted with a status
 
     @property
     def per_visit(self) -> float | None:
@@ -161,11 +170,13 @@ def _error_rate(status: pd.DataFrame) -> float | None:
 
 def _figures(site: str, shown: Period, tz: str, options: Options, seconds: int
              ) -> tuple[Figures, pd.DataFrame, pd.DataFrame]:
-    """The KPIs from the counters (any range), with the bot and status breakdowns."""
+    """The KPIs from the counters (any range), with the bot breakdown (everyone) and
+    the status one (humans unless bots are included)."""
+    humans = humans_only(options)
     bots = _cached(dim_reads.breakdown, site, "bot", shown.start, shown.end, tz=tz,
                    seconds=seconds)
     status = _cached(dim_reads.breakdown, site, "status", shown.start, shown.end, tz=tz,
-                     seconds=seconds)
+                     humans=humans, seconds=seconds)
     source = options.filter or (None if options.bots else HUMANS)
     if not options.filter and not int(bots["hits"].sum()):
         # Hits stored before dimensions were counted: the pages' counts, every hit.
@@ -179,7 +190,7 @@ def _figures(site: str, shown: Period, tz: str, options: Options, seconds: int
     else:
         frame = bots if source[0] == "bot" else _cached(
             dim_reads.breakdown, site, source[0], shown.start, shown.end, tz=tz,
-            seconds=seconds)
+            humans=humans, seconds=seconds)
         row = frame[frame["value"] == source[1]]
         hits = int(row["hits"].sum())
         people = int(row["visitors"].iloc[0]) if len(row) and pd.notna(
@@ -192,14 +203,19 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
     """Every panel and KPI of the view, read through the shared cache."""
     current, bots, status = _figures(site, shown, tz, options, seconds)
     before, _, _ = _figures(site, previous, tz, options, seconds)
+    humans = humans_only(options)
     total = int(bots["hits"].sum())
     share = int(bots.loc[bots["value"] == "bot", "hits"].sum()) / total if total else 0.0
     notes = []
+    if humans and status.attrs.get("unsplit"):
+        notes.append(f"{status.attrs['unsplit']:,} bot hits in this range were stored "
+                     "before bots were counted apart: the panels, KPIs and a filtered "
+                     "chart count them as humans.")
     if options.filter:
         by, value = options.filter
         found = _cached(filtered_breakdowns, site, by, value, shown.start, shown.end,
                         (*DIMENSION_PANELS, "notfound"),
-                        humans_only=not options.bots and by != "bot", n=PAGES_READ, seconds=seconds)
+                        humans_only=humans, n=PAGES_READ, seconds=seconds)
         frames = {d: found.panels[d].head(TOP_N) for d in DIMENSION_PANELS}
         page_frame = found.panels[PAGE]
         if not options.assets:
@@ -209,10 +225,6 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
         if shown.granularity == "minute":
             notes.append("A filtered chart comes per hour at the finest (the counters' "
                          "finest step).")
-        if not options.bots and by != "bot":
-            notes.append(f"Chart, totals and KPIs: every hit with {by} = {value}, bots "
-                         "included (the counters hold one dimension at a time); the "
-                         "panels leave bots out.")
         not_found = found.panels["notfound"].head(TOP_N).rename(
             columns={"value": "path"})[["path", "hits"]]
     else:
@@ -220,15 +232,16 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
         for dim in DIMENSION_PANELS:
             frames[dim] = status.head(TOP_N) if dim == "status" else _cached(
                 dim_reads.breakdown, site, dim, shown.start, shown.end, tz=tz, n=TOP_N,
-                seconds=seconds)
+                humans=humans, seconds=seconds)
         not_found = _cached(dim_reads.top_not_found, site, shown.start, shown.end, tz=tz,
-                            seconds=seconds)
-        if not options.bots and shown.granularity == "minute" and not pages:
+                            humans=humans, seconds=seconds)
+        if humans and shown.granularity == "minute" and not pages:
             notes.append("Per minute, the chart and totals count every hit, bots "
-                         "included (bots are told apart per hour); the KPIs count humans.")
-        elif not options.bots:
-            notes.append("Chart, totals and KPIs count humans; the panels count every "
-                         "hit, bots included (each dimension is counted on its own).")
+                         "included (bots are told apart per hour); panels and KPIs count "
+                         "humans.")
+        if humans:
+            notes.append("Top pages count every hit, bots included (pages are not "
+                         "counted by bot).")
     if pages and options.filter:
         notes.append("With a filter the chart shows the whole site: pages are not "
                      "counted by dimension.")

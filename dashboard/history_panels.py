@@ -21,7 +21,13 @@ from components.breakdowns import (
 )
 from components.tables import change_percent
 from dashboard import reads
-from dashboard.breakdown_view import PANELS, Options, compute_panels, series_label
+from dashboard.breakdown_view import (
+    PANELS,
+    Options,
+    compute_panels,
+    humans_only,
+    series_label,
+)
 from dashboard.feedback import describe
 from dashboard.history_url import shown_period
 from dashboard.state import (
@@ -130,10 +136,10 @@ def render_panels(search):
     share = f"{panels.bot_share:.0%} bots" + (" (included)" if options.bots else
                                               " (left out)")
     notes = [message(n, "info") for n in panels.notes]
-    return _kpis(panels), cards, chip, share, notes or None
+    return _kpis(panels, humans_only(options)), cards, chip, share, notes or None
 
 
-def _kpis(panels) -> list:
+def _kpis(panels, humans: bool) -> list:
     now, before = panels.current, panels.previous
 
     def change(a, b):
@@ -149,5 +155,6 @@ def _kpis(panels) -> list:
         KpiChange("history-kpi-pervisit", "Views per visit", visits,
                   change(now.per_visit, before.per_visit)),
         KpiChange("history-kpi-errors", "4xx/5xx rate", rate,
-                  change(now.errors, before.errors), " (all hits)", good_when_up=False),
+                  change(now.errors, before.errors), " (humans)" if humans else " (all hits)",
+                  good_when_up=False),
     ])

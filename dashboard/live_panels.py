@@ -1,21 +1,32 @@
 """The Live page's people: visitors active now (last 5 minutes) and this minute, from raw
 events (exact, and kept far longer than these windows), and the top referrers of the
-last hour from the counters; each referrer links to History filtered by it. Kept beside
-the page so the page includes it with two lines (the section, the registration)."""
+last hour from the counters; each referrer links to History filtered by it. Humans by
+default, as on History: ``bots=1`` in the URL (the panel's own link toggles it) counts
+bots too. Kept beside the page so the page includes it with two lines (the section, the
+registration)."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 import dash
-from dash import Input, Output, callback, html
+from dash import Input, Output, callback, dcc, html
 
 import queries
 from components import Kpi, kpi_cards, message
 from components.breakdowns import breakdown_panel
 from dashboard import reads
 from dashboard.feedback import describe
-from dashboard.state import FILTER_KEY, ShellState, encode, parse_search, shell_search, updated
+from dashboard.state import (
+    BOTS_KEY,
+    FILTER_KEY,
+    ShellState,
+    encode,
+    first,
+    parse_search,
+    shell_search,
+    updated,
+)
 from queries.dimensions.reads import active_visitors, breakdown
 
 ACTIVE_MINUTES = 5
@@ -39,32 +50,50 @@ def register_people_callbacks() -> None:
     )(refresh_people)
 
 
-def _cards(active, minute) -> list[Kpi]:
-    return [Kpi("live-kpi-active", "Active visitors", active, f"last {ACTIVE_MINUTES} minutes"),
-            Kpi("live-kpi-visitors-minute", "Visitors this minute", minute, "last 60 seconds")]
+def _cards(active, minute, bots: bool = False) -> list[Kpi]:
+    who = "" if bots else ", humans"
+    return [Kpi("live-kpi-active", "Active visitors", active,
+                f"last {ACTIVE_MINUTES} minutes{who}"),
+            Kpi("live-kpi-visitors-minute", "Visitors this minute", minute,
+                f"last 60 seconds{who}")]
+
+
+def bots_toggle(query, bots: bool) -> html.Div:
+    """What the panel counts, and a link to the same view counting the other way."""
+    href = dash.get_relative_path("/") + encode(
+        updated(query, **{BOTS_KEY: None if bots else "1"}))
+    return html.Div(className="hint", id="live-bots", children=[
+        "Bots included · " if bots else "Humans only · ",
+        dcc.Link("leave bots out" if bots else "include bots", href=href,
+                 id="live-bots-toggle"),
+    ])
 
 
 def refresh_people(_n, search):
     query = parse_search(search)
     shell = ShellState.from_query(query)
+    bots = first(query, BOTS_KEY) == "1"
     seconds = reads.live_seconds()
     try:
         site = reads.resolve_site(shell.site, fresh=True)
         if site is None or site not in reads.shared(queries.list_sites, seconds=seconds):
             return kpi_cards(_cards(None, None)), None
         now = reads.now(seconds)
-        active = reads.shared(active_visitors, site, now, ACTIVE_MINUTES, seconds=seconds)
-        minute = reads.shared(active_visitors, site, now, 1, seconds=seconds)
+        active = reads.shared(active_visitors, site, now, ACTIVE_MINUTES,
+                              humans=not bots, seconds=seconds)
+        minute = reads.shared(active_visitors, site, now, 1, humans=not bots,
+                              seconds=seconds)
         top = reads.shared(breakdown, site, "referrer", now - dt.timedelta(hours=1), now,
-                           n=TOP_N, seconds=seconds)
+                           n=TOP_N, humans=not bots, seconds=seconds)
     except Exception as exc:
         return kpi_cards(_cards(None, None)), message(describe(exc))
     base = parse_search(shell_search(query))
 
     def href(value: str) -> str:
         return dash.get_relative_path("/history") + encode(
-            updated(base, range="today", **{FILTER_KEY: f"referrer:{value}"}))
+            updated(base, range="today", **{FILTER_KEY: f"referrer:{value}",
+                                            BOTS_KEY: "1" if bots else None}))
 
     panel = breakdown_panel("referrer", "Referrers, last hour", top, href,
-                            panel_id="live-referrers-panel")
-    return kpi_cards(_cards(active, minute)), panel
+                            panel_id="live-referrers-panel", extra=bots_toggle(query, bots))
+    return kpi_cards(_cards(active, minute, bots)), panel

@@ -82,3 +82,42 @@ def test_minutes_stay_minutes_for_humans_and_a_filter_comes_per_hour(app, tmp_pa
     filtered = compute_view("?site=s&range=yesterday&gran=minute&filter=referrer:news.example")
     assert filtered.period.granularity == "hour"
     assert filtered.current.to_numpy().sum() == NEWS
+
+
+def test_panels_kpis_and_a_filtered_chart_count_humans_and_old_stores_say_so(app, tmp_path):
+    """Bots off: every dimension panel, the 404 list, the KPIs and a filter's chart count
+    humans; on: everyone. Counters stored before bots were counted apart still show,
+    their bots counted as humans, and a note says how many."""
+    from dashboard.history_view import compute_view, shown_period
+    from dashboard.services import get_services
+    from queries.dimensions.counters import COLLECTIONS
+
+    db = get_services(app.server).db
+    ingest_sample(db, "s", tmp_path)
+    shown = shown_period(parse_search("?site=s&range=7d"))
+
+    def panels(bots, pair=None):
+        return breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
+                                             Options(pair, bots, False), (), 60)
+
+    humans, everyone = panels(False), panels(True)
+    for dim in breakdown_view.DIMENSION_PANELS:
+        assert int(everyone.frames[dim]["hits"].sum()) == TOTAL, dim
+        assert int(humans.frames[dim]["hits"].sum()) == TOTAL - BOTS, dim
+    assert "Googlebot" not in set(humans.frames["browser"]["value"])
+    assert humans.current.visitors == TOTAL - BOTS and everyone.current.visitors == TOTAL
+    assert not any("counted apart" in note for note in humans.notes)
+    direct = panels(False, ("referrer", "(direct)"))
+    assert direct.current.hits == 23 and panels(True, ("referrer", "(direct)")).current.hits \
+        == 23 + BOTS
+    chart = compute_view("?site=s&range=yesterday&gran=hour&filter=referrer:(direct)")
+    assert chart.current.to_numpy().sum() == 23
+    with_bots = compute_view("?site=s&range=yesterday&gran=hour&filter=referrer:(direct)&bots=1")
+    assert with_bots.current.to_numpy().sum() == 23 + BOTS
+
+    for coll in COLLECTIONS:                     # as stored before the split
+        db[coll].update_many({}, {"$unset": {"b": "", "bh": ""}})
+    get_services(app.server).cache.clear()
+    old = panels(False)
+    assert int(old.frames["referrer"]["hits"].sum()) == TOTAL
+    assert any(f"{BOTS:,} bot hits" in note for note in old.notes)

@@ -33,9 +33,6 @@ def _agent(agent: str | None) -> tuple[tuple, bool]:
              ("bot", BOT if ua.bot else HUMAN)), ua.bot)
 
 
-@lru_cache(maxsize=4096)
-def _status(status: int | None) -> tuple:
-    return (("status", NO_STATUS if status is None else str(status)),)
 
 
 @lru_cache(maxsize=65_536)
@@ -44,9 +41,16 @@ def _country(address: str | None) -> tuple:
 
 
 @lru_cache(maxsize=16_384)
-def _path(path: str, status: int | None) -> tuple:
-    kind = (("kind", assets.kind(path)),)
-    return (*kind, ("notfound", clean(path))) if status == 404 else kind
+def _request(path: str, status: int | None) -> tuple:
+    """Status, kind and, for a 404, the path: one cached call per hit."""
+    pairs = (("status", NO_STATUS if status is None else str(status)),
+             ("kind", assets.kind(path)))
+    return (*pairs, ("notfound", clean(path))) if status == 404 else pairs
+
+
+def is_bot_agent(agent: str | None) -> bool:
+    """Whether this user agent is a bot (cached, as in ``classify``)."""
+    return _agent(agent[:agents.MAX_PARSED] if agent else agent)[1]
 
 
 _NO_UTM = tuple((name, referrer.NONE) for name in referrer.UTM_FIELDS)
@@ -66,18 +70,26 @@ def classify(site: str, path: str, *, query: str | None = None, status: int | No
     ``(none)``; 404s also count their path under ``notfound``. ``country`` and
     ``visitor`` override the address-derived ones (synthetic traffic). Each part is
     cached: agents, referrers, addresses and paths repeat."""
+    return _classify(site, path, query, status, referrer_url, agent, address, vhost,
+                     country, visitor)
+
+
+_new = tuple.__new__   # a NamedTuple without its Python-level __new__ (hot path)
+
+
+def _classify(site, path, query, status, referrer_url, agent, address, vhost, country,
+              visitor) -> Dimensions:
     agent_pairs, bot = _agent(agent[:agents.MAX_PARSED] if agent else agent)
     ref = referrer_url[:1024] if referrer_url else referrer_url
     where = _country(address) if country is None else (("country", clean(country)),)
-    values = (*_referrer(ref, site, vhost), *_utm(query), *_status(status), *agent_pairs,
-              *where, *_path(path, status))
+    values = (*_referrer(ref, site, vhost), *_utm(query), *agent_pairs, *where,
+              *_request(path, status))
     if visitor is None:
         visitor = f"{address or ''}\x00{agent or ''}"
-    return Dimensions(values, visitor, bot)
+    return _new(Dimensions, (values, visitor, bot))
 
 
 def from_record(site: str, record) -> Dimensions:
     """The dimensions of a parsed log line (``queries.logformat.LogRecord``)."""
-    return classify(site, record.path, query=record.query, status=record.status,
-                    referrer_url=record.referrer, agent=record.user_agent,
-                    address=record.host, vhost=record.vhost)
+    return _classify(site, record.path, record.query, record.status, record.referrer,
+                     record.user_agent, record.host, record.vhost, None, None)

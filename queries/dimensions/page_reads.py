@@ -12,12 +12,13 @@ from collections import Counter
 import pandas as pd
 
 from .. import schema
-from .classify import classify
+from .classify import classify, is_bot_agent
 
 
 def page_breakdown(db, site: str, page: str, dim: str, start: dt.datetime,
-                   end: dt.datetime) -> pd.DataFrame:
-    """Hits and exact visitors per value of ``dim`` for one page over [start, end)."""
+                   end: dt.datetime, humans: bool = False) -> pd.DataFrame:
+    """Hits and exact visitors per value of ``dim`` for one page over [start, end), bots
+    left out if ``humans``."""
     pipeline = [
         {"$match": {"site": site, "path": page, "time": {"$gte": start, "$lt": end}}},
         {"$group": {"_id": {"h": "$host", "a": "$user_agent", "r": "$referrer",
@@ -29,6 +30,8 @@ def page_breakdown(db, site: str, page: str, dim: str, start: dt.datetime,
         key = group["_id"]
         dims = classify(site, page, query=key.get("q"), status=key.get("s"),
                         referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"))
+        if humans and dims.bot:
+            continue
         for name, value in dims.values:
             if name == dim:
                 hits[value] += group["n"]
@@ -44,14 +47,16 @@ def page_breakdown(db, site: str, page: str, dim: str, start: dt.datetime,
     return frame
 
 
-def active_visitors(db, site: str, now: dt.datetime | None = None, minutes: int = 5) -> int:
+def active_visitors(db, site: str, now: dt.datetime | None = None, minutes: int = 5,
+                    humans: bool = False) -> int:
     """Distinct (address, agent) pairs among the site's raw events of the last
     ``minutes`` (the Live page's "active now"): exact, from events, which are kept far
-    longer than this window."""
+    longer than this window; bots (by their agent) left out if ``humans``."""
     now = now or dt.datetime.now(dt.UTC)
     pipeline = [
         {"$match": {"site": site, "time": {"$gte": now - dt.timedelta(minutes=minutes),
                                            "$lte": now}}},
         {"$group": {"_id": {"h": "$host", "a": "$user_agent"}}},
     ]
-    return sum(1 for _ in db[schema.EVENTS].aggregate(pipeline))
+    return sum(1 for group in db[schema.EVENTS].aggregate(pipeline)
+               if not (humans and is_bot_agent(group["_id"].get("a"))))

@@ -18,6 +18,7 @@ import pandas as pd
 from .. import validation
 from ..series import bucket_edges
 from . import sketches
+from .classify import BOT
 from .counters import DAILY, HOURLY, MONTHLY
 from .encoding import DIMENSIONS, OTHER, escape, unescape
 from .page_reads import active_visitors, page_breakdown
@@ -89,20 +90,46 @@ def _prepare(db, site, start, end, tz, page=None):
     return site, page, start, end, pieces(start, end)
 
 
-def _counts(db, site: str, parts: dict, dim: str) -> tuple[Counter, int]:
-    """Hits per value of ``dim``, summed over the range's counter documents (by ``_id``)."""
+def unsplit_bots(doc: dict) -> int:
+    """Bot hits of a counter document that ``b`` does not hold (written before bots were
+    counted apart): ``v.bot.bot`` beyond ``bh``."""
+    return max(doc.get("v", {}).get("bot", {}).get(BOT, 0) - doc.get("bh", 0), 0)
+
+
+def _counts(db, site: str, parts: dict, dim: str, humans: bool = False
+            ) -> tuple[Counter, int, int]:
+    """Hits per value of ``dim`` (bots left out if ``humans``), summed over the range's
+    counter documents (by ``_id``); their hits; the bot hits that could not be left out."""
     counts: Counter = Counter()
-    total = 0
+    total = unsplit = 0
+    fields = _projection(f"v.{dim}", "hits", *((f"b.{dim}", "v.bot", "bh") if humans
+                                               else ()))
     for coll, dates in parts.items():
         if not dates:
             continue
         level = sketches.LEVELS[coll]
         ids = [sketches.bucket_id(site, date, level) for date in dates]
-        for doc in db[coll].find({"_id": {"$in": ids}}, {f"v.{dim}": 1, "hits": 1}):
+        for doc in db[coll].find({"_id": {"$in": ids}}, fields):
             total += doc.get("hits", 0)
             for name, n in doc.get("v", {}).get(dim, {}).items():
                 counts[unescape(name)] += n
-    return counts, total
+            if humans:
+                unsplit += unsplit_bots(doc)
+                for name, n in doc.get("b", {}).get(dim, {}).items():
+                    counts[unescape(name)] -= n
+    return counts, total, unsplit
+
+
+def _projection(*paths: str) -> dict[str, int]:
+    """The fields, leaving out any under another one (MongoDB refuses the collision of
+    ``v.bot`` with ``v.bot.human``)."""
+    return {p: 1 for p in paths
+            if not any(p != q and p.startswith(q + ".") for q in paths)}
+
+
+def unsplit_note(unsplit: int) -> str:
+    return (f"{unsplit:,} bot hits stored before bots were counted apart are counted as "
+            "humans" if unsplit else "")
 
 
 def _days(parts: dict) -> list[dt.datetime]:
@@ -117,46 +144,52 @@ def _days(parts: dict) -> list[dt.datetime]:
     return sorted(days)
 
 
-def _value_visitors(db, site: str, dim: str, parts: dict) -> dict[str, int]:
-    """Visitors per value: the union of the value sketches of the range's months and
-    of the whole UTC days it touches."""
+def _value_visitors(db, site: str, dim: str, parts: dict, humans: bool = False
+                    ) -> dict[str, int]:
+    """Visitors per value: the union of the value sketches (humans' only if ``humans``)
+    of the range's months and of the whole UTC days it touches."""
     days = sorted(set(parts[DAILY]) | {_floor(h, DAY) for h in parts[HOURLY]})
     docs = (sketches.fetch(db, "month", site, parts[MONTHLY], dim)
             + sketches.fetch(db, "day", site, days, dim))
     groups: dict[str, list] = {}
     for doc in docs:
         for item in doc.get("values", ()):
-            groups.setdefault(item["v"], []).append(sketches.load(item["s"]))
+            if not (humans and item.get("b")):
+                groups.setdefault(item["v"], []).append(sketches.load(item["s"]))
     return {value: sketches.estimate(group, sketches.LG_K_VALUE)
             for value, group in groups.items()}
 
 
 def breakdown(db, site: str, by: str, start: dt.datetime, end: dt.datetime, tz="UTC",
-              page: str | None = None, n: int | None = None) -> pd.DataFrame:
+              page: str | None = None, n: int | None = None,
+              humans: bool = False) -> pd.DataFrame:
     """Hits and visitors per value of dimension ``by`` over [start, end) (whole hours of
-    ``tz``), most hits first; ``(other)`` (values past a document's cap) last."""
+    ``tz``), most hits first; ``(other)`` (values past a document's cap) last. Bots left
+    out if ``humans`` (``attrs["unsplit"]``: old bot hits that could not be)."""
     dim = dimension(by)
     site, page, start, end, parts = _prepare(db, site, start, end, tz, page)
     if page != WHOLE:
-        frame = page_breakdown(db, site, page, dim, start, end)
+        frame = page_breakdown(db, site, page, dim, start, end, humans=humans)
         return frame.head(max(int(n), 0)) if n is not None else frame
-    counts, _ = _counts(db, site, parts, dim)
-    visitors = _value_visitors(db, site, dim, parts)
+    counts, _, unsplit = _counts(db, site, parts, dim, humans)
+    visitors = _value_visitors(db, site, dim, parts, humans)
     rows = [{"value": v, "hits": int(h), "visitors": visitors.get(v)}
-            for v, h in counts.items() if h]
+            for v, h in counts.items() if h > 0]
     rows.sort(key=lambda r: (r["value"] == OTHER, -r["hits"], r["value"]))
     if n is not None:
         rows = rows[: max(int(n), 0)]
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame["hits"] = frame["hits"].astype("int64")
     frame["visitors"] = pd.to_numeric(frame["visitors"]).astype("Int64")
-    frame.attrs["note"] = ""
+    frame.attrs["note"] = unsplit_note(unsplit)
+    frame.attrs["unsplit"] = unsplit
     return frame
 
 
-def top_not_found(db, site: str, start, end, tz="UTC", n: int = 10) -> pd.DataFrame:
+def top_not_found(db, site: str, start, end, tz="UTC", n: int = 10,
+                  humans: bool = False) -> pd.DataFrame:
     """The most requested paths answered 404: columns path, hits."""
-    frame = breakdown(db, site, "notfound", start, end, tz, n=n)
+    frame = breakdown(db, site, "notfound", start, end, tz, n=n, humans=humans)
     return frame.rename(columns={"value": "path"})[["path", "hits"]]
 
 
@@ -218,9 +251,10 @@ def _hours(start: dt.datetime, end: dt.datetime) -> list[dt.datetime]:
 
 
 def filtered_series(db, site: str, by: str, value: str, start, end,
-                    granularity: str = "day", tz="UTC") -> pd.DataFrame:
+                    granularity: str = "day", tz="UTC", humans: bool = False) -> pd.DataFrame:
     """Hits per hour or day of ``tz`` of the hits whose ``by`` is ``value`` (e.g.
-    referrer = news.example), from the counters alone: index ``time``, column ``hits``."""
+    referrer = news.example), from the counters alone: index ``time``, column ``hits``;
+    bots left out if ``humans`` (``attrs["unsplit"]``: old bot hits that could not be)."""
     dim = dimension(by)
     if granularity not in ("hour", "day"):
         raise validation.InvalidRangeError("a filtered series comes per hour or per day")
@@ -228,8 +262,11 @@ def filtered_series(db, site: str, by: str, value: str, start, end,
     start, end = validation.time_range(start, end)
     zone = validation.timezone(tz)
     edges = bucket_edges(start, end, granularity, zone)
-    field = f"v.{dim}.{escape(str(value))}"
+    name = escape(str(value))
+    fields = _projection(f"v.{dim}.{name}", "metadata.date",
+                         *((f"b.{dim}.{name}", "v.bot", "bh") if humans else ()))
     found: dict[tuple[str, dt.datetime], int] = {}
+    unsplit = 0
     parts = pieces(edges[0], edges[-1])
     wanted = {MONTHLY: [], DAILY: _days(parts), HOURLY: []}
     if granularity == "hour" or any(e.hour or e.minute for e in edges):
@@ -237,8 +274,11 @@ def filtered_series(db, site: str, by: str, value: str, start, end,
     for coll, dates in wanted.items():
         if dates:
             ids = [sketches.bucket_id(site, date, sketches.LEVELS[coll]) for date in dates]
-            for doc in db[coll].find({"_id": {"$in": ids}}, {field: 1, "metadata.date": 1}):
-                n = doc.get("v", {}).get(dim, {}).get(escape(str(value)), 0)
+            for doc in db[coll].find({"_id": {"$in": ids}}, fields):
+                n = doc.get("v", {}).get(dim, {}).get(name, 0)
+                if humans:
+                    n -= doc.get("b", {}).get(dim, {}).get(name, 0)
+                    unsplit += unsplit_bots(doc)
                 found[(coll, _utc(doc["metadata"]["date"]))] = n
     rows = []
     for a, b in zip(edges, edges[1:], strict=False):
@@ -249,4 +289,5 @@ def filtered_series(db, site: str, by: str, value: str, start, end,
         rows.append((a.astimezone(zone), hits))
     frame = pd.DataFrame(rows, columns=["time", "hits"]).set_index("time")
     frame["hits"] = frame["hits"].astype("int64")
+    frame.attrs["unsplit"] = unsplit
     return frame

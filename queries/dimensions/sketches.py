@@ -13,10 +13,18 @@ which makes re-sent flushes, restarts and concurrent compaction harmless.
 the whole site per UTC hour, day, month; ``n`` numbers the owner's saves. The bucket's
 counter document (``dims.*``) lists the owners in ``owners``, so every read is by
 ``_id``. ``visitors.values``: per site, UTC day or month and
-dimension, one small sketch per value, in an array (values never become field names)::
+dimension, one small sketch per value for its human visitors and one for its bots
+(``b: 1``), in an array (values never become field names)::
 
     {_id, metadata: {date, site, page: "*"}, level: "day", d: "referrer",
-     values: [{v: "news.example", s: <bytes>}, ...]}
+     values: [{v: "news.example", s: <bytes>}, {v: "(direct)", s: <bytes>, b: 1}, ...]}
+
+A visitor goes into exactly one of a value's two sketches, so splitting costs no update;
+a value's visitors are its human sketch (bots left out) or the union of both (everyone).
+Documents written before the split hold one sketch per value, humans and bots together,
+without ``b``: read as humans, they include those bots (reads say so, see ``reads``).
+The whole-site sketches (``visitors.hourly|daily|monthly``) are not split: the human
+visitors of a range are the ``bot = human`` value's sketch, per day and month.
 
 Only sketches are stored: HLL registers derived from 64-bit hashes of the pairs, no
 address, agent or hash of one per visitor.
@@ -78,9 +86,11 @@ def partial_doc(doc_id: str, meta: dict, sketch: hll_sketch) -> dict:
 
 
 def value_doc(doc_id: str, meta: dict, level: str, dim: str,
-              values: dict[str, hll_sketch]) -> dict:
+              values: dict[tuple[str, bool], hll_sketch]) -> dict:
+    """``values``: {(value, is_bot): sketch}."""
     return {"_id": doc_id, "metadata": meta, "level": level, "d": dim,
-            "values": [{"v": v, "s": dump(s)} for v, s in values.items()]}
+            "values": [{"v": v, "s": dump(s), "b": 1} if bot else {"v": v, "s": dump(s)}
+                       for (v, bot), s in values.items()]}
 
 
 def save(db, coll: str, docs: list[dict]) -> None:
@@ -139,10 +149,11 @@ def compact_bucket(db, level: str, site: str, date: dt.datetime) -> int:
             docs = fetch(db, level, site, [date], dim, known={date: found})
             if not docs:
                 continue
-            groups: dict[str, list] = {}
+            groups: dict[tuple[str, bool], list] = {}
             for doc in docs:
                 for item in doc["values"]:
-                    groups.setdefault(item["v"], []).append(load(item["s"]))
+                    key = (item["v"], bool(item.get("b")))
+                    groups.setdefault(key, []).append(load(item["s"]))
             values = {v: union(g, LG_K_VALUE) for v, g in groups.items()}
             merged.append((VALUES, {**value_doc(partial_id(owner, level, date, site, dim),
                                                 meta, level, dim, values), "n": 0}))

@@ -40,6 +40,19 @@ def trace_name(dash_duo):
         return None
 
 
+PANEL_SUM = """const rows = document.querySelectorAll('#history-panel-' + arguments[0]
+    + ' tbody tr td.num:nth-child(2)');
+return rows.length ? Array.from(rows).reduce(
+    (a, td) => a + Number(td.innerText.replace(/,/g, '')), 0) : null;"""
+
+
+def panel_sum(dash_duo, dim):
+    try:
+        return dash_duo.driver.execute_script(PANEL_SUM, dim)
+    except Exception:  # the panel is being re-rendered
+        return None
+
+
 def kpi(dash_duo, name):
     return dash_duo.find_element(f"#history-kpi-{name}").text
 
@@ -83,12 +96,30 @@ def test_the_bot_toggle_changes_the_totals_by_the_bot_share(app, seeded, dash_du
     share = round(100 * BOTS / TOTAL)
     dash_duo.wait_for_text_to_equal("#history-botshare", f"{share}% bots (left out)")
     dash_duo.wait_for_contains_text("#history-totals", f"{HUMANS:,}")
+    # Every dimension panel counts humans: each one's rows add up to the human hits
+    # (fewer than ten values each in the sample), and Googlebot is nowhere.
+    panels = ("referrer", "status", "browser", "os", "device", "country", "utm_source")
+    for dim in panels:
+        until(lambda d=dim: panel_sum(dash_duo, d) == HUMANS, timeout=10)
+    assert "Googlebot" not in dash_duo.find_element("#history-panel-browser").text
 
     dash_duo.find_element("#history-bots input").click()
     until(lambda: url_query(dash_duo).get("bots") == ["1"], timeout=10)
     dash_duo.wait_for_contains_text("#history-totals", f"{TOTAL:,}")
     dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{TOTAL:,}")
     dash_duo.wait_for_text_to_equal("#history-botshare", f"{share}% bots (included)")
+    for dim in panels:
+        until(lambda d=dim: panel_sum(dash_duo, d) == TOTAL, timeout=10)
+    dash_duo.wait_for_contains_text("#history-panel-browser", "Googlebot")
+    dash_duo.driver.refresh()                     # the URL keeps the toggle
+    dash_duo.wait_for_text_to_equal("#history-botshare", f"{share}% bots (included)")
+    until(lambda: panel_sum(dash_duo, "referrer") == TOTAL, timeout=10)
+    until(lambda: dash_duo.find_element("#history-bots input").is_selected(), timeout=10)
+    dash_duo.find_element("#history-bots input").click()
+    until(lambda: "bots" not in url_query(dash_duo), timeout=10)
+    until(lambda: panel_sum(dash_duo, "referrer") == HUMANS, timeout=10)
+    dash_duo.find_element("#history-bots input").click()
+    until(lambda: panel_sum(dash_duo, "referrer") == TOTAL, timeout=10)
     # Assets: left out of the top pages until asked for.
     assert "/style.css" not in dash_duo.find_element("#history-panel-page").text
     dash_duo.find_element("#history-assets input").click()

@@ -1,5 +1,6 @@
-"""Live's people in Chromium: visitors active now and top referrers of the last hour;
-a referrer links to History filtered by it."""
+"""Live's people in Chromium: visitors active now and top referrers of the last hour,
+humans unless the panel's link includes bots (kept in the URL: a reload keeps it); a
+referrer links to History filtered by it."""
 
 import datetime as dt
 import os
@@ -8,12 +9,20 @@ from urllib.parse import parse_qs, urlsplit
 
 from dash.testing.wait import until
 from dashkit import free_port
-from dimkit import NEWS, TOTAL, ingest_sample
+from dimkit import BOTS, NEWS, TOTAL, ingest_sample
 
 from dashboard.services import get_services
 
 ROW = """const link = document.querySelector("#live-referrers-panel a[title='news.example']");
 return link ? link.closest('tr').innerText : null;"""
+DIRECT = ROW.replace("news.example", "(direct)")
+# (direct): 10 + 5 + 8 human lines and the 15 Googlebot ones, one address each.
+DIRECT_HUMANS = 23
+
+
+def direct_hits(dash_duo):
+    row = dash_duo.driver.execute_script(DIRECT) or ""
+    return row.split()[1] if len(row.split()) > 1 else None
 
 
 def test_active_visitors_and_top_referrers_now(app, dash_duo, tmp_path):
@@ -21,10 +30,22 @@ def test_active_visitors_and_top_referrers_now(app, dash_duo, tmp_path):
     ingest_sample(get_services(app.server).db, "s", tmp_path, start, dt.timedelta(seconds=1))
     dash_duo.start_server(app, port=free_port())
     dash_duo.driver.get(dash_duo.server_url + "/?site=s&tz=UTC")
-    # Each sample line has its own address: every one is a visitor of the last 5 minutes.
-    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL:,}")
+    # Each sample line has its own address: every human one is a visitor of the last 5
+    # minutes; bots are left out until the panel's link includes them.
+    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL - BOTS:,}")
     # The panel is redrawn every refresh: read its row in one script call.
     until(lambda: f"{NEWS:,}" in (dash_duo.driver.execute_script(ROW) or ""), timeout=10)
+    until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS:,}", timeout=10)
+    dash_duo.find_element("#live-bots-toggle").click()
+    until(lambda: "bots=1" in dash_duo.driver.current_url, timeout=10)
+    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL:,}")
+    until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS + BOTS:,}", timeout=10)
+    dash_duo.driver.refresh()
+    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL:,}")
+    dash_duo.wait_for_contains_text("#live-bots", "Bots included")
+    dash_duo.find_element("#live-bots-toggle").click()
+    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL - BOTS:,}")
+    until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS:,}", timeout=10)
     shots = os.environ.get("HITBOARD_SCREENSHOTS")
     if shots:  # for a person to look at, light and dark, wide and phone (not assertions)
         for theme in ("light", "dark"):
