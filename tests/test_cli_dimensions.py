@@ -41,20 +41,31 @@ def _invoke(*args):
 
 def test_breakdown_csv_and_json(store):
     result = _invoke("breakdown", "--site", "demo", "--by", "status", "--start", "2026-03-14",
-                     "--end", "2026-03-16", "--store", store)
+                     "--end", "2026-03-16", "--bots", "--store", store)
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.output)))
     assert [(r["value"], r["hits"], r["visitors"]) for r in rows] == [
         ("200", "2", "2"), ("404", "2", "2")]
     result = _invoke("breakdown", "--site", "demo", "--by", "utm_source", "--start",
                      "2026-03-14", "--end", "2026-03-16", "--format", "json", "-n", "1",
-                     "--store", store)
+                     "--bots", "--store", store)
     assert json.loads(result.output) == [{"value": "(none)", "hits": 3, "visitors": 3}]
     result = _invoke("breakdown", "--site", "demo", "--by", "country", "--start",
                      "2026-03-14T11:00", "--end", "2026-03-15T10:00", "--tz", "Europe/Paris",
-                     "--store", store)
+                     "--bots", "--store", store)
     rows = {r["value"]: int(r["hits"]) for r in csv.DictReader(io.StringIO(result.output))}
     assert rows == {"US": 1, "unknown": 1}     # 09:00 and 09:01 UTC are before
+
+
+def test_breakdown_counts_humans_unless_bots_are_asked_for(store):
+    args = ("breakdown", "--site", "demo", "--by", "status", "--start", "2026-03-14",
+            "--end", "2026-03-16", "--store", store)
+    humans = {r["value"]: int(r["hits"]) for r in csv.DictReader(io.StringIO(
+        _invoke(*args).output))}
+    everyone = {r["value"]: int(r["hits"]) for r in csv.DictReader(io.StringIO(
+        _invoke(*args, "--bots").output))}
+    assert humans == {"200": 2, "404": 1}      # curl's 404 is a bot's
+    assert everyone == {"200": 2, "404": 2}
 
 
 def test_breakdown_of_one_page_notes_raw_events(store):

@@ -36,13 +36,18 @@ BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_so
               help="One page (counted from raw events, within their retention).")
 @click.option("-n", "n", type=click.IntRange(min=1), default=20, show_default=True,
               help="How many values.")
+@click.option("--bots", is_flag=True,
+              help="Count bots too (default: humans only, as the dashboard; --by bot "
+                   "always counts both).")
 @format_option
 @store_option
-def breakdown(site, by, start, end, tz, page, n, fmt, store):
+def breakdown(site, by, start, end, tz, page, n, bots, fmt, store):
     """Hits and visitors per value of a dimension over a range: value, hits, visitors."""
     begin, finish = _range(start, end, tz)
+    humans = not bots and by != "bot"
     with _database(store, read_only=True) as db:
-        frame = reads.breakdown(db, site, by, begin, finish, tz=tz, page=page, n=n)
+        frame = reads.breakdown(db, site, by, begin, finish, tz=tz, page=page, n=n,
+                                humans=humans)
     rows = [{"value": row.value, "hits": int(row.hits),
              "visitors": None if row.visitors is None or row.visitors != row.visitors
              else int(row.visitors)} for row in frame.astype(object).itertuples()]
