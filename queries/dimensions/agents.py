@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import threading
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 from crawlerdetect import CrawlerDetect
@@ -45,9 +45,19 @@ class Agent(NamedTuple):
     bot: bool
 
 
-_parser = Parser(BestAvailableResolver(load_builtins()))
-_crawlers = CrawlerDetect()
 _crawlers_lock = threading.Lock()     # CrawlerDetect keeps its last match on the instance
+
+
+@cache
+def _parser() -> Parser:
+    """Built on first use (~0.3 s of regexes): commands that classify nothing, such as
+    ``hitboard report``, never pay for it."""
+    return Parser(BestAvailableResolver(load_builtins()))
+
+
+@cache
+def _crawlers() -> CrawlerDetect:
+    return CrawlerDetect()
 
 
 def is_bot(agent: str | None) -> bool:
@@ -58,7 +68,7 @@ def is_bot(agent: str | None) -> bool:
 def _parse(agent: str) -> Agent:
     if not agent or agent == "-":
         return Agent(OTHER, OTHER, BOT, True)
-    result = _parser.parse(agent)
+    result = _parser().parse(agent)
     browser = result.user_agent.family if result.user_agent else OTHER
     os_name = result.os.family if result.os else OTHER
     family = result.device.family if result.device else OTHER
@@ -67,7 +77,7 @@ def _parse(agent: str) -> Agent:
     bot = family == "Spider" or NON_BROWSER.search(agent) is not None
     if not bot:
         with _crawlers_lock:
-            bot = bool(_crawlers.isCrawler(agent))
+            bot = bool(_crawlers().isCrawler(agent))
     if bot:
         device = BOT
     elif _TABLET.search(agent) or ("android" in agent.lower() and "mobile" not in agent.lower()):
