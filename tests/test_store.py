@@ -204,3 +204,40 @@ def test_a_reading_threads_connection_closes_when_the_thread_ends(embedded_db):
         thread.join()
     gc.collect()
     assert len(store._connections) <= before + 1  # noqa: SLF001
+
+
+CLOSE_WHILE_READING = """
+import sys, threading
+from pymongo.errors import InvalidOperation
+import queries
+db = queries.connect(sys.argv[1])
+db.events.insert_many([{"_id": i, "site": "s", "n": i} for i in range(20_000)])
+started, outcomes = threading.Barrier(5), []
+def read():
+    started.wait()
+    try:
+        while True:
+            sum(doc["n"] for doc in db.events.find({"site": "s"}))
+    except InvalidOperation:
+        outcomes.append("refused")
+readers = [threading.Thread(target=read) for _ in range(4)]
+for thread in readers:
+    thread.start()
+started.wait()
+db.client.close()
+for thread in readers:
+    thread.join(60)
+print(",".join(sorted(outcomes)))
+"""
+
+
+def test_closing_the_store_while_other_threads_read_refuses_their_next_read(tmp_path):
+    """A server thread may still be answering a request as its app closes the store:
+    its read finishes or is refused, never a crash (closing a connection another thread
+    is stepping through kills the process)."""
+    for attempt in range(3):
+        child = subprocess.run([sys.executable, "-c", CLOSE_WHILE_READING,
+                                str(tmp_path / f"store{attempt}")], capture_output=True,
+                               text=True, timeout=90)
+        assert child.returncode == 0, child.stderr[-2000:]
+        assert child.stdout.strip() == "refused,refused,refused,refused"

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import bson
-from pymongo.errors import OperationFailure
+from pymongo.errors import InvalidOperation, OperationFailure
 
 from ..errors import StoreReadOnlyError
 from . import keys
@@ -120,6 +120,8 @@ class EmbeddedStore:
     def reader(self) -> sqlite3.Connection:
         """The connection a read uses: the writer's inside this thread's write
         transaction (to see its own writes), else this thread's own."""
+        if self.closed:
+            raise InvalidOperation("the embedded store is closed")
         if self._depth and self._owner == threading.get_ident():
             return self._writer
         con = getattr(self._local, "con", None)
@@ -283,7 +285,7 @@ class EmbeddedStore:
                 return
             try:
                 self.expire_ttl()
-            except sqlite3.Error:
+            except (sqlite3.Error, InvalidOperation):
                 continue  # busy or closing: the next pass expires them
 
     # -- lifecycle -------------------------------------------------------------------
@@ -301,13 +303,17 @@ class EmbeddedStore:
                 return
             self.closed = True
             self._stop.set()
-            with self._connections_lock:
-                connections, self._connections = list(self._connections), weakref.WeakSet()
             if not self.read_only:
                 with suppress(sqlite3.Error):
                     self._writer.execute("PRAGMA optimize")
-            for con in connections:
-                con.close()
+            self._writer.close()
+            # Only this thread's reader: closing a connection another thread may be
+            # stepping through crashes CPython's sqlite3 (a server thread still answering
+            # a request as its app closes). Theirs close as their threads end.
+            own = getattr(self._local, "con", None)
+            if own is not None:
+                own.close()
+                self._local.con = None
 
 
 def raise_conflict(index: str) -> None:
