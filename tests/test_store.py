@@ -204,3 +204,13 @@ def test_a_reading_threads_connection_closes_when_the_thread_ends(embedded_db):
         thread.join()
     gc.collect()
     assert len(store._connections) <= before + 1  # noqa: SLF001
+
+
+def test_bulk_loading_tunes_only_the_writer(embedded_db):
+    store = embedded_db.client.store
+    store.bulk_loading(cache_kb=123_456, wal_pages=7_777)
+    writer = store._writer
+    assert writer.execute("PRAGMA cache_size").fetchone()[0] == -123_456
+    assert writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 7_777
+    embedded_db.events.insert_many([{"_id": i, "n": i} for i in range(100)])
+    assert embedded_db.events.count_documents({}) == 100

@@ -13,6 +13,7 @@ from pymongo.errors import PyMongoError
 
 import queries
 from queries import ingest as ingesting
+from queries.connection import is_embedded
 from queries.errors import HitboardError
 from queries.events import WRITE_CONCERNS, retention_days
 from queries.logformat import FORMATS
@@ -76,6 +77,8 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, store
     failure = None
     try:
         queries.ensure_indexes(db)
+        if is_embedded(db):
+            db.client.store.bulk_loading()
         ingestor = ingesting.Ingestor(db, site=site, format=fmt, events=not no_events,
                                       write_concern=write_concern)
         with _Stop() as stop:
