@@ -119,12 +119,22 @@ class HitRecorder:
         """Count ``n`` hits; only memory is touched (the hot path of every request)."""
         if self._closed:
             raise RecorderOverloadedError("the recorder is closed")
-        ts = validation.timestamp(self._clock() if ts is None else ts)
+        if ts is None or type(ts) is not dt.datetime or ts.tzinfo is not dt.UTC:
+            ts = validation.timestamp(self._clock() if ts is None else ts)
         if type(n) is not int or n < 1:
             raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
         names = self._names.get((site, page)) or self._validate(site, page)
         key = (*names, ts.year, ts.month, ts.day)
         minute = ts.hour * 60 + ts.minute
+        with self._lock:
+            # The usual case, a unit already open with room to spare: what _admit does
+            # for it, without its loop and closure.
+            minutes = self._pending.get(key)
+            if minutes is not None and len(self._pending_docs) < self.max_pending_docs:
+                minutes[minute] = minutes.get(minute, 0) + n
+                self._pending_hits += n
+                self._stats["hits_accepted"] += n
+                return
 
         def add(minutes: dict[int, int]) -> None:
             minutes[minute] = minutes.get(minute, 0) + n
