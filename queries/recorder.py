@@ -146,6 +146,13 @@ class HitRecorder:
         lock; ``_open_unit`` starts a new unit). Memory stays bounded: with twice
         ``max_pending_docs`` outstanding a new unit waits for a flush in flight, then is
         refused; past ``max_pending_docs`` the caller flushes (backpressure)."""
+        with self._lock:                # the usual case: the unit is open, room to spare
+            unit = self._pending.get(key)
+            if unit is not None and len(self._pending_docs) < self.max_pending_docs:
+                add(unit)
+                self._pending_hits += n
+                self._stats["hits_accepted"] += n
+                return
         for attempt in range(RECORD_ATTEMPTS):
             with self._lock:
                 unit = self._pending.get(key)
