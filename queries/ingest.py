@@ -18,14 +18,11 @@ no batch of its own, and lines read after the last flush are simply read again.
 from __future__ import annotations
 
 import datetime as dt
-import multiprocessing
 import os
 import re
-import signal
 import time
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field
-from itertools import islice
 
 from . import validation
 from .dimensions.classify import from_record
@@ -37,12 +34,6 @@ from .tail import Follower, file_id, find_file, head_digest, read_range
 
 FOLLOW_BATCH_LINES = 2_000
 PROGRESS_LINES = 2_000
-# The second process (``Ingestor(workers=1)``): lines go to it in chunks, a few chunks
-# ahead of the counting; files smaller than this are parsed in-process.
-PARALLEL_FROM_BYTES = 1 << 20
-PARSE_CHUNK_LINES = 1_000
-PARSE_WINDOW = 8
-_POLL_S = 1.0
 _SUFFIXES = re.compile(r"(\.(log|txt|gz|\d+))+$")
 
 
@@ -80,14 +71,10 @@ class Ingestor:
 
     def __init__(self, db, site: str | None = None, format: str = "auto",
                  events: bool = True, write_concern: str | None = None,
-                 dimensions: bool = True, workers: int = 0):
+                 dimensions: bool = True):
         self.db = db
         self.site = None if site is None else validation.site(site)
         self.parser = LineParser(format)
-        # What turns a raw line into an item for ``take``: pure, so a second process can
-        # run it (``workers``); the dimensions are classified there too.
-        self._parsing = _Parsing(self.parser, self.site, dimensions)
-        self.workers = workers
         # At most EVENT_CHUNK events wait (written every EVENT_CHUNK lines and at each
         # flush), far below max_pending; each chunk is one insert_many (on the embedded
         # store one transaction: fewer, larger ones rewrite far fewer index pages).
@@ -95,42 +82,48 @@ class Ingestor:
                        if events else None)
         self.options = {"site": self.site, "format": format, "events": events}
         self.summary = IngestSummary(events=self.events.totals if self.events else None)
+        self._valid_sites: dict[str, str | None] = {}
         self._sessions: list[LogSession] = []
         self.dimensions = dimensions
 
     def feed(self, raw: bytes, default_site: str, session: LogSession, offset: int) -> None:
         """One line, which starts at byte ``offset`` of the file ``session`` is reading."""
-        self.take(parse(self._parsing, raw, default_site), session, offset)
-
-    def take(self, item, session: LogSession, offset: int) -> None:
-        """Count one line :func:`parse` made into ``item``: a reason it was rejected, or
-        (record, site, dimensions)."""
         summary = self.summary
         summary.lines += 1
-        if type(item) is str:
-            summary.rejected[item] += 1
+        record = self.parser.parse(raw.decode("utf-8", "replace"))
+        if not isinstance(record, LogRecord):
+            summary.rejected[str(record)] += 1
             return
-        record, site, dims = item
-        time = record.time
+        site = self._site(self.site or record.vhost or default_site)
+        if site is None:
+            summary.rejected["bad_site"] += 1
+            return
         try:
-            session.recorder.record(site, record.path, time)
+            session.recorder.record(site, record.path, record.time)
         except InvalidPageError:
             summary.rejected["bad_target"] += 1
             return
         if session.dimensions is not None:
-            session.dimensions.record(site, record.path, time,
-                                      from_record(site, record) if dims is None else dims)
+            session.dimensions.record(site, record.path, record.time, from_record(site, record))
         summary.parsed += 1
         summary.hits += 1
         summary.sites[site] += 1
-        if summary.first is None or time < summary.first:
-            summary.first = time
-        if summary.last is None or time > summary.last:
-            summary.last = time
+        if summary.first is None or record.time < summary.first:
+            summary.first = record.time
+        if summary.last is None or record.time > summary.last:
+            summary.last = record.time
         if self.events is not None:
             event = event_document(record, site)
-            event["_id"] = session.event_id(offset, time)
+            event["_id"] = session.event_id(offset, record.time)
             self.events.add(event)
+
+    def _site(self, name: str) -> str | None:
+        if name not in self._valid_sites:
+            try:
+                self._valid_sites[name] = validation.site(name)
+            except InvalidSiteError:
+                self._valid_sites[name] = None
+        return self._valid_sites[name]
 
     def open(self, path: str, default_site: str, from_start: bool = False) -> LogSession:
         """The checkpoint of ``path``, an interrupted flush completed first."""
@@ -187,100 +180,6 @@ class Ingestor:
             self.release(session)
 
 
-class _Parsing:
-    """The pure part of ingesting a line: parse it, name its site, classify it."""
-
-    def __init__(self, parser: LineParser, site: str | None, dimensions: bool):
-        self.parser, self.site, self.dimensions = parser, site, dimensions
-        self.valid_sites: dict[str, str | None] = {}
-
-    def valid_site(self, name: str) -> str | None:
-        valid = self.valid_sites.get(name, False)
-        if valid is False:
-            try:
-                valid = validation.site(name)
-            except InvalidSiteError:
-                valid = None
-            self.valid_sites[name] = valid
-        return valid
-
-
-def parse(parsing: _Parsing, raw: bytes, default_site: str):
-    """A raw line as :meth:`Ingestor.take` counts it: the reason it is rejected, or
-    (record, site, dimensions or None)."""
-    record = parsing.parser.parse(raw.decode("utf-8", "replace"))
-    if not isinstance(record, LogRecord):
-        return str(record)
-    site = parsing.valid_site(parsing.site or record.vhost or default_site)
-    if site is None:
-        return "bad_site"
-    return record, site, from_record(site, record) if parsing.dimensions else None
-
-
-_WORKER: _Parsing | None = None     # in a parsing process: what it parses with
-
-
-def _worker_start(parsing: _Parsing) -> None:
-    global _WORKER
-    _WORKER = parsing
-    signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the main process's to handle
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)   # not the inherited "stop" handler
-
-
-def _parse_chunk(lines: list[bytes], default_site: str) -> list:
-    parsing = _WORKER
-    return [parse(parsing, line, default_site) for line in lines]
-
-
-class _ParsePipeline:
-    """Parsing and classifying in other processes (forked: they start at once and
-    inherit the parser), ``PARSE_WINDOW`` chunks ahead of the caller, results in order.
-    Memory stays bounded by the window; a parsing process that dies raises
-    :class:`HitboardError` instead of waiting forever; leaving the ``with`` block ends
-    the processes. Their work is pure: nothing they do is written anywhere."""
-
-    def __init__(self, parsing: _Parsing, workers: int = 1):
-        context = multiprocessing.get_context("fork")
-        before = set(multiprocessing.active_children())
-        self.pool = context.Pool(workers, initializer=_worker_start, initargs=(parsing,))
-        self.processes = [p for p in multiprocessing.active_children() if p not in before]
-
-    def __enter__(self) -> _ParsePipeline:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.pool.terminate()
-        self.pool.join()
-
-    def items(self, lines, default_site: str):
-        """(item, end) for each (line, end) of ``lines``, as :func:`parse` makes them."""
-        lines = iter(lines)
-        pending: deque = deque()
-        while True:
-            while len(pending) < PARSE_WINDOW:
-                chunk = list(islice(lines, PARSE_CHUNK_LINES))
-                if not chunk:
-                    break
-                raws = [line for line, _ in chunk]
-                pending.append(([end for _, end in chunk],
-                                self.pool.apply_async(_parse_chunk, (raws, default_site))))
-            if not pending:
-                return
-            ends, result = pending.popleft()
-            yield from zip(self._get(result), ends, strict=True)
-
-    def _get(self, result):
-        while True:
-            try:
-                return result.get(_POLL_S)
-            except multiprocessing.TimeoutError:
-                dead = [p.exitcode for p in self.processes if p.exitcode is not None]
-                if dead:
-                    raise HitboardError(f"the log-parsing process died (exit code {dead[0]})"
-                                        ": nothing it read was counted; run again to "
-                                        "resume") from None
-
-
 def _flush(ingestor: Ingestor, sessions: list[LogSession]) -> None:
     """The four steps of the module doc, for every session with lines read."""
     sessions = [s for s in sessions if s.ranges]
@@ -305,9 +204,7 @@ def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
                 progress=None, stop=None, from_start: bool = False) -> None:
     """Ingest one file from where the last run left it (all of it with ``from_start``);
     ``progress(bytes)`` is called now and then, ``stop()`` returning true ends early,
-    after a flush of what was read. With ``ingestor.workers`` a second process parses
-    and classifies the lines (:class:`_ParsePipeline`); this one counts and writes them,
-    in the same order, so nothing differs but the speed."""
+    after a flush of what was read."""
     session = ingestor.open(path, default_site, from_start)
     try:
         with open(session.path, "rb") as handle:
@@ -315,46 +212,28 @@ def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
             start = session.start(file_id(session.path, stat), head_digest(handle),
                                   stat.st_size, from_start)
             _note_start(ingestor.summary, session, start, stat.st_size)
-            lines = read_range(handle, start, stat.st_size)
-            if ingestor.workers and stat.st_size - start > PARALLEL_FROM_BYTES:
-                with _ParsePipeline(ingestor._parsing, ingestor.workers) as pipeline:
-                    items = pipeline.items(lines, default_site)
-                    end = _ingest_lines(ingestor, session, items, start, progress, stop)
-            else:
-                parsing = ingestor._parsing
-                items = ((parse(parsing, line, default_site), end) for line, end in lines)
-                end = _ingest_lines(ingestor, session, items, start, progress, stop)
+            done = end = start
+            count = 0
+            for count, (line, end) in enumerate(read_range(handle, start, stat.st_size), 1):
+                ingestor.feed(line, default_site, session, end - len(line))
+                if count % BATCH_LINES == 0:
+                    session.consumed(end, BATCH_LINES)
+                    _flush(ingestor, [session])
+                elif count % EVENT_CHUNK == 0:
+                    _flush_events(ingestor)
+                if count % PROGRESS_LINES == 0:
+                    if progress is not None:
+                        progress(end - done)
+                        done = end
+                    if stop is not None and stop():
+                        break
+            if end != session.offset:
+                session.consumed(end, count % BATCH_LINES)
+            _flush(ingestor, [session])
         if progress is not None:
-            progress(stat.st_size - end)
+            progress(stat.st_size - done)
     finally:
         ingestor.release(session)
-
-
-def _ingest_lines(ingestor: Ingestor, session: LogSession, items, start: int, progress,
-                  stop) -> int:
-    """Count ``items`` ((parsed line, its end offset), from ``start``) and flush them in
-    batches; returns the offset up to which progress was reported."""
-    done = end = offset = start
-    count = 0
-    take = ingestor.take
-    for count, (item, end) in enumerate(items, 1):
-        take(item, session, offset)
-        offset = end
-        if count % BATCH_LINES == 0:
-            session.consumed(end, BATCH_LINES)
-            _flush(ingestor, [session])
-        elif count % EVENT_CHUNK == 0:
-            _flush_events(ingestor)
-        if count % PROGRESS_LINES == 0:
-            if progress is not None:
-                progress(end - done)
-                done = end
-            if stop is not None and stop():
-                break
-    if end != session.offset:
-        session.consumed(end, count % BATCH_LINES)
-    _flush(ingestor, [session])
-    return done
 
 
 def _note_start(summary: IngestSummary, session: LogSession, start: int, size: int) -> None:

@@ -60,16 +60,11 @@ class _Stop:
               "again, counting lines already ingested a second time (by default a file "
               "is read on from where the last ingest of it stopped).")
 @click.option("--no-events", is_flag=True, help="Count hits only; keep no raw events.")
-@click.option("--parse-workers", type=click.IntRange(min=0, max=8), default=0,
-              show_default=True, help="Processes that parse and classify the lines of "
-              "a file beside the one that counts and writes them (0: all in one "
-              "process). Pays only where parsing, not writing, is what waits.")
 @click.option("--write-concern", type=click.Choice(WRITE_CONCERNS), default=None,
               help="Write concern of event inserts on MongoDB (the embedded store "
               "journals every write). Hit counters always wait for acknowledgement.")
 @store_option
-def ingest(files, site, fmt, follow, from_start, no_events, parse_workers, write_concern,
-           store):
+def ingest(files, site, fmt, follow, from_start, no_events, write_concern, store):
     """Read Apache/Nginx access logs: one hit per parsed line, plus raw events.
 
     Each line counts once, even if ingest is killed: a file is read on from where the
@@ -88,7 +83,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, parse_workers, write
             if is_embedded(db):
                 db.client.store.bulk_loading()
             ingestor = ingesting.Ingestor(db, site=site, format=fmt, events=not no_events,
-                                          write_concern=write_concern, workers=parse_workers)
+                                          write_concern=write_concern)
             with _Stop() as stop:
                 try:
                     if follow:
