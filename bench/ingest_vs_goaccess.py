@@ -1,7 +1,7 @@
 """`hitboard ingest` against GoAccess on the same access log, in one run.
 
     .venv/bin/python bench/ingest_vs_goaccess.py [LOG] [--lines 500000] [--runs 3]
-        [--baseline OTHER/.venv/bin/hitboard] [--hitboard-args "--parse-workers 1"]
+        [--baseline OTHER/.venv/bin/hitboard] [--hitboard-args "--no-events"]
 
 LOG (default: the shared 10,000-line Apache log) is repeated until it holds ``--lines``
 lines. Both tools read that file from the page cache, end to end, as whole processes:
