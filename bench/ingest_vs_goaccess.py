@@ -1,6 +1,7 @@
 """`hitboard ingest` against GoAccess on the same access log, in one run.
 
     .venv/bin/python bench/ingest_vs_goaccess.py [LOG] [--lines 500000] [--runs 3]
+        [--baseline OTHER/.venv/bin/hitboard] [--hitboard-args "--no-events"]
 
 LOG (default: the shared 10,000-line Apache log) is repeated until it holds ``--lines``
 lines. Both tools read that file from the page cache, end to end, as whole processes:
@@ -12,8 +13,13 @@ lines. Both tools read that file from the page cache, end to end, as whole proce
   GoAccess needs an IP address as the client: host names are rewritten to documentation
   addresses (192.0.2.x) in its copy, a copy made before timing.
 
-Prints each run's seconds and lines/s, the medians, and the ratio (hitboard's lines/s over
-GoAccess's: above 1.0 hitboard is faster).
+``--baseline`` times a second ``hitboard`` (another checkout's) in the same runs,
+alternating with this one, so a before/after comparison shares the machine's load.
+
+Prints each run's seconds and lines/s, the medians, the CPU seconds (user + system, of
+the process and its children: steadier than wall time on a shared machine), the load
+average before and after, and the ratio (hitboard's lines/s over GoAccess's: above 1.0
+hitboard is faster).
 """
 
 from __future__ import annotations
@@ -75,13 +81,21 @@ def goaccess() -> tuple[str | None, str]:
                                            f"{result.stderr.strip()[-200:]}")
 
 
-def timed(command: list[str], cwd: Path) -> float:
+def timed(command: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and its children)."""
+    before = os.times()
     started = time.perf_counter()
     result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
+    after = os.times()
     if result.returncode:
         raise SystemExit(f"{command[0]} failed ({result.returncode}): {result.stderr[-1500:]}")
-    return elapsed
+    return elapsed, (after.children_user - before.children_user
+                     + after.children_system - before.children_system)
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> None:
@@ -89,39 +103,51 @@ def main() -> None:
     parser.add_argument("log", nargs="?", type=Path, default=SHARED_LOG)
     parser.add_argument("--lines", type=int, default=500_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another hitboard executable to time in the same runs")
+    parser.add_argument("--hitboard-args", default="",
+                        help="extra arguments of this checkout's hitboard ingest")
     args = parser.parse_args()
-    hitboard = str(Path(sys.executable).parent / "hitboard")
+    tools = {"hitboard ingest": [str(Path(sys.executable).parent / "hitboard"),
+                                 *args.hitboard_args.split()]}
+    if args.baseline:
+        tools["baseline ingest"] = [str(args.baseline)]
     with tempfile.TemporaryDirectory(prefix="hitboard-bench-goaccess-") as tmp:
         work = Path(tmp)
         log = work / "access.log"
         lines = repeated(args.log, args.lines, log)
-        results: dict[str, list[float]] = {"hitboard ingest": []}
+        results: dict[str, list[tuple[float, float]]] = {name: [] for name in tools}
         tool, reason = goaccess()
         if tool:
             renamed = with_ip_clients(log, work / "access-ip.log")
             results["goaccess"] = []
+        load_before = load()
         for run in range(args.runs):
-            store = work / f"store-{run}"
-            results["hitboard ingest"].append(timed(
-                [hitboard, "ingest", str(log), "--site", "bench", "--store", str(store)], work))
-            shutil.rmtree(store, ignore_errors=True)
+            for name, command in tools.items():
+                store = work / f"store-{run}"
+                results[name].append(timed(
+                    [command[0], "ingest", str(log), "--site", "bench", "--store", str(store),
+                     *command[1:]], work))
+                shutil.rmtree(store, ignore_errors=True)
             if tool:
                 results["goaccess"].append(timed(
                     [tool, str(work / "access-ip.log"), "--log-format=COMBINED",
                      "-o", str(work / "report.json"), "--no-progress"], work))
         print(f"{lines:,} lines of {args.log.name}, {args.runs} runs, "
-              f"{os.cpu_count()} cores\n")
-        print("| tool | runs (s) | median s | lines/s |")
-        print("|---|---|---|---|")
+              f"{os.cpu_count()} cores, load average {load_before} before, {load()} after\n")
+        print("| tool | runs (s) | median s | lines/s | median CPU s |")
+        print("|---|---|---|---|---|")
         medians = {}
-        for name, times in results.items():
-            medians[name] = statistics.median(times)
-            print(f"| {name} | {', '.join(f'{t:.2f}' for t in times)} | "
-                  f"{medians[name]:.2f} | {lines / medians[name]:,.0f} |")
+        for name, runs in results.items():
+            medians[name] = statistics.median(wall for wall, _ in runs)
+            cpu = statistics.median(cpu for _, cpu in runs)
+            print(f"| {name} | {', '.join(f'{wall:.2f}' for wall, _ in runs)} | "
+                  f"{medians[name]:.2f} | {lines / medians[name]:,.0f} | {cpu:.2f} |")
         if tool:
-            ratio = medians["goaccess"] / medians["hitboard ingest"]
-            print(f"\nratio (hitboard lines/s ÷ goaccess lines/s): {ratio:.2f}×"
-                  f"  ({renamed} host names given addresses for GoAccess)")
+            for name in tools:
+                ratio = medians["goaccess"] / medians[name]
+                print(f"\nratio ({name} lines/s ÷ goaccess lines/s): {ratio:.2f}×")
+            print(f"({renamed} host names given addresses for GoAccess)")
         else:
             print(f"\ngoaccess skipped: {reason}")
 

@@ -76,8 +76,10 @@ class Ingestor:
         self.site = None if site is None else validation.site(site)
         self.parser = LineParser(format)
         # At most EVENT_CHUNK events wait (written every EVENT_CHUNK lines and at each
-        # flush), far below max_pending.
-        self.events = EventWriter(db, write_concern, keyed=True) if events else None
+        # flush), far below max_pending; each chunk is one insert_many (on the embedded
+        # store one transaction: fewer, larger ones rewrite far fewer index pages).
+        self.events = (EventWriter(db, write_concern, keyed=True, batch_size=EVENT_CHUNK)
+                       if events else None)
         self.options = {"site": self.site, "format": format, "events": events}
         self.summary = IngestSummary(events=self.events.totals if self.events else None)
         self._valid_sites: dict[str, str | None] = {}

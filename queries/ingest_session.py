@@ -55,7 +55,7 @@ from .tail import FileId
 # one batch. Events leave in chunks of EVENT_CHUNK lines meanwhile (their ids make them
 # idempotent, so they need no intent).
 BATCH_LINES = 100_000
-EVENT_CHUNK = 20_000
+EVENT_CHUNK = 50_000
 # A line touches at most 4 documents (page and "*", daily and monthly): a batch never
 # reaches the bound where the recorder would flush on its own.
 RECORDER_BOUND = 4 * BATCH_LINES

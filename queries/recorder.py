@@ -119,12 +119,22 @@ class HitRecorder:
         """Count ``n`` hits; only memory is touched (the hot path of every request)."""
         if self._closed:
             raise RecorderOverloadedError("the recorder is closed")
-        ts = validation.timestamp(self._clock() if ts is None else ts)
+        if ts is None or type(ts) is not dt.datetime or ts.tzinfo is not dt.UTC:
+            ts = validation.timestamp(self._clock() if ts is None else ts)
         if type(n) is not int or n < 1:
             raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
         names = self._names.get((site, page)) or self._validate(site, page)
         key = (*names, ts.year, ts.month, ts.day)
         minute = ts.hour * 60 + ts.minute
+        with self._lock:
+            # The usual case, a unit already open with room to spare: what _admit does
+            # for it, without its loop and closure.
+            minutes = self._pending.get(key)
+            if minutes is not None and len(self._pending_docs) < self.max_pending_docs:
+                minutes[minute] = minutes.get(minute, 0) + n
+                self._pending_hits += n
+                self._stats["hits_accepted"] += n
+                return
 
         def add(minutes: dict[int, int]) -> None:
             minutes[minute] = minutes.get(minute, 0) + n
@@ -136,6 +146,13 @@ class HitRecorder:
         lock; ``_open_unit`` starts a new unit). Memory stays bounded: with twice
         ``max_pending_docs`` outstanding a new unit waits for a flush in flight, then is
         refused; past ``max_pending_docs`` the caller flushes (backpressure)."""
+        with self._lock:                # the usual case: the unit is open, room to spare
+            unit = self._pending.get(key)
+            if unit is not None and len(self._pending_docs) < self.max_pending_docs:
+                add(unit)
+                self._pending_hits += n
+                self._stats["hits_accepted"] += n
+                return
         for attempt in range(RECORD_ATTEMPTS):
             with self._lock:
                 unit = self._pending.get(key)

@@ -241,3 +241,37 @@ def test_closing_the_store_while_other_threads_read_refuses_their_next_read(tmp_
                                text=True, timeout=90)
         assert child.returncode == 0, child.stderr[-2000:]
         assert child.stdout.strip() == "refused,refused,refused,refused"
+
+
+def test_bulk_loading_tunes_only_the_writer(embedded_db):
+    store = embedded_db.client.store
+    store.bulk_loading(cache_kb=123_456, wal_pages=7_777)
+    writer = store._writer
+    assert writer.execute("PRAGMA cache_size").fetchone()[0] == -123_456
+    assert writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 7_777
+    embedded_db.events.insert_many([{"_id": i, "n": i} for i in range(100)])
+    assert embedded_db.events.count_documents({}) == 100
+
+
+def test_bulk_insert_rows_match_single_document_rows(embedded_db):
+    """documents._rows (the bulk fast path) builds exactly the rows _row builds."""
+    from bson import ObjectId
+
+    from queries.embedded import documents
+
+    coll = embedded_db.things
+    coll.create_index([("a", ASCENDING), ("t", ASCENDING)])
+    coll.create_index([("n.x", ASCENDING), ("b", ASCENDING)])
+    store = embedded_db.client.store
+    info = store.collection(embedded_db.name, "things")
+    when = dt.datetime(2015, 5, 17, 10, 5, tzinfo=UTC)
+    docs = [{"_id": 1, "a": "x", "t": when, "n": {"x": 2.5}, "b": True},
+            {"_id": "s", "a": None, "t": when.replace(tzinfo=None), "b": b"\x01"},
+            {"_id": ObjectId(), "a": 7, "t": when + dt.timedelta(seconds=1), "n": {"x": "y"}},
+            {"a": "no id", "t": when, "b": False}]
+    rows = documents._rows(info, [dict(d) for d in docs])
+    assert [documents._row(info, documents.with_id(d)) for d in docs[:3]] == rows[:3]
+    assert rows[3][2:] == documents._row(info, {**docs[3], "_id": 0})[2:]
+    coll.insert_many(docs)
+    assert coll.count_documents({"t": when}) == 3     # a naive date is UTC
+    assert coll.find_one({"n.x": "y"})["a"] == 7

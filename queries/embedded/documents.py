@@ -10,6 +10,7 @@ other thread and process.
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
 from collections.abc import Iterator, Mapping
 
@@ -41,6 +42,35 @@ def _row(info, doc: Mapping) -> tuple:
     return (keys.encode(doc["_id"], "_id"), bson.encode(doc), *key_values(doc, info.columns))
 
 
+def _rows(info, docs: list[dict]) -> list[tuple]:
+    """``_row`` of each document (given an ``_id`` if it has none), inlined for bulk
+    inserts: strings, numbers and nulls are their own keys, and each distinct date is
+    encoded once per call (a batch's documents share their ``ingested`` stamp, and log
+    lines their seconds)."""
+    columns = [(path, "." in path) for path in info.columns]
+    encode, to_bson, get = keys.encode, bson.encode, matcher.get
+    dates: dict = {}
+    rows = []
+    for doc in docs:
+        if "_id" not in doc:
+            doc["_id"] = ObjectId()
+        row = [encode(doc["_id"], "_id"), to_bson(doc)]
+        for path, nested in columns:
+            value = get(doc, path) if nested else doc.get(path)
+            kind = type(value)
+            if kind is str or kind is int or value is None:
+                row.append(value)
+            elif kind is dt.datetime:
+                key = dates.get(value)
+                if key is None:
+                    key = dates[value] = encode(value, path)
+                row.append(key)
+            else:
+                row.append(encode(value, path))
+        rows.append(tuple(row))
+    return rows
+
+
 def _insert_sql(info) -> str:
     names = [ID_COLUMN, "doc", *(column_name(c) for c in info.columns)]
     return (f"INSERT INTO {quote(info.table)} ({', '.join(quote(n) for n in names)}) "
@@ -65,9 +95,7 @@ def insert(con, info, docs: list[dict], ordered: bool = True) -> list[tuple[int,
     """Insert ``docs``; returns the (index, error) of each refused one (ordered: the
     first error stops the rest)."""
     sql = _insert_sql(info)
-    rows = []
-    for doc in docs:
-        rows.append(_row(info, with_id(doc)))
+    rows = _rows(info, docs)
     con.execute("SAVEPOINT bulk_insert")
     try:
         con.executemany(sql, rows)
