@@ -153,7 +153,7 @@ def serve(store: Path) -> dict:
 
 def recent(store: Path) -> float:
     import queries
-    from queries import recent as feed
+    from queries.events import recent as feed
 
     db = queries.connect(str(store), read_only=True)
     try:

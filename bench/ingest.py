@@ -18,7 +18,7 @@ import tempfile
 import time
 
 import queries
-from queries import schema
+from queries.stats import schema
 
 DAY = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
 SITES = ("site-1", "site-2")

@@ -29,8 +29,8 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 import queries  # noqa: E402
 from dashboard.loadgen import TrafficModel  # noqa: E402
 from dashboard.loadgen.history import backfill_dimensions  # noqa: E402
-from queries import ingest  # noqa: E402
 from queries.dimensions import DimensionRecorder, reads  # noqa: E402
+from queries.ingest import run as ingest  # noqa: E402
 
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 STAMP = re.compile(rb"\[(\d\d)/May/2015")

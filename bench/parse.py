@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from queries.logformat import LineParser, LogRecord
+from queries.ingest.logformat import LineParser, LogRecord
 
 DEFAULT_LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 TARGET = 100_000

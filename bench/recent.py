@@ -23,9 +23,11 @@ import time
 from pathlib import Path
 
 import queries
-from queries import inspect, recent, schema
-from queries.embedded import journal
-from queries.events import INDEXES
+from queries.events import recent
+from queries.events.collection import INDEXES
+from queries.stats import schema
+from queries.store import inspect
+from queries.store.embedded import journal
 
 SITE = "bench"
 DAY = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)

@@ -43,7 +43,8 @@ def workload(store: str, upserts: int, events: int) -> dict:
     from pymongo import UpdateOne
 
     import queries
-    from queries import recent, schema
+    from queries.events import recent
+    from queries.stats import schema
 
     rng = random.Random(7)
     day = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
@@ -121,7 +122,7 @@ def chart_reads(db) -> dict:
     import numpy as np
 
     import queries
-    from queries.backfill import DayCounts
+    from queries.stats.backfill import DayCounts
 
     site, pages = "history", [f"/page-{p:02d}" for p in range(20)]
     end = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)

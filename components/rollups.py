@@ -1,6 +1,6 @@
 """Rollup views: a metric over buckets (bars), the bucket table, the consistency badge.
 
-Inputs are plain DataFrames and values (``queries.rollup_reads`` shapes), never queries.
+Inputs are plain DataFrames and values (``queries.rollups.reads`` shapes), never queries.
 """
 
 from __future__ import annotations

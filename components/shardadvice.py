@@ -1,6 +1,6 @@
 """The shard-key advice as HTML: a summary, one table row per candidate key (cells wrap;
 on a phone each row becomes a card) and the recommendation as prose, so nothing hides
-behind a scrollbar. The words come from ``queries.shardtext``, through the page."""
+behind a scrollbar. The words come from ``queries.sharding.text``, through the page."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ import flask
 from queries import validation
 from queries.dimensions import classify
 from queries.errors import HitboardError, RecorderOverloadedError
-from queries.events import EventWriter
+from queries.events.collection import EventWriter
 
 from .beacon_origins import OriginPolicy, cors_headers, parse_policy
 from .services import Services

@@ -23,7 +23,7 @@ from queries import validation
 from queries.dimensions import reads as dim_reads
 from queries.dimensions.assets import kind
 from queries.dimensions.encoding import MAX_VALUE
-from queries.filtered_events import PAGE, filtered_breakdowns
+from queries.events.filtered import PAGE, filtered_breakdowns
 
 from . import reads
 from .ranges import Period

@@ -41,7 +41,7 @@ from dashboard.state import (
     parse_search,
     updated,
 )
-from queries.filtered_events import PAGE
+from queries.events.filtered import PAGE
 
 PATH = "/history"
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 import queries
 from queries import validation
-from queries.series import bucket_edges
+from queries.stats.series import bucket_edges
 
 from . import breakdown_view, reads
 from .compare_view import comparison_period

@@ -35,8 +35,9 @@ from dashboard.history_view import compute_view
 from dashboard.services import get_services
 from dashboard.state import ShellState, parse_search
 from queries import annotations as notes
-from queries import expected, validation
+from queries import validation
 from queries.errors import HitboardError
+from queries.stats import expected
 
 log = logging.getLogger(__name__)
 BAND_GRANULARITIES = ("hour", "day")

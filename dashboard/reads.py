@@ -18,7 +18,7 @@ import pandas as pd
 
 import queries
 from queries import validation
-from queries.kpis import HitTotals, hit_totals
+from queries.stats.kpis import HitTotals, hit_totals
 
 from .cache import bucket_start
 from .services import get_services

@@ -10,7 +10,7 @@ from components.recent import recent_table
 from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.state import ShellState, parse_search
-from queries.recent import recent_hits
+from queries.events.recent import recent_hits
 
 SIZES = {"20": "20", "100": "100", "1000": "1,000"}
 DEFAULT_SIZE = "20"

@@ -1,7 +1,7 @@
 """The server's rollup job: ``run_rollups`` every ``rollup_interval`` seconds on a thread,
 and on demand ("run now" on the Rollups page); each run then expires the raw events it
 has read that are older than ``events_ttl_days``. One run at a time per process; a run is
-safe to repeat or interrupt (see ``queries/rollups.py``), so stopping mid-run is fine."""
+safe to repeat or interrupt (see ``queries/rollups/build.py``), so stopping mid-run is fine."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import threading
 
 import flask
 
-from queries.events import ensure_event_indexes
-from queries.rollups import RollupRun, run_rollups
+from queries.events.collection import ensure_event_indexes
+from queries.rollups.build import RollupRun, run_rollups
 
 from .services import Services
 

@@ -1,8 +1,5 @@
 """Everything that touches MongoDB. Never imports Dash."""
 
-from .backfill import BackfillTotals, DayCounts, backfill
-from .catalog import list_pages, list_sites, top_pages
-from .connection import connect, is_embedded, migrate_store, redact
 from .errors import (
     HitboardError,
     InvalidPageError,
@@ -14,10 +11,13 @@ from .errors import (
     StoreLockedError,
 )
 from .indexes import ensure_indexes
-from .recorder import HitRecorder
-from .series import daily_series, hourly_series, minute_series, series
-from .sites import register_synthetic, synthetic_sites
-from .writes import log_hit, preallocate
+from .stats.backfill import BackfillTotals, DayCounts, backfill
+from .stats.catalog import list_pages, list_sites, top_pages
+from .stats.recorder import HitRecorder
+from .stats.series import daily_series, hourly_series, minute_series, series
+from .stats.sites import register_synthetic, synthetic_sites
+from .stats.writes import log_hit, preallocate
+from .store.connection import connect, is_embedded, migrate_store, redact
 
 __all__ = [
     "BackfillTotals",

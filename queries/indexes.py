@@ -6,11 +6,11 @@ Each collection's module declares its own indexes; this module only gathers them
 
 from __future__ import annotations
 
-from . import schema
 from .annotations import ensure_annotation_indexes
 from .dimensions import ensure_indexes as ensure_dimension_indexes
-from .events import ensure_event_indexes
-from .rollups import ensure_rollup_indexes
+from .events.collection import ensure_event_indexes
+from .rollups.build import ensure_rollup_indexes
+from .stats import schema
 
 
 def ensure_indexes(db) -> list[str]:

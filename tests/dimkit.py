@@ -7,7 +7,7 @@ import datetime as dt
 from pathlib import Path
 
 import queries
-from queries.ingest import Ingestor, ingest_file
+from queries.ingest.run import Ingestor, ingest_file
 
 CHROME = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
           "Chrome/126.0 Safari/537.36")

@@ -13,7 +13,7 @@ import pytest
 from pymongo.errors import AutoReconnect, BulkWriteError
 
 import queries
-from queries import schema
+from queries.stats import schema
 
 HOST_UNREACHABLE = 6
 

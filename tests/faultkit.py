@@ -14,7 +14,7 @@ import wire_server
 from pymongo.errors import PyMongoError
 
 import queries
-from queries import schema
+from queries.stats import schema
 
 WAIT = 30.0
 

@@ -6,7 +6,7 @@ import datetime as dt
 from collections import Counter
 from zoneinfo import ZoneInfo
 
-from queries import schema
+from queries.stats import schema
 from queries.validation import WHOLE_SITE
 
 STATS = (schema.DAILY, schema.MONTHLY)

@@ -8,8 +8,9 @@ import pytest
 
 import queries
 from dashboard.loadgen import TrafficModel, backfill_history
-from queries import DayCounts, InvalidRangeError, backfill, schema
-from queries.backfill import _insert_or_add
+from queries import DayCounts, InvalidRangeError, backfill
+from queries.stats import schema
+from queries.stats.backfill import _insert_or_add
 
 NOW = dt.datetime(2026, 11, 21, 13, 45, 30, tzinfo=dt.UTC)
 TODAY = NOW.replace(hour=0, minute=0, second=0)
@@ -124,8 +125,9 @@ def test_a_document_created_concurrently_is_added_to_not_overwritten(db):
 def test_backfill_writes_the_rollups_of_its_history(db):
     """History has no raw events; its rollups are written with it, so the Rollups page's
     badge is green from the first look, at every level, and bytes and statuses look real."""
-    from queries import rollup_checks, rollup_reads
-    from queries.rollups import run_rollups
+    from queries.rollups import checks as rollup_checks
+    from queries.rollups import reads as rollup_reads
+    from queries.rollups.build import run_rollups
 
     model = TrafficModel(sites=1, pages=2, seed=3)   # small: ~1,700 hourly rollups
     totals = backfill_history(db, model, rate=RATE, days=22, now=NOW)
@@ -151,9 +153,9 @@ def test_backfill_writes_the_rollups_of_its_history(db):
 def test_live_events_in_a_backfilled_hour_add_to_its_rollup(db):
     """The day in progress: backfilled minutes, then live hits with events in the same
     hour. The hour's rollup is both, as the statistics are."""
-    from queries import rollup_checks
-    from queries.events import EventWriter
-    from queries.rollups import run_rollups
+    from queries.events.collection import EventWriter
+    from queries.rollups import checks as rollup_checks
+    from queries.rollups.build import run_rollups
 
     backfill_history(db, MODEL, rate=RATE, days=1, now=NOW)
     site, page = MODEL.site_names[0], MODEL.page_names[MODEL.site_names[0]][0]

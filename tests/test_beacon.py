@@ -11,7 +11,7 @@ from dashkit import dashboard_app
 import queries
 from dashboard.beacon import GIF
 from dashboard.services import get_services
-from queries import schema
+from queries.stats import schema
 
 
 @pytest.fixture

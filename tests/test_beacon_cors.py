@@ -10,8 +10,8 @@ from dashkit import dashboard_app
 import queries
 from dashboard.beacon_origins import normalise_origin, parse_policy
 from dashboard.services import get_services
-from queries import schema
 from queries.errors import HitboardError
+from queries.stats import schema
 
 SITE_ORIGIN = "https://blog.example.com"
 

@@ -1,4 +1,4 @@
-"""queries.catalog: top pages equal a brute-force count; the known sites and pages."""
+"""queries.stats.catalog: top pages equal a brute-force count; the known sites and pages."""
 
 from __future__ import annotations
 

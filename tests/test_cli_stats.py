@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 import queries
 from dashboard.cli import main
-from queries import schema
+from queries.stats import schema
 
 HITBOARD = str(Path(sys.executable).with_name("hitboard"))
 RECORD = """

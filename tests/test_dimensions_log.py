@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import queries
-from queries import ingest
 from queries.dimensions import agents, reads
+from queries.ingest import run as ingest
 
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 SITE = "www.semicomplete.com"

@@ -7,8 +7,8 @@ import bson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from queries.embedded import splice, updater
-from queries.embedded.keys import CODEC
+from queries.store.embedded import splice, updater
+from queries.store.embedded.keys import CODEC
 
 KEYS = st.sampled_from(["a", "b", "0", "é"])
 LEAVES = st.one_of(st.integers(-5, 2**40), st.floats(allow_nan=False, width=32), st.text(

@@ -8,10 +8,11 @@ import pytest
 from pymongo.errors import AutoReconnect
 
 import queries
-from queries import events, schema
-from queries.events import EventWriter
-from queries.logformat import parse_line
-from queries.rollups import run_rollups
+from queries.events import collection as events
+from queries.events.collection import EventWriter
+from queries.ingest.logformat import parse_line
+from queries.rollups.build import run_rollups
+from queries.stats import schema
 
 
 def test_indexes_serve_the_feed_the_rollups_and_expiry(db):

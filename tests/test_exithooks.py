@@ -1,4 +1,4 @@
-"""queries.exithooks: a recorder's pending hits are written when its process exits or
+"""queries.stats.exithooks: a recorder's pending hits are written when its process exits or
 receives SIGTERM (gunicorn's stop signal)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 import queries
-from queries import schema
+from queries.stats import schema
 
 RECORD_SCRIPT = """
 import datetime as dt, sys, time

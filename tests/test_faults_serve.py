@@ -22,7 +22,7 @@ import pytest
 from dashkit import free_port
 
 import queries
-from queries import schema
+from queries.stats import schema
 
 WAIT = 30.0
 PAGES = ("/", "/pricing", "/docs/a.b")

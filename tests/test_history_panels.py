@@ -10,7 +10,7 @@ from dashboard import breakdown_view
 from dashboard.breakdown_view import HUMANS, Options, series_source
 from dashboard.state import filter_pair, parse_search
 from queries import InvalidRangeError
-from queries.filtered_events import filtered_breakdowns
+from queries.events.filtered import filtered_breakdowns
 
 
 @pytest.mark.parametrize(("search", "said"), [

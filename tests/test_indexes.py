@@ -1,6 +1,7 @@
 """queries/indexes.py: every collection's indexes, created in one idempotent call."""
 
-from queries import indexes, schema
+from queries import indexes
+from queries.stats import schema
 
 
 def test_ensure_indexes_is_idempotent_and_described(db):

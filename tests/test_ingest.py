@@ -17,7 +17,8 @@ from click.testing import CliRunner
 
 import queries
 from dashboard.cli import main
-from queries import ingest, schema
+from queries.ingest import run as ingest
+from queries.stats import schema
 
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 WAIT = 15.0

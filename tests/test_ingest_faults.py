@@ -20,7 +20,7 @@ from faultkit import WAIT, connect, counted, expected, start_server, wait_for
 
 import queries
 from dashboard.cli import main
-from queries import schema
+from queries.stats import schema
 
 HITBOARD = Path(sys.executable).with_name("hitboard")
 START = dt.datetime(2026, 3, 14, 10, 0, tzinfo=dt.UTC)
@@ -167,9 +167,10 @@ def test_batch_ingest_killed_mid_file_then_run_again_counts_each_line_once(serve
 CRASH = textwrap.dedent("""
     import os, sys
     from dashboard.cli import main
-    from queries import ingest, recorder
+    from queries.ingest import run as ingest
+    from queries.stats import recorder
     from queries.dimensions import DimensionRecorder
-    from queries.ingest_session import LogSession
+    from queries.ingest.session import LogSession
     ingest.BATCH_LINES = ingest.FOLLOW_BATCH_LINES = 500
     ingest.EVENT_CHUNK = 200
     step, nth, *argv = sys.argv[1:]

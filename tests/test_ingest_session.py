@@ -7,9 +7,9 @@ import datetime as dt
 
 import pytest
 
-from queries import schema
-from queries.ingest_session import IngestTakenOverError, LogSession
-from queries.tail import FileId
+from queries.ingest.session import IngestTakenOverError, LogSession
+from queries.ingest.tail import FileId
+from queries.stats import schema
 
 OPTIONS = {"site": "s", "format": "auto", "events": True}
 FID = FileId(1, 10, "/x/a.log")

@@ -5,7 +5,8 @@ import datetime as dt
 
 import pytest
 
-from queries import inspect, schema
+from queries.stats import schema
+from queries.store import inspect
 
 UTC = dt.UTC
 

@@ -1,10 +1,10 @@
-"""queries.kpis: this minute, last hour and today, on every backend."""
+"""queries.stats.kpis: this minute, last hour and today, on every backend."""
 
 import datetime as dt
 
 from dashkit import seed
 
-from queries.kpis import hit_totals
+from queries.stats.kpis import hit_totals
 
 NOW = dt.datetime(2026, 11, 21, 13, 45, 30, tzinfo=dt.UTC)
 

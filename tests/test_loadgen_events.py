@@ -4,8 +4,8 @@ import datetime as dt
 
 from dashboard.loadgen import LoadRunner, TrafficModel
 from dashboard.loadgen.events import EventFeed
-from queries.events import EventWriter
-from queries.recorder import RecorderStatus
+from queries.events.collection import EventWriter
+from queries.stats.recorder import RecorderStatus
 
 NOW = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)
 FIELDS = {"time", "site", "host", "method", "path", "query", "status", "bytes", "referrer",

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import queries
-from queries import schema
+from queries.stats import schema
 
 FIXTURE = Path(__file__).parent / "data" / "format0-store"
 

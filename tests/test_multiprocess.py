@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import queries
-from queries import schema
-from queries.rollups import run_rollups
+from queries.rollups.build import run_rollups
+from queries.stats import schema
 
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 HITBOARD = str(Path(sys.executable).parent / "hitboard")

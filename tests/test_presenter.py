@@ -6,8 +6,8 @@ from dashkit import seed, utc
 
 from dashboard.presenter_view import DEFAULT_WINDOW, PresentView
 from dashboard.state import parse_search
-from queries import schema
-from queries.presenter import DayComparison, minute_counts, ticker, today_vs_yesterday
+from queries.stats import schema
+from queries.stats.presenter import DayComparison, minute_counts, ticker, today_vs_yesterday
 
 NOW = utc(2026, 11, 21, 14, 30, 25)
 

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from queries import recent, schema
-from queries.events import INDEXES as EVENT_INDEXES
+from queries.events import recent
+from queries.events.collection import INDEXES as EVENT_INDEXES
+from queries.stats import schema
 
 BASE = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)
 PAGES = ["/a", "/b", "/c", "/d"]

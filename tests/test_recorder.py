@@ -21,8 +21,9 @@ from pymongo.errors import PyMongoError
 from reference import clear, counters, expected_counters, stored
 
 import queries
-from queries import schema, validation
+from queries import validation
 from queries.errors import InvalidRangeError, RecorderOverloadedError
+from queries.stats import schema
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 11, 21, 22, 0, tzinfo=UTC)

@@ -9,7 +9,7 @@ from dashkit import dashboard_app
 
 from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services
-from queries import rollup_reads
+from queries.rollups import reads as rollup_reads
 
 
 def test_the_server_rolls_up_beacon_hits_on_its_own(tmp_path):

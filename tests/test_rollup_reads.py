@@ -14,8 +14,11 @@ from click.testing import CliRunner
 
 import queries
 from dashboard.cli import main
-from queries import ingest, rollup_checks, rollup_reads, schema
-from queries.rollups import run_rollups
+from queries.ingest import run as ingest
+from queries.rollups import checks as rollup_checks
+from queries.rollups import reads as rollup_reads
+from queries.rollups.build import run_rollups
+from queries.stats import schema
 
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 MAY = (dt.datetime(2015, 5, 1, tzinfo=dt.UTC), dt.datetime(2015, 6, 1, tzinfo=dt.UTC))

@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 
 import queries
 from dashboard.cli import main
-from queries import rollup_checks, rollups, schema
-from queries.events import EventWriter
-from queries.rollups import run_rollups, status_class
+from queries.events.collection import EventWriter
+from queries.rollups import build as rollups
+from queries.rollups import checks as rollup_checks
+from queries.rollups.build import run_rollups, status_class
+from queries.stats import schema
 
 START = dt.datetime(2024, 12, 28, tzinfo=dt.UTC)   # weeks, months and a year end nearby
 PATHS = ("/", "/a", "/b.html")

@@ -1,10 +1,10 @@
-"""queries.schema: the use case's ids and increments."""
+"""queries.stats.schema: the use case's ids and increments."""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from queries import schema
+from queries.stats import schema
 
 DAY = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
 

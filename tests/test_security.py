@@ -21,7 +21,7 @@ from dashboard.loadgen.control import get_generator
 from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services
 from dashboard.settings import resolve
-from queries import schema
+from queries.stats import schema
 
 TOKEN = "tok-3f9a-secret"
 LOADGEN = ["lg-feedback.children", "lg-action.data"]

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from reference import clear, expected_series
 
 import queries
-from queries import schema, validation
+from queries import validation
+from queries.stats import schema
 
 UTC = dt.UTC
 SITES = ("site-1", "s.2")

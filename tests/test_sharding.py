@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from queries import HitboardError, sharding
+from queries import HitboardError
+from queries.sharding import cluster as sharding
 
 
 def test_site_page_commands():
@@ -18,7 +19,7 @@ def test_site_page_commands():
 
 
 def test_site_page_date_key_is_a_prefix_of_the_stats_index():
-    from queries.schema import STATS_INDEX
+    from queries.stats.schema import STATS_INDEX
 
     command = sharding.shard_commands("db", "site-page-date")[1]
     assert list(command["key"].items()) == STATS_INDEX

@@ -6,8 +6,10 @@ import datetime as dt
 
 import pytest
 
-from queries import HitboardError, log_hit, schema, shardplan
-from queries.shardplan import StatsDoc
+from queries import HitboardError, log_hit
+from queries.sharding import plan as shardplan
+from queries.sharding.plan import StatsDoc
+from queries.stats import schema
 
 DAY = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
 KB = 1024

@@ -6,7 +6,7 @@ import pytest
 
 import queries
 from queries import InvalidSiteError
-from queries.sites import claim_demo_backfill
+from queries.stats.sites import claim_demo_backfill
 
 TS = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)
 

@@ -257,7 +257,7 @@ def test_bulk_insert_rows_match_single_document_rows(embedded_db):
     """documents._rows (the bulk fast path) builds exactly the rows _row builds."""
     from bson import ObjectId
 
-    from queries.embedded import documents
+    from queries.store.embedded import documents
 
     coll = embedded_db.things
     coll.create_index([("a", ASCENDING), ("t", ASCENDING)])

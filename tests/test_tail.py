@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from queries.tail import Follower, file_id, find_file, head_digest, read_range
+from queries.ingest.tail import Follower, file_id, find_file, head_digest, read_range
 
 
 def test_read_range_streams_lines_with_offsets(tmp_path):

@@ -7,7 +7,7 @@ import datetime as dt
 from reference import counters, expected_counters
 
 import queries
-from queries import schema
+from queries.stats import schema
 
 UTC = dt.UTC
 

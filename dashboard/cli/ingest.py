@@ -14,12 +14,12 @@ import click
 from pymongo.errors import PyMongoError
 
 import queries
-from queries import ingest as ingesting
-from queries.connection import is_embedded
 from queries.errors import HitboardError
-from queries.events import WRITE_CONCERNS
-from queries.logformat import FORMATS
-from queries.rollups import run_rollups
+from queries.events.collection import WRITE_CONCERNS
+from queries.ingest import run as ingesting
+from queries.ingest.logformat import FORMATS
+from queries.rollups.build import run_rollups
+from queries.store.connection import is_embedded
 
 from .annotate import note_ingest
 from .common import command_settings, open_db, store_option

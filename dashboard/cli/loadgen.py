@@ -10,9 +10,9 @@ import queries
 from dashboard.loadgen import LoadRunner, TrafficModel, backfill_history
 from dashboard.loadgen.events import EventFeed
 from dashboard.loadgen.runner import MAX_RATE, check_rate
-from queries.backfill import MAX_DAYS
 from queries.dimensions import DimensionRecorder
-from queries.events import EventWriter
+from queries.events.collection import EventWriter
+from queries.stats.backfill import MAX_DAYS
 
 from .common import open_db, store_option
 

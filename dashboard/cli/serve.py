@@ -13,8 +13,8 @@ import sys
 
 import click
 
-from queries.connection import redact
 from queries.errors import HitboardError
+from queries.store.connection import redact
 
 from ..settings import Settings, resolve
 from .common import store_option

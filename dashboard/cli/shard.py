@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from queries import sharding, shardplan
-from queries.shardtext import plan_lines
+from queries.sharding import cluster as sharding
+from queries.sharding import plan as shardplan
+from queries.sharding.text import plan_lines
 
 from .common import open_db, store_option
 

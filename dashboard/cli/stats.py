@@ -11,10 +11,12 @@ from contextlib import contextmanager
 import click
 
 import queries
-from queries import rollup_reads, schema, validation
+from queries import validation
 from queries.dimensions.reads import visitors_series
 from queries.errors import InvalidRangeError
-from queries.series import GRANULARITIES
+from queries.rollups import reads as rollup_reads
+from queries.stats import schema
+from queries.stats.series import GRANULARITIES
 
 from .common import open_db, store_option
 

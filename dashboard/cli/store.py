@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 import queries
-from queries.embedded.migrate import ARCHIVE
+from queries.store.embedded.migrate import ARCHIVE
 
 
 @click.command()

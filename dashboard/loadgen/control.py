@@ -19,9 +19,9 @@ import flask
 import queries
 from queries import HitboardError
 from queries.annotations import record_activity
-from queries.backfill import Progress, check_days
-from queries.events import EventWriter
-from queries.generator_state import remember_running
+from queries.events.collection import EventWriter
+from queries.stats.backfill import Progress, check_days
+from queries.stats.generator_state import remember_running
 
 from .events import EventFeed
 from .history import backfill_history

@@ -15,10 +15,10 @@ import sys
 import click
 
 import queries
-from queries.backfill import Progress
-from queries.generator_state import stopped_at
-from queries.rollups import run_rollups
-from queries.sites import claim_demo_backfill
+from queries.rollups.build import run_rollups
+from queries.stats.backfill import Progress
+from queries.stats.generator_state import stopped_at
+from queries.stats.sites import claim_demo_backfill
 
 from .control import Config, LoadGenerator
 

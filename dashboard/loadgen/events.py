@@ -29,7 +29,7 @@ STATUS_P = np.array([0.93, 0.05, 0.015, 0.005])
 
 class EventFeed:
     """Called by the runner with each tick's ``(site, page, n)`` cells; adds ``n`` events
-    per cell to an :class:`queries.events.EventWriter`-like ``writer`` (``add(doc)``)."""
+    per cell to an :class:`queries.events.collection.EventWriter`-like ``writer`` (``add(doc)``)."""
 
     def __init__(self, writer, seed: int = 0):
         self.writer = writer

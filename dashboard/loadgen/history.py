@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import queries
-from queries.backfill import BackfillTotals, DayCounts, Progress, check_days
+from queries.stats.backfill import BackfillTotals, DayCounts, Progress, check_days
 
 from .model import TrafficModel
 from .visitors import SyntheticVisitors

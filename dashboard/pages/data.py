@@ -23,9 +23,12 @@ from dashboard.feedback import describe
 from dashboard.services import get_services
 from dashboard.settings import env_name
 from dashboard.state import ShellState, parse_search
-from queries import inspect, shardplan, shardtext, validation
-from queries.kpis import hit_totals
-from queries.recent import recent_hits
+from queries import validation
+from queries.events.recent import recent_hits
+from queries.sharding import plan as shardplan
+from queries.sharding import text as shardtext
+from queries.stats.kpis import hit_totals
+from queries.store import inspect
 
 dash.register_page(__name__, path="/data", name="Data", title="hitboard · data", order=10)
 

@@ -19,8 +19,8 @@ from dashboard.feedback import describe
 from dashboard.loadgen.control import Config, GeneratorStatus, get_generator
 from dashboard.loadgen.history import plan_backfill
 from dashboard.loadgen.model import MAX_PAGES, MAX_SITES
-from queries.backfill import MAX_DAYS
 from queries.errors import InvalidRangeError
+from queries.stats.backfill import MAX_DAYS
 
 dash.register_page(__name__, path="/loadgen", name="Load generator",
                    title="hitboard · load generator", order=20)

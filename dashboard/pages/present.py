@@ -37,7 +37,7 @@ from dashboard.state import ShellState, from_kwargs, parse_search
 from queries import validation
 from queries.annotations import annotations_between
 from queries.dimensions.reads import active_visitors
-from queries.presenter import minute_counts, ticker, today_vs_yesterday
+from queries.stats.presenter import minute_counts, ticker, today_vs_yesterday
 
 dash.register_page(__name__, path="/present", name="Present", title="hitboard · present",
                    order=90)

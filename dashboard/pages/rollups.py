@@ -27,8 +27,9 @@ from dashboard.feedback import describe
 from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services
 from dashboard.state import ShellState, parse_search
-from queries import rollup_checks, rollup_reads
-from queries.rollup_reads import UTC_NAMES
+from queries.rollups import checks as rollup_checks
+from queries.rollups import reads as rollup_reads
+from queries.rollups.reads import UTC_NAMES
 
 dash.register_page(__name__, path="/rollups", name="Rollups", title="hitboard · rollups",
                    order=5)

@@ -90,6 +90,6 @@ def _classify(site, path, query, status, referrer_url, agent, address, vhost, co
 
 
 def from_record(site: str, record) -> Dimensions:
-    """The dimensions of a parsed log line (``queries.logformat.LogRecord``)."""
+    """The dimensions of a parsed log line (``queries.ingest.logformat.LogRecord``)."""
     return _classify(site, record.path, record.query, record.status, record.referrer,
                      record.user_agent, record.host, record.vhost, None, None)

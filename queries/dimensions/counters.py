@@ -40,9 +40,10 @@ from operator import itemgetter
 from pymongo import UpdateOne
 from pymongo.errors import PyMongoError
 
-from .. import schema, validation
+from .. import validation
 from ..errors import RecorderOverloadedError
-from ..recorder import HitRecorder, _Doc
+from ..stats import schema
+from ..stats.recorder import HitRecorder, _Doc
 from . import sketches
 from .classify import BOT, Dimensions
 from .encoding import OTHER, cap, escape

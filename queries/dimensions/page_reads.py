@@ -11,7 +11,7 @@ from collections import Counter
 
 import pandas as pd
 
-from .. import schema
+from ..stats import schema
 from .classify import classify, is_bot_agent
 
 

@@ -16,7 +16,7 @@ from collections import Counter
 import pandas as pd
 
 from .. import validation
-from ..series import bucket_edges
+from ..stats.series import bucket_edges
 from . import sketches
 from .classify import BOT
 from .counters import DAILY, HOURLY, MONTHLY

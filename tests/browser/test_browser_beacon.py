@@ -17,7 +17,7 @@ from dashkit import dashboard_app, free_port
 
 import queries
 from dashboard.services import get_services
-from queries import schema
+from queries.stats import schema
 
 pytestmark = pytest.mark.browser
 WAYS = ("/beacon-string", "/beacon-blob", "/fetch-json", "/fetch-keepalive", "/img")

@@ -8,7 +8,7 @@ import pytest
 from dashkit import dashboard_app
 
 import queries
-from queries import schema
+from queries.stats import schema
 
 pytestmark = pytest.mark.browser
 

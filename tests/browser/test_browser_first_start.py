@@ -9,7 +9,7 @@ from dashkit import dashboard_app, free_port, seed
 
 import queries
 from dashboard.rollup_job import rollup_job
-from queries.events import EventWriter
+from queries.events.collection import EventWriter
 
 EVENTS = 100_000
 

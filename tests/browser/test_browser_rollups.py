@@ -8,7 +8,7 @@ import pytest
 from dashkit import dashboard_app, free_port
 
 import queries
-from queries.events import EventWriter
+from queries.events.collection import EventWriter
 
 pytestmark = pytest.mark.browser
 DAY = dt.datetime(2026, 1, 5, tzinfo=dt.UTC)   # a Monday
@@ -56,8 +56,8 @@ def backfilled(tmp_path):
     """A demo-like store: 10 days of backfilled history, rolled up once, then +5 planted
     on one hour of one page's daily document."""
     from dashboard.loadgen import TrafficModel, backfill_history
-    from queries import schema
-    from queries.rollups import run_rollups
+    from queries.rollups.build import run_rollups
+    from queries.stats import schema
 
     store = str(tmp_path / "store")
     db = queries.connect(store)

@@ -16,9 +16,10 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from . import schema, validation
-from .errors import InvalidRangeError
-from .validation import MAX_MINUTE_SPAN, WHOLE_SITE
+from .. import validation
+from ..errors import InvalidRangeError
+from ..validation import MAX_MINUTE_SPAN, WHOLE_SITE
+from . import schema
 
 GRANULARITIES = ("minute", "hour", "day")
 _MINUTE_NS = 60 * 10**9

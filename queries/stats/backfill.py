@@ -29,9 +29,11 @@ import numpy as np
 from pymongo import InsertOne, UpdateOne
 from pymongo.errors import BulkWriteError
 
-from . import rollups, schema, validation
-from .errors import DUPLICATE_KEY, InvalidRangeError
-from .validation import WHOLE_SITE
+from .. import validation
+from ..errors import DUPLICATE_KEY, InvalidRangeError
+from ..rollups import build as rollups
+from ..validation import WHOLE_SITE
+from . import schema
 
 MINUTES_PER_DAY = 1440
 MAX_DAYS = 400

@@ -21,8 +21,8 @@ from itertools import groupby
 
 import bson
 
-from . import schema
-from .errors import HitboardError
+from ..errors import HitboardError
+from ..stats import schema
 
 DEFAULT_SHARDS = 4
 CHUNKS_PER_SHARD = 4  # the automatic chunk size makes about this many chunks per shard

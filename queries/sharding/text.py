@@ -1,6 +1,6 @@
 """The shard-key advice as words: the simulation's table and its recommendation.
 
-Takes the plan ``queries.shardplan.simulate`` returns; ``hitboard shard-plan`` prints
+Takes the plan ``queries.sharding.plan.simulate`` returns; ``hitboard shard-plan`` prints
 ``plan_lines``, and the Data page lays the same parts out as HTML.
 """
 

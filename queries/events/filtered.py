@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from . import schema, validation
-from .dimensions.classify import BOT, classify
-from .dimensions.reads import dimension
+from .. import validation
+from ..dimensions.classify import BOT, classify
+from ..dimensions.reads import dimension
+from ..stats import schema
 
 PAGE = "page"  # the event's path: a panel of its own beside the dimensions
 COLUMNS = ["value", "hits", "visitors"]

@@ -7,12 +7,12 @@ One document in ``checkpoints`` per log path (and host)::
      position: {device, inode, head, epoch, offset, line},      # everything before: done
      ranges: [{device, inode, path, head, epoch, from, to, line, lines}]}   # in flight
 
-Every flush of a batch of lines takes four steps, see ``queries.ingest._flush``:
+Every flush of a batch of lines takes four steps, see ``queries.ingest.run._flush``:
 
 (a) ``begin``: ``seq + 1`` and the byte ranges of the batch are saved, ``state:
     "flushing"`` (a write-ahead intent);
 (b) the batch's events are inserted, each with an ``_id`` naming the writer, the epoch
-    and the line's byte offset (:func:`queries.events.event_id`);
+    and the line's byte offset (:func:`queries.events.collection.event_id`);
 (c) its hits are flushed by a HitRecorder whose guard id is ``writer``, numbered ``seq``;
 (d) ``commit``: ``position`` moves to the end of the ranges and ``state`` becomes
     "done", in one write.
@@ -43,11 +43,11 @@ import uuid
 
 from pymongo import ReturnDocument
 
-from . import schema
-from .dimensions import DimensionRecorder
-from .errors import HitboardError
-from .events import event_id, stream_key
-from .recorder import HitRecorder
+from ..dimensions import DimensionRecorder
+from ..errors import HitboardError
+from ..events.collection import event_id, stream_key
+from ..stats import schema
+from ..stats.recorder import HitRecorder
 from .tail import FileId
 
 # Lines per flush of hits: each flush rewrites every (page, day) document the batch

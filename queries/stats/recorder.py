@@ -39,9 +39,10 @@ from dataclasses import dataclass, field
 from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
 
-from . import exithooks, schema, validation
-from .errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
-from .status import as_dict
+from .. import validation
+from ..errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
+from ..status import as_dict
+from . import exithooks, schema
 from .writes import preallocate, targets
 
 log = logging.getLogger(__name__)

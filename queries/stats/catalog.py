@@ -6,10 +6,11 @@ import datetime as dt
 
 import pandas as pd
 
-from . import schema, validation
+from .. import validation
+from ..validation import WHOLE_SITE
+from . import schema
 from .series import bucket_edges, fetch_counts
 from .sites import synthetic_sites
-from .validation import WHOLE_SITE
 
 
 def list_sites(db, include_synthetic: bool = True) -> list[str]:

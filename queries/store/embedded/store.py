@@ -28,7 +28,7 @@ from pathlib import Path
 import bson
 from pymongo.errors import InvalidOperation, OperationFailure
 
-from ..errors import StoreReadOnlyError
+from ...errors import StoreReadOnlyError
 from . import keys
 from .documents import decode, key_values
 from .planner import column_name, quote

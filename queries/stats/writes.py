@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from . import schema, validation
-from .validation import WHOLE_SITE
+from .. import validation
+from ..validation import WHOLE_SITE
+from . import schema
 
 
 def targets(page: str) -> tuple[str, ...]:

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from . import schema, validation
-from .errors import InvalidRangeError, InvalidTimeZoneError
-from .rollups import CLASSES, checkpoint, floor, next_start
-from .series import normalise_pages
-from .validation import WHOLE_SITE
+from .. import validation
+from ..errors import InvalidRangeError, InvalidTimeZoneError
+from ..stats import schema
+from ..stats.series import normalise_pages
+from ..validation import WHOLE_SITE
+from .build import CLASSES, checkpoint, floor, next_start
 
 LEVELS = {"hour": "hourly", "day": "daily", "week": "weekly", "month": "monthly",
           "year": "yearly"}

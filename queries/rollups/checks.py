@@ -22,10 +22,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from . import schema, validation
-from .rollup_reads import level_name, level_of, rollup_series, rollup_span
-from .rollups import EPOCH, SETTLE, checkpoint, floor, next_start
-from .series import normalise_pages
+from .. import validation
+from ..stats import schema
+from ..stats.series import normalise_pages
+from .build import EPOCH, SETTLE, checkpoint, floor, next_start
+from .reads import level_name, level_of, rollup_series, rollup_span
 
 MAX_BREACHES = 50
 

@@ -18,7 +18,7 @@ import bson
 from bson import ObjectId
 from pymongo.errors import DuplicateKeyError, OperationFailure, WriteError
 
-from ..errors import DUPLICATE_KEY
+from ...errors import DUPLICATE_KEY
 from . import keys, matcher, pipeline, planner, splice, updater
 from .keys import CODEC
 from .planner import ID_COLUMN, column_name, quote

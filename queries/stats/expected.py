@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import schema, validation
+from .. import validation
+from ..validation import WHOLE_SITE
+from . import schema
 from .series import bucket_edges, series
-from .validation import WHOLE_SITE
 
 WEEKS = 8
 MIN_WEEKS = 4

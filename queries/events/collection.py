@@ -29,8 +29,8 @@ from pymongo import ASCENDING, DESCENDING
 from pymongo.errors import BulkWriteError, PyMongoError
 from pymongo.write_concern import WriteConcern
 
-from . import schema
-from .errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
+from ..errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
+from ..stats import schema
 
 INGESTED_INDEX = "ingested"
 OLD_TTL_INDEX = "ingested_ttl"
@@ -80,7 +80,7 @@ def expire(db, retention: int, rolled_up_until: dt.datetime,
 
 
 def event_document(record, site: str) -> dict:
-    """An event from a parsed log line (a :class:`~queries.logformat.LogRecord`);
+    """An event from a parsed log line (a :class:`~queries.ingest.logformat.LogRecord`);
     ``ingested`` is set when the batch is written."""
     return {
         "time": record.time, "site": site, "host": record.host, "method": record.method,

@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import validation
+from .. import validation
 from .series import series
 
 MINUTE = dt.timedelta(minutes=1)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from . import validation
-from .dimensions.geo import UNKNOWN, country
-from .dimensions.referrer import own_hosts, referrer_host
-from .recent import recent_hits
+from .. import validation
+from ..dimensions.geo import UNKNOWN, country
+from ..dimensions.referrer import own_hosts, referrer_host
+from ..events.recent import recent_hits
 from .series import series
 
 MINUTE = dt.timedelta(minutes=1)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from . import schema, validation
+from .. import validation
+from . import schema
 
 STATE_ID = "loadgen"
 

@@ -14,7 +14,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from ..errors import StoreLockedError
+from ...errors import StoreLockedError
 from . import journal
 
 ARCHIVE = "format-0"

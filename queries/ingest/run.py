@@ -11,7 +11,7 @@ second write of them a no-op, so they need no intent. A
 restart completes an interrupted flush by re-reading exactly those bytes and writing them
 again under the same number and ids, which the guard and the ids make a no-op wherever
 they were already applied; then it reads on from the saved position. The argument is in
-``queries.ingest_session``. Nothing outside a batch is ever written: the recorder starts
+``queries.ingest.session``. Nothing outside a batch is ever written: the recorder starts
 no batch of its own, and lines read after the last flush are simply read again.
 """
 
@@ -24,12 +24,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import validation
-from .dimensions.classify import from_record
-from .errors import HitboardError, InvalidPageError, InvalidSiteError
-from .events import EventTotals, EventWriter, event_document
-from .ingest_session import BATCH_LINES, EVENT_CHUNK, LogSession
+from .. import validation
+from ..dimensions.classify import from_record
+from ..errors import HitboardError, InvalidPageError, InvalidSiteError
+from ..events.collection import EventTotals, EventWriter, event_document
 from .logformat import LineParser, LogRecord
+from .session import BATCH_LINES, EVENT_CHUNK, LogSession
 from .tail import Follower, file_id, find_file, head_digest, read_range
 
 FOLLOW_BATCH_LINES = 2_000

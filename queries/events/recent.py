@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 
 from pymongo import DESCENDING
 
-from . import schema, validation
-from .errors import HitboardError
-from .events import INDEXES as EVENT_INDEXES
-from .validation import WHOLE_SITE
+from .. import validation
+from ..errors import HitboardError
+from ..stats import schema
+from ..validation import WHOLE_SITE
+from .collection import INDEXES as EVENT_INDEXES
 
 MAX_N = 1000  # what the live page may ask for; the bench calls the strategies directly
 # The events indexes the feed reads: pages' events newest first; the whole site's.

@@ -12,8 +12,9 @@ from collections.abc import Iterable
 
 from pymongo.errors import DuplicateKeyError
 
-from . import schema, validation
-from .errors import InvalidSiteError
+from .. import validation
+from ..errors import InvalidSiteError
+from . import schema
 
 DEMO_CLAIM = "demo-backfill"
 

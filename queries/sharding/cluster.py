@@ -11,9 +11,9 @@ import json
 
 from pymongo.errors import PyMongoError
 
-from . import schema
-from .errors import HitboardError
-from .shardplan import CANDIDATES
+from ..errors import HitboardError
+from ..stats import schema
+from .plan import CANDIDATES
 
 # Keys an operator may apply: time alone is simulated only, never offered (every write
 # of a day would go to the one shard holding the newest chunk).

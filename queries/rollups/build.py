@@ -41,9 +41,11 @@ from dataclasses import dataclass, field
 from pymongo import ASCENDING, InsertOne, ReplaceOne
 from pymongo.errors import BulkWriteError
 
-from . import events, schema, validation
-from .errors import DUPLICATE_KEY
-from .validation import WHOLE_SITE
+from .. import validation
+from ..errors import DUPLICATE_KEY
+from ..events import collection as events
+from ..stats import schema
+from ..validation import WHOLE_SITE
 
 SETTLE = dt.timedelta(seconds=30)
 # Hours of history written without raw events (``queries.backfill``): per site, page and

@@ -1,0 +1,2 @@
+"""Hierarchical rollups of the events: building them, reading them, and checking them against
+the statistics."""
