@@ -211,16 +211,21 @@ def visitors(db, site: str, start, end, tz="UTC") -> int:
     return sketches.estimate(sketches.load(doc["s"]) for doc in docs)
 
 
+def _series_edges(site: str, start, end, granularity: str, tz: str, what: str):
+    """The checked site, the zone and the bucket edges of an hourly or daily series."""
+    if granularity not in ("hour", "day"):
+        raise validation.InvalidRangeError(f"{what} per hour or per day")
+    site = validation.site(site)
+    start, end = validation.time_range(start, end)
+    zone = validation.timezone(tz)
+    return site, zone, bucket_edges(start, end, granularity, zone)
+
+
 def visitors_series(db, site: str, start, end, granularity: str = "day",
                     tz="UTC") -> pd.DataFrame:
     """Visitors per hour or day of ``tz`` (index ``time``, column ``visitors``); each
     bucket is the union of its own sketches (its UTC day, else its hours)."""
-    if granularity not in ("hour", "day"):
-        raise validation.InvalidRangeError("visitors come per hour or per day")
-    site = validation.site(site)
-    start, end = validation.time_range(start, end)
-    zone = validation.timezone(tz)
-    edges = bucket_edges(start, end, granularity, zone)
+    site, zone, edges = _series_edges(site, start, end, granularity, tz, "visitors come")
     loaded: dict[tuple[str, dt.datetime], list] = {}
     wanted = {"hour": set(), "day": set()}
     for a, b in zip(edges, edges[1:], strict=False):
@@ -256,12 +261,8 @@ def filtered_series(db, site: str, by: str, value: str, start, end,
     referrer = news.example), from the counters alone: index ``time``, column ``hits``;
     bots left out if ``humans`` (``attrs["unsplit"]``: old bot hits that could not be)."""
     dim = dimension(by)
-    if granularity not in ("hour", "day"):
-        raise validation.InvalidRangeError("a filtered series comes per hour or per day")
-    site = validation.site(site)
-    start, end = validation.time_range(start, end)
-    zone = validation.timezone(tz)
-    edges = bucket_edges(start, end, granularity, zone)
+    site, zone, edges = _series_edges(site, start, end, granularity, tz,
+                                     "a filtered series comes")
     name = escape(str(value))
     fields = _projection(f"v.{dim}.{name}", "metadata.date",
                          *((f"b.{dim}.{name}", "v.bot", "bh") if humans else ()))
