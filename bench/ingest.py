@@ -19,6 +19,7 @@ import time
 
 import queries
 from queries.stats import schema
+from queries.status import as_dict
 
 DAY = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
 SITES = ("site-1", "site-2")
@@ -67,7 +68,7 @@ def run_recorder(hits, directory):
         recorder.record(site, page, ts)
     recorder.close()  # the final flush is part of the cost
     elapsed = time.perf_counter() - started
-    stats = recorder.stats()
+    stats = as_dict(recorder.status())
     assert stats["hits_written"] == len(hits) and stats["pending_hits"] == 0, stats
     return db, elapsed, stats["db_operations"], stats["round_trips"], stats["flushes"]
 

@@ -28,6 +28,7 @@ import queries  # noqa: E402
 from dashboard.loadgen import LoadRunner, TrafficModel, backfill_history  # noqa: E402
 from dashboard.loadgen.events import EventFeed  # noqa: E402
 from queries.events.collection import EventWriter  # noqa: E402
+from queries.status import as_dict  # noqa: E402
 
 RATES = (100, 1_000, 10_000, 20_000)
 SEARCH_LIMIT = 1_280_000
@@ -55,7 +56,7 @@ def run(model: TrafficModel, rate: float, seconds: float, events: bool) -> dict:
         if writer is not None:
             writer.close()
         flush = time.perf_counter() - started - elapsed
-        stats = recorder.stats()
+        stats = as_dict(recorder.status())
         db.client.close()
     events_ok = writer is None or (writer.totals.written == runner.hits_sent
                                    and not writer.totals.failed)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import flask
 
 import queries
+from queries.status import as_dict
 
 from .services import Services
 
@@ -18,7 +19,7 @@ def register_health(server: flask.Flask, services: Services) -> None:
         body = {
             "backend": "embedded" if queries.is_embedded(services.db) else "mongodb",
             "readonly": services.settings.readonly,
-            "recorder": services.recorder.stats() if services.recorder else None,
+            "recorder": as_dict(services.recorder.status()) if services.recorder else None,
             "cache": {"hits": services.cache.hits, "misses": services.cache.misses},
         }
         try:

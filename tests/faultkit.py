@@ -56,7 +56,7 @@ def expected(sent: Counter) -> Counter:
 def drain(recorder, timeout: float = WAIT) -> None:
     """Flush until nothing is pending (the server may still be coming back)."""
     deadline = time.monotonic() + timeout
-    while recorder.stats()["pending_hits"]:
+    while recorder.status().pending_hits:
         try:
             recorder.flush()
         except PyMongoError:

@@ -22,6 +22,7 @@ from faultkit import WAIT, FaultyProxy, connect, counted, drain, expected, start
 from pymongo.errors import PyMongoError
 
 import queries
+from queries.status import as_dict
 
 DAY = dt.datetime(2026, 3, 14, 15, 9, tzinfo=dt.UTC)
 PAGES = ("/", "/pricing", "/docs/a.b")
@@ -87,22 +88,22 @@ def test_server_killed_while_recording_then_restarted_counts_every_hit_once(serv
     recorder = queries.HitRecorder(db, flush_interval=0.05, max_backoff=0.8,
                                    preallocate_next_day=False)
     traffic = Traffic(recorder, "kill").start()
-    wait_for(lambda: recorder.stats()["hits_written"] > 100, "hits written before the kill")
+    wait_for(lambda: recorder.status().hits_written > 100, "hits written before the kill")
 
     server.kill()
-    wait_for(lambda: recorder.stats()["failures"] >= 1, "the first failed flush")
-    failures = recorder.stats()["failures"]
+    wait_for(lambda: recorder.status().failures >= 1, "the first failed flush")
+    failures = recorder.status().failures
     time.sleep(2.4)
-    retries_while_down = recorder.stats()["failures"] - failures
-    held = recorder.stats()["pending_hits"]
+    retries_while_down = recorder.status().failures - failures
+    held = recorder.status().pending_hits
 
     server.start()
-    flushes = recorder.stats()["flushes"]
-    wait_for(lambda: recorder.stats()["flushes"] >= flushes + 3, "flushes after the restart")
+    flushes = recorder.status().flushes
+    wait_for(lambda: recorder.status().flushes >= flushes + 3, "flushes after the restart")
     sent = traffic.stop()
     recorder.close()
 
-    stats = recorder.stats()
+    stats = as_dict(recorder.status())
     # Kept the increments while the server was down, retried them, and reported it.
     assert held > 0
     assert retries_while_down >= 1
@@ -135,12 +136,12 @@ def test_reply_lost_after_the_update_was_applied_is_not_counted_twice(server, pr
     daily, monthly = counted(direct, "lost")
     # The cut update was applied on the server although the client saw an error.
     assert 300 in (daily["*"], monthly["*"])
-    assert recorder.stats()["pending_hits"] == 300
-    assert recorder.stats()["hits_written"] == 0
+    assert recorder.status().pending_hits == 300
+    assert recorder.status().hits_written == 0
 
     recorder.flush()
     recorder.close()
-    assert recorder.stats()["hits_written"] == 300
+    assert recorder.status().hits_written == 300
     daily, monthly = counted(direct, "lost")
     assert daily == monthly == expected(sent)
     db.client.close()
@@ -162,7 +163,7 @@ def test_slow_server_slows_callers_and_bounds_memory_then_refuses(server, proxy)
 
     def sample() -> None:
         while not sampling.is_set():
-            peaks[phase] = max(peaks[phase], recorder.stats()["pending_documents"])
+            peaks[phase] = max(peaks[phase], recorder.status().pending_documents)
             time.sleep(0.001)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -171,7 +172,7 @@ def test_slow_server_slows_callers_and_bounds_memory_then_refuses(server, proxy)
     # Slow but answering: callers wait for flushes (backpressure); nothing is refused.
     proxy.latency = 0.05
     slow = Traffic(recorder, "slow", pages=(), threads=threads, pause=0).start()
-    wait_for(lambda: recorder.stats()["backpressure_flushes"] >= 5, "backpressure flushes")
+    wait_for(lambda: recorder.status().backpressure_flushes >= 5, "backpressure flushes")
     sent = slow.stop()
     assert slow.refusals == []
 
@@ -182,7 +183,7 @@ def test_slow_server_slows_callers_and_bounds_memory_then_refuses(server, proxy)
     stuck = Traffic(recorder, "slow", pages=(), threads=threads, pause=0).start()
     wait_for(lambda: stuck.refusals, "a refused hit")
     sent += stuck.stop()
-    stats = recorder.stats()
+    stats = as_dict(recorder.status())
     assert stats["refused"] >= 1
     assert stats["failures"] >= 1
     assert "hit refused" in str(stuck.refusals[0])
@@ -195,7 +196,7 @@ def test_slow_server_slows_callers_and_bounds_memory_then_refuses(server, proxy)
     recorder.close()
     sampling.set()
     sampler.join(WAIT)
-    assert recorder.stats()["hits_written"] == recorder.stats()["hits_accepted"] == sum(
+    assert recorder.status().hits_written == recorder.status().hits_accepted == sum(
         sent.values())
     daily, monthly = counted(db, "slow")
     assert daily == monthly == expected(sent)
@@ -206,6 +207,8 @@ def test_slow_server_slows_callers_and_bounds_memory_then_refuses(server, proxy)
 SIGTERM_SCRIPT = """
 import datetime as dt, sys, time
 import queries
+from queries.status import as_dict
+from queries.status import as_dict
 recorder = queries.HitRecorder(queries.connect(sys.argv[1]), flush_interval=3600,
                                preallocate_next_day=False)
 for i in range(int(sys.argv[2])):

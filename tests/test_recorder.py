@@ -24,6 +24,7 @@ import queries
 from queries import validation
 from queries.errors import InvalidRangeError, RecorderOverloadedError
 from queries.stats import schema
+from queries.status import as_dict
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 11, 21, 22, 0, tzinfo=UTC)
@@ -84,7 +85,7 @@ def test_eight_threads_recording_concurrently_lose_nothing(db):
     for thread in threads:
         thread.join()
     recorder.close()
-    stats = recorder.stats()
+    stats = as_dict(recorder.status())
     assert stats["hits_accepted"] == stats["hits_written"] == sum(n for *_, n in hits)
     assert stats["flushes"] > 1
     assert counters(db) == expected_counters(hits)
@@ -103,11 +104,11 @@ def test_failed_flush_then_recovery_loses_and_duplicates_nothing(db, faults):
     for _ in range(sum(1 for f in faults if f)):
         with pytest.raises(PyMongoError):
             recorder.flush()
-    assert recorder.stats()["pending_hits"] > 0
+    assert recorder.status().pending_hits > 0
     _record_all(recorder, second)  # new hits wait behind the failed batch
     recorder.flush()
     recorder.close()
-    stats = recorder.stats()
+    stats = as_dict(recorder.status())
     assert stats["failures"] == sum(1 for f in faults if f)
     assert stats["pending_hits"] == 0
     assert stats["hits_written"] == stats["hits_accepted"]
@@ -120,10 +121,10 @@ def test_background_thread_retries_with_backoff_until_written(db):
     recorder = queries.HitRecorder(wrapped, flush_interval=0.01, max_backoff=0.05)
     _record_all(recorder, hits)
     deadline = time.monotonic() + 20
-    while recorder.stats()["pending_hits"] and time.monotonic() < deadline:
+    while recorder.status().pending_hits and time.monotonic() < deadline:
         time.sleep(0.02)
     recorder.close()
-    assert recorder.stats()["failures"] >= 3
+    assert recorder.status().failures >= 3
     assert counters(db) == expected_counters(hits)
 
 
@@ -134,7 +135,7 @@ def test_upsert_lost_to_another_writer_is_sent_again(db):
     with queries.HitRecorder(wrapped, flush_interval=IDLE) as recorder:
         recorder.record("s1", "/a", ts, n=3)
         recorder.flush()
-        assert recorder.stats()["failures"] == 0
+        assert recorder.status().failures == 0
     assert wrapped.bulk_calls == 4  # each collection: lost race, then sent again
     day = db[schema.DAILY].find_one({"_id": schema.daily_id(schema.day_start(ts), "s1", "/a")})
     month = db[schema.MONTHLY].find_one(
@@ -155,8 +156,8 @@ def test_backpressure_refuses_once_bounded_and_keeps_what_it_accepted(db):
         except RecorderOverloadedError as exc:
             assert "hit refused" in str(exc) and "AutoReconnect" in str(exc)
             refused += 1
-        assert recorder.stats()["pending_documents"] <= 3 * 4 + 4
-    stats = recorder.stats()
+        assert recorder.status().pending_documents <= 3 * 4 + 4
+    stats = as_dict(recorder.status())
     assert refused > 250 and stats["refused"] == refused
     # During the backoff, record() does not call the failing database again.
     assert wrapped.bulk_calls == 1
@@ -172,22 +173,22 @@ def test_stats_report_what_happened(db):
     ts = dt.datetime(2026, 11, 21, 10, 5, tzinfo=UTC)
     recorder.record("s1", "/a", ts, n=3)
     recorder.record("s1", "/b", ts)
-    assert recorder.stats()["pending_documents"] == 6  # a, b, * x daily, monthly
+    assert recorder.status().pending_documents == 6  # a, b, * x daily, monthly
     with pytest.raises(PyMongoError):
         recorder.flush()
-    failed = recorder.stats()
+    failed = as_dict(recorder.status())
     assert failed["failures"] == 1 and failed["pending_hits"] == 4
     assert failed["last_error"].startswith("AutoReconnect")
     recorder.flush()  # the failure stopped at stats.daily: 3 + 6 update statements
     recorder.close()
-    assert recorder.stats() == {
+    assert as_dict(recorder.status()) == {
         "hits_accepted": 4, "hits_written": 4, "documents_written": 6, "flushes": 1,
         "db_operations": 9, "round_trips": 3, "failures": 1, "refused": 0,
         "backpressure_flushes": 0, "pending_documents": 0, "pending_hits": 0,
-        "last_flush_latency_s": recorder.stats()["last_flush_latency_s"],
+        "last_flush_latency_s": recorder.status().last_flush_latency_s,
         "last_error": failed["last_error"],
     }
-    assert recorder.stats()["last_flush_latency_s"] > 0
+    assert recorder.status().last_flush_latency_s > 0
 
 
 def test_bad_input_and_closed_recorder_are_refused(db):
@@ -202,7 +203,7 @@ def test_bad_input_and_closed_recorder_are_refused(db):
     recorder.close()
     with pytest.raises(RecorderOverloadedError, match="closed"):
         recorder.record("s1", "/a", T0)
-    assert recorder.stats()["hits_accepted"] == 0
+    assert recorder.status().hits_accepted == 0
 
 
 def test_next_utc_day_is_preallocated_during_the_last_hour(db):
@@ -261,13 +262,13 @@ def test_a_writer_recorder_starts_no_batch_of_its_own_and_numbers_must_grow(db):
     recorder.record("s1", "/a", T0)
     time.sleep(0.1)                                  # its timer fired a few times
     assert recorder.flush() == 0                     # unnumbered: no new batch
-    assert recorder.stats()["pending_hits"] == 1
+    assert recorder.status().pending_hits == 1
     assert recorder.flush(seq=3) == 4
     recorder.record("s1", "/a", T0)
     with pytest.raises(InvalidRangeError, match="must exceed the last one used, 3"):
         recorder.flush(seq=3)
     recorder.close()                                 # leaves the unnumbered hit unwritten
-    assert recorder.stats()["pending_hits"] == 1
+    assert recorder.status().pending_hits == 1
     assert counters(db) == expected_counters([(T0, "s1", "/a", 1)])
 
 

@@ -188,4 +188,4 @@ class LogSession:
         self.recorder.close(timeout=2.0)
         if self.dimensions is not None:
             self.dimensions.close(timeout=2.0)
-        return self.recorder.stats()["pending_hits"]
+        return self.recorder.status().pending_hits

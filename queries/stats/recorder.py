@@ -41,16 +41,13 @@ from pymongo.errors import BulkWriteError, PyMongoError
 
 from .. import validation
 from ..errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
-from ..status import as_dict
 from . import exithooks, schema
-from .writes import preallocate, targets
+from .nextday import MAX_ACTIVE_PAGES, NextDay
+from .writes import targets
 
 log = logging.getLogger(__name__)
 RACE_RETRIES = 5
 RECORD_ATTEMPTS = 3
-PREALLOCATE_FROM_HOUR = 23
-PREALLOCATE_PER_TICK = 50
-MAX_ACTIVE_PAGES = 20_000
 WRITER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # becomes a field name: flushes.<writer>
 
 
@@ -78,7 +75,7 @@ class HitRecorder:
     (backpressure), except while a failed flush waits for its backoff; once twice that
     bound is pending and the database cannot take them, it raises
     :class:`RecorderOverloadedError`, so memory stays bounded and the caller knows the
-    hit was refused. ``stats()["db_operations"]`` counts update statements sent,
+    hit was refused. ``status().db_operations`` counts update statements sent,
     ``round_trips`` the ``bulk_write`` calls carrying them.
     """
 
@@ -105,8 +102,7 @@ class HitRecorder:
         self._failed: _Batch | None = None
         self._retry_at, self._seq, self._writer = 0.0, 0, writer
         self._guard = f"{schema.FLUSHES}.{writer or uuid.uuid4().hex[:12]}"
-        self._active: dict[dt.datetime, set[tuple[str, str]]] = {}
-        self._preallocated: set[tuple[dt.datetime, str, str]] = set()
+        self._tomorrow = NextDay(db, self._lock)
         self._stats = Counter()
         self._last_latency, self._last_error, self._closed = 0.0, "", False
         self._stop = threading.Event()
@@ -186,9 +182,7 @@ class HitRecorder:
         for target in targets(page):
             self._pending_docs.add((schema.DAILY, site, target, year, month, day))
             self._pending_docs.add((schema.MONTHLY, site, target, year, month))
-        active = self._active.setdefault(dt.datetime(year, month, day, tzinfo=dt.UTC), set())
-        if len(active) < MAX_ACTIVE_PAGES:
-            active.add((site, page))
+        self._tomorrow.note(dt.datetime(year, month, day, tzinfo=dt.UTC), site, page)
         return self._pending.setdefault(key, {})
 
     @staticmethod
@@ -357,34 +351,12 @@ class HitRecorder:
                 delay = max(0.0, self._retry_at - time.monotonic())
 
     def _preallocate_tick(self) -> None:
-        """Pre-allocate tomorrow's documents for today's active pages during the last UTC
-        hour, a few per tick. A schedule rather than the use case's per-hit coin toss: the work
-        is bounded, happens once per page, and is testable with an injected clock."""
-        if not self._preallocate:
-            return
-        now = self._clock()
-        if now.hour < PREALLOCATE_FROM_HOUR:
-            return
-        self.preallocate_next_day(now, limit=PREALLOCATE_PER_TICK)
+        if self._preallocate:
+            self._tomorrow.tick(self._clock())
 
     def preallocate_next_day(self, now: dt.datetime, limit: int | None = None) -> int:
-        today = schema.day_start(now)
-        tomorrow = today + dt.timedelta(days=1)
-        with self._lock:
-            todo = [(s, p) for s, p in self._active.get(today, ())
-                    if (tomorrow, s, p) not in self._preallocated]
-            for old in [d for d in self._active if d < today]:
-                del self._active[old]
-        done = 0
-        for site, page in todo[:limit]:
-            try:
-                preallocate(self.db, tomorrow, site, page)
-            except PyMongoError as exc:
-                log.warning("pre-allocation failed: %s", exc)
-                break
-            self._preallocated.add((tomorrow, site, page))
-            done += 1
-        return done
+        """Pre-allocate tomorrow's documents of the pages active on ``now``'s UTC day."""
+        return self._tomorrow.preallocate(now, limit)
 
     # -- reporting and lifecycle ---------------------------------------------------------
     def status(self) -> RecorderStatus:
@@ -402,10 +374,6 @@ class HitRecorder:
                               last_flush_latency_s=self._last_latency,
                               last_error=self._last_error)
 
-    def stats(self) -> dict:
-        """:meth:`status` as a plain dict (``/healthz`` sends it as JSON)."""
-        return as_dict(self.status())
-
     def close(self, timeout: float = 10.0) -> None:
         """Stop the thread and flush, retrying until ``timeout``; hits that still cannot
         be written are reported in the log, never dropped silently."""
@@ -420,7 +388,7 @@ class HitRecorder:
         while not self._try_flush() and time.monotonic() < deadline:
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
-        leftover = self.stats()["pending_hits"]
+        leftover = self.status().pending_hits
         if leftover:
             log.error("%d hits could not be written before close: %s", leftover,
                       self._last_error)
