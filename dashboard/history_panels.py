@@ -71,17 +71,24 @@ def panels_section() -> html.Div:
     ])
 
 
+PANEL_OUTPUTS = {
+    "kpis": Output("history-kpis", "children"),
+    "panels": Output("history-panels", "children"),
+    "chip": Output("history-filter", "children"),
+    "share": Output("history-botshare", "children"),
+    "notes": Output("history-panel-notes", "children"),
+}
+
+
+def _nothing(notes=None) -> dict:
+    """No panels (no site, or a bad URL the page's own alert explains)."""
+    return {"kpis": [], "panels": [], "chip": None, "share": "", "notes": notes}
+
+
 def register_panel_callbacks() -> None:
     """Declare the callbacks; the History page calls this as Dash loads it, so every app
     built gets them (Dash collects callbacks in a global list at app creation)."""
-    callback(
-        Output("history-kpis", "children"),
-        Output("history-panels", "children"),
-        Output("history-filter", "children"),
-        Output("history-botshare", "children"),
-        Output("history-panel-notes", "children"),
-        Input("url", "search"),
-    )(render_panels)
+    callback(output=PANEL_OUTPUTS, inputs=Input("url", "search"))(render_panels)
     callback(
         Output("url", "search", allow_duplicate=True),
         Input("history-bots", "value"),
@@ -103,7 +110,8 @@ def _href(query, **changes) -> str:
 
 
 def render_panels(search):
-    """Panels, KPIs, chip, bot share and notes for the URL's view."""
+    """Panels, KPIs, chip, bot share and notes for the URL's view, keyed as
+    :data:`PANEL_OUTPUTS`."""
     query = parse_search(search)
     shell = ShellState.from_query(query)
     try:
@@ -111,14 +119,14 @@ def render_panels(search):
         site = reads.resolve_site(shell.site)
         known = reads.shared(queries.list_sites, seconds=reads.history_seconds())
         if site is None or site not in known:
-            return [], [], None, "", None
+            return _nothing()
         shown = shown_period(query)
         panels = compute_panels(site, shown, shown.previous(shell.tz), shell.tz, options,
                                 shell.pages, reads.history_seconds())
     except queries.HitboardError:
-        return [], [], None, "", None  # the page's own alert says what is wrong
+        return _nothing()  # the page's own alert says what is wrong
     except Exception as exc:
-        return [], [], None, "", message(describe(exc))
+        return _nothing(message(describe(exc)))
     active_dim, active_value = options.filter or (None, None)
 
     def link(dim):
@@ -136,7 +144,8 @@ def render_panels(search):
     share = f"{panels.bot_share:.0%} bots" + (" (included)" if options.bots else
                                               " (left out)")
     notes = [message(n, "info") for n in panels.notes]
-    return _kpis(panels, humans_only(options)), cards, chip, share, notes or None
+    return {"kpis": _kpis(panels, humans_only(options)), "panels": cards, "chip": chip,
+            "share": share, "notes": notes or None}
 
 
 def _kpis(panels, humans: bool) -> list:

@@ -212,6 +212,11 @@ def pick_time(click, search):
 
 
 def add_note(prefix: str):
+    """The "Add note" callback of a page, returning a dict keyed as :func:`note_outputs`:
+    the status, a patch drawing the note at once, the emptied text box and, on History,
+    the list of notes under the chart."""
+    listed = prefix == "history"
+
     def add(_clicks, when, text, kind, token, search):
         shell = ShellState.from_query(parse_search(search))
         try:
@@ -225,13 +230,22 @@ def add_note(prefix: str):
             note["id"] = notes.add_annotation(get_services().db, site, at, text or "",
                                               kind or "note")
         except HitboardError as exc:  # AdminTokenError included
-            return message(str(exc)), no_update, no_update, *extra
+            refused = {"status": message(str(exc)), "figure": no_update, "text": no_update}
+            return {**refused, "list": no_update} if listed else refused
         note["text"] = notes.check_text(note["text"])
-        done = ("Note added.", _with_note(prefix, note, search), "")
-        return (*done, history_notes(search)) if extra else done
+        done = {"status": "Note added.", "figure": _with_note(prefix, note, search), "text": ""}
+        return {**done, "list": history_notes(search)} if listed else done
 
-    extra = (no_update,) if prefix == "history" else ()
     return add
+
+
+def note_outputs(prefix: str) -> dict:
+    outputs = {"status": Output(f"{prefix}-note-status", "children"),
+               "figure": Output(f"{prefix}-graph", "figure", allow_duplicate=True),
+               "text": Output(f"{prefix}-note-text", "value")}
+    if prefix == "history":
+        outputs["list"] = Output("history-notes", "children", allow_duplicate=True)
+    return outputs
 
 
 def _with_note(prefix: str, note: dict, search):
@@ -261,16 +275,11 @@ def register_note_callbacks(prefix: str) -> None:
     callback(Output(f"{prefix}-note-time", "value"), Output(f"{prefix}-note-box", "open"),
              Input(f"{prefix}-graph", "clickData"), State("url", "search"),
              prevent_initial_call=True)(pick_time)
-    outputs = [Output(f"{prefix}-note-status", "children"),
-               Output(f"{prefix}-graph", "figure", allow_duplicate=True),
-               Output(f"{prefix}-note-text", "value")]
-    if prefix == "history":
-        outputs.append(Output("history-notes", "children", allow_duplicate=True))
-    callback(*outputs,
-             Input(f"{prefix}-note-add", "n_clicks"),
-             State(f"{prefix}-note-time", "value"), State(f"{prefix}-note-text", "value"),
-             State(f"{prefix}-note-kind", "value"), State(f"{prefix}-note-token", "value"),
-             State("url", "search"),
+    callback(output=note_outputs(prefix),
+             inputs=[Input(f"{prefix}-note-add", "n_clicks")],
+             state=[State(f"{prefix}-note-time", "value"), State(f"{prefix}-note-text", "value"),
+                    State(f"{prefix}-note-kind", "value"),
+                    State(f"{prefix}-note-token", "value"), State("url", "search")],
              prevent_initial_call=True)(add_note(prefix))
     if prefix == "history":
         callback(Output("history-notes", "children"), Input("url", "search"))(history_notes)

@@ -51,14 +51,14 @@ def test_history_shows_the_notes_of_its_range_and_of_the_previous_period(app):
 def test_adding_a_note_from_the_page_checks_its_input(app):
     add = notes_view.add_note("history")
     seed(get_services(app.server).db, "s", [(dt.datetime.now(dt.UTC), "/a", 1)])
-    status, *_ = add(1, None, "x", "note", None, "?site=s")
-    assert "click the chart" in str(status.children)
-    status, *_ = add(1, "2026-11-21 10:00", "", "note", None, "?site=s")
-    assert "empty" in str(status.children)
-    status, *_ = add(1, "tomorrow-ish", "x", "note", None, "?site=s")
-    assert "invalid time" in str(status.children)
-    status, _figure, cleared, _listed = add(1, "2026-11-21 10:00", "fine", "deploy", None,
-                                            "?site=s&tz=Europe/Paris")
-    assert status == "Note added." and cleared == ""
+    refused = add(1, None, "x", "note", None, "?site=s")
+    assert "click the chart" in str(refused["status"].children)
+    assert set(refused) == set(notes_view.note_outputs("history"))
+    refused = add(1, "2026-11-21 10:00", "", "note", None, "?site=s")
+    assert "empty" in str(refused["status"].children)
+    refused = add(1, "tomorrow-ish", "x", "note", None, "?site=s")
+    assert "invalid time" in str(refused["status"].children)
+    added = add(1, "2026-11-21 10:00", "fine", "deploy", None, "?site=s&tz=Europe/Paris")
+    assert added["status"] == "Note added." and added["text"] == ""
     stored = notes.list_annotations(get_services(app.server).db, "s")[0]
     assert stored["time"] == dt.datetime(2026, 11, 21, 9, tzinfo=dt.UTC)
