@@ -109,7 +109,7 @@ def _metric(doc: dict, metric: str):
     return doc[metric]
 
 
-@dataclass
+@dataclass(frozen=True)
 class RollupStatus:
     last_run: dt.datetime | None
     read_until: dt.datetime | None
