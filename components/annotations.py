@@ -117,7 +117,9 @@ def add_band(figure: go.Figure, band: pd.DataFrame, weeks: int, index: pd.Dateti
     x = positions(band.index, index, granularity)
     what = "weekday and hour" if granularity != "day" else "weekday"
     what = "weekday and minute" if granularity == "minute" else what
-    name = f"Expected range (10th–90th percentile<br>of the same {what}, previous {weeks} weeks)"
+    # Three short lines: two longer ones ran past a phone's chart, cut off.
+    name = (f"Expected range (10th–90th percentile<br>of the same {what},<br>"
+            f"previous {weeks} weeks)")
     low = go.Scatter(x=x, y=band["low"], mode="lines", line={"width": 0},
                      hoverinfo="skip", showlegend=False, name="expected low")
     high = go.Scatter(x=x, y=band["high"], mode="lines", line={"width": 0}, fill="tonexty",

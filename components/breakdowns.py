@@ -65,8 +65,10 @@ def breakdown_panel(dim: str, title: str, frame: pd.DataFrame,
 
 def not_found_list(frame: pd.DataFrame) -> html.Div:
     """The most requested paths answered 404."""
-    items = [html.Li([html.Span(_text(str(r.path)), className="bd-path", title=str(r.path)),
-                      html.Span(f"{int(r.hits):,}", className="num")])
+    # The count comes first and floats right: the path wraps beside it, so a path that
+    # fills its line never pushes the count into the next item.
+    items = [html.Li([html.Span(f"{int(r.hits):,}", className="num"),
+                      html.Span(_text(str(r.path)), className="bd-path", title=str(r.path))])
              for r in frame.itertuples(index=False)]
     return html.Div(className="bd-notfound", id="history-notfound", children=[
         html.H3("Not found (404)", className="bd-subtitle"),

@@ -132,6 +132,10 @@ def _config(rate, sites, pages, zipf_s, options) -> Config:
                   events="events" in options)
 
 
+def _days(n: int) -> str:
+    return f"{n} day" if n == 1 else f"{n} days"
+
+
 # The generator's settings as the form holds them: what a command and its confirmation read.
 SETTINGS_STATE = tuple(State(f"lg-{name}", "value")
                        for name in ("rate", "sites", "pages", "zipf", "options", "days"))
@@ -196,7 +200,7 @@ def confirm(_backfill, _cancel, _confirm, rate, sites, pages, zipf_s, options, d
         plan = plan_backfill(config.model(), config.rate, int(days))
     except Exception as exc:
         return False, describe(exc)
-    return False, (f"Backfill will add about {plan.hits:,} hits: {plan.days} days and today "
+    return False, (f"Backfill will add about {plan.hits:,} hits: {_days(plan.days)} and today "
                    f"so far, for {len(plan.sites)} site{'s' if len(plan.sites) != 1 else ''} "
                    f"({', '.join(plan.sites)}) of {plan.pages} pages, on top of what they "
                    "already hold. Write it?")
@@ -217,7 +221,7 @@ def refresh(_n, _action):
     elif backfill.running:
         text = f"{backfill.done} of {backfill.total} site-days…"
     elif backfill.total:
-        text = (f"Backfilled {backfill.days} days: {backfill.hits:,} hits in "
+        text = (f"Backfilled {_days(backfill.days)}: {backfill.hits:,} hits in "
                 f"{backfill.seconds:.1f} s")
     else:
         text = ""

@@ -129,9 +129,29 @@ def test_the_expected_band_needs_weeks_of_history(app, dash_duo, days, shown):
     band = [n for n in names if n.startswith("Expected range")]
     if shown:
         assert band == ["Expected range (10th–90th percentile<br>of the same weekday and "
-                        "hour, previous 7 weeks)"]
+                        "hour,<br>previous 7 weeks)"]
         legend = dash_duo.find_element("#history-graph .legend").text
         assert "10th–90th percentile" in legend
     else:
         assert band == []
+    assert dash_duo.get_logs() == []
+
+
+LEGEND_OVERFLOW = """const graph = document.querySelector('#history-graph .main-svg');
+const right = graph.getBoundingClientRect().right;
+return Array.from(document.querySelectorAll('#history-graph .legend text'))
+    .map(t => t.getBoundingClientRect().right - right).filter(d => d > 0).length;"""
+
+
+def test_the_expected_band_legend_fits_a_phone(app, dash_duo):
+    """At 390 px every line of the legend stays inside the chart (the band's second line
+    ran past its right edge, cut off)."""
+    flat_history(get_services(app.server).db, "s", 56, dt.datetime.now(dt.UTC))
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.driver.set_window_size(390, 1000)
+    dash_duo.driver.get(dash_duo.server_url + "/history?site=s&range=7d&tz=UTC&gran=hour")
+    until(lambda: any(n.startswith("Expected range")
+                      for n, _ in traces(dash_duo, "#history-graph")), 10)
+    dash_duo.wait_for_contains_text("#history-graph .legend", "10th–90th percentile")
+    assert dash_duo.driver.execute_script(LEGEND_OVERFLOW) == 0
     assert dash_duo.get_logs() == []

@@ -3,6 +3,7 @@ totals and the KPIs and the URL keeps it (reload, back button); the bot toggle c
 totals by the bot share; every panel renders in light and dark and at 390 px; a bad
 filter in the URL is a message."""
 
+import datetime as dt
 import os
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -10,10 +11,11 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from dash.testing.wait import until
 from dashkit import free_port
-from dimkit import BOTS, NEWS, TOTAL, ingest_sample
+from dimkit import BOTS, CHROME, NEWS, TOTAL, ingest_sample
 
 from dashboard.breakdown_view import PANELS
 from dashboard.services import get_services
+from queries.ingest.run import Ingestor, ingest_file
 
 HUMANS = TOTAL - BOTS
 TRACE_NAME = "return document.querySelector('#history-graph .js-plotly-plot').data[0].name"
@@ -172,4 +174,33 @@ def test_a_hostile_filter_value_is_text(app, seeded, dash_duo):
     dash_duo.wait_for_contains_text("#history-chip", value)
     dash_duo.wait_for_text_to_equal("#history-kpi-hits", "0")
     assert not dash_duo.find_elements("#history-chip img")
+    assert dash_duo.get_logs() == []
+
+
+NUM_INSIDE_ITEM = """const items = document.querySelectorAll('#history-notfound li');
+return Array.from(items).map(li => {
+    const item = li.getBoundingClientRect();
+    const num = li.querySelector('.num').getBoundingClientRect();
+    return num.top >= item.top - 1 && num.bottom <= item.bottom + 1;
+});"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_each_404_count_stays_beside_its_own_path(app, dash_duo, tmp_path, width):
+    """Ten 404 paths of every length around a line's width: each count stays inside its
+    own list item (a count pushed below a path that fills its line ran into the next
+    item's count, "764768")."""
+    when = dt.datetime.combine(dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1),
+                               dt.time(12), dt.UTC)
+    rows = [f'81.0.{n}.{i} - - [{when:%d/%b/%Y:%H:%M:%S +0000}] "GET /{"x" * (30 + n)}-page '
+            f'HTTP/1.1" 404 100 "-" "{CHROME}"'
+            for n in range(10) for i in range(1000 + n)]
+    log = tmp_path / "notfound.log"
+    log.write_text("\n".join(rows) + "\n")
+    ingest_file(Ingestor(get_services(app.server).db, site="s"), log, "s", from_start=True)
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.driver.set_window_size(width, 1000)
+    dash_duo.driver.get(dash_duo.server_url + "/history?site=s&tz=UTC")
+    until(lambda: len(dash_duo.find_elements("#history-notfound li")) == 10, timeout=10)
+    assert dash_duo.driver.execute_script(NUM_INSIDE_ITEM) == [True] * 10
     assert dash_duo.get_logs() == []

@@ -190,3 +190,19 @@ def test_notes_show_on_the_presenter_line_as_text(app, dash_duo):
     label = next(t for t in _script(dash_duo, NOTES) if "deployed" in t)
     assert "&lt;b&gt;" in label or "<b>" not in label
     assert dash_duo.get_logs() == []
+
+
+CUT = """return Array.from(document.querySelectorAll('.present-kpi-value'),
+    e => e.scrollWidth - e.clientWidth).filter(d => d > 0).length;"""
+
+
+def test_kpi_numbers_are_not_cut_on_a_phone(app, dash_duo):
+    """At 390 px each KPI number fits its card (three 64 px numbers side by side were cut
+    at their card's edge: "12,3")."""
+    now = dt.datetime.now(dt.UTC)
+    seed(get_services(app.server).db, "shop", [(now, "/p", 12345)])
+    dash_duo.driver.set_window_size(390, 844)
+    _open(dash_duo, app, "/present?site=shop&tz=UTC")
+    dash_duo.wait_for_contains_text("#present-kpi-minute", "12,345")
+    assert _script(dash_duo, CUT) == 0
+    assert dash_duo.get_logs() == []
