@@ -22,12 +22,15 @@ BACKENDS = ["embedded", "mongodb", "wire"]
 
 @pytest.fixture(scope="session")
 def wire_uri(tmp_path_factory):
-    """The URI of one wire-protocol server (in-memory engine) shared by the session."""
+    """The URI of one wire-protocol server (in-memory engine) shared by the session (by
+    each pytest-xdist worker: every worker starts its own), with the client timeouts of
+    ``wire_server.PATIENT``: the server answers one command at a time, so a heartbeat
+    waits behind a long command."""
     reason = wire_server.unavailable()
     if reason:
         pytest.skip(reason)
     server = wire_server.WireServer(None, tmp_path_factory.mktemp("wire") / "server.log")
-    yield server.start().uri
+    yield server.start().uri + "?" + wire_server.PATIENT
     server.stop()
 
 

@@ -89,3 +89,21 @@ def post_callback(client, outputs: list[str], inputs: dict, state: dict | None =
             "state": props(state or {}), "changedPropIds": list(changed)}
     return client.post("/_dash-update-component", data=json.dumps(body),
                        content_type="application/json")
+
+
+def click(dash_duo, selector: str, timeout: float = 10) -> None:
+    """Click ``selector``, finding it again if a callback re-rendered it between finding
+    and clicking (``StaleElementReferenceException``; likelier on a busy machine)."""
+    import time
+
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            dash_duo.find_element(selector).click()
+            return
+        except StaleElementReferenceException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from dashkit import free_port
 
 import queries
 from queries.rollups.build import run_rollups
@@ -22,21 +22,27 @@ from queries.stats import schema
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 HITBOARD = str(Path(sys.executable).parent / "hitboard")
 BEACON_HITS = 200
+# Ceilings only: every wait ends as soon as its condition holds. Five processes share
+# the machine here (gunicorn and its 2 workers, ingest, rollup) with whatever else runs:
+# at a load average of 8 one step took over 90 s.
+WAIT = 600.0
+REQUEST_TIMEOUT = 120.0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait(predicate, what: str, timeout: float = 90) -> None:
+def _wait(predicate, what: str, timeout: float = WAIT, procs: dict | None = None) -> None:
+    """Poll ``predicate`` until it holds; fail at once if one of ``procs`` has exited
+    (it never will do what is awaited), else after ``timeout``."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while True:
         if predicate():
             return
+        for name, proc in (procs or {}).items():
+            if proc.poll() is not None:
+                raise AssertionError(f"`hitboard {name}` exited ({proc.returncode}) "
+                                     f"while waiting for {what}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
         time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _total(store: str, site: str) -> int:
@@ -50,7 +56,7 @@ def _total(store: str, site: str) -> int:
 
 def _get(url: str) -> int:
     try:
-        with urllib.request.urlopen(url, timeout=5) as response:
+        with urllib.request.urlopen(url, timeout=REQUEST_TIMEOUT) as response:
             return response.status
     except OSError:
         return 0
@@ -64,7 +70,7 @@ def test_serve_ingest_and_rollup_share_one_store(tmp_path):
     first, second = b"".join(lines[:3000]), b"".join(lines[3000:6000])
     log = tmp_path / "access.log"
     log.write_bytes(first)
-    store, port = str(tmp_path / "store"), _free_port()
+    store, port = str(tmp_path / "store"), free_port()
     env = {**os.environ, "HITBOARD_STORE": store, "HITBOARD_ROLLUP_INTERVAL": "1"}
     procs = {
         "serve": subprocess.Popen([HITBOARD, "serve", "--workers", "2", "--port", str(port)],
@@ -76,19 +82,22 @@ def test_serve_ingest_and_rollup_share_one_store(tmp_path):
                                    text=True),
     }
     try:
-        _wait(lambda: _get(f"http://127.0.0.1:{port}/healthz") == 200, "the server")
+        _wait(lambda: _get(f"http://127.0.0.1:{port}/healthz") == 200, "the server",
+              procs=procs)
         for i in range(BEACON_HITS):
             assert _get(f"http://127.0.0.1:{port}/hit?site=beacon&page=/p{i % 5}") == 200
         with log.open("ab") as handle:  # the log grows while everyone writes
             handle.write(second)
-        _wait(lambda: _total(store, "logs") == 6000, "ingest --follow to count 6,000 lines")
-        _wait(lambda: _total(store, "beacon") == BEACON_HITS, "the beacon hits")
-        page = urllib.request.urlopen(f"http://127.0.0.1:{port}/?site=logs", timeout=10)
+        _wait(lambda: _total(store, "logs") == 6000, "ingest --follow to count 6,000 lines",
+              procs=procs)
+        _wait(lambda: _total(store, "beacon") == BEACON_HITS, "the beacon hits", procs=procs)
+        page = urllib.request.urlopen(f"http://127.0.0.1:{port}/?site=logs",
+                                      timeout=REQUEST_TIMEOUT)
         assert page.status == 200
     finally:
         for proc in procs.values():
             proc.send_signal(signal.SIGTERM)
-        errors = {name: proc.communicate(timeout=60)[1] for name, proc in procs.items()}
+        errors = {name: proc.communicate(timeout=WAIT)[1] for name, proc in procs.items()}
     for name, proc in procs.items():
         assert proc.returncode in (0, -signal.SIGTERM, 128 + signal.SIGTERM), (
             name, errors[name][-2000:])

@@ -18,6 +18,15 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "wire-server.py"
 START_TIMEOUT = 60.0
 
+# Client options for tests that do not test timeouts. mongoeco serves every connection
+# from one asyncio loop and runs each command on it to the end, so while one command
+# works (a backfill inserting 3,000 rollup documents in one command takes ~20 s of CPU, a
+# minute on a loaded machine) pymongo's monitor gets no answer to its heartbeat. After
+# connectTimeoutMS (default 20 s) it calls the server lost and cancels the operations in
+# flight (``_OperationCancelled: operation cancelled``), and new operations wait
+# serverSelectionTimeoutMS (default 30 s) for it. Slow is not lost here: wait 10 minutes.
+PATIENT = "connectTimeoutMS=600000&serverSelectionTimeoutMS=600000"
+
 
 def python() -> Path:
     return Path(os.environ.get("HITBOARD_WIRE_PYTHON") or ROOT / ".venv-wire" / "bin" / "python")

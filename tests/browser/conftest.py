@@ -9,7 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from dashkit import dashboard_app
+from dash.testing.application_runners import ThreadedRunner
+from dashkit import dashboard_app, free_port
 from selenium.webdriver.chrome.options import Options
 
 HERE = Path(__file__).parent
@@ -44,6 +45,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
             if reason:
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+class FreePortRunner(ThreadedRunner):
+    """``dash_duo``'s server thread, on a free port unless the test names one (Dash's
+    default counts up from 58050 in every process: two pytest-xdist workers would take
+    the same port), and given time to answer its first request on a busy machine (Dash
+    waits 3 s, then restarts the thread)."""
+
+    def start(self, app, start_timeout=60, **kwargs):
+        kwargs.setdefault("port", free_port())
+        super().start(app, start_timeout=start_timeout, **kwargs)
+
+
+@pytest.fixture
+def dash_thread_server():
+    """Replaces dash[testing]'s fixture of the same name, which ``dash_duo`` uses."""
+    with FreePortRunner() as runner:
+        yield runner
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from dash.testing.wait import until
-from dashkit import free_port
+from dashkit import click, free_port
 from dimkit import BOTS, NEWS, TOTAL, ingest_sample
 
 from dashboard.services import get_services
@@ -36,14 +36,14 @@ def test_active_visitors_and_top_referrers_now(app, dash_duo, tmp_path):
     # The panel is redrawn every refresh: read its row in one script call.
     until(lambda: f"{NEWS:,}" in (dash_duo.driver.execute_script(ROW) or ""), timeout=10)
     until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS:,}", timeout=10)
-    dash_duo.find_element("#live-bots-toggle").click()
+    click(dash_duo, "#live-bots-toggle")
     until(lambda: "bots=1" in dash_duo.driver.current_url, timeout=10)
     dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL:,}")
     until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS + BOTS:,}", timeout=10)
     dash_duo.driver.refresh()
     dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL:,}")
     dash_duo.wait_for_contains_text("#live-bots", "Bots included")
-    dash_duo.find_element("#live-bots-toggle").click()
+    click(dash_duo, "#live-bots-toggle")
     dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL - BOTS:,}")
     until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS:,}", timeout=10)
     shots = os.environ.get("HITBOARD_SCREENSHOTS")
