@@ -153,7 +153,10 @@ def test_slow_server_slows_callers_and_bounds_memory_then_refuses(server, proxy)
     # Pending plus failed documents stay under twice ``limit``: a new (site, page, day)
     # adds at most 4 documents past the check made under the recorder's lock.
     bound = 2 * limit + 4
-    db = connect(proxy.port, socketTimeoutMS=1000, connectTimeoutMS=1000,
+    # Operations time out after 1 s; the monitor's heartbeat (connectTimeoutMS) waits
+    # longer, or on a loaded machine it declares the server lost first and the writes
+    # fail as "operation cancelled" instead of timing out.
+    db = connect(proxy.port, socketTimeoutMS=1000, connectTimeoutMS=10_000,
                  serverSelectionTimeoutMS=1000)
     recorder = queries.HitRecorder(db, flush_interval=0.2, max_pending_docs=limit,
                                    max_backoff=0.4, preallocate_next_day=False)

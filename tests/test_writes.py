@@ -1,4 +1,5 @@
-"""log_hit (the use case's direct writes) and preallocate (zero documents that never grow)."""
+"""log_hit (the use case's direct writes), the recorder's coalesced increments, and
+preallocate (zero documents that never grow)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import datetime as dt
 from reference import counters, expected_counters
 
 import queries
-from queries.stats import schema
+from queries.stats import schema, writes
 
 UTC = dt.UTC
 
@@ -57,3 +58,19 @@ def test_preallocate_never_overwrites_counts(db):
     hits = [(ts, "s1", "/a", 1), (dt.datetime(2026, 11, 22, 0, 1, tzinfo=UTC), "s1", "/a", 1)]
     assert counters(db) == expected_counters(hits)
     assert len(db[schema.DAILY].find_one({"_id": "20261122/s1/a"})["minute"]["23"]) == 60
+
+
+def test_increments_coalesce_minute_counts_into_each_documents_inc():
+    docs = writes.increments({("s", "/a", 2026, 11, 21): {0: 2, 61: 1},
+                              ("s", "/b", 2026, 11, 21): {0: 4}})
+    day = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
+    month = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
+    pages = ("/a", "/b", "*")
+    assert set(docs) == ({(schema.DAILY, schema.daily_id(day, "s", p)) for p in pages}
+                         | {(schema.MONTHLY, schema.monthly_id(month, "s", p)) for p in pages})
+    whole = docs[(schema.DAILY, schema.daily_id(day, "s", "*"))]
+    assert whole.inc == {"minute.0.0": 6, "minute.1.1": 1, "hourly.0": 6, "hourly.1": 1,
+                         "daily": 7}
+    assert whole.metadata == schema.metadata(day, "s", "*")
+    assert docs[(schema.MONTHLY, schema.monthly_id(month, "s", "/a"))].inc == {
+        "monthly": 3, "daily.21": 3}

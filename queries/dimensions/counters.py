@@ -43,7 +43,8 @@ from pymongo.errors import PyMongoError
 from .. import validation
 from ..errors import RecorderOverloadedError
 from ..stats import schema
-from ..stats.recorder import HitRecorder, _Doc
+from ..stats.recorder import HitRecorder
+from ..stats.writes import Increment
 from . import sketches
 from .classify import BOT, Dimensions
 from .encoding import OTHER, cap, escape
@@ -225,7 +226,7 @@ class DimensionRecorder(HitRecorder):
                 inc.update(bot_inc)
             docs.sketches.extend(self._sketch_docs(doc_key[0], meta, pair_sets,
                                                    kept_by_dim))
-            doc = docs[doc_key] = _Doc(doc_key[0], meta, inc)
+            doc = docs[doc_key] = Increment(doc_key[0], meta, inc)
             doc.owner = self._owner          # registered with the counters (see _update)
         return docs
 
@@ -312,7 +313,7 @@ class DimensionRecorder(HitRecorder):
                                                                 by_dim[dim]), "n": self._saves}))
         return out
 
-    def _update(self, seq: int, doc_id: str, doc: _Doc) -> UpdateOne:
+    def _update(self, seq: int, doc_id: str, doc: Increment) -> UpdateOne:
         """The HitRecorder's guarded upsert, also naming the sketch owner of the bucket."""
         return UpdateOne(
             {"_id": doc_id, self._guard: {"$ne": seq}},

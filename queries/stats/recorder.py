@@ -34,7 +34,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
@@ -43,7 +43,7 @@ from .. import validation
 from ..errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
 from . import exithooks, schema
 from .nextday import MAX_ACTIVE_PAGES, NextDay
-from .writes import targets
+from .writes import Increment, increments, targets
 
 log = logging.getLogger(__name__)
 RACE_RETRIES = 5
@@ -52,16 +52,9 @@ WRITER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # becomes a field name: flushes.
 
 
 @dataclass
-class _Doc:
-    collection: str
-    metadata: dict
-    inc: Counter = field(default_factory=Counter)
-
-
-@dataclass
 class _Batch:
     seq: int
-    docs: dict[tuple[str, str], _Doc]
+    docs: dict[tuple[str, str], Increment]
     hits: int
     attempts: int = 0
 
@@ -185,28 +178,9 @@ class HitRecorder:
         self._tomorrow.note(dt.datetime(year, month, day, tzinfo=dt.UTC), site, page)
         return self._pending.setdefault(key, {})
 
-    @staticmethod
-    def _documents(pending: dict[tuple, dict[int, int]]) -> dict[tuple[str, str], _Doc]:
-        """The ``$inc`` of every document touched by the pending minute counts."""
-        docs: dict[tuple[str, str], _Doc] = {}
-
-        def add(collection, doc_id, meta, inc):
-            doc = docs.get((collection, doc_id))
-            if doc is None:
-                doc = docs[(collection, doc_id)] = _Doc(collection, meta)
-            doc.inc.update(inc)
-
-        for (site, page, year, month, day), minutes in pending.items():
-            date = dt.datetime(year, month, day, tzinfo=dt.UTC)
-            first = schema.month_start(date)
-            daily = schema.day_increments(minutes)
-            monthly = schema.monthly_increments(date, daily["daily"])
-            for target in targets(page):
-                add(schema.DAILY, schema.daily_id(date, site, target),
-                    schema.metadata(date, site, target), daily)
-                add(schema.MONTHLY, schema.monthly_id(first, site, target),
-                    schema.metadata(first, site, target), monthly)
-        return docs
+    def _documents(self, pending: dict) -> dict[tuple[str, str], Increment]:
+        """The documents a flush writes (the dimension recorder counts other ones)."""
+        return increments(pending)
 
     def _may_flush_now(self) -> bool:
         """False while a failed flush waits for its backoff: don't hammer a database down."""
@@ -332,7 +306,7 @@ class HitRecorder:
                    self.db[coll].find({"_id": {"$in": ids}, self._guard: seq}, {"_id": 1})}
         return [key for key in keys if key[1] not in applied]
 
-    def _update(self, seq: int, doc_id: str, doc: _Doc) -> UpdateOne:
+    def _update(self, seq: int, doc_id: str, doc: Increment) -> UpdateOne:
         return UpdateOne(
             {"_id": doc_id, self._guard: {"$ne": seq}},
             {"$inc": dict(doc.inc), "$set": {self._guard: seq},

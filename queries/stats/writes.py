@@ -1,9 +1,12 @@
-"""The direct writes of MongoDB's pre-aggregated reports use case: one ``$inc`` upsert
-per document per hit, and pre-allocation."""
+"""The writes of MongoDB's pre-aggregated reports use case: the direct one (one ``$inc``
+upsert per document per hit, the reference), the recorder's coalesced increments, and
+pre-allocation."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
+from dataclasses import dataclass, field
 
 from .. import validation
 from ..validation import WHOLE_SITE
@@ -13,6 +16,39 @@ from . import schema
 def targets(page: str) -> tuple[str, ...]:
     """The pages a hit counts for: itself and the whole site."""
     return (WHOLE_SITE,) if page == WHOLE_SITE else (page, WHOLE_SITE)
+
+
+@dataclass
+class Increment:
+    """One stats document's coalesced ``$inc``, as the recorder writes it in a flush."""
+
+    collection: str
+    metadata: dict
+    inc: Counter = field(default_factory=Counter)
+
+
+def increments(pending: dict[tuple, dict[int, int]]) -> dict[tuple[str, str], Increment]:
+    """The ``$inc`` of every document touched by minute counts ``{(site, page, year,
+    month, day): {minute of the UTC day: hits}}``, keyed by (collection, _id)."""
+    docs: dict[tuple[str, str], Increment] = {}
+
+    def add(collection, doc_id, meta, inc):
+        doc = docs.get((collection, doc_id))
+        if doc is None:
+            doc = docs[(collection, doc_id)] = Increment(collection, meta)
+        doc.inc.update(inc)
+
+    for (site, page, year, month, day), minutes in pending.items():
+        date = dt.datetime(year, month, day, tzinfo=dt.UTC)
+        first = schema.month_start(date)
+        daily = schema.day_increments(minutes)
+        monthly = schema.monthly_increments(date, daily["daily"])
+        for target in targets(page):
+            add(schema.DAILY, schema.daily_id(date, site, target),
+                schema.metadata(date, site, target), daily)
+            add(schema.MONTHLY, schema.monthly_id(first, site, target),
+                schema.metadata(first, site, target), monthly)
+    return docs
 
 
 def log_hit(db, ts: dt.datetime, site: str, page: str) -> None:
