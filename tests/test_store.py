@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 import time
+import weakref
 
 import pytest
 from pymongo import ASCENDING, InsertOne, UpdateOne
@@ -193,17 +194,18 @@ def test_read_only_store_refuses_writes(tmp_path):
 def test_a_reading_threads_connection_closes_when_the_thread_ends(embedded_db):
     """Servers that start a thread per request (werkzeug) must not pile connections up."""
     store = embedded_db.client.store
+    used = []
 
     def read():
         embedded_db.counters.find_one({"_id": "x"})
+        used.append(weakref.ref(store.reader()))
 
-    before = len(store._connections)  # noqa: SLF001 (the store's own bookkeeping)
     for _ in range(20):
         thread = threading.Thread(target=read)
         thread.start()
         thread.join()
     gc.collect()
-    assert len(store._connections) <= before + 1  # noqa: SLF001
+    assert len(used) == 20 and all(ref() is None for ref in used)
 
 
 CLOSE_WHILE_READING = """

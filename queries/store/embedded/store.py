@@ -63,8 +63,8 @@ def open_store(directory: str | os.PathLike, read_only: bool = False) -> Embedde
 
 
 class _Connection(sqlite3.Connection):
-    """sqlite3's connection, weakly referable (the store tracks them without keeping
-    them alive)."""
+    """sqlite3's connection, weakly referable (each keys its catalog cache without
+    keeping it alive)."""
 
 
 @dataclass
@@ -92,10 +92,9 @@ class EmbeddedStore:
         self.write_lock = threading.RLock()
         self._depth = 0
         self._local = threading.local()
-        # Weak: a reading thread's connection closes when the thread ends (servers that
-        # start a thread per request would otherwise pile connections up).
-        self._connections: weakref.WeakSet[_Connection] = weakref.WeakSet()
-        self._connections_lock = threading.Lock()
+        # A reading thread's connection lives in its thread-local slot only, so it closes
+        # when the thread ends (servers that start a thread per request would otherwise
+        # pile connections up).
         self._catalogs: weakref.WeakKeyDictionary[_Connection, tuple[int, dict]] = (
             weakref.WeakKeyDictionary())
         self._owner: int | None = None
@@ -118,8 +117,6 @@ class EmbeddedStore:
         con.execute("PRAGMA synchronous=NORMAL")
         con.execute(f"PRAGMA cache_size=-{cache_kb}")
         con.create_function("hb_ms", 1, keys.ms_of_key, deterministic=True)
-        with self._connections_lock:
-            self._connections.add(con)
         return con
 
     def reader(self) -> sqlite3.Connection:
