@@ -16,7 +16,7 @@ import weakref
 
 import pytest
 from pymongo import ASCENDING, InsertOne, UpdateOne
-from pymongo.errors import BulkWriteError, DuplicateKeyError
+from pymongo.errors import BulkWriteError, DuplicateKeyError, InvalidOperation
 
 import queries
 from queries.errors import StoreReadOnlyError
@@ -277,3 +277,13 @@ def test_bulk_insert_rows_match_single_document_rows(embedded_db):
     coll.insert_many(docs)
     assert coll.count_documents({"t": when}) == 3     # a naive date is UTC
     assert coll.find_one({"n.x": "y"})["a"] == 7
+
+
+def test_writes_after_close_are_refused_like_reads(tmp_path):
+    db = queries.connect(str(tmp_path / "store"))
+    db.counters.insert_one({"_id": "x"})
+    db.client.close()
+    with pytest.raises(InvalidOperation):
+        db.counters.insert_one({"_id": "y"})
+    with pytest.raises(InvalidOperation):
+        db.counters.find_one({"_id": "x"})

@@ -140,6 +140,8 @@ class EmbeddedStore:
             raise StoreReadOnlyError(
                 f"the embedded store {self.directory} is open read-only in this process")
         with self.write_lock:
+            if self.closed:
+                raise InvalidOperation("the embedded store is closed")
             if self._depth:
                 self._depth += 1
                 try:
