@@ -5,7 +5,7 @@ import datetime as dt
 from dashboard.loadgen import LoadRunner, TrafficModel
 from dashboard.loadgen.events import EventFeed
 from queries.events.collection import EventWriter
-from queries.stats.recorder import RecorderStatus
+from queries.stats.writes import RecorderStatus
 
 NOW = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)
 FIELDS = {"time", "site", "host", "method", "path", "query", "status", "bytes", "referrer",

@@ -9,7 +9,7 @@ import queries
 from dashboard.loadgen import LoadRunner, TrafficModel
 from dashboard.loadgen.runner import MAX_STEP_S, SPIKE_FACTOR, SPIKE_SECONDS
 from queries import InvalidRangeError, RecorderOverloadedError
-from queries.stats.recorder import RecorderStatus
+from queries.stats.writes import RecorderStatus
 
 NOON = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)
 

@@ -63,8 +63,11 @@ class _Stop:
 @click.option("--write-concern", type=click.Choice(WRITE_CONCERNS), default=None,
               help="Write concern of event inserts on MongoDB (the embedded store "
               "journals every write). Hit counters always wait for acknowledgement.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes that parse a large log (default: "
+              "$HITBOARD_INGEST_JOBS, else 2 on a machine with 2 cores or more; 1: none).")
 @store_option
-def ingest(files, site, fmt, follow, from_start, no_events, write_concern, store):
+def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs, store):
     """Read Apache/Nginx access logs: one hit per parsed line, plus raw events.
 
     Each line counts once, even if ingest is killed: a file is read on from where the
@@ -74,6 +77,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, store
     """
     default_sites = {os.path.abspath(f): site or ingesting.site_from_filename(f)
                      for f in files}
+    settings = command_settings(store=store, ingest_jobs=jobs)
     db = open_db(store)
     started = time.perf_counter()
     failure = None
@@ -83,7 +87,9 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, store
             if is_embedded(db):
                 db.client.store.bulk_loading()
             ingestor = ingesting.Ingestor(db, site=site, format=fmt, events=not no_events,
-                                          write_concern=write_concern)
+                                          write_concern=write_concern,
+                                          jobs=settings.ingest_jobs, store=settings.store,
+                                          database=db.name)
             with _Stop() as stop:
                 try:
                     if follow:

@@ -104,6 +104,17 @@ def _add(unit: tuple[dict, set], dims: Dimensions, n: int) -> None:
         pairs.add((dims.visitor, values))
 
 
+def add_hit(units: dict, site: str, ts: dt.datetime, dims: Dimensions) -> None:
+    """Count one hit into ``units``, held in a DimensionRecorder's pending format: a
+    tally made apart from any recorder (``queries.ingest.mapper``), merged into one
+    later with ``add_pending``."""
+    key = ("u", site, ts.year, ts.month, ts.day, ts.hour)
+    unit = units.get(key)
+    if unit is None:
+        unit = units[key] = ({}, set())
+    _add(unit, dims, 1)
+
+
 class _PairSketches(dict):
     """(dimension, value) -> the value sketch a visitor with that pair updates in one
     bucket, made on first use: the humans' or the bots' sketch of the value (a visitor
@@ -181,6 +192,17 @@ class DimensionRecorder(HitRecorder):
                                    (DAILY, site, year, month, day), (MONTHLY, site, year, month)))
         unit = self._pending[key] = ({}, set())    # {values: hits}, {(visitor, values)}
         return unit
+
+    @staticmethod
+    def _unit_hits(part: tuple[dict, set]) -> int:
+        return sum(part[0].values())
+
+    @staticmethod
+    def _merge_unit(unit: tuple[dict, set], part: tuple[dict, set]) -> None:
+        counts, pairs = unit
+        for values, n in part[0].items():
+            counts[values] = counts.get(values, 0) + n
+        pairs |= part[1]
 
     # -- flushing ------------------------------------------------------------------------
     def _documents(self, pending: dict) -> _Docs:

@@ -1,18 +1,22 @@
 """Access logs into hitboard: each parsed line is one hit (through a HitRecorder, into the
 pre-aggregated statistics) and, unless disabled, one event.
 
+Lines are mapped chunk by chunk (``mapper``: parsed, classified, their events written)
+into tallies that are merged, in file order, into the log's recorders; a large file's
+chunks are mapped by worker processes (``workers``), a small one's here.
+
 Exactly once, even across a hard kill (SIGKILL, power loss): lines are read in batches
 (``BATCH_LINES``; when following, ``FOLLOW_BATCH_LINES`` or a second's worth) and each
-batch is flushed in four steps: (a) a write-ahead intent naming its byte ranges and flush number,
-(b) its events, under ids derived from file and byte offset, (c) its hits, under the
-recorder's guard with that number, (d) the new position, in the file's checkpoint. Events
-may also leave earlier, every ``EVENT_CHUNK`` lines of a long batch: their ids make a
-second write of them a no-op, so they need no intent. A
-restart completes an interrupted flush by re-reading exactly those bytes and writing them
-again under the same number and ids, which the guard and the ids make a no-op wherever
-they were already applied; then it reads on from the saved position. The argument is in
-``queries.ingest.session``. Nothing outside a batch is ever written: the recorder starts
-no batch of its own, and lines read after the last flush are simply read again.
+batch is flushed in four steps: (a) a write-ahead intent naming its byte ranges and flush
+number, (b) its events, under ids derived from file and byte offset, (c) its hits, under
+the recorder's guard with that number, (d) the new position, in the file's checkpoint.
+(b) happens as each chunk is mapped, before (a) even: an event's id makes a second write
+of it a no-op, so events need no intent. A restart completes an interrupted flush by
+re-reading exactly those bytes and writing them again under the same number and ids,
+which the guard and the ids make a no-op wherever they were already applied; then it
+reads on from the saved position. The argument is in ``queries.ingest.session``.
+Nothing outside a batch is ever written to the counters: the recorders start no batch
+of their own, and lines read after the last flush are simply read again.
 """
 
 from __future__ import annotations
@@ -25,15 +29,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .. import validation
-from ..dimensions.classify import from_record
-from ..errors import HitboardError, InvalidPageError, InvalidSiteError
-from ..events.collection import EventTotals, EventWriter, event_document
-from .logformat import LineParser, LogRecord
-from .session import BATCH_LINES, EVENT_CHUNK, LogSession
+from ..errors import HitboardError, InvalidSiteError
+from ..events.collection import EventTotals, EventWriter
+from .mapper import LineMapper, Tally, split_lines
+from .session import BATCH_LINES, LogSession
 from .tail import Follower, file_id, find_file, head_digest, read_range
+from .workers import WorkerConfig, WorkerPool
 
 FOLLOW_BATCH_LINES = 2_000
-PROGRESS_LINES = 2_000
+# Lines mapped at a time (``queries.ingest.mapper``): one insert of their events, one
+# tally merged; batches are cut into such chunks, so a batch is still BATCH_LINES lines.
+CHUNK_LINES = 50_000
+# A file this large (left to read) is mapped by worker processes when ``jobs`` > 1: below
+# it, starting them (~1 s: imports, the user-agent rules) would cost more than it saves.
+PARALLEL_BYTES = 16 * 2**20
 _SUFFIXES = re.compile(r"(\.(log|txt|gz|\d+))+$")
 
 
@@ -66,64 +75,72 @@ class IngestSummary:
 
 
 class Ingestor:
-    """Parses lines and records them. ``site`` (if given) names every hit's site;
-    otherwise a line's virtual host does, else the ``default_site`` passed with it."""
+    """Maps lines into tallies (see ``mapper``) and merges them into each log's
+    recorders. ``site`` (if given) names every hit's site; otherwise a line's virtual
+    host does, else the ``default_site`` passed with it. ``jobs`` > 1 maps large files in
+    that many worker processes, which connect to ``store`` (``database``) themselves."""
 
     def __init__(self, db, site: str | None = None, format: str = "auto",
                  events: bool = True, write_concern: str | None = None,
-                 dimensions: bool = True):
+                 dimensions: bool = True, jobs: int = 1, store: str | None = None,
+                 database: str | None = None):
         self.db = db
-        self.site = None if site is None else validation.site(site)
-        self.parser = LineParser(format)
-        # At most EVENT_CHUNK events wait (written every EVENT_CHUNK lines and at each
-        # flush), far below max_pending; each chunk is one insert_many (on the embedded
-        # store one transaction: fewer, larger ones rewrite far fewer index pages).
-        self.events = (EventWriter(db, write_concern, keyed=True, batch_size=EVENT_CHUNK)
+        self.mapper = LineMapper(site, format, dimensions)
+        self.events = (EventWriter(db, write_concern, keyed=True, batch_size=CHUNK_LINES)
                        if events else None)
-        self.options = {"site": self.site, "format": format, "events": events}
-        self.summary = IngestSummary(events=self.events.totals if self.events else None)
-        self._valid_sites: dict[str, str | None] = {}
+        self.options = {"site": self.mapper.site, "format": format, "events": events}
+        self.summary = IngestSummary(events=EventTotals() if events else None)
         self._sessions: list[LogSession] = []
         self.dimensions = dimensions
+        if jobs > 1 and store is None:
+            raise HitboardError("worker processes need the store to connect to")
+        self._workers = WorkerConfig(store, database, site, format, events, write_concern,
+                                     dimensions, CHUNK_LINES) if jobs > 1 else None
+        self.jobs = jobs
+        self._pool: WorkerPool | None = None
 
-    def feed(self, raw: bytes, default_site: str, session: LogSession, offset: int) -> None:
-        """One line, which starts at byte ``offset`` of the file ``session`` is reading."""
+    def map_here(self, lines, default_site: str, session: LogSession) -> None:
+        """Map ``(line, offset)`` pairs of ``session``'s file in this process and merge."""
+        self.merge(self.mapper.map(lines, default_site, session.stream(), self.events),
+                   session)
+
+    def merge(self, tally: Tally, session: LogSession) -> None:
+        """A tally's figures into the summary and its hits into ``session``'s recorders;
+        refused (and the run stopped) when some of its events could not be written."""
         summary = self.summary
-        summary.lines += 1
-        record = self.parser.parse(raw.decode("utf-8", "replace"))
-        if not isinstance(record, LogRecord):
-            summary.rejected[str(record)] += 1
-            return
-        site = self._site(self.site or record.vhost or default_site)
-        if site is None:
-            summary.rejected["bad_site"] += 1
-            return
-        try:
-            session.recorder.record(site, record.path, record.time)
-        except InvalidPageError:
-            summary.rejected["bad_target"] += 1
-            return
+        if tally.events is not None:
+            _add_totals(summary.events, tally.events)
+            if tally.events.failed:
+                raise HitboardError(
+                    f"{summary.events.failed:,} events could not be written "
+                    f"({summary.events.errors[-1]}); stopped before counting their hits: "
+                    "run again to resume")
+        session.recorder.add_pending(tally.hits)
         if session.dimensions is not None:
-            session.dimensions.record(site, record.path, record.time, from_record(site, record))
-        summary.parsed += 1
-        summary.hits += 1
-        summary.sites[site] += 1
-        if summary.first is None or record.time < summary.first:
-            summary.first = record.time
-        if summary.last is None or record.time > summary.last:
-            summary.last = record.time
-        if self.events is not None:
-            event = event_document(record, site)
-            event["_id"] = session.event_id(offset, record.time)
-            self.events.add(event)
+            session.dimensions.add_pending(tally.units)
+        summary.lines += tally.lines
+        summary.parsed += tally.parsed
+        summary.hits += tally.parsed
+        summary.rejected.update(tally.rejected)
+        summary.sites.update(tally.sites)
+        if tally.first is not None and (summary.first is None or tally.first < summary.first):
+            summary.first = tally.first
+        if tally.last is not None and (summary.last is None or tally.last > summary.last):
+            summary.last = tally.last
 
-    def _site(self, name: str) -> str | None:
-        if name not in self._valid_sites:
-            try:
-                self._valid_sites[name] = validation.site(name)
-            except InvalidSiteError:
-                self._valid_sites[name] = None
-        return self._valid_sites[name]
+    def mapping(self, size: int):
+        """How to map ``size`` bytes: a function from ``(label, (data, start,
+        default_site, stream))`` tasks to ``(label, tally)`` results, in order."""
+        if self._workers is None or size < PARALLEL_BYTES:
+            return self._map_tasks_here
+        if self._pool is None:
+            self._pool = WorkerPool(self._workers, self.jobs)
+        return self._pool.map
+
+    def _map_tasks_here(self, tasks):
+        for label, (data, start, default_site, stream) in tasks:
+            yield label, self.mapper.map(split_lines(data, start), default_site, stream,
+                                         self.events)
 
     def open(self, path: str, default_site: str, from_start: bool = False) -> LogSession:
         """The checkpoint of ``path``, an interrupted flush completed first."""
@@ -159,10 +176,11 @@ class Ingestor:
                 continue
             session.replaying(span)
             with handle:
-                for line, end in read_range(handle, span["from"], span["to"]):
-                    self.feed(line, default_site, session, end - len(line))
+                self.map_here(((line, end - len(line)) for line, end in
+                               read_range(handle, span["from"], span["to"])),
+                              default_site, session)
             self.summary.recovered += span["lines"]
-        _flush(self, [session])
+        _flush([session])
         if complete:
             self.summary.notes.append(
                 f"{session.path}: completed the flush a stopped run left unfinished "
@@ -175,29 +193,49 @@ class Ingestor:
 
     def close(self) -> None:
         """Release every session still open (``ingest_file`` and ``follow`` release
-        theirs)."""
+        theirs) and stop the worker processes."""
         for session in list(self._sessions):
             self.release(session)
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
 
-def _flush(ingestor: Ingestor, sessions: list[LogSession]) -> None:
-    """The four steps of the module doc, for every session with lines read."""
+def _add_totals(total: EventTotals, part: EventTotals) -> None:
+    total.written += part.written
+    total.unacknowledged += part.unacknowledged
+    total.present += part.present
+    total.failed += part.failed
+    total.errors.extend(part.errors[:max(0, 10 - len(total.errors))])
+
+
+def _flush(sessions: list[LogSession]) -> None:
+    """Steps (a), (c) and (d) of the module doc, for every session with lines read:
+    (b), the events, left with their tallies, before those were merged."""
     sessions = [s for s in sessions if s.ranges]
     for session in sessions:
         session.begin()                                        # (a)
-    _flush_events(ingestor)                                    # (b)
     for session in sessions:
         session.flush_hits()                                   # (c)
     for session in sessions:
         session.commit()                                       # (d)
 
 
-def _flush_events(ingestor: Ingestor) -> None:
-    events = ingestor.events
-    if events is not None and events.flush():
-        raise HitboardError(
-            f"{events.totals.failed:,} events could not be written ({events.totals.errors[-1]});"
-            " stopped before counting their hits: run again to resume")
+def _chunks(handle, start: int, size: int, default_site: str, stream: int):
+    """The lines of bytes ``[start, size)`` as mapping tasks of at most CHUNK_LINES
+    lines, cut at every BATCH_LINES lines from ``start``; each labelled with the offset
+    after its last line."""
+    lines: list[bytes] = []
+    chunk_start = end = start
+    batch_left = BATCH_LINES
+    for line, end in read_range(handle, start, size):
+        lines.append(line)
+        if len(lines) == min(CHUNK_LINES, batch_left):
+            batch_left = batch_left - len(lines) or BATCH_LINES
+            yield end, (b"".join(lines), chunk_start, default_site, stream)
+            lines, chunk_start = [], end
+    if lines:
+        yield end, (b"".join(lines), chunk_start, default_site, stream)
 
 
 def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
@@ -212,24 +250,22 @@ def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
             start = session.start(file_id(session.path, stat), head_digest(handle),
                                   stat.st_size, from_start)
             _note_start(ingestor.summary, session, start, stat.st_size)
-            done = end = start
-            count = 0
-            for count, (line, end) in enumerate(read_range(handle, start, stat.st_size), 1):
-                ingestor.feed(line, default_site, session, end - len(line))
-                if count % BATCH_LINES == 0:
-                    session.consumed(end, BATCH_LINES)
-                    _flush(ingestor, [session])
-                elif count % EVENT_CHUNK == 0:
-                    _flush_events(ingestor)
-                if count % PROGRESS_LINES == 0:
-                    if progress is not None:
-                        progress(end - done)
-                        done = end
-                    if stop is not None and stop():
-                        break
-            if end != session.offset:
-                session.consumed(end, count % BATCH_LINES)
-            _flush(ingestor, [session])
+            mapping = ingestor.mapping(stat.st_size - start)
+            done, unflushed = start, 0
+            for end, tally in mapping(_chunks(handle, start, stat.st_size, default_site,
+                                              session.stream())):
+                ingestor.merge(tally, session)
+                session.consumed(end, tally.lines)
+                unflushed += tally.lines
+                if unflushed >= BATCH_LINES:
+                    _flush([session])
+                    unflushed = 0
+                if progress is not None:
+                    progress(end - done)
+                    done = end
+                if stop is not None and stop():
+                    break
+            _flush([session])
         if progress is not None:
             progress(stat.st_size - done)
     finally:
@@ -277,7 +313,7 @@ def follow(ingestor: Ingestor, paths: list[str], default_sites: dict[str, str], 
 def _follow(ingestor, sessions, followers, default_sites, stop, poll, flush_every,
             on_flush) -> None:
     def flush():
-        _flush(ingestor, sessions)
+        _flush(sessions)
         if on_flush is not None:
             on_flush()
 
@@ -290,10 +326,9 @@ def _follow(ingestor, sessions, followers, default_sites, stop, poll, flush_ever
                 continue
             offset = follower.offset - sum(map(len, lines))
             session.reading(follower.id, offset, follower.head)
-            for line in lines:
-                ingestor.feed(line, default_sites[session.path], session, offset)
-                offset += len(line)
-            session.consumed(offset, len(lines))
+            ingestor.map_here(split_lines(b"".join(lines), offset),
+                              default_sites[session.path], session)
+            session.consumed(follower.offset, len(lines))
             got += len(lines)
             unflushed += len(lines)
             if unflushed >= FOLLOW_BATCH_LINES:   # keeps a batch under BATCH_LINES

@@ -45,17 +45,17 @@ from pymongo import ReturnDocument
 
 from ..dimensions import DimensionRecorder
 from ..errors import HitboardError
-from ..events.collection import event_id, stream_key
+from ..events.collection import stream_key
 from ..stats import schema
 from ..stats.recorder import HitRecorder
+from ..store.connection import atomic
 from .tail import FileId
 
 # Lines per flush of hits: each flush rewrites every (page, day) document the batch
 # touched, so fewer, larger batches write far fewer documents; a crash re-reads at most
-# one batch. Events leave in chunks of EVENT_CHUNK lines meanwhile (their ids make them
-# idempotent, so they need no intent).
+# one batch. Events leave chunk by chunk meanwhile (their ids make them idempotent, so
+# they need no intent).
 BATCH_LINES = 100_000
-EVENT_CHUNK = 50_000
 # A line touches at most 4 documents (page and "*", daily and monthly): a batch never
 # reaches the bound where the recorder would flush on its own.
 RECORDER_BOUND = 4 * BATCH_LINES
@@ -136,11 +136,13 @@ class LogSession:
                                 "line": self.line, "lines": lines})
         self.offset, self.line = end, self.line + lines
 
-    def event_id(self, offset: int, time: dt.datetime):
+    def stream(self) -> int:
+        """The key of this pass over the file, which its events' ids carry
+        (:func:`queries.events.collection.event_id`)."""
         epoch = self.file["epoch"]
         if self._stream[0] != epoch:
             self._stream = (epoch, stream_key(f"{self.writer}:{epoch}"))
-        return event_id(self._stream[1], offset, time)
+        return self._stream[1]
 
     def _new_epoch(self, fid: FileId, head: str, start: int) -> None:
         self.epochs += 1
@@ -160,10 +162,14 @@ class LogSession:
         self._intent_saved = True
 
     def flush_hits(self) -> None:
-        """(c): the batch's hits and dimensions, under number ``seq``."""
-        self.recorder.flush(seq=self.seq)
-        if self.dimensions is not None:
-            self.dimensions.flush(seq=self.seq)
+        """(c): the batch's hits and dimensions, under number ``seq``, in one turn of
+        the embedded store's write lock (worker processes write events meanwhile). A
+        failure rolls all of it back, which the guards make safe: the recorders re-send
+        what they hold, and a replay of the batch what they do not."""
+        with atomic(self.db):
+            self.recorder.flush(seq=self.seq)
+            if self.dimensions is not None:
+                self.dimensions.flush(seq=self.seq)
 
     def commit(self) -> None:
         """(d): everything up to the end of the ranges is written."""

@@ -43,7 +43,7 @@ from .. import validation
 from ..errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
 from . import exithooks, schema
 from .nextday import MAX_ACTIVE_PAGES, NextDay
-from .writes import Increment, increments, targets
+from .writes import Increment, RecorderStatus, increments, targets
 
 log = logging.getLogger(__name__)
 RACE_RETRIES = 5
@@ -130,6 +130,25 @@ class HitRecorder:
             minutes[minute] = minutes.get(minute, 0) + n
 
         self._admit(key, n, add)
+
+    def add_pending(self, pending: dict) -> None:
+        """Count hits tallied apart from this recorder, held in its pending format
+        (``queries.ingest.mapper``: the ingest's lines are parsed in worker processes),
+        unit by unit, with ``record``'s bounds."""
+        if self._closed:
+            raise RecorderOverloadedError("the recorder is closed")
+        for key, part in pending.items():
+            self._admit(key, self._unit_hits(part),
+                        lambda unit, part=part: self._merge_unit(unit, part))
+
+    @staticmethod
+    def _unit_hits(part: dict[int, int]) -> int:
+        return sum(part.values())
+
+    @staticmethod
+    def _merge_unit(unit: dict[int, int], part: dict[int, int]) -> None:
+        for minute, n in part.items():
+            unit[minute] = unit.get(minute, 0) + n
 
     def _admit(self, key: tuple, n: int, add) -> None:
         """Count ``n`` hits into the pending unit ``key`` (``add(unit)`` does it, under the
@@ -372,23 +391,3 @@ class HitRecorder:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-@dataclass(frozen=True)
-class RecorderStatus:
-    """What :meth:`HitRecorder.status` reports: counters since the recorder started, what
-    waits in memory, and the last flush's latency and error (a fresh recorder: zeros)."""
-
-    hits_accepted: int = 0
-    hits_written: int = 0
-    documents_written: int = 0
-    flushes: int = 0
-    db_operations: int = 0
-    round_trips: int = 0
-    failures: int = 0
-    refused: int = 0
-    backpressure_flushes: int = 0
-    pending_documents: int = 0
-    pending_hits: int = 0
-    last_flush_latency_s: float = 0.0
-    last_error: str = ""

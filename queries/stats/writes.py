@@ -1,6 +1,6 @@
 """The writes of MongoDB's pre-aggregated reports use case: the direct one (one ``$inc``
 upsert per document per hit, the reference), the recorder's coalesced increments, and
-pre-allocation."""
+pre-allocation, and what a recorder reports of them."""
 
 from __future__ import annotations
 
@@ -85,3 +85,23 @@ def preallocate(db, day: dt.datetime | dt.date, site: str, page: str) -> None:
                            schema.MONTHLY)):
             doc_id = doc.pop("_id")
             db[coll].update_one({"_id": doc_id}, {"$setOnInsert": doc}, upsert=True)
+
+
+@dataclass(frozen=True)
+class RecorderStatus:
+    """What :meth:`HitRecorder.status` reports: counters since the recorder started, what
+    waits in memory, and the last flush's latency and error (a fresh recorder: zeros)."""
+
+    hits_accepted: int = 0
+    hits_written: int = 0
+    documents_written: int = 0
+    flushes: int = 0
+    db_operations: int = 0
+    round_trips: int = 0
+    failures: int = 0
+    refused: int = 0
+    backpressure_flushes: int = 0
+    pending_documents: int = 0
+    pending_hits: int = 0
+    last_flush_latency_s: float = 0.0
+    last_error: str = ""

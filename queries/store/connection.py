@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import nullcontext
 
 from pymongo import MongoClient
 from pymongo.uri_parser import parse_uri
@@ -43,6 +44,14 @@ def migrate_store(directory: str | os.PathLike) -> int:
 
 def is_embedded(db) -> bool:
     return not isinstance(db.client, MongoClient)
+
+
+def atomic(db):
+    """A context in which the embedded store commits every write at once (one SQLite
+    transaction, one turn of its write lock); on MongoDB writes stay one by one. For
+    writes that are safe either way, as the ingest's guarded flushes are: all at once is
+    only fewer waits for the lock that other processes' writes hold in turn."""
+    return nullcontext() if not is_embedded(db) else db.client.store.writing()
 
 
 def redact(store: str) -> str:

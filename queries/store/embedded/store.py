@@ -8,15 +8,21 @@ the same whatever the store holds.
 
 Each process keeps one connection for writes, behind a lock (``BEGIN IMMEDIATE`` takes
 SQLite's write lock at once, so concurrent writers queue instead of failing), and one
-read connection per thread. The catalog of collections and their indexes lives in the
-database (``hb_collections``, ``hb_indexes``) and is re-read whenever SQLite's schema
-version says another process changed it. TTL indexes are enforced every 60 s by a
-monitor thread in each writing process, as mongod's TTL monitor does.
+read connection per thread. Writers of several processes queue on an advisory lock of
+the file ``write.lock`` first: SQLite's own wait polls, sleeping up to 100 ms at a time,
+whereas ``flock`` wakes the next writer the moment the lock is free (an ingest's worker
+processes write in turn). The kernel releases it when its process dies.
+
+The catalog of collections and their indexes lives in the database (``hb_collections``,
+``hb_indexes``) and is re-read whenever SQLite's schema version says another process
+changed it. TTL indexes are enforced every 60 s by a monitor thread in each writing
+process, as mongod's TTL monitor does.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import os
 import sqlite3
 import threading
@@ -34,6 +40,7 @@ from .documents import decode, key_values
 from .planner import column_name, quote
 
 FILENAME = "hitboard.sqlite3"
+LOCK_FILENAME = "write.lock"
 FORMAT = 1
 TTL_PERIOD_S = 60.0
 BUSY_TIMEOUT_MS = 120_000
@@ -101,6 +108,8 @@ class EmbeddedStore:
         directory.mkdir(parents=True, exist_ok=True)
         self._writer = self._connect(WRITER_CACHE_KB)
         self._writer.execute("PRAGMA journal_mode=WAL")
+        self._queue = None if read_only else open(  # noqa: SIM115 - closed in close()
+            directory / LOCK_FILENAME, "ab")
         self._create_catalog()
         if read_only:
             self._writer.execute("PRAGMA query_only=1")
@@ -149,17 +158,21 @@ class EmbeddedStore:
                 finally:
                     self._depth -= 1
                 return
-            self._writer.execute("BEGIN IMMEDIATE")
-            self._depth, self._owner = 1, threading.get_ident()
+            fcntl.flock(self._queue, fcntl.LOCK_EX)
             try:
-                yield self._writer
-            except BaseException:
-                self._writer.execute("ROLLBACK")
-                raise
-            else:
-                self._writer.execute("COMMIT")
+                self._writer.execute("BEGIN IMMEDIATE")
+                self._depth, self._owner = 1, threading.get_ident()
+                try:
+                    yield self._writer
+                except BaseException:
+                    self._writer.execute("ROLLBACK")
+                    raise
+                else:
+                    self._writer.execute("COMMIT")
+                finally:
+                    self._depth, self._owner = 0, None
             finally:
-                self._depth, self._owner = 0, None
+                fcntl.flock(self._queue, fcntl.LOCK_UN)
 
     def bulk_loading(self, cache_kb: int = BULK_CACHE_KB,
                      wal_pages: int = BULK_WAL_PAGES) -> None:
@@ -326,6 +339,8 @@ class EmbeddedStore:
                 with suppress(sqlite3.Error):
                     self._writer.execute("PRAGMA optimize")
             self._writer.close()
+            if self._queue is not None:
+                self._queue.close()
             # Only this thread's reader: closing a connection another thread may be
             # stepping through crashes CPython's sqlite3 (a server thread still answering
             # a request as its app closes). Theirs close as their threads end.

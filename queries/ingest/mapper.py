@@ -1,0 +1,137 @@
+"""Log lines → a :class:`Tally`: what a run of lines amounts to, ready to merge.
+
+Parsing, classifying and the raw events are most of an ingest's work, and none of it
+needs the recorders: a :class:`LineMapper` turns lines into a tally of hits (in the
+HitRecorder's pending format), of dimensions (the DimensionRecorder's) and of the
+summary's figures, and writes the lines' events itself. The ingest run merges tallies
+into its recorders, in file order, and flushes them under its checkpoint. The same
+mapper runs in the ingest process or in worker processes (``queries.ingest.workers``),
+one code path either way. Events leave before their tally is returned, so they are
+always stored before the flush that counts their hits (step (b) of
+``queries.ingest.session``); their ids, from file offsets, make a second write a no-op.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .. import validation
+from ..dimensions.classify import from_record
+from ..dimensions.counters import add_hit
+from ..errors import InvalidPageError, InvalidSiteError
+from ..events.collection import EventTotals, EventWriter, event_document, event_id
+from .logformat import LineParser, LogRecord
+
+MAX_NAMES = 100_000      # (site, page) validations remembered
+
+
+@dataclass
+class Tally:
+    lines: int = 0
+    parsed: int = 0
+    rejected: Counter = field(default_factory=Counter)
+    sites: Counter = field(default_factory=Counter)
+    first: dt.datetime | None = None
+    last: dt.datetime | None = None
+    hits: dict = field(default_factory=dict)    # HitRecorder pending: key -> {minute: n}
+    units: dict = field(default_factory=dict)   # DimensionRecorder pending: key -> unit
+    events: EventTotals | None = None           # the events this tally's lines wrote
+
+
+class LineMapper:
+    """Parses lines of one ``format``. Each hit's site is ``site`` if given, else the
+    line's virtual host, else the ``default_site`` passed with the lines."""
+
+    def __init__(self, site: str | None = None, format: str = "auto",
+                 dimensions: bool = True):
+        self.site = None if site is None else validation.site(site)
+        self.parser = LineParser(format)
+        self.dimensions = dimensions
+        self._sites: dict[str, str | None] = {}
+        self._names: dict[tuple[str, str], tuple[str, str] | None] = {}
+
+    def map(self, lines: Iterable[tuple[bytes, int]], default_site: str, stream: int,
+            events: EventWriter | None) -> Tally:
+        """Tally ``(line, offset)`` pairs (``offset``: where the line starts in the pass
+        ``stream``); their events are written through ``events`` before returning."""
+        tally = Tally()
+        if events is not None:
+            events.totals = tally.events = EventTotals()
+        parse, rejected, sites, hits, units = (self.parser.parse, tally.rejected,
+                                               tally.sites, tally.hits, tally.units)
+        dimensions = self.dimensions
+        first = last = None
+        lines_seen = 0
+        for raw, offset in lines:
+            lines_seen += 1
+            record = parse(raw.decode("utf-8", "replace"))
+            if not isinstance(record, LogRecord):
+                rejected[str(record)] += 1
+                continue
+            site = self._site(self.site or record.vhost or default_site)
+            if site is None:
+                rejected["bad_site"] += 1
+                continue
+            names = self._names.get((site, record.path), False)
+            if names is False:
+                names = self._validate(site, record.path)
+            if names is None:
+                rejected["bad_target"] += 1
+                continue
+            ts = record.time
+            key = (*names, ts.year, ts.month, ts.day)
+            minutes = hits.get(key)
+            if minutes is None:
+                minutes = hits[key] = {}
+            minute = ts.hour * 60 + ts.minute
+            minutes[minute] = minutes.get(minute, 0) + 1
+            if dimensions:
+                add_hit(units, site, ts, from_record(site, record))
+            sites[site] += 1
+            if first is None or ts < first:
+                first = ts
+            if last is None or ts > last:
+                last = ts
+            if events is not None:
+                event = event_document(record, site)
+                event["_id"] = event_id(stream, offset, ts)
+                events.add(event)
+        tally.lines, tally.first, tally.last = lines_seen, first, last
+        tally.parsed = sum(sites.values())
+        if events is not None:
+            events.flush()
+        return tally
+
+    def _site(self, name: str) -> str | None:
+        if name not in self._sites:
+            try:
+                self._sites[name] = validation.site(name)
+            except InvalidSiteError:
+                self._sites[name] = None
+        return self._sites[name]
+
+    def _validate(self, site: str, page: str) -> tuple[str, str] | None:
+        """The recorder's names of (site, page), None for a page that cannot be one."""
+        if len(self._names) >= MAX_NAMES:
+            self._names.clear()
+        try:
+            names = (site, validation.page(page))
+        except InvalidPageError:
+            names = None
+        self._names[(site, page)] = names
+        return names
+
+
+def split_lines(data: bytes, start: int) -> list[tuple[bytes, int]]:
+    """The lines of ``data`` (read from byte ``start``) with the offset each starts at."""
+    parts = data.split(b"\n")
+    out, offset = [], start
+    for i, part in enumerate(parts):
+        line = part + b"\n" if i < len(parts) - 1 else part
+        if line:
+            out.append((line, offset))
+            offset += len(line)
+    return out

@@ -1,0 +1,113 @@
+"""Worker processes that map a large log's lines (``queries.ingest.mapper``) in parallel.
+
+Parsing, classifying and writing raw events take nearly all of an ingest's time and are
+independent from line to line, so a worker process maps each chunk of lines, writes its
+events through its own connection (the embedded store takes writers from several
+processes; MongoDB, from anywhere), and returns the chunk's tally. The ingest process
+only reads lines, merges tallies in file order and flushes its recorders under its
+checkpoint, so the exactly-once argument of ``queries.ingest.session`` is unchanged:
+a worker's events may be written before their batch's intent, as events always could
+(their ids make a second write a no-op).
+
+Workers are started with ``spawn`` (nothing of the parent's open store or threads is
+inherited), ignore Ctrl-C (the ingest process stops them), and die with the ingest
+process even when it is killed (``PR_SET_PDEATHSIG``), so no orphan writes after it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import multiprocessing
+import os
+import signal
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+
+from ..errors import HitboardError
+from ..events.collection import EventWriter
+from ..store.connection import connect, is_embedded
+from .mapper import LineMapper, Tally, split_lines
+
+_PR_SET_PDEATHSIG = 1
+_worker: tuple[LineMapper, EventWriter | None] | None = None
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What a worker needs to map lines as the ingest process would."""
+
+    store: str
+    database: str | None
+    site: str | None
+    format: str
+    events: bool
+    write_concern: str | None
+    dimensions: bool
+    event_batch: int
+
+
+def _die_with_parent(parent: int) -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):   # not Linux: the pool's own checks remain
+        pass
+    if os.getppid() != parent:          # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _start(config: WorkerConfig, parent: int) -> None:
+    global _worker
+    _die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    db = connect(config.store, config.database)
+    if is_embedded(db):
+        db.client.store.bulk_loading()
+    events = (EventWriter(db, config.write_concern, keyed=True, batch_size=config.event_batch)
+              if config.events else None)
+    _worker = (LineMapper(config.site, config.format, config.dimensions), events)
+    gc.freeze()                         # as ``hitboard ingest`` does (see its _bulk_gc)
+    gc.set_threshold(50_000, 20, 10)
+
+
+def _map(data: bytes, start: int, default_site: str, stream: int) -> Tally:
+    mapper, events = _worker
+    return mapper.map(split_lines(data, start), default_site, stream, events)
+
+
+class WorkerPool:
+    """``jobs`` worker processes; :meth:`map` returns tallies in the order of its tasks."""
+
+    def __init__(self, config: WorkerConfig, jobs: int):
+        self.jobs = jobs
+        self._executor = ProcessPoolExecutor(
+            jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
+            initargs=(config, os.getpid()))
+
+    def map(self, tasks: Iterable[tuple[object, tuple]]) -> Iterator[tuple[object, Tally]]:
+        """``(label, (data, start, default_site, stream))`` tasks → ``(label, tally)``,
+        in order, with at most four tasks per worker in flight (memory stays bounded
+        however far the workers run ahead of the merging)."""
+        pending: deque = deque()
+        try:
+            for label, args in tasks:
+                pending.append((label, self._executor.submit(_map, *args)))
+                if len(pending) >= 4 * self.jobs:
+                    label, future = pending.popleft()
+                    yield label, future.result()
+            while pending:
+                label, future = pending.popleft()
+                yield label, future.result()
+        except BrokenProcessPool:
+            raise HitboardError(
+                "an ingest worker process died (killed, or out of memory?); what was "
+                "merged before is kept: run again to resume, or with --jobs 1") from None
+
+    def close(self) -> None:
+        """Stop the workers: tasks not started are dropped, those running end first
+        (a second at most; lines not merged are read again by the next run)."""
+        self._executor.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,82 @@
+"""The line mapper: lines → a tally in the recorders' pending formats, events written."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+import queries
+from queries.events.collection import EventWriter, stream_key
+from queries.ingest.mapper import LineMapper, split_lines
+from queries.stats import schema
+from queries.stats.recorder import HitRecorder
+
+T = dt.datetime(2026, 3, 14, 10, 7, 30, tzinfo=dt.UTC)
+
+
+def line(path: str, status: int = 200, agent: str = "Mozilla/5.0 (X11; Linux x86_64) "
+         "Firefox/120.0", vhost: str = "") -> bytes:
+    prefix = f"{vhost} " if vhost else ""
+    return (f'{prefix}10.0.0.1 - - [{T:%d/%b/%Y:%H:%M:%S} +0000] "GET {path} HTTP/1.1" '
+            f'{status} 5 "-" "{agent}"\n').encode()
+
+
+@pytest.fixture
+def db(tmp_path):
+    database = queries.connect(str(tmp_path / "store"))
+    queries.ensure_indexes(database)
+    yield database
+    database.client.close()
+
+
+def test_split_lines_gives_each_line_its_start_offset_and_splits_only_on_newlines():
+    data = b"a\r b\n\nc\x85d\nlast"
+    assert split_lines(data, 100) == [(b"a\r b\n", 100), (b"\n", 105), (b"c\x85d\n", 106),
+                                      (b"last", 110)]
+    assert split_lines(b"", 7) == []
+    assert split_lines(b"x\n", 0) == [(b"x\n", 0)]
+
+
+def test_a_tally_counts_hits_per_minute_rejects_with_reasons_and_dimensions_per_hour():
+    lines = [line("/a"), line("/a", 404), line("/b", agent="Googlebot/2.1"), b"junk\n",
+             line("*"), line("/a", vhost="bad$site")]
+    tally = LineMapper().map(split_lines(b"".join(lines), 0), "s", 1, None)
+    assert (tally.lines, tally.parsed) == (6, 3)
+    assert tally.rejected == {"malformed": 1, "bad_target": 1, "bad_site": 1}
+    assert tally.hits == {("s", "/a", 2026, 3, 14): {607: 2}, ("s", "/b", 2026, 3, 14): {607: 1}}
+    assert tally.sites == {"s": 3} and tally.first == tally.last == T
+    (key, (counts, pairs)), = tally.units.items()
+    assert key == ("u", "s", 2026, 3, 14, 10)
+    assert sum(counts.values()) == 3
+    assert len({visitor for visitor, _ in pairs}) == 2      # two agents, one address
+    assert sum(n for values, n in counts.items() if ("bot", "bot") in values) == 1
+
+
+def test_the_site_option_beats_the_virtual_host_which_beats_the_default():
+    data = line("/a", vhost="v.example") + line("/a")
+    assert LineMapper().map(split_lines(data, 0), "d", 1, None).sites == {"v.example": 1,
+                                                                          "d": 1}
+    assert LineMapper(site="s").map(split_lines(data, 0), "d", 1, None).sites == {"s": 2}
+
+
+def test_events_are_written_before_the_tally_returns_under_offset_ids(db):
+    data = line("/a") + line("/b")
+    writer = EventWriter(db, keyed=True)
+    mapper = LineMapper()
+    tally = mapper.map(split_lines(data, 0), "s", stream_key("x"), writer)
+    assert tally.events.written == 2 and writer.pending() == 0
+    assert db[schema.EVENTS].count_documents({"site": "s"}) == 2
+    again = mapper.map(split_lines(data, 0), "s", stream_key("x"), writer)   # a replay
+    assert (again.events.written, again.events.present) == (0, 2)
+    assert db[schema.EVENTS].count_documents({}) == 2
+
+
+def test_a_recorder_takes_a_tally_as_if_it_had_recorded_the_hits(db):
+    tally = LineMapper().map(split_lines(line("/a") * 3 + line("/b"), 0), "s", 1, None)
+    with HitRecorder(db, writer="w") as merged, HitRecorder(db, writer="x") as direct:
+        merged.add_pending(tally.hits)
+        for page in ("/a", "/a", "/a", "/b"):
+            direct.record("s", page, T)
+        assert merged.status().pending_hits == direct.status().pending_hits == 4
+        assert merged._pending == direct._pending

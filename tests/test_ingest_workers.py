@@ -1,0 +1,84 @@
+"""Worker processes map a large log exactly as the ingest process would: the same
+counters, dimensions, visitors, events and summary, in one run or across a stop."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+import queries
+from queries.dimensions import reads
+from queries.ingest import run as ingest
+from queries.stats import schema
+
+LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
+SITE = "www.semicomplete.com"
+START, END = dt.datetime(2015, 5, 17, tzinfo=dt.UTC), dt.datetime(2015, 5, 21, tzinfo=dt.UTC)
+
+pytestmark = pytest.mark.skipif(not LOG.exists(), reason=f"{LOG} is not there")
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Chunks of 700 lines, batches of 2,000: many of each in the 10,000 lines; every
+    file goes to the workers."""
+    monkeypatch.setattr(ingest, "CHUNK_LINES", 700)
+    monkeypatch.setattr(ingest, "BATCH_LINES", 2_000)
+    monkeypatch.setattr(ingest, "PARALLEL_BYTES", 0)
+
+
+def ingested(store: Path, jobs: int, stop=None):
+    db = queries.connect(str(store))
+    queries.ensure_indexes(db)
+    ingestor = ingest.Ingestor(db, jobs=jobs, store=str(store), database=db.name)
+    try:
+        ingest.ingest_file(ingestor, LOG, SITE, stop=stop)
+    finally:
+        ingestor.close()
+    return db, ingestor.summary
+
+
+def counters(db, coll: str) -> dict:
+    """Each document's counts, without the writers' guards and sketch owners."""
+    return {doc["_id"]: {k: v for k, v in doc.items() if k not in ("flushes", "owners")}
+            for doc in db[coll].find()}
+
+
+def test_workers_store_what_the_ingest_process_stores(tmp_path, small_chunks):
+    here, summary_here = ingested(tmp_path / "here", jobs=1)
+    there, summary_there = ingested(tmp_path / "there", jobs=2)
+    try:
+        for coll in (schema.DAILY, schema.MONTHLY, "dims.hourly", "dims.daily",
+                     "dims.monthly"):
+            assert counters(there, coll) == counters(here, coll), coll
+        events = [{k: v for k, v in doc.items() if k != "ingested"}
+                  for doc in here[schema.EVENTS].find(sort=[("_id", 1)])]
+        assert len(events) == 10_000
+        assert [{k: v for k, v in doc.items() if k != "ingested"}
+                for doc in there[schema.EVENTS].find(sort=[("_id", 1)])] == events
+        assert (reads.visitors(there, SITE, START, END)
+                == reads.visitors(here, SITE, START, END))
+        for name in ("lines", "parsed", "hits", "rejected", "sites", "first", "last"):
+            assert getattr(summary_there, name) == getattr(summary_here, name), name
+        assert summary_there.events.written == summary_here.events.written == 10_000
+    finally:
+        here.client.close()
+        there.client.close()
+
+
+def test_a_run_stopped_midway_then_resumed_counts_each_line_once(tmp_path, small_chunks):
+    merged = []
+    db, summary = ingested(tmp_path / "store", jobs=2,
+                           stop=lambda: merged.append(1) or len(merged) == 5)
+    assert 0 < summary.lines < 10_000
+    db.client.close()
+    db, summary = ingested(tmp_path / "store", jobs=2)
+    try:
+        assert sum(d["monthly"] for d in db[schema.MONTHLY].find({"metadata.page": "*"})) \
+            == 10_000
+        assert sum(d["hits"] for d in db["dims.monthly"].find()) == 10_000
+        assert db[schema.EVENTS].count_documents({}) == 10_000
+    finally:
+        db.client.close()
