@@ -4,6 +4,7 @@ pymongo's bulk-write reporting, and crash safety (SIGKILL at any point)."""
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import gc
 import os
 import signal
@@ -287,3 +288,29 @@ def test_writes_after_close_are_refused_like_reads(tmp_path):
         db.counters.insert_one({"_id": "y"})
     with pytest.raises(InvalidOperation):
         db.counters.find_one({"_id": "x"})
+
+
+def test_a_write_transaction_holds_the_stores_write_queue_lock_until_it_ends(tmp_path):
+    """Writers of other processes queue on ``write.lock`` (woken as it is released)
+    rather than polling SQLite's lock."""
+    db = queries.connect(str(tmp_path))
+    store = db.client.store
+
+    def held() -> bool:
+        with open(tmp_path / "write.lock", "ab") as other:   # another open file: another
+            try:                                             # holder, as a process is
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(other, fcntl.LOCK_UN)
+            return False
+
+    assert not held()
+    with store.writing():
+        db.things.insert_one({"_id": 1})
+        assert held()
+    assert not held()
+    with pytest.raises(DuplicateKeyError):      # a failed write releases it too
+        db.things.insert_one({"_id": 1})
+    assert not held()
+    db.client.close()
