@@ -82,3 +82,17 @@ def test_a_run_stopped_midway_then_resumed_counts_each_line_once(tmp_path, small
         assert db[schema.EVENTS].count_documents({}) == 10_000
     finally:
         db.client.close()
+
+
+def test_without_worker_processes_the_lines_are_mapped_here_and_the_run_says_so(
+        tmp_path, small_chunks, monkeypatch):
+    def refused(*args):
+        raise OSError("no /dev/shm")
+
+    monkeypatch.setattr(ingest, "WorkerPool", refused)
+    db, summary = ingested(tmp_path / "store", jobs=2)
+    try:
+        assert summary.parsed == 10_000 and db[schema.EVENTS].count_documents({}) == 10_000
+        assert any("no worker processes (no /dev/shm)" in note for note in summary.notes)
+    finally:
+        db.client.close()

@@ -134,7 +134,13 @@ class Ingestor:
         if self._workers is None or size < PARALLEL_BYTES:
             return self._map_tasks_here
         if self._pool is None:
-            self._pool = WorkerPool(self._workers, self.jobs)
+            try:
+                self._pool = WorkerPool(self._workers, self.jobs)
+            except OSError as exc:      # no /dev/shm, a process limit...
+                self.summary.notes.append(f"no worker processes ({exc}): mapped the "
+                                          "lines in this process")
+                self._workers = None
+                return self._map_tasks_here
         return self._pool.map
 
     def _map_tasks_here(self, tasks):
