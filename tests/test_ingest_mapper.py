@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-import pytest
-
-import queries
 from queries.events.collection import EventWriter, stream_key
 from queries.ingest.mapper import LineMapper, split_lines
 from queries.stats import schema
@@ -20,14 +17,6 @@ def line(path: str, status: int = 200, agent: str = "Mozilla/5.0 (X11; Linux x86
     prefix = f"{vhost} " if vhost else ""
     return (f'{prefix}10.0.0.1 - - [{T:%d/%b/%Y:%H:%M:%S} +0000] "GET {path} HTTP/1.1" '
             f'{status} 5 "-" "{agent}"\n').encode()
-
-
-@pytest.fixture
-def db(tmp_path):
-    database = queries.connect(str(tmp_path / "store"))
-    queries.ensure_indexes(database)
-    yield database
-    database.client.close()
 
 
 def test_split_lines_gives_each_line_its_start_offset_and_splits_only_on_newlines():
@@ -60,7 +49,8 @@ def test_the_site_option_beats_the_virtual_host_which_beats_the_default():
     assert LineMapper(site="s").map(split_lines(data, 0), "d", 1, None).sites == {"s": 2}
 
 
-def test_events_are_written_before_the_tally_returns_under_offset_ids(db):
+def test_events_are_written_before_the_tally_returns_under_offset_ids(embedded_db):
+    db = embedded_db
     data = line("/a") + line("/b")
     writer = EventWriter(db, keyed=True)
     mapper = LineMapper()
@@ -72,7 +62,8 @@ def test_events_are_written_before_the_tally_returns_under_offset_ids(db):
     assert db[schema.EVENTS].count_documents({}) == 2
 
 
-def test_a_recorder_takes_a_tally_as_if_it_had_recorded_the_hits(db):
+def test_a_recorder_takes_a_tally_as_if_it_had_recorded_the_hits(embedded_db):
+    db = embedded_db
     tally = LineMapper().map(split_lines(line("/a") * 3 + line("/b"), 0), "s", 1, None)
     with HitRecorder(db, writer="w") as merged, HitRecorder(db, writer="x") as direct:
         merged.add_pending(tally.hits)
