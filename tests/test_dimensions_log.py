@@ -136,3 +136,21 @@ def test_page_breakdown_equals_an_independent_count(db):
     frame = reads.breakdown(db, SITE, "status", START, END, page="/favicon.ico")
     assert dict(zip(frame["value"], frame["hits"], strict=True)) == expected
     assert "raw events" in frame.attrs["note"]
+
+
+def test_pages_as_a_dimension_count_every_hit_and_leave_bots_out_by_request(db, lines):
+    """The pages panel's source: hits per page equal an independent count, everyone and
+    humans alone (bots by the counters' own split), with visitors per page."""
+    with open(LOG, encoding="utf-8", errors="replace") as handle:
+        paths = [re.search(r'"[A-Z]+ ([^ ?"]+)', raw) for raw in handle]
+    assert all(paths)
+    expected = Counter(m.group(1) for m in paths)
+    ranked = sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+    everyone = reads.breakdown(db, SITE, "page", START, END, n=10)
+    assert list(zip(everyone["value"], everyone["hits"], strict=True)) == ranked
+    assert (everyone["visitors"] > 0).all()
+    humans = reads.breakdown(db, SITE, "page", START, END, humans=True)
+    bots = reads.breakdown(db, SITE, "bot", START, END)
+    assert int(humans["hits"].sum()) == int(bots.loc[bots["value"] == "human", "hits"].sum())
+    robots = dict(zip(humans["value"], humans["hits"], strict=True)).get("/robots.txt", 0)
+    assert robots < expected["/robots.txt"]          # crawlers ask for it most

@@ -123,7 +123,7 @@ def test_one_process_keeps_one_sketch_document_per_bucket(db):
     recorder.close()
     for coll in (sketches.HOURLY, sketches.DAILY, sketches.MONTHLY):
         assert db[coll].count_documents({}) == 1
-    assert db[sketches.VALUES].count_documents({}) == 2 * 11    # day and month, 11 dims
+    assert db[sketches.VALUES].count_documents({}) == 2 * 12    # day and month, 12 dims
     assert reads.visitors(db, SITE, *DAY) == 20
 
 
