@@ -37,7 +37,7 @@ from queries.ingest import run as ingest  # noqa: E402
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 STAMP = re.compile(rb"\[(\d\d)/May/2015")
 BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_source",
-      "utm_medium", "utm_campaign", "notfound")
+      "utm_medium", "utm_campaign", "page", "notfound")
 
 
 def shifted_log(path: Path, copies: int) -> int:

@@ -66,6 +66,9 @@ def test_breakdown_counts_humans_unless_bots_are_asked_for(store):
         _invoke(*args, "--bots").output))}
     assert humans == {"200": 2, "404": 1}      # curl's 404 is a bot's
     assert everyone == {"200": 2, "404": 2}
+    pages = [(r["value"], int(r["hits"]), int(r["visitors"])) for r in csv.DictReader(
+        io.StringIO(_invoke(*args[:4], "page", *args[5:]).output))]
+    assert pages == [("/", 1, 1), ("/b", 1, 1), ("/c.css", 1, 1)]   # curl's /b left out
 
 
 def test_breakdown_of_one_page_notes_raw_events(store):

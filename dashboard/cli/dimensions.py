@@ -23,7 +23,7 @@ from .stats import (
 )
 
 BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_source",
-      "utm_medium", "utm_campaign", "kind", "notfound")
+      "utm_medium", "utm_campaign", "kind", "page", "notfound")
 
 
 @click.command()
