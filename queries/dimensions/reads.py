@@ -21,13 +21,13 @@ from . import sketches
 from .classify import BOT
 from .counters import DAILY, HOURLY, MONTHLY
 from .encoding import DIMENSIONS, OTHER, escape, unescape
-from .page_reads import active_visitors, page_breakdown
+from .page_reads import active_visitors, events_breakdown, page_breakdown
 
 HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)
 WHOLE = validation.WHOLE_SITE
 COLUMNS = ["value", "hits", "visitors"]
-__all__ = ["active_visitors", "bot_share", "breakdown", "filtered_series", "top_not_found",
-           "visitors", "visitors_series"]
+__all__ = ["active_visitors", "bot_share", "breakdown", "filtered_series", "recent_breakdown",
+           "top_not_found", "visitors", "visitors_series"]
 
 
 class UnknownDimensionError(validation.InvalidRangeError):
@@ -184,6 +184,28 @@ def breakdown(db, site: str, by: str, start: dt.datetime, end: dt.datetime, tz="
     frame.attrs["note"] = unsplit_note(unsplit)
     frame.attrs["unsplit"] = unsplit
     return frame
+
+
+def recent_breakdown(db, site: str, by: str, start, end, n: int | None = None,
+                     humans: bool = False) -> pd.DataFrame:
+    """Hits and visitors per value of ``by`` over exactly [start, end) (Live's last
+    hour), from the raw events of that window: a value's visitors are those of the same
+    hits (value sketches are per UTC day at the finest, so ``breakdown`` would give the
+    day's visitors beside the hour's hits). Without events in the window (a source that
+    writes none: ``--no-events``) the counters give the hits of its whole hours, and no
+    visitors; ``attrs["note"]`` says so."""
+    dim = dimension(by)
+    site = validation.site(site)
+    start, end = validation.time_range(start, end)
+    frame = events_breakdown(db, site, dim, start, end, humans)
+    frame.attrs["note"] = ""
+    if not len(frame):
+        frame = breakdown(db, site, dim, start, end, humans=humans)
+        if len(frame):
+            frame["visitors"] = pd.array([None] * len(frame), dtype="Int64")
+            frame.attrs["note"] = ("no raw events kept for this hour: hits from the "
+                                   "counters' whole hours, visitors unknown")
+    return frame.head(max(int(n), 0)) if n is not None else frame
 
 
 def top_not_found(db, site: str, start, end, tz="UTC", n: int = 10,
