@@ -56,9 +56,11 @@ def _counts(db) -> dict:
 
 
 def _near(found: list, exact: int) -> bool:
-    """One value's visitors within the value sketches' error (lg_k 11: ~2.3%); a lost
-    writer's update would miss by 50 or more."""
-    return len(found) == 1 and abs(found[0] - exact) <= 0.02 * exact
+    """One value's visitors within the value sketches' error: lg_k 11, whose estimate of
+    a few hundred visitors moves by about 2% with how they were split into partial
+    sketches and merged. The whole site's sketches (lg_k 14) are exact at this size:
+    they are what catches a lost update."""
+    return len(found) == 1 and abs(found[0] - exact) <= 0.05 * exact
 
 
 def _documents(db) -> dict[str, int]:
