@@ -34,7 +34,7 @@ import queries
 SITE = "bench-site"
 PAGES = [f"/page-{i:02d}" for i in range(20)]
 REFRESH_S = 2.0
-LIVE_OUTPUT = ("..live-graph.figure...live-kpis.children...live-top.figure"
+LIVE_OUTPUT = ("..live-graph.figure...live-kpis.children...live-top.children"
                "...live-updated.data...live-alert.children..")
 
 
@@ -107,7 +107,7 @@ def live_request(search: str, n: int) -> bytes:
     return json.dumps({
         "output": LIVE_OUTPUT,
         "outputs": [{"id": i, "property": p} for i, p in (
-            ("live-graph", "figure"), ("live-kpis", "children"), ("live-top", "figure"),
+            ("live-graph", "figure"), ("live-kpis", "children"), ("live-top", "children"),
             ("live-updated", "data"), ("live-alert", "children"))],
         "inputs": [{"id": "live-interval", "property": "n_intervals", "value": n},
                    {"id": "url", "property": "search", "value": search}],

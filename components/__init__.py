@@ -1,7 +1,7 @@
 """Reusable UI pieces: figure builders (DataFrame in, ``go.Figure`` out), KPI cards, tables,
 messages. Never imports pymongo or queries."""
 
-from .bars import top_pages_figure
+from .bars import top_pages_table
 from .controls import segmented
 from .feedback import empty_state, message
 from .kpi import Kpi, kpi_cards
@@ -27,6 +27,6 @@ __all__ = [
     "plotted_frame",
     "segmented",
     "timeseries_figure",
-    "top_pages_figure",
+    "top_pages_table",
     "totals_table",
 ]

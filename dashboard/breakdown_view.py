@@ -36,6 +36,7 @@ PANELS = {PAGE: "Pages", "referrer": "Referrers", "status": "Status codes",
 DIMENSION_PANELS = tuple(d for d in PANELS if d != PAGE)
 TOP_N = 10
 PAGES_READ = 60  # pages read before leaving assets out, so ten pages remain
+BOT = "bot"
 HUMANS = ("bot", "human")
 
 
@@ -127,6 +128,7 @@ class Figures:
     hits: int
     visitors: int | None
     errors: float | None  # share of 4xx and 5xx among the hits counted with a status
+    errors_from_events: bool = False  # the filter's rate, counted from raw events
 
     @property
     def per_visit(self) -> float | None:
@@ -171,7 +173,8 @@ def _error_rate(status: pd.DataFrame) -> float | None:
 def _figures(site: str, shown: Period, tz: str, options: Options, seconds: int
              ) -> tuple[Figures, pd.DataFrame, pd.DataFrame]:
     """The KPIs from the counters (any range), with the bot breakdown (everyone) and
-    the status one (humans unless bots are included)."""
+    the status one (humans unless bots are included). Under a filter they are the
+    filtered hits' (the 4xx/5xx rate: see ``_filtered_errors``)."""
     humans = humans_only(options)
     bots = _cached(dim_reads.breakdown, site, "bot", shown.start, shown.end, tz=tz,
                    seconds=seconds)
@@ -195,7 +198,50 @@ def _figures(site: str, shown: Period, tz: str, options: Options, seconds: int
         hits = int(row["hits"].sum())
         people = int(row["visitors"].iloc[0]) if len(row) and pd.notna(
             row["visitors"].iloc[0]) else (0 if not len(row) else None)
+    if options.filter:
+        errors, from_events = _filtered_errors(site, shown, tz, options, hits, seconds)
+        return Figures(hits, people, errors, from_events), bots, status
     return Figures(hits, people, _error_rate(status)), bots, status
+
+
+def _filtered_errors(site: str, shown: Period, tz: str, options: Options, hits: int,
+                     seconds: int) -> tuple[float | None, bool]:
+    """The 4xx/5xx rate of the filtered hits, and whether it comes from raw events. A
+    status filter is its own rate; the bot dimension is counted apart in the counters
+    (``b``); any other value's statuses are not (two dimensions), so they come from the
+    raw events the panels read, within their retention."""
+    by, value = options.filter
+    if not hits:
+        return None, False
+    if by == "status":
+        return (float(value[0] in "45"), False) if value.isdigit() and len(value) == 3 \
+            else (None, False)
+    if by == "bot":
+        status = _cached(dim_reads.breakdown, site, "status", shown.start, shown.end,
+                         tz=tz, humans=value != BOT, bots=value == BOT, seconds=seconds)
+        return _error_rate(status), False
+    found = _events_panels(site, shown, options, seconds)
+    return (_error_rate(found.panels["status"]) if found.hits else None), True
+
+
+def _events_panels(site: str, shown: Period, options: Options, seconds: int):
+    """The filtered hits' panels from raw events (one grouped read, shared)."""
+    by, value = options.filter
+    return _cached(filtered_breakdowns, site, by, value, shown.start, shown.end,
+                   (*DIMENSION_PANELS, "notfound"), humans_only=humans_only(options),
+                   n=PAGES_READ, seconds=seconds)
+
+
+def _bot_share(site: str, shown: Period, tz: str, options: Options, bots: pd.DataFrame,
+               seconds: int) -> float:
+    """Bots' share of the view's hits: the filtered ones' under a filter (the counters
+    count bots apart by every value), else the whole site's."""
+    if options.filter:
+        by, value = options.filter
+        return _cached(dim_reads.value_bot_share, site, by, value, shown.start, shown.end,
+                       tz=tz, seconds=seconds)
+    total = int(bots["hits"].sum())
+    return int(bots.loc[bots["value"] == BOT, "hits"].sum()) / total if total else 0.0
 
 
 def compute_panels(site: str, shown: Period, previous: Period, tz: str, options: Options,
@@ -204,8 +250,7 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
     current, bots, status = _figures(site, shown, tz, options, seconds)
     before, _, _ = _figures(site, previous, tz, options, seconds)
     humans = humans_only(options)
-    total = int(bots["hits"].sum())
-    share = int(bots.loc[bots["value"] == "bot", "hits"].sum()) / total if total else 0.0
+    share = _bot_share(site, shown, tz, options, bots, seconds)
     notes = []
     if humans and status.attrs.get("unsplit"):
         notes.append(f"{status.attrs['unsplit']:,} bot hits in this range were stored "
@@ -213,15 +258,19 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
                      "chart count them as humans.")
     if options.filter:
         by, value = options.filter
-        found = _cached(filtered_breakdowns, site, by, value, shown.start, shown.end,
-                        (*DIMENSION_PANELS, "notfound"),
-                        humans_only=humans, n=PAGES_READ, seconds=seconds)
+        found = _events_panels(site, shown, options, seconds)
         frames = {d: found.panels[d].head(TOP_N) for d in DIMENSION_PANELS}
         page_frame = found.panels[PAGE]
         if not options.assets:
             page_frame = page_frame[[kind(v) != "asset" for v in page_frame["value"]]]
         frames[PAGE] = page_frame.head(TOP_N).reset_index(drop=True)
-        notes.append(f"Panels: {found.note}.")
+        rate = "the panels and the 4xx/5xx rate" if current.errors_from_events \
+            else "the panels"
+        notes.append(f"{rate.capitalize()}: {found.note}.")
+        if current.errors_from_events and current.errors is None and current.hits:
+            notes.append(f"The 4xx/5xx rate cannot follow {by} = {value} in this range: "
+                         "no raw events of these hits are kept (the counters count "
+                         "status codes and referrers, browsers... each on its own).")
         if shown.granularity == "minute":
             notes.append("A filtered chart comes per hour at the finest (the counters' "
                          "finest step).")

@@ -141,11 +141,18 @@ def render_panels(search):
                                      active_value if dim == active_dim else None, extra))
     chip = (filter_chip(series_label(options.filter), _href(query, **{FILTER_KEY: None}))
             if options.filter else None)
-    share = f"{panels.bot_share:.0%} bots" + (" (included)" if options.bots else
-                                              " (left out)")
+    share = _share(panels.bot_share, options)
     notes = [message(n, "info") for n in panels.notes]
     return {"kpis": _kpis(panels, humans_only(options)), "panels": cards, "chip": chip,
             "share": share, "notes": notes or None}
+
+
+def _share(share: float, options) -> str:
+    """"12% bots (left out)", of the filtered hits under a filter."""
+    if options.filter and options.filter[0] == "bot":
+        return f"{share:.0%} bots ({series_label(options.filter)})"
+    among = f" among {series_label(options.filter)}" if options.filter else ""
+    return f"{share:.0%} bots{among}" + (" (included)" if options.bots else " (left out)")
 
 
 def _kpis(panels, humans: bool) -> list:
@@ -164,6 +171,8 @@ def _kpis(panels, humans: bool) -> list:
         KpiChange("history-kpi-pervisit", "Views per visit", visits,
                   change(now.per_visit, before.per_visit)),
         KpiChange("history-kpi-errors", "4xx/5xx rate", rate,
-                  change(now.errors, before.errors), " (humans)" if humans else " (all hits)",
+                  change(now.errors, before.errors),
+                  (" (humans" if humans else " (all hits")
+                  + (", from raw events)" if now.errors_from_events else ")"),
                   good_when_up=False),
     ])

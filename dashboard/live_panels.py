@@ -1,6 +1,7 @@
 """The Live page's people: visitors active now (last 5 minutes) and this minute, from raw
 events (exact, and kept far longer than these windows), and the top referrers of the
-last hour from the counters; each referrer links to History filtered by it. Humans by
+last hour, hits and visitors of the same hour (from its raw events, see
+``recent_breakdown``); each referrer links to History filtered by it. Humans by
 default, as on History: ``bots=1`` in the URL (the panel's own link toggles it) counts
 bots too. Kept beside the page so the page includes it with two lines (the section, the
 registration)."""
@@ -27,7 +28,7 @@ from dashboard.state import (
     shell_search,
     updated,
 )
-from queries.dimensions.reads import active_visitors, breakdown
+from queries.dimensions.reads import active_visitors, recent_breakdown
 
 ACTIVE_MINUTES = 5
 TOP_N = 8
@@ -83,8 +84,8 @@ def refresh_people(_n, search):
                               humans=not bots, seconds=seconds)
         minute = reads.shared(active_visitors, site, now, 1, humans=not bots,
                               seconds=seconds)
-        top = reads.shared(breakdown, site, "referrer", now - dt.timedelta(hours=1), now,
-                           n=TOP_N, humans=not bots, seconds=seconds)
+        top = reads.shared(recent_breakdown, site, "referrer", now - dt.timedelta(hours=1),
+                           now, n=TOP_N, humans=not bots, seconds=seconds)
     except Exception as exc:
         return kpi_cards(_cards(None, None)), message(describe(exc))
     base = parse_search(shell_search(query))
@@ -94,6 +95,11 @@ def refresh_people(_n, search):
             updated(base, range="today", **{FILTER_KEY: f"referrer:{value}",
                                             BOTS_KEY: "1" if bots else None}))
 
+    note = top.attrs.get("note")
+    extra = bots_toggle(query, bots)
+    if note:
+        extra = html.Div([html.Div(note.capitalize() + ".", className="hint",
+                                   id="live-referrers-note"), extra])
     panel = breakdown_panel("referrer", "Referrers, last hour", top, href,
-                            panel_id="live-referrers-panel", extra=bots_toggle(query, bots))
+                            panel_id="live-referrers-panel", extra=extra)
     return kpi_cards(_cards(active, minute, bots)), panel

@@ -11,22 +11,27 @@ from components import (
     message,
     notice_figure,
     page_colors,
-    top_pages_figure,
+    top_pages_table,
     totals_table,
 )
 from components.legend import OTHER_COLOR
 
 
 def test_top_pages_most_visited_first_with_exact_counts():
-    top = pd.DataFrame({"hits": [1500, 20]}, index=pd.Index(["/a", "/" + "x" * 60],
-                                                             name="page"))
-    figure = top_pages_figure(top, pages=["/a"])
-    bar = figure.data[0]
-    assert list(bar.y) == ["/a", "/" + "x" * 60]
-    assert list(bar.text) == ["1,500", "20"]
-    assert list(bar.marker.color) == [page_colors(["/a"])["/a"], OTHER_COLOR]
-    assert figure.layout.yaxis.ticktext[1].endswith("…")
-    assert figure.layout.yaxis.autorange == "reversed"
+    long = "/" + "x" * 300
+    top = pd.DataFrame({"hits": [1500, 20]}, index=pd.Index(["/a", long], name="page"))
+    table = top_pages_table(top, pages=["/a"])
+    rows = table.children[1].children
+    cells = [row.children for row in rows]
+    assert [c[0].children[1].title for c in cells] == ["/a", long]   # full names
+    assert [c[1].children for c in cells] == ["1,500", "20"]
+    assert [c[0].children[0].style["background"] for c in cells] == [
+        page_colors(["/a"])["/a"], OTHER_COLOR]
+    assert [c[0].children[0].style["width"] for c in cells] == ["100.0%", "1.3%"]
+    assert cells[1][0].children[1].children.endswith("…")  # the CSS cuts the rest
+    assert all(c[0].className == "bd-value" and c[1].className == "num" for c in cells)
+    empty = top_pages_table(top.head(0))
+    assert empty.children[1].children[0].children.children == "No hits today yet"
 
 
 def test_kpi_cards_show_exact_numbers_or_a_dash():

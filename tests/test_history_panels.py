@@ -121,3 +121,65 @@ def test_panels_kpis_and_a_filtered_chart_count_humans_and_old_stores_say_so(app
     old = panels(False)
     assert int(old.frames["referrer"]["hits"].sum()) == TOTAL
     assert any(f"{BOTS:,} bot hits" in note for note in old.notes)
+
+
+def _filtered(app, tmp_path, search: str):
+    """The panels and the rendered KPIs, bot share and notes of a filtered view."""
+    from dashboard.history_panels import render_panels
+    from dashboard.history_url import shown_period
+    from dashboard.services import get_services
+
+    ingest_sample(get_services(app.server).db, "s", tmp_path)
+    query = parse_search(search)
+    shown = shown_period(query)
+    panels = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
+                                           Options.from_query(query), (), 60)
+    return panels, render_panels(search)
+
+
+def _kpi(out, name: str) -> tuple[str, str]:
+    """A KPI card's value and note text."""
+    for card in out["kpis"]:
+        value = card.children[1]
+        if value.id == f"history-kpi-{name}":
+            note = card.children[2].children
+            return value.children, note[1]
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize(("search", "errors", "share", "events"), [
+    # (direct): 10 + 5 (404) + 8 human hits, 15 Googlebot ones; bots follow the counters.
+    ("?site=s&range=7d&filter=referrer:(direct)", 5 / 23, 15 / 38, True),
+    ("?site=s&range=7d&filter=referrer:(direct)&bots=1", 5 / 38, 15 / 38, True),
+    ("?site=s&range=7d&filter=referrer:news.example", 0.0, 0.0, True),
+    ("?site=s&range=7d&filter=browser:Chrome", 5 / 53, 0.0, True),
+    ("?site=s&range=7d&filter=status:404", 1.0, 0.0, False),
+    ("?site=s&range=7d&filter=bot:bot", 0.0, 1.0, False),
+    ("?site=s&range=7d&filter=bot:human", 5 / 73, 0.0, False),
+])
+def test_the_error_rate_and_bot_share_follow_the_filter(app, tmp_path, search, errors,
+                                                        share, events):
+    panels, out = _filtered(app, tmp_path, search)
+    assert panels.current.errors == pytest.approx(errors)
+    assert panels.bot_share == pytest.approx(share)
+    assert panels.current.errors_from_events is events
+    label = breakdown_view.series_label(filter_pair(parse_search(search)))
+    assert out["share"].startswith(f"{share:.0%} bots") and label in out["share"]
+    rate, note = _kpi(out, "errors")
+    assert rate == f"{100 * errors:.1f} %"
+    assert ("from raw events" in note) is events
+    if events:
+        assert any("4xx/5xx rate" in str(n.children) for n in out["notes"])
+
+
+def test_without_raw_events_the_filtered_error_rate_says_it_cannot_follow(app, tmp_path):
+    from dashboard.history_panels import render_panels
+    from dashboard.services import get_services
+
+    db = get_services(app.server).db
+    ingest_sample(db, "s", tmp_path)
+    db["events"].delete_many({})
+    out = render_panels("?site=s&range=7d&filter=referrer:(direct)")
+    assert _kpi(out, "errors")[0] == "–"
+    assert any("cannot follow referrer = (direct)" in str(n.children) for n in out["notes"])
+    assert out["share"].startswith("39% bots among referrer = (direct)")   # counters

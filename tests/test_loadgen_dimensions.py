@@ -64,3 +64,37 @@ def test_backfill_writes_dimensions_matching_the_hits(embedded_db):
     frame = reads.breakdown(embedded_db, site, "kind", DAY[0] - dt.timedelta(days=1), DAY[1])
     assert int(frame["hits"].sum()) == hits > 0
     assert set(frame["value"]) == {"page", "asset"}
+
+
+def test_raw_events_and_counters_classify_each_hit_alike(embedded_db):
+    """The demo's live traffic: its raw events are the requests its dimensions counted,
+    so bots, referrers, statuses... and visitors agree between the two."""
+    from dashboard.loadgen.events import EventFeed
+    from queries.dimensions.page_reads import events_breakdown
+    from queries.events.collection import EventWriter
+
+    clock = Clock()
+    recorder = queries.HitRecorder(embedded_db, flush_interval=3600)
+    dimensions = DimensionRecorder(embedded_db, flush_interval=3600)
+    writer = EventWriter(embedded_db)
+    runner = LoadRunner(recorder, TrafficModel(sites=2, diurnal=0.0, seed=5), 1_000,
+                        clock=clock, wall=lambda: NOON, dimensions=dimensions,
+                        events=EventFeed(writer, 5))
+    runner.step(0.0)
+    for _ in range(30):
+        clock.now += 0.1
+        runner.step(clock.now)
+    for closing in (recorder, dimensions, writer):
+        closing.close()
+    assert runner.errors == 0
+    for site in TrafficModel(sites=2).site_names:
+        for dim in ("bot", "browser", "device", "referrer", "status", "utm_campaign", "kind"):
+            counted = _values(embedded_db, site, dim)
+            raw = events_breakdown(embedded_db, site, dim, *DAY)
+            assert dict(zip(raw["value"], raw["hits"], strict=True)) == counted, dim
+        assert _values(embedded_db, site, "bot").get("bot", 0) > 0
+        pairs = {(e["host"], e["user_agent"]) for e in embedded_db["events"].find(
+            {"site": site}, {"host": 1, "user_agent": 1})}
+        assert abs(reads.visitors(embedded_db, site, *DAY) - len(pairs)) <= 0.02 * len(pairs)
+        for host, _ in pairs:                    # documentation addresses only
+            assert host.startswith(("2001:db8::", "192.0.2.", "198.51.100.", "203.0.113."))

@@ -239,7 +239,7 @@ def test_a_store_uri_password_never_shows(tmp_path, monkeypatch, caplog):
         served.append(data.get_data(as_text=True))
         assert "hitboard:***@127.0.0.1" in served[-1]
         live = post_callback(client, ["live-graph.figure", "live-kpis.children",
-                                      "live-top.figure", "live-updated.data",
+                                      "live-top.children", "live-updated.data",
                                       "live-alert.children"],
                              {"live-interval.n_intervals": 1, "url.search": "?site=s"})
         served.append(live.get_data(as_text=True))

@@ -1,8 +1,12 @@
 """Raw request events for synthetic hits: one ``events`` document per hit, so the raw
 feed and its rollups agree with the pre-aggregated counts.
 
-Clients come from the documentation address ranges (RFC 5737), so no synthetic event
-names a real host; times are spread uniformly over the tick the hits belong to.
+Given the tick's visits (``visitors.Visit``: what the dimension counters recorded), each
+hit's event is that visit's request (agent, client, referrer, campaign, status), so a hit
+the counters call a bot is a bot in the events too. Without them (a caller that draws no
+dimensions) the requests are drawn here. Clients come from the documentation address
+ranges (RFC 5737, RFC 3849), so no synthetic event names a real host; times are spread
+uniformly over the tick the hits belong to.
 """
 
 from __future__ import annotations
@@ -28,16 +32,16 @@ STATUS_P = np.array([0.93, 0.05, 0.015, 0.005])
 
 
 class EventFeed:
-    """Called by the runner with each tick's ``(site, page, n)`` cells; adds ``n`` events
-    per cell to an :class:`queries.events.collection.EventWriter`-like ``writer`` (``add(doc)``)."""
+    """Called by the runner with each tick's cells, ``(site, page, n)`` or ``(site, page,
+    n, visits)``; adds ``n`` events per cell to an
+    :class:`queries.events.collection.EventWriter`-like ``writer`` (``add(doc)``)."""
 
     def __init__(self, writer, seed: int = 0):
         self.writer = writer
         self._rng = np.random.default_rng([seed, 2])
 
-    def __call__(self, cells: list[tuple[str, str, int]], when: dt.datetime,
-                 span_s: float) -> None:
-        total = sum(n for _, _, n in cells)
+    def __call__(self, cells: list[tuple], when: dt.datetime, span_s: float) -> None:
+        total = sum(cell[2] for cell in cells)
         rng = self._rng
         offsets = rng.random(total) * span_s
         hosts = rng.integers(len(HOSTS), size=total)
@@ -46,12 +50,16 @@ class EventFeed:
         statuses = rng.choice(STATUSES, size=total, p=STATUS_P)
         sizes = rng.integers(300, 60_000, size=total)
         i = 0
-        for site, page, n in cells:
-            for _ in range(n):
+        for site, page, n, *given in cells:
+            requests = ([(v.host, v.agent, v.referrer, v.query, v.status)
+                         for v in given[0] for _ in range(v.share)] if given else
+                        [(HOSTS[hosts[j]], AGENTS[agents[j]], REFERRERS[referrers[j]], "",
+                          int(statuses[j])) for j in range(i, i + n)])
+            for host, agent, referrer, query, status in requests:
                 self.writer.add({
                     "time": when - dt.timedelta(seconds=float(offsets[i])), "site": site,
-                    "host": HOSTS[hosts[i]], "method": "GET", "path": page, "query": "",
-                    "status": int(statuses[i]), "bytes": int(sizes[i]),
-                    "referrer": REFERRERS[referrers[i]], "user_agent": AGENTS[agents[i]],
+                    "host": host, "method": "GET", "path": page, "query": query,
+                    "status": int(status), "bytes": int(sizes[i]),
+                    "referrer": referrer, "user_agent": agent,
                 })
                 i += 1

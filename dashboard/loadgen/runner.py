@@ -66,7 +66,8 @@ class RunnerStatus:
 class LoadRunner:
     """Generates hits for ``model`` into ``recorder`` at ``rate`` hits/s (a daily mean when
     the model has a diurnal cycle). ``events(cells, when, span_s)``, if given, also gets
-    each tick's ``(site, page, n)`` cells (see events.EventFeed). ``start``/``stop`` are
+    each tick's ``(site, page, n, visits)`` cells (see events.EventFeed): the visits the
+    dimensions recorded, so both classify each hit alike. ``start``/``stop`` are
     idempotent."""
 
     def __init__(self, recorder, model: TrafficModel, rate: float, *, max_rate: float = MAX_RATE,
@@ -82,8 +83,10 @@ class LoadRunner:
         self._wall = wall or (lambda: dt.datetime.now(dt.UTC))
         self._events = events
         # A DimensionRecorder: referrers, browsers, countries, bots and visitors per hit.
+        # The visits are drawn for the raw events too: they are the same requests.
+        self._dimensions = dimensions
         self._visitors = (SyntheticVisitors(dimensions, model.seed)
-                          if dimensions is not None else None)
+                          if dimensions is not None or events is not None else None)
         self._rng = np.random.default_rng([model.seed, 1])
         self._cells = model.cells()
         self._lock = threading.Lock()
@@ -199,10 +202,13 @@ class LoadRunner:
                 self.last_error = str(exc)
                 continue
             sent += n
-            cells.append((site, page, n))
-            if self._visitors is not None:
+            if self._visitors is None:
+                continue
+            visits = self._visitors.draw(site, n)
+            cells.append((site, page, n, visits))
+            if self._dimensions is not None:
                 try:
-                    self._visitors.record(site, page, when, n)
+                    self._visitors.record_visits(site, page, when, visits)
                 except HitboardError as exc:
                     self.errors += 1
                     self.last_error = f"dimensions: {exc}"

@@ -1,9 +1,14 @@
 """Plausible dimensions for synthetic hits: a seeded population of visitors (browser,
 country; a few return often, most rarely: Zipf), a bot share, a referrer mix, UTM
-campaigns and status codes, recorded into a ``DimensionRecorder``.
+campaigns and status codes. Each draw (a :class:`Visit`) is recorded into a
+``DimensionRecorder`` and handed to the raw events (``events.EventFeed``), so the same
+hit is the same request in both: same agent (bot or human), referrer, campaign, status
+and client, and so the same visitor (address, agent) for the sketches and for the events.
 
-Visitors are ids (``synthetic-17``) hashed into the sketches: no address is made up,
-so no real host is named; their country is drawn, not looked up.
+Clients come from the documentation address ranges (RFC 3849 for the population, one
+address each; RFC 5737 for the bots), so no real host is named; a visitor's country is
+drawn, not looked up (the events, which keep no country, show documentation addresses
+as ``unknown``).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import random
+from typing import NamedTuple
 
 from queries.dimensions import classify
 
@@ -55,8 +61,29 @@ def _pick(rng: random.Random, table, k: int = 1):
     return rng.choices(values, weights=weights, k=k)
 
 
+class Visit(NamedTuple):
+    """``share`` hits of one synthetic request: who, from where, answered how."""
+
+    share: int
+    agent: str
+    host: str
+    country: str
+    referrer: str
+    query: str
+    status: int
+
+
+def person_host(person: int) -> str:
+    return f"2001:db8::{person + 1:x}"
+
+
+def bot_host(index: int) -> str:
+    return f"{('192.0.2', '198.51.100', '203.0.113')[index % 3]}.{index // 3 + 1}"
+
+
 class SyntheticVisitors:
-    """``record(site, page, when, n)`` gives ``n`` synthetic hits their dimensions."""
+    """``record(site, page, when, n)`` gives ``n`` synthetic hits their dimensions and
+    returns the visits drawn (``draw`` alone draws them without a recorder)."""
 
     def __init__(self, dimensions, seed: int = 0):
         self.dimensions = dimensions
@@ -65,25 +92,41 @@ class SyntheticVisitors:
         self._countries = _pick(rng, COUNTRIES, POPULATION)
         self._cumulative = list(itertools.accumulate(
             1.0 / (i + 1) ** ZIPF_S for i in range(POPULATION)))
-        self._bots = [(agent, f"bot-{i}") for i, agent in enumerate(_pick(rng, BOTS, 200))]
+        self._bots = [(agent, bot_host(i)) for i, agent in enumerate(_pick(rng, BOTS, 200))]
 
-    def record(self, site: str, page: str, when: dt.datetime, n: int) -> None:
+    def draw(self, site: str, n: int) -> list[Visit]:
+        """``n`` hits as a few visits (at most ``DRAWS_PER_CELL``)."""
         rng = self._rng
         k = min(n, DRAWS_PER_CELL)
         shares = [n // k + (1 if i < n % k else 0) for i in range(k)]
         people = rng.choices(range(POPULATION), cum_weights=self._cumulative, k=k)
+        visits = []
         for share, person in zip(shares, people, strict=True):
             if rng.random() < BOT_SHARE:
-                agent, visitor = rng.choice(self._bots)
+                agent, host = rng.choice(self._bots)
                 country, referrer, query = "US", "-", ""
             else:
-                agent, visitor = self._agents[person], f"synthetic-{person}"
+                agent, host = self._agents[person], person_host(person)
                 country = self._countries[person]
                 referrer = _pick(rng, REFERRERS)[0]
                 query = _pick(rng, CAMPAIGNS)[0]
             if referrer == "SELF":
                 referrer = f"https://{site}/"
-            dims = classify(site, page, query=query, status=_pick(rng, STATUSES)[0],
-                            referrer_url=referrer, agent=agent, country=country,
-                            visitor=visitor, vhost=site)
-            self.dimensions.record(site, page, when, dims, share)
+            visits.append(Visit(share, agent, host, country, referrer, query,
+                                _pick(rng, STATUSES)[0]))
+        return visits
+
+    def record(self, site: str, page: str, when: dt.datetime, n: int) -> list[Visit]:
+        visits = self.draw(site, n)
+        self.record_visits(site, page, when, visits)
+        return visits
+
+    def record_visits(self, site: str, page: str, when: dt.datetime,
+                      visits: list[Visit]) -> None:
+        """The visits' dimensions, classified as their raw events will be (the visitor is
+        the (address, agent) pair; the drawn country overrides the address's)."""
+        for visit in visits:
+            dims = classify(site, page, query=visit.query, status=visit.status,
+                            referrer_url=visit.referrer, agent=visit.agent,
+                            address=visit.host, country=visit.country, vhost=site)
+            self.dimensions.record(site, page, when, dims, visit.share)

@@ -22,7 +22,7 @@ from components import (
     notice_figure,
     segmented,
     timeseries_figure,
-    top_pages_figure,
+    top_pages_table,
 )
 from dashboard import reads
 from dashboard.feedback import describe
@@ -78,12 +78,9 @@ def layout(**query):
                     figure=notice_figure("Loading…", theme))),
                 notes_section("live"),
             ]),
-            html.Section(className="card", children=[
+            html.Section(className="card", id="live-top-card", children=[
                 html.H2("Top pages today", className="card-title"),
-                html.Div(className="graph-box graph-box-bars", children=dcc.Graph(
-                    id="live-top", config={**GRAPH_CONFIG, "displayModeBar": False},
-                    style={"height": "100%"},
-                    figure=notice_figure("Loading…", theme, height=160))),
+                html.Div(id="live-top", children=html.P("Loading…", className="muted")),
             ]),
         ]),
         live_people_section(),
@@ -117,7 +114,7 @@ def choose_window(window, search):
 
 @callback(
     output={"figure": Output("live-graph", "figure"), "kpis": Output("live-kpis", "children"),
-            "top": Output("live-top", "figure"), "updated": Output("live-updated", "data"),
+            "top": Output("live-top", "children"), "updated": Output("live-updated", "data"),
             "alert": Output("live-alert", "children")},
     inputs=[Input("live-interval", "n_intervals"), Input("url", "search")],
 )
@@ -140,7 +137,7 @@ def refresh(_n, search):
         snapshot = reads.live_snapshot(site, shell.pages, shell.tz, window)
     except Exception as exc:
         blank = notice_figure("Could not load", shell.theme)
-        return {"figure": blank, "kpis": no_update, "top": blank, "updated": no_update,
+        return {"figure": blank, "kpis": no_update, "top": None, "updated": no_update,
                 "alert": message(describe(exc))}
     key = ("live-view", site, shell.pages, shell.tz, window, shell.theme, snapshot.as_of)
     figure, cards, bars = get_services().cache.get_or_compute(
@@ -152,24 +149,21 @@ def refresh(_n, search):
 
 
 def _notice(blank, tz: str, alert) -> dict:
-    """No chart to draw: ``blank`` for both figures, empty cards and why."""
-    return {"figure": blank, "kpis": kpi_cards(_kpis(None, None, tz)), "top": blank,
+    """No chart to draw: ``blank`` for the figure, no top pages, empty cards and why."""
+    return {"figure": blank, "kpis": kpi_cards(_kpis(None, None, tz)), "top": None,
             "updated": None, "alert": alert}
 
 
 def _view(snapshot, site: str, shell, window: int) -> tuple:
-    """The page's figures and cards for one snapshot, built once and shared by every
-    viewer of the same view (building Plotly figures is most of a refresh's cost)."""
+    """The page's figure, cards and top pages for one snapshot, built once and shared by
+    every viewer of the same view (building Plotly figures is most of a refresh's cost)."""
     pages = shell.pages
     revision = f"live|{site}|{'|'.join(pages)}|{shell.tz}|{window}"
     partial = snapshot.as_of.second or snapshot.as_of.microsecond  # this minute so far
     figure = timeseries_figure(snapshot.series, granularity="minute", theme=shell.theme,
                                pages=pages, uirevision=revision, incomplete=bool(partial))
-    top = snapshot.top
-    bars = (top_pages_figure(top, theme=shell.theme, pages=pages, uirevision=revision)
-            if len(top) else notice_figure("No hits today yet", shell.theme, height=160))
     return (figure.to_dict(), kpi_cards(_kpis(snapshot.totals, snapshot.as_of, shell.tz)),
-            bars.to_dict())
+            top_pages_table(snapshot.top, pages=pages))
 
 
 clientside_callback(

@@ -1,6 +1,8 @@
-"""One page's breakdown, from raw events: the combination page × dimension is not
-pre-aggregated (per-page counters would double every flush's upserts), so it is limited
-to the events still kept (``HITBOARD_EVENTS_TTL_DAYS`` after ingestion). The events are
+"""Breakdowns from raw events: one page's (the combination page × dimension is not
+pre-aggregated: per-page counters would double every flush's upserts), limited to the
+events still kept (``HITBOARD_EVENTS_TTL_DAYS`` after ingestion), and the last hour's on
+Live (value sketches are per day at the finest; events give that hour's exact visitors
+of each value, counted from the same events as its hits). The events are
 grouped in the database by what classification needs, then classified here (cached), so
 the work grows with distinct (client, agent, referrer, query, status), not with hits."""
 
@@ -14,21 +16,31 @@ import pandas as pd
 from ..stats import schema
 from .classify import classify, is_bot_agent
 
+# What a dimension's classification reads from an event, beside the visitor (address,
+# agent: which also tell bots apart). Grouping by these alone keeps the groups few.
+_FIELDS = {"referrer": ("r",), "utm_source": ("q",), "utm_medium": ("q",),
+           "utm_campaign": ("q",), "status": ("s",), "notfound": ("s", "p"), "kind": ("p",)}
+_PATHS = {"h": "$host", "a": "$user_agent", "r": "$referrer", "q": "$query",
+          "s": "$status", "p": "$path"}
 
-def page_breakdown(db, site: str, page: str, dim: str, start: dt.datetime,
-                   end: dt.datetime, humans: bool = False) -> pd.DataFrame:
-    """Hits and exact visitors per value of ``dim`` for one page over [start, end), bots
-    left out if ``humans``."""
-    pipeline = [
-        {"$match": {"site": site, "path": page, "time": {"$gte": start, "$lt": end}}},
-        {"$group": {"_id": {"h": "$host", "a": "$user_agent", "r": "$referrer",
-                            "q": "$query", "s": "$status"}, "n": {"$sum": 1}}},
-    ]
+
+def events_breakdown(db, site: str, dim: str, start: dt.datetime, end: dt.datetime,
+                     humans: bool = False, page: str | None = None) -> pd.DataFrame:
+    """Hits and exact visitors per value of ``dim`` among the site's raw events of
+    [start, end) (one ``page``'s if given), bots left out if ``humans``: both columns
+    count the same events, so a value never has more visitors than hits."""
+    match = {"site": site, "time": {"$gte": start, "$lt": end}}
+    if page is not None:
+        match["path"] = page
+    fields = ("h", "a", *(f for f in _FIELDS.get(dim, ()) if not (f == "p" and page)))
+    pipeline = [{"$match": match},
+                {"$group": {"_id": {f: _PATHS[f] for f in fields}, "n": {"$sum": 1}}}]
     hits: Counter = Counter()
     visitors: dict[str, set] = {}
     for group in db[schema.EVENTS].aggregate(pipeline):
         key = group["_id"]
-        dims = classify(site, page, query=key.get("q"), status=key.get("s"),
+        path = page if page is not None else str(key.get("p") or "")
+        dims = classify(site, path, query=key.get("q"), status=key.get("s"),
                         referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"))
         if humans and dims.bot:
             continue
@@ -41,6 +53,14 @@ def page_breakdown(db, site: str, page: str, dim: str, start: dt.datetime,
     frame = pd.DataFrame(rows, columns=["value", "hits", "visitors"])
     frame["hits"] = frame["hits"].astype("int64")
     frame["visitors"] = frame["visitors"].astype("Int64")
+    return frame
+
+
+def page_breakdown(db, site: str, page: str, dim: str, start: dt.datetime,
+                   end: dt.datetime, humans: bool = False) -> pd.DataFrame:
+    """Hits and exact visitors per value of ``dim`` for one page over [start, end), bots
+    left out if ``humans``."""
+    frame = events_breakdown(db, site, dim, start, end, humans, page)
     frame.attrs["note"] = ("one page: counted from raw events, kept for the "
                            "events retention (the Data page says how long); older hits "
                            "are not included")

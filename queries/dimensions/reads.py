@@ -21,13 +21,13 @@ from . import sketches
 from .classify import BOT
 from .counters import DAILY, HOURLY, MONTHLY
 from .encoding import DIMENSIONS, OTHER, escape, unescape
-from .page_reads import active_visitors, page_breakdown
+from .page_reads import active_visitors, events_breakdown, page_breakdown
 
 HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)
 WHOLE = validation.WHOLE_SITE
 COLUMNS = ["value", "hits", "visitors"]
-__all__ = ["active_visitors", "bot_share", "breakdown", "filtered_series", "top_not_found",
-           "visitors", "visitors_series"]
+__all__ = ["active_visitors", "bot_share", "breakdown", "filtered_series", "recent_breakdown",
+           "top_not_found", "value_bot_share", "visitors", "visitors_series"]
 
 
 class UnknownDimensionError(validation.InvalidRangeError):
@@ -96,13 +96,15 @@ def unsplit_bots(doc: dict) -> int:
     return max(doc.get("v", {}).get("bot", {}).get(BOT, 0) - doc.get("bh", 0), 0)
 
 
-def _counts(db, site: str, parts: dict, dim: str, humans: bool = False
-            ) -> tuple[Counter, int, int]:
-    """Hits per value of ``dim`` (bots left out if ``humans``), summed over the range's
-    counter documents (by ``_id``); their hits; the bot hits that could not be left out."""
+def _counts(db, site: str, parts: dict, dim: str, humans: bool = False,
+            bots: bool = False) -> tuple[Counter, int, int]:
+    """Hits per value of ``dim`` (bots left out if ``humans``, bots alone if ``bots``),
+    summed over the range's counter documents (by ``_id``); their hits; the bot hits
+    that could not be told apart (counted as humans)."""
     counts: Counter = Counter()
     total = unsplit = 0
-    fields = _projection(f"v.{dim}", "hits", *((f"b.{dim}", "v.bot", "bh") if humans
+    split = humans or bots
+    fields = _projection(f"v.{dim}", "hits", *((f"b.{dim}", "v.bot", "bh") if split
                                                else ()))
     for coll, dates in parts.items():
         if not dates:
@@ -111,12 +113,13 @@ def _counts(db, site: str, parts: dict, dim: str, humans: bool = False
         ids = [sketches.bucket_id(site, date, level) for date in dates]
         for doc in db[coll].find({"_id": {"$in": ids}}, fields):
             total += doc.get("hits", 0)
-            for name, n in doc.get("v", {}).get(dim, {}).items():
-                counts[unescape(name)] += n
-            if humans:
+            if not bots:
+                for name, n in doc.get("v", {}).get(dim, {}).items():
+                    counts[unescape(name)] += n
+            if split:
                 unsplit += unsplit_bots(doc)
                 for name, n in doc.get("b", {}).get(dim, {}).items():
-                    counts[unescape(name)] -= n
+                    counts[unescape(name)] += n if bots else -n
     return counts, total, unsplit
 
 
@@ -144,17 +147,17 @@ def _days(parts: dict) -> list[dt.datetime]:
     return sorted(days)
 
 
-def _value_visitors(db, site: str, dim: str, parts: dict, humans: bool = False
-                    ) -> dict[str, int]:
-    """Visitors per value: the union of the value sketches (humans' only if ``humans``)
-    of the range's months and of the whole UTC days it touches."""
+def _value_visitors(db, site: str, dim: str, parts: dict, humans: bool = False,
+                    bots: bool = False) -> dict[str, int]:
+    """Visitors per value: the union of the value sketches (humans' only if ``humans``,
+    bots' only if ``bots``) of the range's months and of the whole UTC days it touches."""
     days = sorted(set(parts[DAILY]) | {_floor(h, DAY) for h in parts[HOURLY]})
     docs = (sketches.fetch(db, "month", site, parts[MONTHLY], dim)
             + sketches.fetch(db, "day", site, days, dim))
     groups: dict[str, list] = {}
     for doc in docs:
         for item in doc.get("values", ()):
-            if not (humans and item.get("b")):
+            if not (humans and item.get("b")) and not (bots and not item.get("b")):
                 groups.setdefault(item["v"], []).append(sketches.load(item["s"]))
     return {value: sketches.estimate(group, sketches.LG_K_VALUE)
             for value, group in groups.items()}
@@ -162,17 +165,18 @@ def _value_visitors(db, site: str, dim: str, parts: dict, humans: bool = False
 
 def breakdown(db, site: str, by: str, start: dt.datetime, end: dt.datetime, tz="UTC",
               page: str | None = None, n: int | None = None,
-              humans: bool = False) -> pd.DataFrame:
+              humans: bool = False, bots: bool = False) -> pd.DataFrame:
     """Hits and visitors per value of dimension ``by`` over [start, end) (whole hours of
     ``tz``), most hits first; ``(other)`` (values past a document's cap) last. Bots left
-    out if ``humans`` (``attrs["unsplit"]``: old bot hits that could not be)."""
+    out if ``humans`` (``attrs["unsplit"]``: old bot hits that could not be), the bots'
+    hits alone if ``bots`` (old ones not told apart are missing: ``unsplit``)."""
     dim = dimension(by)
     site, page, start, end, parts = _prepare(db, site, start, end, tz, page)
     if page != WHOLE:
         frame = page_breakdown(db, site, page, dim, start, end, humans=humans)
         return frame.head(max(int(n), 0)) if n is not None else frame
-    counts, _, unsplit = _counts(db, site, parts, dim, humans)
-    visitors = _value_visitors(db, site, dim, parts, humans)
+    counts, _, unsplit = _counts(db, site, parts, dim, humans, bots)
+    visitors = _value_visitors(db, site, dim, parts, humans, bots)
     rows = [{"value": v, "hits": int(h), "visitors": visitors.get(v)}
             for v, h in counts.items() if h > 0]
     rows.sort(key=lambda r: (r["value"] == OTHER, -r["hits"], r["value"]))
@@ -184,6 +188,28 @@ def breakdown(db, site: str, by: str, start: dt.datetime, end: dt.datetime, tz="
     frame.attrs["note"] = unsplit_note(unsplit)
     frame.attrs["unsplit"] = unsplit
     return frame
+
+
+def recent_breakdown(db, site: str, by: str, start, end, n: int | None = None,
+                     humans: bool = False) -> pd.DataFrame:
+    """Hits and visitors per value of ``by`` over exactly [start, end) (Live's last
+    hour), from the raw events of that window: a value's visitors are those of the same
+    hits (value sketches are per UTC day at the finest, so ``breakdown`` would give the
+    day's visitors beside the hour's hits). Without events in the window (a source that
+    writes none: ``--no-events``) the counters give the hits of its whole hours, and no
+    visitors; ``attrs["note"]`` says so."""
+    dim = dimension(by)
+    site = validation.site(site)
+    start, end = validation.time_range(start, end)
+    frame = events_breakdown(db, site, dim, start, end, humans)
+    frame.attrs["note"] = ""
+    if not len(frame):
+        frame = breakdown(db, site, dim, start, end, humans=humans)
+        if len(frame):
+            frame["visitors"] = pd.array([None] * len(frame), dtype="Int64")
+            frame.attrs["note"] = ("no raw events kept for this hour: hits from the "
+                                   "counters' whole hours, visitors unknown")
+    return frame.head(max(int(n), 0)) if n is not None else frame
 
 
 def top_not_found(db, site: str, start, end, tz="UTC", n: int = 10,
@@ -199,6 +225,23 @@ def bot_share(db, site: str, start, end, tz="UTC", page: str | None = None) -> f
     total = int(frame["hits"].sum())
     bots = int(frame.loc[frame["value"] == "bot", "hits"].sum())
     return bots / total if total else 0.0
+
+
+def value_bot_share(db, site: str, by: str, value: str, start, end, tz="UTC") -> float:
+    """Bots' share of the hits whose ``by`` is ``value`` (e.g. referrer = news.example),
+    from the counters alone (``b`` counts the bots by the same values): any range."""
+    dim = dimension(by)
+    site, _, _, _, parts = _prepare(db, site, start, end, tz)
+    name = escape(str(value))
+    fields = _projection(f"v.{dim}.{name}", f"b.{dim}.{name}")
+    hits = bots = 0
+    for coll, dates in parts.items():
+        if dates:
+            ids = [sketches.bucket_id(site, date, sketches.LEVELS[coll]) for date in dates]
+            for doc in db[coll].find({"_id": {"$in": ids}}, fields):
+                hits += doc.get("v", {}).get(dim, {}).get(name, 0)
+                bots += doc.get("b", {}).get(dim, {}).get(name, 0)
+    return bots / hits if hits else 0.0
 
 
 def visitors(db, site: str, start, end, tz="UTC") -> int:

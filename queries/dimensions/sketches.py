@@ -40,6 +40,7 @@ from bson import Binary
 from datasketches import hll_sketch, hll_union, tgt_hll_type
 from pymongo import ReplaceOne
 
+from ..stats import schema
 from .encoding import DIMENSIONS
 
 HOURLY, DAILY, MONTHLY = "visitors.hourly", "visitors.daily", "visitors.monthly"
@@ -51,6 +52,12 @@ LEVELS = {coll: level for level, coll in COUNTERS.items()}
 FORMATS = {"hour": "%Y%m%d%H", "day": "%Y%m%d", "month": "%Y%m"}
 LG_K = 14            # whole-site sketches: relative standard error ~0.8%, <= 8.3 KB
 LG_K_VALUE = 11      # per dimension value: ~2.3%, and small (list mode) for rare values
+# Compaction waits this long after a bucket ends (writers flush what they hold first)
+# and remembers where it got to under this checkpoint ``_id``; every closed bucket is
+# looked at again once a day (``SWEEP_EVERY``).
+GRACE = dt.timedelta(minutes=5)
+SWEEP_EVERY = dt.timedelta(days=1)
+CHECKPOINT_ID = "visitor-sketches"
 
 
 def new(lg_k: int = LG_K) -> hll_sketch:
@@ -129,15 +136,23 @@ def fetch(db, level: str, site: str, dates: list[dt.datetime], dim: str | None =
     return list(db[coll].find({"_id": {"$in": ids}}))
 
 
+def owner_of(doc_id: str) -> str:
+    """The writing process named by a sketch document's ``_id`` (see ``partial_id``)."""
+    return doc_id.rsplit("/", 1)[1]
+
+
 def compact_bucket(db, level: str, site: str, date: dt.datetime) -> int:
     """Merge one bucket's sketch documents into one (a new owner), then delete the
     documents merged, each only if unchanged since it was read (its version ``n``).
     Safe beside writers and other compactions: a writer that saved again meanwhile keeps
     its newer document; a reader seeing both the merged document and the old ones
-    unions duplicates, which changes nothing. Returns the documents removed."""
+    unions duplicates, which changes nothing. The owners whose documents are all gone
+    leave the bucket's list (``forget_owners``). Returns the documents removed."""
     found = owners(db, level, site, [date]).get(date, [])
     totals = fetch(db, level, site, [date], known={date: found})
     if len(totals) < 2:
+        present = {owner_of(d["_id"]) for d in totals}
+        forget_owners(db, level, site, date, set(found) - present)
         return 0
     owner = f"c{uuid.uuid4().hex[:12]}"
     meta = totals[0]["metadata"]
@@ -163,21 +178,90 @@ def compact_bucket(db, level: str, site: str, date: dt.datetime) -> int:
     db[COUNTERS[level]].update_one({"_id": bucket_id(site, date, level)},
                                    {"$set": {f"owners.{owner}": 1}})
     removed = 0
+    kept: set[str] = set()
     for coll, docs in old:
         for doc in docs:
-            removed += db[coll].delete_one({"_id": doc["_id"], "n": doc.get("n")}).deleted_count
+            gone = db[coll].delete_one({"_id": doc["_id"], "n": doc.get("n")}).deleted_count
+            removed += gone
+            if not gone:
+                kept.add(owner_of(doc["_id"]))
+    forget_owners(db, level, site, date, set(found) - kept)
     return removed
+
+
+def forget_owners(db, level: str, site: str, date: dt.datetime, gone: set[str]) -> None:
+    """Take owners whose documents were merged and deleted off the bucket's list, so
+    reads stop looking for them and the bucket is not compacted again. A writer that
+    saved again meanwhile (its document is back) is put back on the list: it sets its
+    owner *after* saving, so either its own ``$set`` or this check comes last."""
+    if not gone:
+        return
+    bucket = {"_id": bucket_id(site, date, level)}
+    db[COUNTERS[level]].update_one(bucket, {"$unset": {f"owners.{o}": "" for o in gone}})
+    ids = [partial_id(o, level, date, site) for o in gone]
+    back = {owner_of(d["_id"]) for d in db[TOTALS[level]].find({"_id": {"$in": ids}},
+                                                               {"_id": 1})}
+    if back:
+        db[COUNTERS[level]].update_one(bucket, {"$set": {f"owners.{o}": 1 for o in back}})
+
+
+def _compact(db, level: str, date_filter: dict) -> int:
+    removed = 0
+    for doc in db[COUNTERS[level]].find({"metadata.date": date_filter},
+                                        {"owners": 1, "metadata": 1}):
+        if len(doc.get("owners", {})) > 1:
+            meta = doc["metadata"]
+            removed += compact_bucket(db, level, meta["site"], _aware(meta["date"]))
+    return removed
+
+
+def _aware(date: dt.datetime) -> dt.datetime:
+    return date.replace(tzinfo=dt.UTC) if date.tzinfo is None else date
 
 
 def compact_all(db, before: dt.datetime) -> int:
     """Compact every bucket that starts before ``before`` and has several owners."""
+    return sum(_compact(db, level, {"$lt": before}) for level in COUNTERS)
+
+
+def bucket_start(level: str, t: dt.datetime) -> dt.datetime:
+    """The start of the UTC hour, day or month holding ``t``."""
+    t = t.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
+    if level == "hour":
+        return t
+    return t.replace(hour=0) if level == "day" else t.replace(hour=0, day=1)
+
+
+def compact_closed(db, now: dt.datetime, since: dt.datetime | None = None) -> int:
+    """Compact the buckets that ended at least ``GRACE`` before ``now`` (writers are done
+    with them; a late one is still safe, see ``compact_bucket``) and, given ``since`` (a
+    previous run's ``now``), only those that ended after that run's cut."""
     removed = 0
-    for level, coll in COUNTERS.items():
-        for doc in db[coll].find({"metadata.date": {"$lt": before}},
-                                 {"owners": 1, "metadata": 1}):
-            if len(doc.get("owners", {})) > 1:
-                meta = doc["metadata"]
-                date = meta["date"]
-                date = date.replace(tzinfo=dt.UTC) if date.tzinfo is None else date
-                removed += compact_bucket(db, level, meta["site"], date)
+    for level in COUNTERS:
+        date = {"$lt": bucket_start(level, now - GRACE)}
+        if since is not None:
+            date["$gte"] = bucket_start(level, since - GRACE)
+            if date["$gte"] >= date["$lt"]:
+                continue
+        removed += _compact(db, level, date)
+    return removed
+
+
+def compact_due(db, now: dt.datetime | None = None) -> int:
+    """The periodic compaction (every rollup run calls it): the buckets closed since the
+    last run, and once a day (and the first time) every closed bucket, for the old ones
+    written again since (an old log ingested, a backfill). Then the checkpoint advances;
+    a failed run leaves it, so the next run does its buckets again (harmless)."""
+    now = _aware(now) if now is not None else dt.datetime.now(dt.UTC)
+    done = db[schema.CHECKPOINTS].find_one({"_id": CHECKPOINT_ID}) or {}
+    since = _aware(done["until"]) if done.get("until") else None
+    swept = _aware(done["swept"]) if done.get("swept") else None
+    if since is not None and since >= now:
+        return 0
+    full = since is None or swept is None or now - swept >= SWEEP_EVERY
+    removed = compact_closed(db, now, None if full else since)
+    db[schema.CHECKPOINTS].replace_one(
+        {"_id": CHECKPOINT_ID},
+        {"until": now, "swept": now if full else swept, "removed": removed,
+         "last_run": dt.datetime.now(dt.UTC)}, upsert=True)
     return removed

@@ -42,6 +42,7 @@ from pymongo import ASCENDING, InsertOne, ReplaceOne
 from pymongo.errors import BulkWriteError
 
 from .. import validation
+from ..dimensions import sketches
 from ..errors import DUPLICATE_KEY
 from ..events import collection as events
 from ..stats import schema
@@ -128,12 +129,16 @@ class RollupRun:
     documents: dict[str, int] = field(default_factory=dict)
     duration_s: float = 0.0
     expired: int = 0
+    sketches_merged: int = 0   # visitor sketch documents merged by the compaction
 
 
 def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None
                 ) -> RollupRun:
     """One incremental run (see the module docstring for why it is safe to repeat); with
-    ``retention`` (days), then the events it has read and that are older are expired."""
+    ``retention`` (days), then the events it has read and that are older are expired.
+    Each run also compacts the visitor sketches of the buckets closed since the last one
+    (``dimensions.sketches.compact_due``): this is what runs periodically (the server's
+    rollup job, ``hitboard rollup [--every]``, an ingest's final run)."""
     started = time.perf_counter()
     read_until = validation.timestamp(now) if now else dt.datetime.now(dt.UTC)
     since = checkpoint(db)["watermark"]
@@ -143,6 +148,7 @@ def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None
     watermark = _advance(db, run)
     if retention is not None:
         run.expired = events.expire(db, retention, watermark, now)
+    run.sketches_merged = sketches.compact_due(db, read_until)
     return run
 
 

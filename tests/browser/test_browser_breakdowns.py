@@ -71,8 +71,14 @@ def test_clicking_a_referrer_filters_the_view_and_the_url_keeps_it(app, seeded, 
     dash_duo.wait_for_contains_text("#history-totals", f"{NEWS:,}")
     dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{NEWS:,}")
     dash_duo.wait_for_contains_text("#history-chip", "referrer = news.example")
-    # The other panels are the filtered hits' (from raw events, which the page says).
+    # The bot share and the 4xx/5xx rate are the filtered hits' too (the site's: 17%
+    # bots, 6.8 % of errors); that rate and the other panels come from raw events, and
+    # the page says so.
+    dash_duo.wait_for_text_to_equal("#history-botshare",
+                                    "0% bots among referrer = news.example (left out)")
+    dash_duo.wait_for_text_to_equal("#history-kpi-errors", "0.0 %")
     dash_duo.wait_for_contains_text("#history-panel-notes", "raw events")
+    dash_duo.wait_for_contains_text("#history-panel-notes", "4xx/5xx rate")
     assert "search.example" not in dash_duo.find_element("#history-panel-referrer").text
     assert "iOS" not in dash_duo.find_element("#history-panel-os").text
 
@@ -154,6 +160,32 @@ def test_every_panel_renders_in_each_theme_and_on_a_phone(app, seeded, dash_duo,
         height = dash_duo.driver.execute_script("return document.body.scrollHeight")
         dash_duo.driver.set_window_size(width, height + 100)
         dash_duo.driver.save_screenshot(str(Path(shots) / f"history-{theme}-{width}.png"))
+    assert dash_duo.get_logs() == []
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_filtered_view_says_what_follows_the_filter(app, seeded, dash_duo, theme, width):
+    """(direct): 5 of its 23 human hits are 404s, 15 of its 38 hits are bots."""
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.driver.set_window_size(width, 1000)
+    dash_duo.driver.get(dash_duo.server_url + f"/history?site=s&tz=UTC&range=7d"
+                        f"&theme={theme}&filter=referrer:(direct)")
+    dash_duo.wait_for_class_to_equal("#app-root", f"app theme-{theme}")
+    dash_duo.wait_for_text_to_equal("#history-botshare",
+                                    "39% bots among referrer = (direct) (left out)")
+    dash_duo.wait_for_text_to_equal("#history-kpi-errors", f"{100 * 5 / 23:.1f} %")
+    dash_duo.wait_for_contains_text("#history-kpis", "humans, from raw events")
+    dash_duo.wait_for_contains_text("#history-panel-notes", "4xx/5xx rate")
+    overflow = dash_duo.driver.execute_script(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0
+    shots = os.environ.get("HITBOARD_SCREENSHOTS")
+    if shots:  # the whole page, for a person to look at (not an assertion)
+        height = dash_duo.driver.execute_script("return document.body.scrollHeight")
+        dash_duo.driver.set_window_size(width, height + 100)
+        dash_duo.driver.save_screenshot(
+            str(Path(shots) / f"history-filtered-{theme}-{width}.png"))
     assert dash_duo.get_logs() == []
 
 

@@ -1,0 +1,82 @@
+"""dashboard/live_panels.py: Live's "Referrers, last hour" counts hits and visitors of the
+same hour, so a referrer never shows more visitors than hits."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from dashkit import utc
+from dimkit import CHROME, GOOGLEBOT
+
+from dashboard import live_panels
+from dashboard import reads as dashboard_reads
+from dashboard.services import get_services
+from queries.dimensions import reads
+from queries.ingest.run import Ingestor, ingest_file
+
+NOW = utc(2026, 3, 14, 12, 20)
+NEWS = "https://news.example/story"
+
+
+def _ingest(db, tmp_path, lines) -> None:
+    """``lines``: (time, address, referrer, agent), one request each, as a log."""
+    rows = [f'{ip} - - [{when:%d/%b/%Y:%H:%M:%S +0000}] "GET / HTTP/1.1" 200 100 '
+            f'"{referrer}" "{agent}"' for when, ip, referrer, agent in lines]
+    log = tmp_path / "access.log"
+    log.write_text("\n".join(rows) + "\n")
+    ingest_file(Ingestor(db, site="s"), log, "s", from_start=True)
+
+
+def _day_and_hour(db, tmp_path) -> None:
+    """This morning: 40 visitors from news.example, once each. The last hour: 3 of them
+    again, 6 hits, and a bot from news.example twice."""
+    morning = [(utc(2026, 3, 14, 8, 0, i), f"81.0.0.{i + 1}", NEWS, CHROME)
+               for i in range(40)]
+    hour = [(NOW - dt.timedelta(minutes=m), f"81.0.0.{1 + m % 3}", NEWS, CHROME)
+            for m in (5, 10, 15, 30, 40, 50)]
+    bots = [(NOW - dt.timedelta(minutes=m), "66.249.66.1", NEWS, GOOGLEBOT) for m in (7, 9)]
+    _ingest(db, tmp_path, morning + hour + bots)
+
+
+def _row(panel, value: str) -> list[str]:
+    for tr in panel.children[0].children[1].children:
+        cells = tr.children
+        label = cells[0].children[1]
+        if getattr(label, "title", None) == value:
+            return [str(label.children), cells[1].children, cells[2].children]
+    raise AssertionError(f"no row {value!r}")
+
+
+@pytest.mark.parametrize(("search", "hits", "visitors"),
+                         [("?site=s", "6", "3"), ("?site=s&bots=1", "8", "4")])
+def test_referrers_of_the_last_hour_count_that_hours_visitors(app, tmp_path, monkeypatch,
+                                                               search, hits, visitors):
+    _day_and_hour(get_services(app.server).db, tmp_path)
+    monkeypatch.setattr(dashboard_reads, "now", lambda seconds: NOW)
+    _cards, panel = live_panels.refresh_people(0, search)
+    assert _row(panel, "news.example") == ["news.example", hits, visitors]
+
+
+def test_recent_breakdown_is_the_windows_events_and_never_more_visitors_than_hits(db,
+                                                                                  tmp_path):
+    _day_and_hour(db, tmp_path)
+    hour = (NOW - dt.timedelta(hours=1), NOW)
+    frame = reads.recent_breakdown(db, "s", "referrer", *hour, humans=True)
+    assert frame.values.tolist() == [["news.example", 6, 3]]
+    assert frame.attrs["note"] == ""
+    everyone = reads.recent_breakdown(db, "s", "browser", *hour)
+    assert (everyone["visitors"] <= everyone["hits"]).all()
+    assert everyone["hits"].sum() == 8
+    # The day's value sketches: what the panel showed before, more visitors than hits.
+    day = reads.breakdown(db, "s", "referrer", *hour, humans=True)
+    assert day.values.tolist() == [["news.example", 6, 40]]
+
+
+def test_without_raw_events_the_hour_has_hits_and_no_visitors(db, tmp_path):
+    _day_and_hour(db, tmp_path)
+    db["events"].delete_many({})
+    frame = reads.recent_breakdown(db, "s", "referrer", NOW - dt.timedelta(hours=1), NOW,
+                                   humans=True)
+    assert frame["hits"].tolist() == [6] and frame["visitors"].isna().all()
+    assert "visitors unknown" in frame.attrs["note"]
