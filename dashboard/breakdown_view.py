@@ -152,15 +152,29 @@ def _cached(fn, *args, seconds, **kwargs):
     return reads.shared(fn, *args, seconds=seconds, **kwargs)
 
 
-def _pages(site: str, shown: Period, tz: str, assets: bool, seconds: int) -> pd.DataFrame:
-    top = _cached(queries.top_pages, site, shown.start, shown.end, n=PAGES_READ, tz=tz,
-                  seconds=seconds)
-    frame = pd.DataFrame({"value": [str(p) for p in top.index],
-                          "hits": top["hits"].to_numpy() if len(top) else [],
-                          "visitors": pd.array([None] * len(top), dtype="Int64")})
-    if not assets:
+def _pages(site: str, shown: Period, tz: str, options: Options, bots: pd.DataFrame,
+           seconds: int) -> tuple[pd.DataFrame, str | None]:
+    """Pages by hits with their visitors, humans unless bots are asked for (the page is
+    a dimension), and a note when the range holds hours counted before it was one:
+    then the hit counters rank the pages, every hit, no visitors."""
+    humans = humans_only(options)
+    frame = _cached(dim_reads.breakdown, site, PAGE, shown.start, shown.end, tz=tz,
+                    humans=humans, seconds=seconds)
+    counted = int(bots.loc[bots["value"] != BOT, "hits"].sum() if humans
+                  else bots["hits"].sum())
+    note = None
+    if not counted or int(frame["hits"].sum()) < counted:
+        top = _cached(queries.top_pages, site, shown.start, shown.end, n=PAGES_READ, tz=tz,
+                      seconds=seconds)
+        frame = pd.DataFrame({"value": [str(p) for p in top.index],
+                              "hits": top["hits"].to_numpy() if len(top) else [],
+                              "visitors": pd.array([None] * len(top), dtype="Int64")})
+        if counted:
+            note = ("Pages count every hit, bots included, without visitors: part of "
+                    "this range was recorded before pages were counted by bot.")
+    if not options.assets:
         frame = frame[[kind(v) != "asset" for v in frame["value"]]]
-    return frame.head(TOP_N).reset_index(drop=True)
+    return frame.head(TOP_N).reset_index(drop=True), note
 
 
 def _error_rate(status: pd.DataFrame) -> float | None:
@@ -277,7 +291,8 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
         not_found = found.panels["notfound"].head(TOP_N).rename(
             columns={"value": "path"})[["path", "hits"]]
     else:
-        frames = {PAGE: _pages(site, shown, tz, options.assets, seconds)}
+        frames = {}
+        frames[PAGE], pages_note = _pages(site, shown, tz, options, bots, seconds)
         for dim in DIMENSION_PANELS:
             frames[dim] = status.head(TOP_N) if dim == "status" else _cached(
                 dim_reads.breakdown, site, dim, shown.start, shown.end, tz=tz, n=TOP_N,
@@ -288,9 +303,8 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
             notes.append("Per minute, the chart and totals count every hit, bots "
                          "included (bots are told apart per hour); panels and KPIs count "
                          "humans.")
-        if humans:
-            notes.append("Top pages count every hit, bots included (pages are not "
-                         "counted by bot).")
+        if pages_note:
+            notes.append(pages_note)
     if pages and options.filter:
         notes.append("With a filter the chart shows the whole site: pages are not "
                      "counted by dimension.")

@@ -3,6 +3,7 @@ a filtered view (every backend), and what the panels and chart count."""
 
 import datetime as dt
 
+import pandas as pd
 import pytest
 from dimkit import BOTS, NEWS, TOTAL, ingest_sample
 
@@ -67,6 +68,40 @@ def test_the_pages_panel_leaves_assets_out_unless_asked(app, tmp_path):
                                                 Options(None, True, True), (), 60)
     assert "/style.css" in set(with_assets.frames["page"]["value"])
     assert with_assets.current.hits == TOTAL
+
+
+def test_the_pages_panel_counts_humans_with_visitors_and_old_ranges_say_why_not(
+        app, tmp_path):
+    """Pages are a dimension: bots left out unless asked for, visitors per page. A range
+    counted before the page was a dimension falls back to the hit counters (every hit,
+    no visitors) and a note says so."""
+    from dashboard.history_url import shown_period
+    from dashboard.services import get_services
+    from queries.dimensions.counters import COLLECTIONS
+
+    db = get_services(app.server).db
+    ingest_sample(db, "s", tmp_path)
+    shown = shown_period(parse_search("?site=s&range=7d"))
+
+    def pages(bots):
+        panels = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
+                                               Options(None, bots, False), (), 60)
+        return panels.frames["page"].to_dict("records"), panels.notes
+
+    humans, notes = pages(False)
+    assert humans == [{"value": "/", "hits": 40, "visitors": 40},     # Googlebot's 15 out
+                      {"value": "/about", "hits": 20, "visitors": 20},
+                      {"value": "/missing", "hits": 5, "visitors": 5}]
+    assert not any("bots included" in note for note in notes)
+    everyone, _ = pages(True)
+    assert everyone[0] == {"value": "/", "hits": 55, "visitors": 55}
+
+    for coll in COLLECTIONS:                     # as stored before pages were counted
+        db[coll].update_many({}, {"$unset": {"v.page": "", "b.page": ""}})
+    get_services(app.server).cache.clear()
+    old, notes = pages(False)
+    assert old[0]["value"] == "/" and old[0]["hits"] == 55 and pd.isna(old[0]["visitors"])
+    assert any("before pages were counted by bot" in note for note in notes)
 
 
 def test_minutes_stay_minutes_for_humans_and_a_filter_comes_per_hour(app, tmp_path):
