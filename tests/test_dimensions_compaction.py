@@ -178,6 +178,7 @@ def test_the_server_job_and_the_rollup_command_compact(tmp_path):
     db.client.close()
     result = CliRunner().invoke(main, ["rollup", "--store", str(store)])
     assert result.exit_code == 0, result.output
+    assert "visitor sketch documents merged" in result.output
     db = connect(str(store))
     try:
         assert _documents(db) == {sketches.HOURLY: 1, sketches.DAILY: 1,

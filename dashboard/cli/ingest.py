@@ -224,8 +224,10 @@ def rollup(every, store):
             while True:
                 run = run_rollups(db, retention=command_settings().events_ttl_days)
                 buckets = ", ".join(f"{level} {n:,}" for level, n in run.buckets.items())
+                merged = (f"; {run.sketches_merged:,} visitor sketch documents merged"
+                          if run.sketches_merged else "")
                 click.echo(f"rollup: events ingested since {run.since.isoformat()}: "
-                           f"buckets rewritten: {buckets} ({run.duration_s:.2f} s)")
+                           f"buckets rewritten: {buckets} ({run.duration_s:.2f} s){merged}")
                 if every is None or stop.event.wait(every):
                     break
     finally:
