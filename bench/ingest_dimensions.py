@@ -84,8 +84,9 @@ def bench_ingest(copies: int, rounds: int, jobs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "access.log"
         lines = shifted_log(log, copies)
-        print(f"== ingest: {lines:,} lines ({copies} x shared log), {jobs} worker "
-              f"process(es) (as `hitboard ingest --jobs {jobs}`), best of {rounds} ==")
+        workers = f"{jobs} worker processes" if jobs > 1 else "no worker process"
+        print(f"== ingest: {lines:,} lines ({copies} x shared log), {workers} (as "
+              f"`hitboard ingest --jobs {jobs}`), best of {rounds} ==")
         for events in (True, False):
             wall = {True: float("inf"), False: float("inf")}
             cpu = dict(wall)
