@@ -94,6 +94,14 @@ def test_serve_ingest_and_rollup_share_one_store(tmp_path):
         page = urllib.request.urlopen(f"http://127.0.0.1:{port}/?site=logs",
                                       timeout=REQUEST_TIMEOUT)
         assert page.status == 200
+        # A large log (over 16 MiB) batch-ingested by worker processes beside them all.
+        big = tmp_path / "big.log"
+        big.write_bytes(b"".join(lines) * 8)
+        batch = subprocess.run([HITBOARD, "ingest", str(big), "--site", "big", "--jobs", "2"],
+                               env=env, capture_output=True, text=True, timeout=WAIT)
+        assert batch.returncode == 0, batch.stderr[-2000:]
+        assert _total(store, "big") == 8 * len(lines)
+        assert _get(f"http://127.0.0.1:{port}/healthz") == 200
     finally:
         for proc in procs.values():
             proc.send_signal(signal.SIGTERM)
