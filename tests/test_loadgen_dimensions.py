@@ -72,6 +72,7 @@ def test_raw_events_and_counters_classify_each_hit_alike(embedded_db):
     from dashboard.loadgen.events import EventFeed
     from queries.dimensions.page_reads import events_breakdown
     from queries.events.collection import EventWriter
+    from queries.events.filtered import filtered_breakdowns
 
     clock = Clock()
     recorder = queries.HitRecorder(embedded_db, flush_interval=3600)
@@ -88,11 +89,16 @@ def test_raw_events_and_counters_classify_each_hit_alike(embedded_db):
         closing.close()
     assert runner.errors == 0
     for site in TrafficModel(sites=2).site_names:
-        for dim in ("bot", "browser", "device", "referrer", "status", "utm_campaign", "kind"):
+        for dim in ("bot", "browser", "device", "referrer", "status", "utm_campaign", "kind",
+                    "country", "page"):
             counted = _values(embedded_db, site, dim)
             raw = events_breakdown(embedded_db, site, dim, *DAY)
             assert dict(zip(raw["value"], raw["hits"], strict=True)) == counted, dim
         assert _values(embedded_db, site, "bot").get("bot", 0) > 0
+        humans = filtered_breakdowns(embedded_db, site, "bot", "human", *DAY, ("country",))
+        countries = set(humans.panels["country"]["value"])    # a filtered view's panel
+        assert countries and countries <= set(_values(embedded_db, site, "country"))
+        assert "unknown" not in countries
         pairs = {(e["host"], e["user_agent"]) for e in embedded_db["events"].find(
             {"site": site}, {"host": 1, "user_agent": 1})}
         assert abs(reads.visitors(embedded_db, site, *DAY) - len(pairs)) <= 0.02 * len(pairs)

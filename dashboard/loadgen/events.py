@@ -2,8 +2,9 @@
 feed and its rollups agree with the pre-aggregated counts.
 
 Given the tick's visits (``visitors.Visit``: what the dimension counters recorded), each
-hit's event is that visit's request (agent, client, referrer, campaign, status), so a hit
-the counters call a bot is a bot in the events too. Without them (a caller that draws no
+hit's event is that visit's request (agent, client, referrer, campaign, status, and the
+drawn country, which its documentation address cannot give), so a hit the counters call
+a bot is a bot in the events too. Without them (a caller that draws no
 dimensions) the requests are drawn here. Clients come from the documentation address
 ranges (RFC 5737, RFC 3849), so no synthetic event names a real host; times are spread
 uniformly over the tick the hits belong to.
@@ -51,15 +52,18 @@ class EventFeed:
         sizes = rng.integers(300, 60_000, size=total)
         i = 0
         for site, page, n, *given in cells:
-            requests = ([(v.host, v.agent, v.referrer, v.query, v.status)
+            requests = ([(v.host, v.agent, v.referrer, v.query, v.status, v.country)
                          for v in given[0] for _ in range(v.share)] if given else
                         [(HOSTS[hosts[j]], AGENTS[agents[j]], REFERRERS[referrers[j]], "",
-                          int(statuses[j])) for j in range(i, i + n)])
-            for host, agent, referrer, query, status in requests:
-                self.writer.add({
+                          int(statuses[j]), None) for j in range(i, i + n)])
+            for host, agent, referrer, query, status, country in requests:
+                event = {
                     "time": when - dt.timedelta(seconds=float(offsets[i])), "site": site,
                     "host": host, "method": "GET", "path": page, "query": query,
                     "status": int(status), "bytes": int(sizes[i]),
                     "referrer": referrer, "user_agent": agent,
-                })
+                }
+                if country is not None:     # drawn: documentation addresses have none
+                    event["country"] = country
+                self.writer.add(event)
                 i += 1

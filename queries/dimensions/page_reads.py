@@ -19,9 +19,11 @@ from .classify import classify, is_bot_agent
 # What a dimension's classification reads from an event, beside the visitor (address,
 # agent: which also tell bots apart). Grouping by these alone keeps the groups few.
 _FIELDS = {"referrer": ("r",), "utm_source": ("q",), "utm_medium": ("q",),
-           "utm_campaign": ("q",), "status": ("s",), "notfound": ("s", "p"), "kind": ("p",)}
+           "utm_campaign": ("q",), "status": ("s",), "notfound": ("s", "p"), "kind": ("p",),
+           "page": ("p",), "country": ("c",)}
+# ``country``: set by a source that knows it better than the address (synthetic traffic).
 _PATHS = {"h": "$host", "a": "$user_agent", "r": "$referrer", "q": "$query",
-          "s": "$status", "p": "$path"}
+          "s": "$status", "p": "$path", "c": "$country"}
 
 
 def events_breakdown(db, site: str, dim: str, start: dt.datetime, end: dt.datetime,
@@ -41,7 +43,8 @@ def events_breakdown(db, site: str, dim: str, start: dt.datetime, end: dt.dateti
         key = group["_id"]
         path = page if page is not None else str(key.get("p") or "")
         dims = classify(site, path, query=key.get("q"), status=key.get("s"),
-                        referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"))
+                        referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"),
+                        country=key.get("c"))
         if humans and dims.bot:
             continue
         for name, value in dims.values:

@@ -1,9 +1,11 @@
 """The ``events`` collection: one document per request, kept for a retention period.
 
 Document: ``{time, site, host, method, path, query, status, bytes, referrer, user_agent,
-ingested}``. ``path`` is the page (no query string); ``time`` is when the request
-happened (aware UTC), ``ingested`` when the document was written: rollups find what
-changed since their last run by ``ingested``, so a late event (an old ``time``) counts.
+ingested}``, plus ``country`` where the source knows it better than the address does (the
+load generator's drawn visitors). ``path`` is the page (no query string); ``time`` is
+when the request happened (aware UTC), ``ingested`` when the document was written:
+rollups find what changed since their last run by ``ingested``, so a late event (an old
+``time``) counts.
 
 Retention counts from ``ingested``, not ``time`` (backfilling the 2015 test file would
 otherwise delete every event at once), and events leave only once the rollups have read

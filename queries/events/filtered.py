@@ -47,7 +47,7 @@ def filtered_breakdowns(db, site: str, by: str, value: str, start: dt.datetime,
     pipeline = [
         {"$match": {"site": site, "time": {"$gte": start, "$lt": end}}},
         {"$group": {"_id": {"h": "$host", "a": "$user_agent", "r": "$referrer",
-                            "q": "$query", "s": "$status", "p": "$path"},
+                            "q": "$query", "s": "$status", "p": "$path", "c": "$country"},
                     "n": {"$sum": 1}}},
     ]
     hits: dict[str, Counter] = {d: Counter() for d in wanted}
@@ -58,7 +58,8 @@ def filtered_breakdowns(db, site: str, by: str, value: str, start: dt.datetime,
         key = group["_id"]
         path = str(key.get("p") or "")
         dims = classify(site, path, query=key.get("q"), status=key.get("s"),
-                        referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"))
+                        referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"),
+                        country=key.get("c"))   # synthetic events carry their country
         values = dict(dims.values)
         if values.get(by) != value or (humans_only and values.get("bot") == BOT):
             continue
