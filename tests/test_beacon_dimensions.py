@@ -58,9 +58,9 @@ def test_beacon_hits_carry_referrer_utm_agent_and_visitors(app):
     assert reads.visitors(services.db, "blog", *_range()) == 2
     for closer in services._closers:      # flush the buffered events as shutdown does
         closer()
-    assert reads.active_visitors(services.db, "blog") == 2
+    assert reads.active_visitors(services.db, "blog") == (2, True)
     assert reads.active_visitors(services.db, "blog", dt.datetime.now(dt.UTC)
-                                 + dt.timedelta(minutes=10)) == 0
+                                 + dt.timedelta(minutes=10)).visitors == 0
 
 
 @pytest.mark.parametrize("query", [

@@ -80,3 +80,41 @@ def test_without_raw_events_the_hour_has_hits_and_no_visitors(db, tmp_path):
                                    humans=True)
     assert frame["hits"].tolist() == [6] and frame["visitors"].isna().all()
     assert "visitors unknown" in frame.attrs["note"]
+
+
+def test_a_busy_hour_reads_the_counters_not_its_raw_events(db, tmp_path, monkeypatch):
+    """Live's reads of raw events refresh every few seconds: past MAX_SCANNED hits in the
+    window they would cost too much, so the hour's hits come from the counters."""
+    from queries.dimensions import page_reads
+
+    _day_and_hour(db, tmp_path)
+    monkeypatch.setattr(page_reads, "MAX_SCANNED", 5)      # the hour holds 8
+    frame = reads.recent_breakdown(db, "s", "referrer", NOW - dt.timedelta(hours=1), NOW,
+                                   humans=True)
+    assert frame["hits"].tolist() == [6] and frame["visitors"].isna().all()
+    assert "over 5 hits in this hour" in frame.attrs["note"]
+
+
+def test_active_visitors_read_at_most_the_newest_max_scanned_hits(db, tmp_path,
+                                                                  monkeypatch):
+    from queries.dimensions import page_reads
+
+    _day_and_hour(db, tmp_path)
+    assert reads.active_visitors(db, "s", NOW, 60) == (4, True)      # 3 people and a bot
+    assert reads.active_visitors(db, "s", NOW, 60, humans=True) == (3, True)
+    monkeypatch.setattr(page_reads, "MAX_SCANNED", 3)   # the newest 3: minutes 5, 7, 9
+    assert reads.active_visitors(db, "s", NOW, 60) == (2, False)
+
+
+def test_a_busy_window_says_its_visitors_are_a_lower_bound(app, tmp_path, monkeypatch):
+    from queries.dimensions import page_reads
+
+    _day_and_hour(get_services(app.server).db, tmp_path)
+    monkeypatch.setattr(dashboard_reads, "now", lambda seconds: NOW)
+    monkeypatch.setattr(page_reads, "MAX_SCANNED", 1)
+    monkeypatch.setattr(live_panels, "MAX_SCANNED", 1)
+    monkeypatch.setattr(live_panels, "ACTIVE_MINUTES", 60)     # 8 hits in the window
+    cards, _panel = live_panels.refresh_people(0, "?site=s&bots=1")
+    notes = [card.children[2].children for card in cards]
+    assert notes[0] == "last 60 minutes; at least: from the newest 1 hits"
+    assert notes[1] == "last 60 seconds"           # none in the last minute: complete

@@ -36,6 +36,7 @@ from dashboard.presenter_view import VIEWS, WINDOWS, PresentView
 from dashboard.state import ShellState, from_kwargs, parse_search
 from queries import validation
 from queries.annotations import annotations_between
+from queries.dimensions.page_reads import MAX_SCANNED
 from queries.dimensions.reads import active_visitors
 from queries.stats.presenter import minute_counts, ticker, today_vs_yesterday
 
@@ -121,7 +122,8 @@ def _kpis(numbers: dict | None) -> list:
         ui.kpi("present-kpi-minute", "Hits this minute", ui.big_number(numbers.get("minute")),
                "since the minute began"),
         ui.kpi("present-kpi-active", "Visitors now", ui.big_number(numbers.get("active")),
-               "distinct in the last minute"),
+               "distinct in the last minute" if numbers.get("complete", True)
+               else f"at least: from the newest {MAX_SCANNED:,} hits"),
         ui.kpi("present-kpi-change", "Today vs yesterday", ui.change_text(change),
                numbers.get("compare", "at the same time of day"), tone),
     ]
@@ -181,7 +183,8 @@ def refresh_kpis(_n, search):
         days = reads.shared(today_vs_yesterday, site, now, tz, seconds=KPI_SECONDS)
     except Exception as exc:
         return no_update, describe(exc)
-    numbers = {"minute": minute[-1][1], "active": active, "change": days.change,
+    numbers = {"minute": minute[-1][1], "active": active.visitors,
+               "complete": active.complete, "change": days.change,
                "compare": f"{days.today:,} vs {days.yesterday:,} at this time"}
     return _kpis(numbers), site
 

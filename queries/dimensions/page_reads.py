@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
+from typing import NamedTuple
 
 import pandas as pd
 
 from ..stats import schema
 from .classify import classify, is_bot_agent
+
+# Raw events a live read (Live, Present: refreshed every few seconds) looks at, at most:
+# past it a busy site's window is counted from its newest hits, or from the counters.
+MAX_SCANNED = 10_000
 
 # What a dimension's classification reads from an event, beside the visitor (address,
 # agent: which also tell bots apart). Grouping by these alone keeps the groups few.
@@ -70,16 +75,36 @@ def page_breakdown(db, site: str, page: str, dim: str, start: dt.datetime,
     return frame
 
 
+class Active(NamedTuple):
+    """Distinct visitors of a recent window; ``complete`` is False when the window held
+    more than ``MAX_SCANNED`` hits and only its newest were read (at least this many)."""
+
+    visitors: int
+    complete: bool
+
+
+def count_events(db, site: str, start: dt.datetime, end: dt.datetime) -> int:
+    """The site's raw events of [start, end) (an index count: no document is read)."""
+    return db[schema.EVENTS].count_documents(
+        {"site": site, "time": {"$gte": start, "$lt": end}})
+
+
 def active_visitors(db, site: str, now: dt.datetime | None = None, minutes: int = 5,
-                    humans: bool = False) -> int:
+                    humans: bool = False) -> Active:
     """Distinct (address, agent) pairs among the site's raw events of the last
-    ``minutes`` (the Live page's "active now"): exact, from events, which are kept far
-    longer than this window; bots (by their agent) left out if ``humans``."""
+    ``minutes`` (the Live page's "active now"), exact up to ``MAX_SCANNED`` hits: the
+    newest that many are read through the site/time index, so a busy site costs a
+    bounded read; bots (by their agent) left out if ``humans``."""
     now = now or dt.datetime.now(dt.UTC)
-    pipeline = [
-        {"$match": {"site": site, "time": {"$gte": now - dt.timedelta(minutes=minutes),
-                                           "$lte": now}}},
-        {"$group": {"_id": {"h": "$host", "a": "$user_agent"}}},
-    ]
-    return sum(1 for group in db[schema.EVENTS].aggregate(pipeline)
-               if not (humans and is_bot_agent(group["_id"].get("a"))))
+    found = db[schema.EVENTS].find(
+        {"site": site, "time": {"$gte": now - dt.timedelta(minutes=minutes), "$lte": now}},
+        {"_id": 0, "host": 1, "user_agent": 1}, sort=[("time", -1)],
+        limit=MAX_SCANNED + 1)
+    pairs, read = set(), 0
+    for doc in found:
+        read += 1
+        if read > MAX_SCANNED:
+            break
+        pairs.add((doc.get("host"), doc.get("user_agent")))
+    count = sum(1 for _, agent in pairs if not (humans and is_bot_agent(agent)))
+    return Active(count, read <= MAX_SCANNED)

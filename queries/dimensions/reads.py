@@ -17,11 +17,11 @@ import pandas as pd
 
 from .. import validation
 from ..stats.series import bucket_edges
-from . import sketches
+from . import page_reads, sketches
 from .classify import BOT
 from .counters import DAILY, HOURLY, MONTHLY
 from .encoding import DIMENSIONS, OTHER, escape, unescape
-from .page_reads import active_visitors, events_breakdown, page_breakdown
+from .page_reads import active_visitors, count_events, events_breakdown, page_breakdown
 
 HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)
 WHOLE = validation.WHOLE_SITE
@@ -196,19 +196,24 @@ def recent_breakdown(db, site: str, by: str, start, end, n: int | None = None,
     hour), from the raw events of that window: a value's visitors are those of the same
     hits (value sketches are per UTC day at the finest, so ``breakdown`` would give the
     day's visitors beside the hour's hits). Without events in the window (a source that
-    writes none: ``--no-events``) the counters give the hits of its whole hours, and no
-    visitors; ``attrs["note"]`` says so."""
+    writes none: ``--no-events``), or with more than ``page_reads.MAX_SCANNED`` (a busy
+    site: the read is refreshed every few seconds), the counters give the hits of its
+    whole hours, and no visitors; ``attrs["note"]`` says so."""
     dim = dimension(by)
     site = validation.site(site)
     start, end = validation.time_range(start, end)
-    frame = events_breakdown(db, site, dim, start, end, humans)
-    frame.attrs["note"] = ""
-    if not len(frame):
+    events = count_events(db, site, start, end)
+    if 0 < events <= page_reads.MAX_SCANNED:
+        frame = events_breakdown(db, site, dim, start, end, humans)
+        frame.attrs["note"] = ""
+    else:
         frame = breakdown(db, site, dim, start, end, humans=humans)
-        if len(frame):
-            frame["visitors"] = pd.array([None] * len(frame), dtype="Int64")
-            frame.attrs["note"] = ("no raw events kept for this hour: hits from the "
-                                   "counters' whole hours, visitors unknown")
+        frame["visitors"] = pd.array([None] * len(frame), dtype="Int64")
+        why = (f"over {page_reads.MAX_SCANNED:,} hits in this hour, too many to read as "
+               "raw events every few seconds" if events else
+               "no raw events kept for this hour")
+        frame.attrs["note"] = (f"{why}: hits from the counters' whole hours, visitors "
+                               "unknown") if len(frame) else ""
     return frame.head(max(int(n), 0)) if n is not None else frame
 
 
