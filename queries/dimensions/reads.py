@@ -177,7 +177,10 @@ def breakdown(db, site: str, by: str, start: dt.datetime, end: dt.datetime, tz="
         return frame.head(max(int(n), 0)) if n is not None else frame
     counts, _, unsplit = _counts(db, site, parts, dim, humans, bots)
     visitors = _value_visitors(db, site, dim, parts, humans, bots)
-    rows = [{"value": v, "hits": int(h), "visitors": visitors.get(v)}
+    # A value's sketches cover whole UTC days, its hits the range's hours: in a range cut
+    # within a day the day's visitors may outnumber the range's hits, which bound them.
+    rows = [{"value": v, "hits": int(h),
+             "visitors": None if visitors.get(v) is None else min(visitors[v], int(h))}
             for v, h in counts.items() if h > 0]
     rows.sort(key=lambda r: (r["value"] == OTHER, -r["hits"], r["value"]))
     if n is not None:
