@@ -104,11 +104,16 @@ def _add(unit: tuple[dict, set], dims: Dimensions, n: int) -> None:
         pairs.add((dims.visitor, values))
 
 
+def hour_unit(site: str, ts: dt.datetime) -> tuple:
+    """A hit's pending unit: its site and UTC hour."""
+    return ("u", site, ts.year, ts.month, ts.day, ts.hour)
+
+
 def add_hit(units: dict, site: str, ts: dt.datetime, dims: Dimensions) -> None:
     """Count one hit into ``units``, held in a DimensionRecorder's pending format: a
     tally made apart from any recorder (``queries.ingest.mapper``), merged into one
     later with ``add_pending``."""
-    key = ("u", site, ts.year, ts.month, ts.day, ts.hour)
+    key = hour_unit(site, ts)
     unit = units.get(key)
     if unit is None:
         unit = units[key] = ({}, set())
@@ -174,7 +179,7 @@ class DimensionRecorder(HitRecorder):
         if type(n) is not int or n < 1:
             raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
         site, _ = self._names.get((site, page)) or self._validate(site, page)
-        key = ("u", site, ts.year, ts.month, ts.day, ts.hour)
+        key = hour_unit(site, ts)
         with self._lock:
             # The hour's unit is open and nothing calls for a flush: what _admit would
             # do, without its retries (most hits of an ingest or a busy site land here).

@@ -23,6 +23,7 @@ from ..dimensions.classify import from_record
 from ..dimensions.counters import add_hit
 from ..errors import InvalidPageError, InvalidSiteError
 from ..events.collection import EventTotals, EventWriter, event_document, event_id
+from ..stats.recorder import day_unit
 from .logformat import LineParser, LogRecord
 
 MAX_NAMES = 100_000      # (site, page) validations remembered
@@ -82,11 +83,10 @@ class LineMapper:
                 rejected["bad_target"] += 1
                 continue
             ts = record.time
-            key = (*names, ts.year, ts.month, ts.day)
+            key, minute = day_unit(names, ts)
             minutes = hits.get(key)
             if minutes is None:
                 minutes = hits[key] = {}
-            minute = ts.hour * 60 + ts.minute
             minutes[minute] = minutes.get(minute, 0) + 1
             if dimensions:
                 add_hit(units, site, ts, from_record(site, record))
@@ -104,6 +104,11 @@ class LineMapper:
         if events is not None:
             events.flush()
         return tally
+
+    def map_chunk(self, data: bytes, start: int, default_site: str, stream: int,
+                  events: EventWriter | None) -> Tally:
+        """``map`` of the lines of ``data``, read from byte ``start`` of the file."""
+        return self.map(split_lines(data, start), default_site, stream, events)
 
     def _site(self, name: str) -> str | None:
         if name not in self._sites:

@@ -144,9 +144,8 @@ class Ingestor:
         return self._pool.map
 
     def _map_tasks_here(self, tasks):
-        for label, (data, start, default_site, stream) in tasks:
-            yield label, self.mapper.map(split_lines(data, start), default_site, stream,
-                                         self.events)
+        for label, args in tasks:
+            yield label, self.mapper.map_chunk(*args, self.events)
 
     def open(self, path: str, default_site: str, from_start: bool = False) -> LogSession:
         """The checkpoint of ``path``, an interrupted flush completed first."""

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from ..errors import HitboardError
 from ..events.collection import EventWriter
 from ..store.connection import connect, is_embedded
-from .mapper import LineMapper, Tally, split_lines
+from .mapper import LineMapper, Tally
 
 _PR_SET_PDEATHSIG = 1
 _worker: tuple[LineMapper, EventWriter | None] | None = None
@@ -76,7 +76,7 @@ def _start(config: WorkerConfig, parent: int) -> None:
 
 def _map(data: bytes, start: int, default_site: str, stream: int) -> Tally:
     mapper, events = _worker
-    return mapper.map(split_lines(data, start), default_site, stream, events)
+    return mapper.map_chunk(data, start, default_site, stream, events)
 
 
 class WorkerPool:

@@ -51,6 +51,12 @@ RECORD_ATTEMPTS = 3
 WRITER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # becomes a field name: flushes.<writer>
 
 
+def day_unit(names: tuple[str, str], ts: dt.datetime) -> tuple[tuple, int]:
+    """A hit's pending unit, (site, page, UTC day), and its minute of that day: the
+    recorder's pending format, which tallies made apart from it use too."""
+    return (*names, ts.year, ts.month, ts.day), ts.hour * 60 + ts.minute
+
+
 @dataclass
 class _Batch:
     seq: int
@@ -114,8 +120,7 @@ class HitRecorder:
         if type(n) is not int or n < 1:
             raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
         names = self._names.get((site, page)) or self._validate(site, page)
-        key = (*names, ts.year, ts.month, ts.day)
-        minute = ts.hour * 60 + ts.minute
+        key, minute = day_unit(names, ts)
         with self._lock:
             # The usual case, a unit already open with room to spare: what _admit does
             # for it, without its loop and closure.
