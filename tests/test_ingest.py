@@ -143,6 +143,27 @@ def test_site_from_filename():
         ingest.site_from_filename("/tmp/é.log")
 
 
+def test_chunks_cut_a_range_at_line_counts_and_batches(tmp_path, monkeypatch):
+    monkeypatch.setattr(ingest, "CHUNK_LINES", 3)
+    monkeypatch.setattr(ingest, "BATCH_LINES", 5)
+    monkeypatch.setattr(ingest, "READ_BYTES", 4)      # several reads per chunk
+    lines = [f"line {i}\n".encode() for i in range(12)] + [b"last, no newline"]
+    log = tmp_path / "a.log"
+    log.write_bytes(b"".join(lines))
+    with log.open("rb") as handle:
+        chunks = list(ingest._chunks(handle, 0, log.stat().st_size, "s", 7))
+    # 12 lines and a last one without its newline, in batches of 5 cut into chunks of 3
+    assert [data.count(b"\n") for _, (data, *_) in chunks] == [3, 2, 3, 2, 2]
+    assert b"".join(data for _, (data, *_) in chunks) == log.read_bytes()
+    for end, (data, start, site, stream) in chunks:
+        assert (end, site, stream) == (start + len(data), "s", 7)
+    with log.open("rb") as handle:       # a range ending within a line: as far as it goes
+        start = len(b"".join(lines[:4]))
+        end = start + len(lines[4]) + 2
+        chunks = list(ingest._chunks(handle, start, end, "s", 7))
+    assert [(end_, data) for end_, (data, *_) in chunks] == [(end, lines[4] + lines[5][:2])]
+
+
 # -- follow ----------------------------------------------------------------------------
 def wait_until(predicate, what: str) -> None:
     deadline = time.monotonic() + WAIT

@@ -91,11 +91,23 @@ def with_id(doc: dict) -> dict:
 
 
 # -- writes ------------------------------------------------------------------------------
-def insert(con, info, docs: list[dict], ordered: bool = True) -> list[tuple[int, Exception]]:
+def prepare(info, docs: list[dict]) -> tuple[tuple[str, ...], list[tuple]]:
+    """The rows of ``docs`` for the collection's columns as they stand: built before the
+    write transaction (encoding is most of an insert's work, and other writers need
+    not wait for it), used by :func:`insert` if the columns are still those."""
+    return tuple(info.columns), _rows(info, docs)
+
+
+def insert(con, info, docs: list[dict], ordered: bool = True,
+           prepared: tuple[tuple[str, ...], list[tuple]] | None = None,
+           ) -> list[tuple[int, Exception]]:
     """Insert ``docs``; returns the (index, error) of each refused one (ordered: the
     first error stops the rest)."""
     sql = _insert_sql(info)
-    rows = _rows(info, docs)
+    if prepared is not None and prepared[0] == tuple(info.columns):
+        rows = prepared[1]
+    else:
+        rows = _rows(info, docs)
     con.execute("SAVEPOINT bulk_insert")
     try:
         con.executemany(sql, rows)

@@ -112,8 +112,10 @@ class EmbeddedCollection:
 
     def insert_many(self, docs, ordered: bool = True, **_kw) -> InsertManyResult:
         docs = list(docs)
+        info = self._info()
+        prepared = None if info is None else documents.prepare(info, docs)
         with self._writing() as (con, info):
-            errors = documents.insert(con, info, docs, ordered)
+            errors = documents.insert(con, info, docs, ordered, prepared)
         if errors:
             failed = {index for index, _ in errors}
             last = errors[-1][0] if ordered else len(docs) - 1
