@@ -23,6 +23,7 @@ from queries import validation
 from queries.dimensions import reads as dim_reads
 from queries.dimensions.assets import kind
 from queries.dimensions.encoding import MAX_VALUE
+from queries.dimensions.pages import PAGES_READ, ranked_pages
 from queries.events.filtered import PAGE, filtered_breakdowns
 
 from . import reads
@@ -35,7 +36,6 @@ PANELS = {PAGE: "Pages", "referrer": "Referrers", "status": "Status codes",
           "utm_campaign": "UTM campaign"}
 DIMENSION_PANELS = tuple(d for d in PANELS if d != PAGE)
 TOP_N = 10
-PAGES_READ = 60  # pages read before leaving assets out, so ten pages remain
 BOT = "bot"
 HUMANS = ("bot", "human")
 
@@ -152,29 +152,12 @@ def _cached(fn, *args, seconds, **kwargs):
     return reads.shared(fn, *args, seconds=seconds, **kwargs)
 
 
-def _pages(site: str, shown: Period, tz: str, options: Options, bots: pd.DataFrame,
-           seconds: int) -> tuple[pd.DataFrame, str | None]:
-    """Pages by hits with their visitors, humans unless bots are asked for (the page is
-    a dimension), and a note when the range holds hours counted before it was one:
-    then the hit counters rank the pages, every hit, no visitors."""
-    humans = humans_only(options)
-    frame = _cached(dim_reads.breakdown, site, PAGE, shown.start, shown.end, tz=tz,
-                    humans=humans, seconds=seconds)
-    counted = int(bots.loc[bots["value"] != BOT, "hits"].sum() if humans
-                  else bots["hits"].sum())
-    note = None
-    if not counted or int(frame["hits"].sum()) < counted:
-        top = _cached(queries.top_pages, site, shown.start, shown.end, n=PAGES_READ, tz=tz,
-                      seconds=seconds)
-        frame = pd.DataFrame({"value": [str(p) for p in top.index],
-                              "hits": top["hits"].to_numpy() if len(top) else [],
-                              "visitors": pd.array([None] * len(top), dtype="Int64")})
-        if counted:
-            note = ("Pages count every hit, bots included, without visitors: part of "
-                    "this range was recorded before pages were counted by bot.")
-    if not options.assets:
-        frame = frame[[kind(v) != "asset" for v in frame["value"]]]
-    return frame.head(TOP_N).reset_index(drop=True), note
+def _pages(site: str, shown: Period, tz: str, options: Options, seconds: int
+           ) -> tuple[pd.DataFrame, str | None]:
+    """Pages by hits with their visitors, as ``ranked_pages`` ranks them, and its note."""
+    ranked = _cached(ranked_pages, site, shown.start, shown.end, tz=tz, n=TOP_N,
+                     humans=humans_only(options), assets=options.assets, seconds=seconds)
+    return ranked.reset_index().rename(columns={PAGE: "value"}), ranked.attrs["note"] or None
 
 
 def _error_rate(status: pd.DataFrame) -> float | None:
@@ -292,7 +275,7 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
             columns={"value": "path"})[["path", "hits"]]
     else:
         frames = {}
-        frames[PAGE], pages_note = _pages(site, shown, tz, options, bots, seconds)
+        frames[PAGE], pages_note = _pages(site, shown, tz, options, seconds)
         for dim in DIMENSION_PANELS:
             frames[dim] = status.head(TOP_N) if dim == "status" else _cached(
                 dim_reads.breakdown, site, dim, shown.start, shown.end, tz=tz, n=TOP_N,

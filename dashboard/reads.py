@@ -18,6 +18,7 @@ import pandas as pd
 
 import queries
 from queries import validation
+from queries.dimensions.pages import ranked_pages
 from queries.stats.kpis import HitTotals, hit_totals
 
 from .cache import bucket_start
@@ -105,8 +106,8 @@ def live_snapshot(site: str, pages: tuple[str, ...], tz: str, window_minutes: in
             series=queries.minute_series(db, site, now - dt.timedelta(minutes=window_minutes),
                                          now, pages=pages, tz=tz),
             totals=hit_totals(db, site, now, pages=pages, tz=tz),
-            top=queries.top_pages(db, site, midnight, now + dt.timedelta(minutes=1), n=TOP_N,
-                                  tz=tz),
+            top=ranked_pages(db, site, midnight, now + dt.timedelta(minutes=1), tz=tz,
+                             n=TOP_N),
         )
 
     key = ("live", site, pages, tz, window_minutes)

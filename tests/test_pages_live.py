@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import pytest
 from dash import no_update
 from dashkit import page_module, seed
+from dimkit import ingest_sample
 
 from dashboard.services import get_services
 
@@ -47,9 +48,25 @@ def test_refresh_shows_the_last_hour_the_kpis_and_the_top_pages(app, live):
     assert sum(decoded(figure.data[0].y)) == 9
     assert len(figure.data[0].x) == 61
     assert figure.layout.uirevision.startswith("live|s|")
-    first = bars.children[1].children[0].children
+    table, basis = bars
+    first = table.children[1].children[0].children
     assert first[0].children[1].title == "/b" and first[1].children == "6"
+    assert basis.children.startswith("Every hit, bots included")   # no dimensions here
     assert updated["age"] >= 0
+
+
+def test_top_pages_today_are_peoples_page_views(app, live, tmp_path):
+    """As History ranks them: Googlebot's hits on / and the stylesheet are left out."""
+    now = dt.datetime.now(dt.UTC)
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    start = max(midnight, now - dt.timedelta(minutes=2)).replace(microsecond=0)
+    ingest_sample(get_services(app.server).db, "s", tmp_path, start=start,
+                  step=dt.timedelta(seconds=1))
+    table, basis = live.refresh(0, "?site=s&tz=UTC")["top"]
+    rows = [(row.children[0].children[1].title, row.children[1].children)
+            for row in table.children[1].children]
+    assert rows == [("/", "40"), ("/about", "20"), ("/missing", "5")]
+    assert basis.children.startswith("People's page views")
 
 
 def test_selected_pages_get_a_line_each_and_the_window_comes_from_the_url(app, live):

@@ -24,6 +24,7 @@ from dashboard.services import get_services
 from dashboard.settings import env_name
 from dashboard.state import ShellState, parse_search
 from queries import validation
+from queries.dimensions.pages import ranked_pages
 from queries.events.recent import recent_hits
 from queries.sharding import plan as shardplan
 from queries.sharding import text as shardtext
@@ -51,14 +52,14 @@ def chart_reads(site: str, pages, tz: str, now: dt.datetime) -> list[tuple]:
         ("Live · hits per minute", queries.minute_series,
          (site, now - dt.timedelta(hours=1), now), {"pages": pages, "tz": tz}),
         ("Live · totals", hit_totals, (site, now), {"pages": pages, "tz": tz}),
-        ("Live · top pages today", queries.top_pages,
+        ("Live · top pages today", ranked_pages,
          (site, midnight, now + dt.timedelta(minutes=1)), {"n": TOP_N, "tz": tz}),
         ("Live · recent hits", recent_hits, (site, pages, 20), {}),
         ("History · hits per hour, 7 days", queries.hourly_series, (site, week_ago, now),
          {"pages": pages, "tz": tz}),
         ("History · hits per day, 30 days", queries.daily_series, (site, month_ago, now),
          {"pages": pages, "tz": tz}),
-        ("History · top pages, 30 days", queries.top_pages, (site, month_ago, now),
+        ("History · top pages, 30 days", ranked_pages, (site, month_ago, now),
          {"n": TOP_N, "tz": tz}),
     ]
 

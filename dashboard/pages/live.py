@@ -163,7 +163,18 @@ def _view(snapshot, site: str, shell, window: int) -> tuple:
     figure = timeseries_figure(snapshot.series, granularity="minute", theme=shell.theme,
                                pages=pages, uirevision=revision, incomplete=bool(partial))
     return (figure.to_dict(), kpi_cards(_kpis(snapshot.totals, snapshot.as_of, shell.tz)),
-            top_pages_table(snapshot.top, pages=pages))
+            [top_pages_table(snapshot.top, pages=pages),
+             html.P(_top_basis(snapshot.top), className="hint")])
+
+
+def _top_basis(top) -> str:
+    """What the top pages count: people's page views, unless the counters had to."""
+    if top.attrs.get("note"):
+        return top.attrs["note"]
+    if top.attrs.get("every_hit"):
+        return ("Every hit, bots included (counted before bots were told apart); static "
+                "files left out.")
+    return "People's page views: bots and static files (styles, scripts, images) left out."
 
 
 clientside_callback(

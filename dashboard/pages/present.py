@@ -37,6 +37,7 @@ from dashboard.state import ShellState, from_kwargs, parse_search
 from queries import validation
 from queries.annotations import annotations_between
 from queries.dimensions.page_reads import MAX_SCANNED
+from queries.dimensions.pages import ranked_pages
 from queries.dimensions.reads import active_visitors
 from queries.stats.presenter import minute_counts, ticker, today_vs_yesterday
 
@@ -223,7 +224,8 @@ def _empty_top() -> pd.DataFrame:
     State("url", "search"),
 )
 def refresh_views(_n, theme, search):
-    """The playlist's other views: 30 days by day, and today's top pages."""
+    """The playlist's other views: 30 days by day, and today's top pages (people's
+    page views, as Live ranks them)."""
     try:
         site, tz = _site_and_zone(search)
         if site is None:
@@ -234,7 +236,7 @@ def refresh_views(_n, theme, search):
             hour=0, minute=0, second=0, microsecond=0)
         days = reads.shared(queries.daily_series, site, midnight - dt.timedelta(days=29),
                             now, tz=tz, seconds=seconds)
-        top = reads.shared(queries.top_pages, site, midnight, now + MINUTE, n=10, tz=tz,
+        top = reads.shared(ranked_pages, site, midnight, now + MINUTE, tz=tz, n=10,
                            seconds=seconds)
     except Exception:
         return no_update, no_update

@@ -1,0 +1,51 @@
+"""The pages people read, as every view ranks them by default: the page dimension's
+hits by humans, static files (``assets``) left out, with their visitors.
+
+History's pages panel, Live's and the presenter's "Top pages today" all read them here,
+so a page ranks the same everywhere. Hours counted before the page was a dimension (a
+store written by an older hitboard) hold no page values: the hit counters then rank the
+pages, every hit, no visitors, and ``attrs["note"]`` says so when that covers only part
+of the range.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+
+from ..stats.catalog import top_pages
+from .assets import kind
+from .classify import BOT
+from .reads import breakdown
+
+PAGE = "page"
+# Pages read before static files are left out, so that ``n`` pages remain (a site's top
+# 60 requests hold rarely more than a few dozen files: styles, scripts, icons).
+PAGES_READ = 60
+EVERY_HIT_NOTE = ("Pages count every hit, bots included, without visitors: part of this "
+                  "range was recorded before pages were counted by bot.")
+
+
+def ranked_pages(db, site: str, start: dt.datetime, end: dt.datetime, tz: str = "UTC",
+                 n: int = 10, humans: bool = True, assets: bool = False) -> pd.DataFrame:
+    """The ``n`` pages with most hits in [start, end) (whole hours of ``tz``), bots left
+    out if ``humans``, static files left out unless ``assets``: index ``page``, columns
+    ``hits`` and ``visitors`` (as ``queries.top_pages``, which has no visitors);
+    ``attrs["every_hit"]`` when the hit counters ranked them (see the module doc)."""
+    frame = breakdown(db, site, PAGE, start, end, tz=tz, humans=humans)
+    bots = breakdown(db, site, "bot", start, end, tz=tz)
+    counted = int(bots.loc[bots["value"] != BOT, "hits"].sum() if humans
+                  else bots["hits"].sum())
+    note, every_hit = "", False
+    if not counted or int(frame["hits"].sum()) < counted:
+        every = top_pages(db, site, start, end, n=PAGES_READ, tz=tz)
+        frame = pd.DataFrame({"value": [str(p) for p in every.index],
+                              "hits": every["hits"].to_numpy(dtype="int64"),
+                              "visitors": pd.array([None] * len(every), dtype="Int64")})
+        note, every_hit = (EVERY_HIT_NOTE if counted else ""), True
+    if not assets:
+        frame = frame[frame["value"].map(kind) != "asset"]
+    ranked = frame.head(max(int(n), 0)).set_index("value").rename_axis(PAGE)
+    ranked.attrs = {"note": note, "every_hit": every_hit}
+    return ranked
