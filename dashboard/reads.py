@@ -86,12 +86,13 @@ class LiveSnapshot:
     top: pd.DataFrame
 
 
-def live_snapshot(site: str, pages: tuple[str, ...], tz: str, window_minutes: int
-                  ) -> LiveSnapshot:
-    """The live view of a site, shared by all its viewers and computed once per live
-    bucket. While one viewer's request refreshes it in the background, the others get
-    the previous bucket's snapshot at once (``as_of`` says how old); only a snapshot
-    older than that is computed while the viewer waits."""
+def live_snapshot(site: str, pages: tuple[str, ...], tz: str, window_minutes: int,
+                  humans: bool = True) -> LiveSnapshot:
+    """The live view of a site (its top pages without bots unless ``humans`` is false),
+    shared by all its viewers and computed once per live bucket. While one viewer's
+    request refreshes it in the background, the others get the previous bucket's
+    snapshot at once (``as_of`` says how old); only a snapshot older than that is
+    computed while the viewer waits."""
     services = get_services()
     seconds = services.settings.live_cache_seconds
     bucket = int(time.time() // seconds)
@@ -107,9 +108,9 @@ def live_snapshot(site: str, pages: tuple[str, ...], tz: str, window_minutes: in
                                          now, pages=pages, tz=tz),
             totals=hit_totals(db, site, now, pages=pages, tz=tz),
             top=ranked_pages(db, site, midnight, now + dt.timedelta(minutes=1), tz=tz,
-                             n=TOP_N),
+                             n=TOP_N, humans=humans),
         )
 
-    key = ("live", site, pages, tz, window_minutes)
+    key = ("live", site, pages, tz, window_minutes, humans)
     return services.cache.get_or_refresh(key, bucket, compute, timeout=60,
                                          max_stale=MAX_STALE_BUCKETS)

@@ -67,6 +67,9 @@ def test_top_pages_today_are_peoples_page_views(app, live, tmp_path):
             for row in table.children[1].children]
     assert rows == [("/", "40"), ("/about", "20"), ("/missing", "5")]
     assert basis.children.startswith("People's page views")
+    table, basis = live.refresh(0, "?site=s&tz=UTC&bots=1")["top"]   # as the panels below
+    assert table.children[1].children[0].children[1].children == "55"
+    assert basis.children.startswith("Page views, bots included")
 
 
 def test_selected_pages_get_a_line_each_and_the_window_comes_from_the_url(app, live):

@@ -37,9 +37,11 @@ from dashboard.recent_feed import recent_section, register_recent_callbacks
 from dashboard.services import get_services
 from dashboard.sitecheck import unknown_site_notice
 from dashboard.state import (
+    BOTS_KEY,
     ShellState,
     changed_search,
     choice,
+    first,
     from_kwargs,
     parse_search,
     updated,
@@ -134,14 +136,16 @@ def refresh(_n, search):
         if site not in known:
             return _notice(notice_figure("No data for this site", shell.theme), shell.tz,
                            unknown_site_notice(site, known, "/", search))
-        snapshot = reads.live_snapshot(site, shell.pages, shell.tz, window)
+        bots = first(query, BOTS_KEY) == "1"
+        snapshot = reads.live_snapshot(site, shell.pages, shell.tz, window, humans=not bots)
     except Exception as exc:
         blank = notice_figure("Could not load", shell.theme)
         return {"figure": blank, "kpis": no_update, "top": None, "updated": no_update,
                 "alert": message(describe(exc))}
-    key = ("live-view", site, shell.pages, shell.tz, window, shell.theme, snapshot.as_of)
+    key = ("live-view", site, shell.pages, shell.tz, window, shell.theme, bots,
+           snapshot.as_of)
     figure, cards, bars = get_services().cache.get_or_compute(
-        key, lambda: _view(snapshot, site, shell, window), timeout=VIEW_SECONDS)
+        key, lambda: _view(snapshot, site, shell, window, bots), timeout=VIEW_SECONDS)
     figure = decorate_live(figure, snapshot, site, shell, window)
     age = time.time() - snapshot.as_of.timestamp()
     return {"figure": figure, "kpis": cards, "top": bars,
@@ -154,7 +158,7 @@ def _notice(blank, tz: str, alert) -> dict:
             "updated": None, "alert": alert}
 
 
-def _view(snapshot, site: str, shell, window: int) -> tuple:
+def _view(snapshot, site: str, shell, window: int, bots: bool) -> tuple:
     """The page's figure, cards and top pages for one snapshot, built once and shared by
     every viewer of the same view (building Plotly figures is most of a refresh's cost)."""
     pages = shell.pages
@@ -164,16 +168,19 @@ def _view(snapshot, site: str, shell, window: int) -> tuple:
                                pages=pages, uirevision=revision, incomplete=bool(partial))
     return (figure.to_dict(), kpi_cards(_kpis(snapshot.totals, snapshot.as_of, shell.tz)),
             [top_pages_table(snapshot.top, pages=pages),
-             html.P(_top_basis(snapshot.top), className="hint")])
+             html.P(_top_basis(snapshot.top, bots), className="hint")])
 
 
-def _top_basis(top) -> str:
-    """What the top pages count: people's page views, unless the counters had to."""
+def _top_basis(top, bots: bool) -> str:
+    """What the top pages count: people's page views (bots too with ``bots=1``, as the
+    panels below), unless the counters had to rank every hit."""
     if top.attrs.get("note"):
         return top.attrs["note"]
     if top.attrs.get("every_hit"):
         return ("Every hit, bots included (counted before bots were told apart); static "
                 "files left out.")
+    if bots:
+        return "Page views, bots included; static files (styles, scripts, images) left out."
     return "People's page views: bots and static files (styles, scripts, images) left out."
 
 

@@ -1,6 +1,6 @@
 """Live's people in Chromium: visitors active now and top referrers of the last hour,
-humans unless the panel's link includes bots (kept in the URL: a reload keeps it); a
-referrer links to History filtered by it."""
+and top pages today, humans unless the panel's link includes bots (kept in the URL: a
+reload keeps it); a referrer links to History filtered by it."""
 
 import datetime as dt
 import os
@@ -20,6 +20,17 @@ DIRECT = ROW.replace("news.example", "(direct)")
 DIRECT_HUMANS = 23
 
 
+TOP = """const cell = document.querySelector('#live-top tbody tr td.num');
+return cell ? cell.innerText : null;"""
+
+
+def top_hits(dash_duo, expected: str, today: bool) -> None:
+    """Top pages today follow the same link: / has 40 human hits and 15 Googlebot's
+    (nothing to check in the minutes after midnight, when the sample is yesterday's)."""
+    if today:
+        until(lambda: dash_duo.driver.execute_script(TOP) == expected, timeout=10)
+
+
 def direct_hits(dash_duo):
     row = dash_duo.driver.execute_script(DIRECT) or ""
     return row.split()[1] if len(row.split()) > 1 else None
@@ -27,6 +38,7 @@ def direct_hits(dash_duo):
 
 def test_active_visitors_and_top_referrers_now(app, dash_duo, tmp_path):
     start = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(seconds=150)
+    today = start.date() == (start + dt.timedelta(seconds=200)).date()
     ingest_sample(get_services(app.server).db, "s", tmp_path, start, dt.timedelta(seconds=1))
     dash_duo.start_server(app, port=free_port())
     dash_duo.driver.get(dash_duo.server_url + "/?site=s&tz=UTC")
@@ -36,16 +48,20 @@ def test_active_visitors_and_top_referrers_now(app, dash_duo, tmp_path):
     # The panel is redrawn every refresh: read its row in one script call.
     until(lambda: f"{NEWS:,}" in (dash_duo.driver.execute_script(ROW) or ""), timeout=10)
     until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS:,}", timeout=10)
+    top_hits(dash_duo, "40", today)
     click(dash_duo, "#live-bots-toggle")
     until(lambda: "bots=1" in dash_duo.driver.current_url, timeout=10)
     dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL:,}")
     until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS + BOTS:,}", timeout=10)
+    top_hits(dash_duo, "55", today)
     dash_duo.driver.refresh()
     dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL:,}")
     dash_duo.wait_for_contains_text("#live-bots", "Bots included")
+    top_hits(dash_duo, "55", today)
     click(dash_duo, "#live-bots-toggle")
     dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL - BOTS:,}")
     until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS:,}", timeout=10)
+    top_hits(dash_duo, "40", today)
     shots = os.environ.get("HITBOARD_SCREENSHOTS")
     if shots:  # for a person to look at, light and dark, wide and phone (not assertions)
         for theme in ("light", "dark"):
