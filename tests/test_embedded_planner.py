@@ -123,3 +123,20 @@ def test_an_array_in_an_indexed_field_is_refused_clearly(embedded_db):
     with pytest.raises(WriteError, match="multikey"):
         coll.insert_one({"tags": ["a", "b"]})
     assert coll.count_documents({}) == 0
+
+
+def test_a_long_in_list_is_answered_by_the_index(embedded_db):
+    """A backfill looks thousands of documents up by ``_id``: one SQL ``IN``, not a scan
+    of the collection (the plan says which index answered)."""
+    from queries.store.embedded.planner import MAX_IN, where
+
+    ids = [f"doc{i}" for i in range(MAX_IN)]
+    assert where({"_id": {"$in": ids}}, set()).exact
+    coll = embedded_db["many"]
+    coll.insert_many([{"_id": i, "n": 1} for i in ids[:3000]])
+    wanted = ids[1000:3000] + [f"missing{i}" for i in range(1000)]
+    assert len(list(coll.find({"_id": {"$in": wanted}}))) == 2000
+    plan = embedded_db.command("explain", {"find": "many", "filter": {"_id": {"$in": wanted}}},
+                               verbosity="executionStats")
+    assert plan["queryPlanner"]["winningPlan"]["inputStage"]["indexName"] == "_id_"
+    assert plan["executionStats"]["totalDocsExamined"] == 2000
