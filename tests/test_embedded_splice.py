@@ -54,3 +54,31 @@ def test_a_full_daily_document_is_spliced_not_decoded():
     assert out["daily"] == 12 and out["hourly"]["5"] == 3 and out["flushes"] == {"w": 2}
     assert out["minute"]["5"]["7"] == 1 and out["minute"]["23"]["59"] == 1
     assert list(out) == list(doc) and out["metadata"] == {"site": "s"}
+
+
+FILTERS = st.dictionaries(st.sampled_from(["_id", "a", "k.v"]), LEAVES, max_size=2)
+UPSERTS = st.fixed_dictionaries({}, optional={
+    "$inc": st.dictionaries(PATHS, st.one_of(st.integers(-3, 3), st.just(0.5),
+                                             st.text(max_size=1)), max_size=3),
+    "$set": st.dictionaries(PATHS, st.one_of(LEAVES, st.dictionaries(KEYS, LEAVES,
+                                                                     max_size=2)), max_size=2),
+    "$setOnInsert": st.dictionaries(PATHS, LEAVES, max_size=2)})
+
+
+@settings(max_examples=400, deadline=None)
+@given(filter=FILTERS, update=UPSERTS, first=st.booleans())
+def test_an_upserted_document_is_what_the_general_path_makes(filter, update, first):
+    """Byte for byte (field order included), or the same refusal."""
+    if first and "$setOnInsert" in update:      # $setOnInsert before the others
+        update = {"$setOnInsert": update["$setOnInsert"],
+                  **{k: v for k, v in update.items() if k != "$setOnInsert"}}
+    try:
+        expected = bson.encode(updater.apply(updater.seed(filter), update, inserting=True))
+    except Exception as exc:
+        try:
+            updater.upserted(filter, update, splice.changes(update))
+        except Exception as again:
+            assert type(again) is type(exc) and str(again) == str(exc)
+            return
+        raise AssertionError(f"upserted accepted what apply refuses: {exc}") from None
+    assert bson.encode(updater.upserted(filter, update, splice.changes(update))) == expected

@@ -168,11 +168,11 @@ def update(con, info, filter: Mapping, change: Mapping, upsert: bool, multi: boo
                     (encoded, *key_values(new, columns), rid))
     if matched or not upsert:
         return matched, modified, None
-    doc = updater.seed(filter)
     if operators:
-        updater.apply(doc, change, inserting=True)
+        doc = updater.upserted(filter, change, tree)
     else:
-        doc = {**({"_id": doc["_id"]} if "_id" in doc else {}), **change}
+        seeded = updater.seed(filter)
+        doc = {**({"_id": seeded["_id"]} if "_id" in seeded else {}), **change}
     with_id(doc)
     doc = {"_id": doc.pop("_id"), **doc}
     try:
