@@ -43,6 +43,7 @@ STATUS_MIX = {"2xx": 0.93, "3xx": 0.045, "4xx": 0.02, "5xx": 0.005}
 OTHER_BYTES = {"3xx": 250, "4xx": 550, "5xx": 300}
 
 Progress = Callable[[int, int], None]
+_KEYS = [str(i) for i in range(60)]    # counter names of hours and minutes, made once
 
 
 @dataclass(frozen=True)
@@ -191,12 +192,16 @@ class _Batch:
 def _insert_or_add(collection, docs: dict[str, tuple[dict, dict]]) -> tuple[int, int]:
     """Insert the documents that do not exist yet (whole, the cheap write) and ``$inc``
     the others. One the live recorder creates between our look-up and our insert fails
-    with a duplicate key and is added with ``$inc`` instead: nothing is overwritten.
-    Returns (inserted, incremented)."""
+    with a duplicate key and is added with ``$inc`` instead: nothing is overwritten. The
+    look-up goes by ``_id`` a few hundred at a time (``rollups.IDS_PER_QUERY``): a longer
+    ``$in`` scans the whole collection on the embedded store, a cost growing with the
+    history. Returns (inserted, incremented)."""
     if not docs:
         return 0, 0
     ids = list(docs)
-    existing = {d["_id"] for d in collection.find({"_id": {"$in": ids}}, {"_id": 1})}
+    existing = {d["_id"] for i in range(0, len(ids), rollups.IDS_PER_QUERY)
+                for d in collection.find({"_id": {"$in": ids[i:i + rollups.IDS_PER_QUERY]}},
+                                         {"_id": 1})}
     fresh = [i for i in ids if i not in existing]
     late: set[str] = set()
     if fresh:
@@ -221,11 +226,11 @@ def _insert_or_add(collection, docs: dict[str, tuple[dict, dict]]) -> tuple[int,
 def daily_counters(minutes: np.ndarray) -> dict:
     """A daily document's counters from its 1440 minute counts; zeros are left out, as
     live traffic leaves them out."""
-    by_hour = minutes.reshape(24, 60)
     hourly, minute = {}, {}
-    for hour in np.flatnonzero(by_hour.sum(axis=1)):
-        hourly[str(hour)] = int(by_hour[hour].sum())
-        minute[str(hour)] = {str(m): int(by_hour[hour, m]) for m in np.flatnonzero(by_hour[hour])}
+    for hour, row in enumerate(minutes.reshape(24, 60).tolist()):
+        if total := sum(row):
+            hourly[_KEYS[hour]] = total
+            minute[_KEYS[hour]] = {_KEYS[m]: n for m, n in enumerate(row) if n}
     return {"daily": int(minutes.sum()), "hourly": hourly, "minute": minute}
 
 
