@@ -119,6 +119,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=10, help="site-days between rows")
     parser.add_argument("--dir", help="store directory (default: a temporary one)")
     parser.add_argument("--skip-dimensions", action="store_true")
+    parser.add_argument("--skip-stats", action="store_true")
     args = parser.parse_args()
     model = TrafficModel(sites=args.sites, pages=args.pages, seed=0)
     with tempfile.TemporaryDirectory(dir=args.dir) as store:
@@ -128,7 +129,8 @@ def main() -> None:
         print(f"{args.days} days + today × {args.sites} sites × {args.pages} pages, "
               f"rate {args.rate:g}/s, store {store}")
         started = time.perf_counter(), time.process_time()
-        stats_phase(db, model, args)
+        if not args.skip_stats:
+            stats_phase(db, model, args)
         if not args.skip_dimensions:
             dimensions_phase(db, model, args)
         print(f"\nall: {time.perf_counter() - started[0]:.1f} s wall, "

@@ -113,8 +113,8 @@ class _Unseen:
 def test_a_document_created_concurrently_is_added_to_not_overwritten(db):
     coll = db[schema.DAILY]
     coll.insert_one({"_id": "d1", "metadata": {"page": "/a"}, "daily": 5, "hourly": {"1": 5}})
-    docs = {"d1": ({"page": "/a"}, {"daily": 2, "hourly": {"1": 2}}),
-            "d2": ({"page": "/b"}, {"daily": 3, "hourly": {"2": 3}})}
+    docs = {"d1": ({"metadata": {"page": "/a"}}, {"daily": 2, "hourly": {"1": 2}}),
+            "d2": ({"metadata": {"page": "/b"}}, {"daily": 3, "hourly": {"2": 3}})}
     assert _insert_or_add(_Unseen(coll), docs) == (1, 1)
     assert coll.find_one({"_id": "d1"})["hourly"] == {"1": 7}
     assert coll.find_one({"_id": "d2"})["daily"] == 3

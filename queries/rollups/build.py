@@ -38,7 +38,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from pymongo import ASCENDING, InsertOne, ReplaceOne
+from pymongo import ASCENDING, ReplaceOne
 from pymongo.errors import BulkWriteError
 
 from .. import validation
@@ -354,35 +354,28 @@ def write_level(db, level: str, docs: list[dict]) -> int:
     Returns how many were written. Reading the current documents first (by ``_id``: its
     cost follows the documents written, not those stored) saves rewriting the unchanged
     majority on every run."""
-    if not docs:
-        return 0
     coll = db[schema.ROLLUPS[level]]
     ids = [doc["_id"] for doc in docs]
     current = {}
     for i in range(0, len(ids), IDS_PER_QUERY):
         for old in coll.find({"_id": {"$in": ids[i:i + IDS_PER_QUERY]}}, _COMPARED):
             current[old["_id"]] = old
-    requests, written = [], []
-    for doc in docs:
-        old = current.get(doc["_id"])
-        if old is None:
-            requests.append(InsertOne(doc))
-        elif any(old.get(k) != doc[k] for k in _COMPARED):
-            requests.append(ReplaceOne({"_id": doc["_id"]}, doc, upsert=True))
-        else:
-            continue
-        written.append(doc)
-    if not requests:
-        return 0
-    try:
-        coll.bulk_write(requests, ordered=False)
-    except BulkWriteError as exc:
-        # Another run inserted some of the same buckets meanwhile: same values, but
-        # replace them to be sure; anything else is a real failure.
-        errors = exc.details["writeErrors"]
-        if any(e.get("code") != DUPLICATE_KEY for e in errors):
-            raise
-        again = [written[e["index"]] for e in errors]
-        coll.bulk_write([ReplaceOne({"_id": doc["_id"]}, doc, upsert=True) for doc in again],
+    fresh = [doc for doc in docs if doc["_id"] not in current]
+    changed = [doc for doc in docs if doc["_id"] in current and any(
+        current[doc["_id"]].get(k) != doc[k] for k in _COMPARED)]
+    written = len(fresh) + len(changed)
+    if fresh:
+        try:
+            coll.insert_many(fresh, ordered=False)
+        except BulkWriteError as exc:
+            # Another run inserted some of the same buckets meanwhile: same values, but
+            # replace them to be sure; anything else is a real failure.
+            errors = exc.details["writeErrors"]
+            if exc.details.get("writeConcernErrors") or any(
+                    e.get("code") != DUPLICATE_KEY for e in errors):
+                raise
+            changed += [fresh[e["index"]] for e in errors]
+    if changed:
+        coll.bulk_write([ReplaceOne({"_id": doc["_id"]}, doc, upsert=True) for doc in changed],
                         ordered=False)
-    return len(requests)
+    return written
