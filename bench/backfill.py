@@ -1,15 +1,17 @@
 """Backfill rate as the store grows: does a year cost 365 times a day?
 
     .venv/bin/python bench/backfill.py [--days 60] [--sites 2] [--pages 500] [--rate 200]
-                                       [--dir DIR] [--every 10]
+                                       [--dir DIR] [--every 10] [--skip-stats]
+                                       [--skip-dimensions]
 
 Runs what `hitboard loadgen --backfill-days DAYS --duration 0` runs (stats documents,
 their rollups, then the dimensions and visitor sketches) on a fresh embedded store and
 prints, every ``--every`` site-days, the stats documents written so far and the rate of
 the last stretch, in wall and CPU seconds (CPU: this process's, so another job on the
-machine changes it less); then the same for the dimension phase (flushed per site-day),
-and the totals of each phase. A steady rate is flat rows; a rate falling with the
-documents written is a cost that grows with the store.
+machine changes it less); then the same for the dimension phase (per flushes: one a
+site-day, and the recorder's own each second), and the totals of each phase. A steady
+rate is flat rows; a rate falling with the documents written is a cost that grows with
+the store.
 """
 
 from __future__ import annotations
@@ -35,10 +37,10 @@ NOW = dt.datetime(2026, 11, 21, 12, 0, tzinfo=dt.UTC)
 class Meter:
     """Wall and CPU time between rows, and the units (documents, site-days) done."""
 
-    def __init__(self, label: str, unit: str):
+    def __init__(self, label: str, unit: str, steps: str = "site-days"):
         self.label, self.unit = label, unit
         self.start = self.last = (time.perf_counter(), time.process_time(), 0)
-        print(f"\n{label}: {'site-days':>9} {unit:>9} {'wall s':>8} {'CPU s':>8} "
+        print(f"\n{label}: {steps:>9} {unit:>9} {'wall s':>8} {'CPU s':>8} "
               f"{unit + '/s':>10} {unit + '/CPU s':>12}")
 
     def row(self, site_days: int, done: int) -> None:
@@ -85,7 +87,7 @@ def stats_phase(db, model: TrafficModel, args) -> None:
 
 
 def dimensions_phase(db, model: TrafficModel, args) -> None:
-    meter = Meter("dims", "hits")
+    meter = Meter("dims", "hits", "flushes")   # a site-day's, and the recorder's own
     counted = [0, 0]
     with DimensionRecorder(db) as dimensions:
         flush = dimensions.flush
