@@ -44,10 +44,12 @@ def build(store: Path, events: int, pages: int, days: int) -> dict:
         return {"built": "reused " + marker.read_text().strip()}
     started = time.perf_counter()
     sites = -(-pages // MAX_PAGES_PER_SITE)  # the load generator's limit per site
-    subprocess.run([HITBOARD, "loadgen", "--backfill-days", str(days), "--sites", str(sites),
-                    "--pages", str(pages // sites), "--duration", "0", "--rate", "200",
-                    "--store", str(store)], check=True, stdout=subprocess.DEVNULL)
+    loadgen = subprocess.run(
+        [HITBOARD, "loadgen", "--backfill-days", str(days), "--sites", str(sites),
+         "--pages", str(pages // sites), "--duration", "0", "--rate", "200",
+         "--store", str(store)], check=True, capture_output=True, text=True)
     backfill_s = time.perf_counter() - started
+    print(loadgen.stdout.strip().splitlines()[-1], flush=True)     # its own summary
     lines = LOG.read_bytes().splitlines(keepends=True)
     log = store.parent / "bench-events.log"
     with log.open("wb") as out:

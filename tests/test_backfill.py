@@ -9,6 +9,7 @@ import pytest
 import queries
 from dashboard.loadgen import TrafficModel, backfill_history
 from queries import DayCounts, InvalidRangeError, backfill
+from queries.rollups.build import IDS_PER_QUERY
 from queries.stats import schema
 from queries.stats.backfill import _insert_or_add
 
@@ -113,13 +114,58 @@ class _Unseen:
 def test_a_document_created_concurrently_is_added_to_not_overwritten(db):
     coll = db[schema.DAILY]
     coll.insert_one({"_id": "d1", "metadata": {"page": "/a"}, "daily": 5, "hourly": {"1": 5}})
-    docs = {"d1": ({"page": "/a"}, {"daily": 2, "hourly": {"1": 2}}),
-            "d2": ({"page": "/b"}, {"daily": 3, "hourly": {"2": 3}})}
+    docs = {"d1": ({"metadata": {"page": "/a"}}, {"daily": 2, "hourly": {"1": 2}}),
+            "d2": ({"metadata": {"page": "/b"}}, {"daily": 3, "hourly": {"2": 3}})}
     assert _insert_or_add(_Unseen(coll), docs) == (1, 1)
     assert coll.find_one({"_id": "d1"})["hourly"] == {"1": 7}
     assert coll.find_one({"_id": "d2"})["daily"] == 3
     assert _insert_or_add(coll, docs) == (0, 2)
     assert coll.find_one({"_id": "d2"})["hourly"] == {"2": 6}
+
+
+class _FindSpy:
+    """A database whose collections note every ``find`` filter, then run it."""
+
+    def __init__(self, db):
+        self._db, self.filters = db, []
+
+    def __getitem__(self, name):
+        return _SpiedCollection(self._db[name], self.filters)
+
+    def __getattr__(self, name):
+        return getattr(self._db, name)
+
+
+class _SpiedCollection:
+    def __init__(self, collection, filters):
+        self._collection, self._filters = collection, filters
+
+    def find(self, filter=None, *args, **kwargs):
+        self._filters.append(filter or {})
+        return self._collection.find(filter, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._collection, name)
+
+
+def test_look_ups_by_id_stay_short_however_much_history_is_stored(embedded_db):
+    """A site-day of many pages is looked up (stats, seeds, rollups) a bounded number of
+    ids at a time, the same queries into an empty store as into one holding history: a
+    longer ``$in`` made the embedded store scan the whole collection, so every batch
+    of a year's backfill cost more than the one before."""
+    pages = [f"/p{i}" for i in range(700)]
+    counts = np.zeros((len(pages), 1440), dtype="int64")
+    counts[:, 0] = 1
+    spy, runs = _FindSpy(embedded_db), []
+    for offset in (2, 1):
+        day = TODAY - dt.timedelta(days=offset)
+        totals = backfill(spy, [DayCounts("s", day, pages, counts)])
+        assert totals.site_hits("s") == len(pages)
+        runs.append([len(f["_id"]["$in"]) for f in spy.filters if "_id" in f])
+        spy.filters.clear()
+    assert runs[0] == runs[1]
+    assert max(runs[0]) == IDS_PER_QUERY
+    assert embedded_db[schema.DAILY].count_documents({}) == 2 * (len(pages) + 1)
 
 
 def test_backfill_writes_the_rollups_of_its_history(db):

@@ -48,12 +48,13 @@ def backfill_dimensions(dimensions, model: TrafficModel, rate: float, days: int,
     hits = 0
     for counts in history(model, rate, days, now):
         hourly = counts.counts.reshape(len(counts.pages), 24, 60).sum(axis=2)
-        for index, page in enumerate(counts.pages):
-            for hour in hourly[index].nonzero()[0]:
-                n = int(hourly[index, hour])
-                when = counts.day + dt.timedelta(hours=int(hour), minutes=30)
-                visitors.record(counts.site, page, when, n)
-                hits += n
+        pages, hours = hourly.nonzero()
+        cells = hourly[pages, hours]
+        drawn = visitors.draw_many(counts.site, cells)
+        for page, hour, visits in zip(pages.tolist(), hours.tolist(), drawn, strict=True):
+            when = counts.day + dt.timedelta(hours=hour, minutes=30)
+            visitors.record_visits(counts.site, counts.pages[page], when, visits)
+        hits += int(cells.sum())
         dimensions.flush()
     return hits
 

@@ -38,7 +38,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from pymongo import ASCENDING, InsertOne, ReplaceOne
+from pymongo import ASCENDING, ReplaceOne
 from pymongo.errors import BulkWriteError
 
 from .. import validation
@@ -57,6 +57,12 @@ EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 CLASSES = ("2xx", "3xx", "4xx", "5xx", "other")
 _HOUR = dt.timedelta(hours=1)
 _COMPARED = {"hits": 1, "bytes": 1, "status": 1}
+# Parent buckets recomputed per query, by key: ~25,000-50,000 source documents a query
+# for a thousand pages.
+CHUNK = {"hour": 24, "day": 2, "week": 4, "month": 1, "year": 1}
+# Documents looked up by ``_id`` per query: the embedded store runs an ``$in`` of up to
+# 500 values as an index look-up, a longer one as a scan of the whole collection.
+IDS_PER_QUERY = 500
 # Each level above hourly: (source level, the parent key its source documents carry).
 PARENT = {"daily": ("hourly", "day"), "weekly": ("daily", "week"),
           "monthly": ("daily", "month"), "yearly": ("monthly", "year")}
@@ -154,17 +160,34 @@ def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None
 
 def roll_hours(db, touched: dict[str, set[dt.datetime]], run: RollupRun | None = None) -> None:
     """Recompute every bucket, at every level, holding one of the ``touched`` hours (per
-    site); the checkpoint is left alone. A backfill calls it for the hours it wrote."""
+    site); the checkpoint is left alone. A backfill calls it for the hours it wrote.
+    Each level is computed and written a few parent buckets at a time (``CHUNK``), so a
+    year of a thousand pages (~9 million hourly buckets) is never held in memory."""
     for level in schema.ROLLUP_LEVELS:
         if level == "hourly":
-            docs = _hourly_documents(db, touched)
+            wanted, key = touched, "hour"
         else:
             source, key = PARENT[level]
-            docs = _level_documents(db, level, source, key, touched_keys(touched, key))
-        written = write_level(db, level, docs)
+            wanted = touched_keys(touched, key)
+        buckets = written = 0
+        for part in _chunked(wanted, CHUNK[key]):
+            if level == "hourly":
+                docs = _hourly_documents(db, part)
+            else:
+                docs = _level_documents(db, level, source, key, part)
+            written += write_level(db, level, docs)
+            buckets += len({(d["site"], d["start"]) for d in docs})
         if run is not None:
-            run.buckets[level] = len({(d["site"], d["start"]) for d in docs})
+            run.buckets[level] = buckets
             run.documents[level] = written
+
+
+def _chunked(wanted: dict[str, set[dt.datetime]], size: int):
+    """``wanted`` (per site, parent bucket starts) as pieces of at most ``size`` starts."""
+    for site, starts in wanted.items():
+        ordered = sorted(starts)
+        for i in range(0, len(ordered), size):
+            yield {site: set(ordered[i:i + size])}
 
 
 def checkpoint(db) -> dict:
@@ -328,39 +351,31 @@ def _document(level: str, site: str, page: str, start: dt.datetime, row: dict) -
 def write_level(db, level: str, docs: list[dict]) -> int:
     """Store each recomputed bucket document, idempotently by ``_id``: new ones are
     inserted, changed ones replaced (``ReplaceOne(upsert)``), identical ones left alone.
-    Returns how many were written. Reading the current documents first costs one query
-    per site and saves rewriting the unchanged majority on every run."""
-    if not docs:
-        return 0
+    Returns how many were written. Reading the current documents first (by ``_id``: its
+    cost follows the documents written, not those stored) saves rewriting the unchanged
+    majority on every run."""
     coll = db[schema.ROLLUPS[level]]
+    ids = [doc["_id"] for doc in docs]
     current = {}
-    by_site: dict[str, set[dt.datetime]] = defaultdict(set)
-    for doc in docs:
-        by_site[doc["site"]].add(doc["start"])
-    for site, starts in by_site.items():
-        for old in coll.find({"site": site, "start": {"$in": sorted(starts)}}, _COMPARED):
+    for i in range(0, len(ids), IDS_PER_QUERY):
+        for old in coll.find({"_id": {"$in": ids[i:i + IDS_PER_QUERY]}}, _COMPARED):
             current[old["_id"]] = old
-    requests, written = [], []
-    for doc in docs:
-        old = current.get(doc["_id"])
-        if old is None:
-            requests.append(InsertOne(doc))
-        elif any(old.get(k) != doc[k] for k in _COMPARED):
-            requests.append(ReplaceOne({"_id": doc["_id"]}, doc, upsert=True))
-        else:
-            continue
-        written.append(doc)
-    if not requests:
-        return 0
-    try:
-        coll.bulk_write(requests, ordered=False)
-    except BulkWriteError as exc:
-        # Another run inserted some of the same buckets meanwhile: same values, but
-        # replace them to be sure; anything else is a real failure.
-        errors = exc.details["writeErrors"]
-        if any(e.get("code") != DUPLICATE_KEY for e in errors):
-            raise
-        again = [written[e["index"]] for e in errors]
-        coll.bulk_write([ReplaceOne({"_id": doc["_id"]}, doc, upsert=True) for doc in again],
+    fresh = [doc for doc in docs if doc["_id"] not in current]
+    changed = [doc for doc in docs if doc["_id"] in current and any(
+        current[doc["_id"]].get(k) != doc[k] for k in _COMPARED)]
+    written = len(fresh) + len(changed)
+    if fresh:
+        try:
+            coll.insert_many(fresh, ordered=False)
+        except BulkWriteError as exc:
+            # Another run inserted some of the same buckets meanwhile: same values, but
+            # replace them to be sure; anything else is a real failure.
+            errors = exc.details["writeErrors"]
+            if exc.details.get("writeConcernErrors") or any(
+                    e.get("code") != DUPLICATE_KEY for e in errors):
+                raise
+            changed += [fresh[e["index"]] for e in errors]
+    if changed:
+        coll.bulk_write([ReplaceOne({"_id": doc["_id"]}, doc, upsert=True) for doc in changed],
                         ordered=False)
-    return len(requests)
+    return written

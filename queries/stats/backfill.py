@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from pymongo import InsertOne, UpdateOne
+from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError
 
 from .. import validation
@@ -43,6 +43,7 @@ STATUS_MIX = {"2xx": 0.93, "3xx": 0.045, "4xx": 0.02, "5xx": 0.005}
 OTHER_BYTES = {"3xx": 250, "4xx": 550, "5xx": 300}
 
 Progress = Callable[[int, int], None]
+_KEYS = [str(i) for i in range(60)]    # counter names of hours and minutes, made once
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ class _Batch:
     """Daily documents of a few site-days plus their months' daily counters, summed."""
 
     def __init__(self):
-        self.daily: dict[str, tuple[dict, dict]] = {}
+        self.daily: dict[str, tuple[dict, dict]] = {}      # _id: (fixed fields, counters)
         self.monthly: dict[tuple[dt.datetime, str, str], np.ndarray] = {}
         self.hits: Counter = Counter()
         self.seeds: dict[str, tuple[dict, dict]] = {}   # rollups.backfilled
@@ -146,7 +147,7 @@ class _Batch:
             if not hits:
                 continue
             self.daily[schema.daily_id(day, site, page)] = (
-                schema.metadata(day, site, page), daily_counters(minutes))
+                {"metadata": schema.metadata(day, site, page)}, daily_counters(minutes))
             days = self.monthly.setdefault((month, site, page), np.zeros(32, dtype="int64"))
             days[day.day] += hits
             self.hits[(site, page)] += hits
@@ -168,41 +169,42 @@ class _Batch:
                 self.hours[item.site].add(item.day + dt.timedelta(hours=int(hour)))
             if hours:
                 self.seeds[schema.daily_id(item.day, item.site, page)] = (
-                    {"site": item.site, "page": page, "day": item.day}, hours)
+                    {"site": item.site, "page": page, "day": item.day}, {"hours": hours})
 
     def write(self, db, totals: BackfillTotals, touched: dict[str, set]) -> None:
         monthly = {schema.monthly_id(month, site, page):
-                   (schema.metadata(month, site, page), monthly_counters(days))
+                   ({"metadata": schema.metadata(month, site, page)}, monthly_counters(days))
                    for (month, site, page), days in self.monthly.items()}
         for collection, docs in ((schema.DAILY, self.daily), (schema.MONTHLY, monthly)):
             inserted, added = _insert_or_add(db[collection], docs)
             totals.new_documents += inserted
             totals.updated_documents += added
         totals.by_page.update(self.hits)
-        if self.seeds:
-            db[rollups.BACKFILLED].bulk_write([
-                UpdateOne({"_id": i}, {"$inc": dict(_flatten({"hours": hours})),
-                                       "$setOnInsert": key}, upsert=True)
-                for i, (key, hours) in self.seeds.items()], ordered=False)
+        _insert_or_add(db[rollups.BACKFILLED], self.seeds)
         for site, hours in self.hours.items():
             touched[site] |= hours
 
 
 def _insert_or_add(collection, docs: dict[str, tuple[dict, dict]]) -> tuple[int, int]:
-    """Insert the documents that do not exist yet (whole, the cheap write) and ``$inc``
-    the others. One the live recorder creates between our look-up and our insert fails
-    with a duplicate key and is added with ``$inc`` instead: nothing is overwritten.
-    Returns (inserted, incremented)."""
+    """``docs``: {_id: (fixed fields, counters)}. Insert the documents that do not exist
+    yet (whole, the cheap write) and ``$inc`` the others' counters. One the live
+    recorder creates between our look-up and our insert fails with a duplicate key and
+    is added with ``$inc`` instead: nothing is overwritten. The look-up goes by ``_id``
+    a few hundred at a time (``rollups.IDS_PER_QUERY``): a longer ``$in`` scans the
+    whole collection on the embedded store, a cost growing with the history. Returns
+    (inserted, incremented)."""
     if not docs:
         return 0, 0
     ids = list(docs)
-    existing = {d["_id"] for d in collection.find({"_id": {"$in": ids}}, {"_id": 1})}
+    existing = {d["_id"] for i in range(0, len(ids), rollups.IDS_PER_QUERY)
+                for d in collection.find({"_id": {"$in": ids[i:i + rollups.IDS_PER_QUERY]}},
+                                         {"_id": 1})}
     fresh = [i for i in ids if i not in existing]
     late: set[str] = set()
     if fresh:
         try:
-            collection.bulk_write([InsertOne({"_id": i, "metadata": docs[i][0], **docs[i][1]})
-                                   for i in fresh], ordered=False)
+            collection.insert_many([{"_id": i, **docs[i][0], **docs[i][1]} for i in fresh],
+                                   ordered=False)
         except BulkWriteError as exc:
             errors = exc.details["writeErrors"]
             if exc.details.get("writeConcernErrors") or any(
@@ -213,7 +215,7 @@ def _insert_or_add(collection, docs: dict[str, tuple[dict, dict]]) -> tuple[int,
     if again:
         collection.bulk_write([
             UpdateOne({"_id": i}, {"$inc": dict(_flatten(docs[i][1])),
-                                   "$setOnInsert": {"metadata": docs[i][0]}}, upsert=True)
+                                   "$setOnInsert": docs[i][0]}, upsert=True)
             for i in again], ordered=False)
     return len(fresh) - len(late), len(again)
 
@@ -221,11 +223,11 @@ def _insert_or_add(collection, docs: dict[str, tuple[dict, dict]]) -> tuple[int,
 def daily_counters(minutes: np.ndarray) -> dict:
     """A daily document's counters from its 1440 minute counts; zeros are left out, as
     live traffic leaves them out."""
-    by_hour = minutes.reshape(24, 60)
     hourly, minute = {}, {}
-    for hour in np.flatnonzero(by_hour.sum(axis=1)):
-        hourly[str(hour)] = int(by_hour[hour].sum())
-        minute[str(hour)] = {str(m): int(by_hour[hour, m]) for m in np.flatnonzero(by_hour[hour])}
+    for hour, row in enumerate(minutes.reshape(24, 60).tolist()):
+        if total := sum(row):
+            hourly[_KEYS[hour]] = total
+            minute[_KEYS[hour]] = {_KEYS[m]: n for m, n in enumerate(row) if n}
     return {"daily": int(minutes.sum()), "hourly": hourly, "minute": minute}
 
 
