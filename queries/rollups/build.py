@@ -60,8 +60,9 @@ _COMPARED = {"hits": 1, "bytes": 1, "status": 1}
 # Parent buckets recomputed per query, by key: ~25,000-50,000 source documents a query
 # for a thousand pages.
 CHUNK = {"hour": 24, "day": 2, "week": 4, "month": 1, "year": 1}
-# Documents looked up by ``_id`` per query: the embedded store runs an ``$in`` of up to
-# 500 values as an index look-up, a longer one as a scan of the whole collection.
+# Documents looked up by ``_id`` per query: each read's cost follows the documents it
+# names, never those stored (the embedded store answers an ``$in`` of up to
+# ``planner.MAX_IN`` values from its index; MongoDB any length), in short statements.
 IDS_PER_QUERY = 500
 # Each level above hourly: (source level, the parent key its source documents carry).
 PARENT = {"daily": ("hourly", "day"), "weekly": ("daily", "week"),

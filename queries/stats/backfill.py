@@ -190,9 +190,8 @@ def _insert_or_add(collection, docs: dict[str, tuple[dict, dict]]) -> tuple[int,
     yet (whole, the cheap write) and ``$inc`` the others' counters. One the live
     recorder creates between our look-up and our insert fails with a duplicate key and
     is added with ``$inc`` instead: nothing is overwritten. The look-up goes by ``_id``
-    a few hundred at a time (``rollups.IDS_PER_QUERY``): a longer ``$in`` scans the
-    whole collection on the embedded store, a cost growing with the history. Returns
-    (inserted, incremented)."""
+    a few hundred at a time (``rollups.IDS_PER_QUERY``), so its cost follows the batch,
+    not the history already stored. Returns (inserted, incremented)."""
     if not docs:
         return 0, 0
     ids = list(docs)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import sqlite3
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 
 import bson
 from bson import ObjectId
@@ -72,8 +73,14 @@ def _rows(info, docs: list[dict]) -> list[tuple]:
 
 
 def _insert_sql(info) -> str:
-    names = [ID_COLUMN, "doc", *(column_name(c) for c in info.columns)]
-    return (f"INSERT INTO {quote(info.table)} ({', '.join(quote(n) for n in names)}) "
+    return _insert_statement(info.table, tuple(info.columns))
+
+
+@lru_cache(maxsize=256)
+def _insert_statement(table: str, columns: tuple[str, ...]) -> str:
+    """The INSERT of a row into ``table`` (one per upsert that inserts: built once)."""
+    names = [ID_COLUMN, "doc", *(column_name(c) for c in columns)]
+    return (f"INSERT INTO {quote(table)} ({', '.join(quote(n) for n in names)}) "
             f"VALUES ({', '.join('?' * len(names))})")
 
 

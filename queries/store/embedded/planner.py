@@ -21,7 +21,7 @@ from .pipeline import DATE_PARTS, date_part
 ID_COLUMN = "id"
 # An ``$in`` list this long or shorter is one SQL ``IN (?, ...)`` on the index; a longer one
 # is checked document by document. SQLite 3.32+ takes 32,766 parameters per statement (a
-# backfill looks 10,000 documents up by _id at once: at 500 it scanned the collection).
+# backfill's look-up of a batch by _id, at 501 values, scanned the whole collection).
 MAX_IN = 10_000
 
 
