@@ -117,3 +117,27 @@ def indexes_used(db, collection: str, query: dict) -> set[str]:
         stack.extend(stage.get("inputStages", []))
         stack.extend(s for s in (stage.get("inputStage"), stage.get("queryPlan")) if s)
     return names
+
+
+class UnseenCollection:
+    """A collection whose reads find nothing: as if another writer created the
+    documents between the caller's read and its write (a race, made certain)."""
+
+    def __init__(self, collection):
+        self._collection = collection
+
+    def find(self, *_args, **_kwargs):
+        return []
+
+    def __getattr__(self, name):
+        return getattr(self._collection, name)
+
+
+class UnseenDatabase:
+    """A database whose collections are ``UnseenCollection``s."""
+
+    def __init__(self, db):
+        self._db = db
+
+    def __getitem__(self, name):
+        return UnseenCollection(self._db[name])

@@ -5,6 +5,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from fakes import UnseenCollection
 
 import queries
 from dashboard.loadgen import TrafficModel, backfill_history
@@ -97,26 +98,12 @@ def test_backfill_refuses_bad_input(db):
     assert db[schema.DAILY].count_documents({}) == 0
 
 
-class _Unseen:
-    """A collection whose look-up misses every document: as if the live recorder had
-    created them between the backfill's look-up and its insert."""
-
-    def __init__(self, collection):
-        self._collection = collection
-
-    def find(self, *_args, **_kwargs):
-        return []
-
-    def __getattr__(self, name):
-        return getattr(self._collection, name)
-
-
 def test_a_document_created_concurrently_is_added_to_not_overwritten(db):
     coll = db[schema.DAILY]
     coll.insert_one({"_id": "d1", "metadata": {"page": "/a"}, "daily": 5, "hourly": {"1": 5}})
     docs = {"d1": ({"metadata": {"page": "/a"}}, {"daily": 2, "hourly": {"1": 2}}),
             "d2": ({"metadata": {"page": "/b"}}, {"daily": 3, "hourly": {"2": 3}})}
-    assert _insert_or_add(_Unseen(coll), docs) == (1, 1)
+    assert _insert_or_add(UnseenCollection(coll), docs) == (1, 1)
     assert coll.find_one({"_id": "d1"})["hourly"] == {"1": 7}
     assert coll.find_one({"_id": "d2"})["daily"] == 3
     assert _insert_or_add(coll, docs) == (0, 2)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes import UnseenDatabase
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -202,28 +203,6 @@ def test_rollups_after_ingest_equal_the_statistics_bucket_for_bucket(tmp_path):
         db.client.close()
 
 
-class _UnseenCollection:
-    """A collection whose reads find nothing: as if another run wrote its documents
-    between our read and our write."""
-
-    def __init__(self, collection):
-        self._collection = collection
-
-    def find(self, *_args, **_kwargs):
-        return []
-
-    def __getattr__(self, name):
-        return getattr(self._collection, name)
-
-
-class _Unseen:
-    def __init__(self, db):
-        self._db = db
-
-    def __getitem__(self, name):
-        return _UnseenCollection(self._db[name])
-
-
 def test_a_bucket_another_run_inserted_meanwhile_is_replaced_not_lost(embedded_db):
     """write_level reads the current buckets, then inserts the new ones: a bucket written
     between the two (here: one its read cannot see) is replaced by the recomputed one."""
@@ -232,6 +211,6 @@ def test_a_bucket_another_run_inserted_meanwhile_is_replaced_not_lost(embedded_d
     doc = rollups._document("hourly", "s1", "/", start, row)
     coll = embedded_db[schema.ROLLUPS["hourly"]]
     coll.insert_one({**doc, "hits": 1})
-    assert rollups.write_level(_Unseen(embedded_db), "hourly", [dict(doc)]) == 1
+    assert rollups.write_level(UnseenDatabase(embedded_db), "hourly", [dict(doc)]) == 1
     assert coll.find_one({"_id": doc["_id"]})["hits"] == 5
     assert coll.count_documents({}) == 1
