@@ -4,8 +4,10 @@ re-encoding the whole document gives (or decline, leaving it to that general pat
 import datetime as dt
 
 import bson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pymongo.errors import WriteError
 
 from queries.store.embedded import splice, updater
 from queries.store.embedded.keys import CODEC
@@ -82,3 +84,9 @@ def test_an_upserted_document_is_what_the_general_path_makes(filter, update, fir
             return
         raise AssertionError(f"upserted accepted what apply refuses: {exc}") from None
     assert bson.encode(updater.upserted(filter, update, splice.changes(update))) == expected
+
+
+def test_an_upsert_with_a_malformed_set_on_insert_is_refused_as_mongodb_refuses_it():
+    update = {"$inc": {"a": 1}, "$setOnInsert": 5}
+    with pytest.raises(WriteError, match=r"\$setOnInsert needs a document"):
+        updater.upserted({"_id": 1}, update, splice.changes(update))

@@ -111,11 +111,12 @@ def upserted(filter: Mapping, update: Mapping, tree: dict | None = None) -> dict
     ``apply`` gives: no field shared with the seed, ``$setOnInsert`` (if any) last."""
     doc = seed(filter)
     names = list(update)
-    if tree is None or any(name in tree for name in doc) or (
-            "$setOnInsert" in names and names[-1] != "$setOnInsert"):
+    on_insert = update.get("$setOnInsert", {})
+    if tree is None or any(name in tree for name in doc) or not isinstance(
+            on_insert, Mapping) or ("$setOnInsert" in names and names[-1] != "$setOnInsert"):
         return apply(doc, update, inserting=True)
     doc.update(_created(tree))
-    for path, value in update.get("$setOnInsert", {}).items():
+    for path, value in on_insert.items():
         _apply_one(doc, "$setOnInsert", path, value)
     return doc
 
