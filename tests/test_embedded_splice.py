@@ -90,3 +90,21 @@ def test_an_upsert_with_a_malformed_set_on_insert_is_refused_as_mongodb_refuses_
     update = {"$inc": {"a": 1}, "$setOnInsert": 5}
     with pytest.raises(WriteError, match=r"\$setOnInsert needs a document"):
         updater.upserted({"_id": 1}, update, splice.changes(update))
+
+
+def test_remembered_paths_read_as_on_first_use(monkeypatch):
+    """Paths are split once and remembered (bounded): a second update through the same
+    paths gets the same tree, and a path refused once is refused again."""
+    monkeypatch.setattr(splice, "_PATHS", {})
+    update = {"$inc": {"minute.3.12": 1, "hourly.3": 1, "daily": 1}, "$set": {"f": 2}}
+    first = splice.changes(update)
+    assert set(splice._PATHS) == {"minute.3.12", "hourly.3", "daily", "f"}
+    second = splice.changes(update)
+    leaves = [(k, v.op, v.value) for k, v in second["minute"]["3"].items()]
+    assert first.keys() == second.keys() and leaves == [("12", "$inc", 1)]
+    for refused in ("_id.x", "a..b", "a.$b"):
+        assert splice.changes({"$set": {refused: 1}}) is None
+        assert splice.changes({"$set": {refused: 1}}) is None
+    monkeypatch.setattr(splice, "_PATHS", {f"p{i}": ((), f"p{i}") for i in range(100_000)})
+    assert splice.changes({"$inc": {"a.b": 1}})["a"]["b"].value == 1
+    assert len(splice._PATHS) == 1

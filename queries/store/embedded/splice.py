@@ -46,17 +46,36 @@ def changes(update: Mapping) -> dict | None:
         if (op != "$inc" and op != "$set") or not isinstance(fields, Mapping):
             return None
         for path, value in fields.items():
-            parts = path.split(".")
+            parts = _PATHS.get(path)
+            if parts is None:
+                parts = _path(path)
+            if not parts:
+                return None      # _id, empty or $-names: the general path
             node = tree
-            for part in parts[:-1]:
+            for part in parts[0]:
                 node = node.setdefault(part, {})
                 if type(node) is not dict:
                     return None
-            last = parts[-1]
-            if last in node or parts[0] == "_id" or "" in parts or "$" in path:
-                return None  # _id, empty or $-names, two operators on one path: general path
+            last = parts[1]
+            if last in node:
+                return None      # two operators on one path: the general path
             node[last] = _Leaf(op, value)
     return tree
+
+
+_PATHS: dict[str, tuple] = {}    # a path's parents and last name, or () if unusable
+
+
+def _path(path: str) -> tuple:
+    """``path`` split once (a counter document's updates repeat the same few thousand
+    paths, a dimension's hundreds per update), remembered up to 100,000 paths."""
+    parts = path.split(".")
+    usable = parts[0] != "_id" and "" not in parts and "$" not in path
+    found = (tuple(parts[:-1]), parts[-1]) if usable else ()
+    if len(_PATHS) >= 100_000:
+        _PATHS.clear()
+    _PATHS[path] = found
+    return found
 
 
 def apply(blob: bytes, tree: dict) -> bytes | None:
