@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import signal
 import sys
 import threading
 import time
-from contextlib import contextmanager
 
 import click
 from pymongo.errors import PyMongoError
@@ -16,6 +14,7 @@ from pymongo.errors import PyMongoError
 import queries
 from queries.errors import HitboardError
 from queries.events.collection import WRITE_CONCERNS
+from queries.ingest import gcmode
 from queries.ingest import run as ingesting
 from queries.ingest.logformat import FORMATS
 from queries.rollups.build import run_rollups
@@ -82,7 +81,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
     started = time.perf_counter()
     failure = None
     try:
-        with _bulk_gc():
+        with gcmode.bulk():
             queries.ensure_indexes(db)
             if is_embedded(db):
                 db.client.store.bulk_loading()
@@ -126,24 +125,6 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
         sys.exit(1)
     if stop.signal is not None and not follow:
         sys.exit(128 + stop.signal)
-
-
-@contextmanager
-def _bulk_gc():
-    """Ingest allocates a few objects per line and frees nearly all of them at once (by
-    reference counting), yet every 700 allocations the cyclic collector would scan the
-    young objects, and ever more often the old ones: the pending events, the counters,
-    the parser's caches (measured: 1,130 collections, ~8 % of a 100,000-line ingest).
-    Objects alive now (modules, caches) leave its scans for good and it runs far less
-    often; cycles, rare here, are still collected. Undone on leaving."""
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 10)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
 
 
 def _roll_up(db) -> None:

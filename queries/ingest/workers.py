@@ -17,7 +17,6 @@ process even when it is killed (``PR_SET_PDEATHSIG``), so no orphan writes after
 from __future__ import annotations
 
 import ctypes
-import gc
 import multiprocessing
 import os
 import signal
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from ..errors import HitboardError
 from ..events.collection import EventWriter
 from ..store.connection import connect, is_embedded
+from . import gcmode
 from .mapper import LineMapper, Tally
 
 _PR_SET_PDEATHSIG = 1
@@ -70,8 +70,7 @@ def _start(config: WorkerConfig, parent: int) -> None:
     events = (EventWriter(db, config.write_concern, keyed=True, batch_size=config.event_batch)
               if config.events else None)
     _worker = (LineMapper(config.site, config.format, config.dimensions), events)
-    gc.freeze()                         # as ``hitboard ingest`` does (see its _bulk_gc)
-    gc.set_threshold(50_000, 20, 10)
+    gcmode.enter()
 
 
 def _map(data: bytes, start: int, default_site: str, stream: int) -> Tally:
