@@ -11,7 +11,7 @@ are refused with ``OperationFailure``.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from pymongo.errors import OperationFailure
 
@@ -45,7 +45,7 @@ def _sort(rows, spec):
 
 
 def _project(rows, spec):
-    computed = {k: v for k, v in spec.items() if not _is_flag(v)}
+    computed = [(k, compiled(v)) for k, v in spec.items() if not _is_flag(v)]
     flags = {k: v for k, v in spec.items() if _is_flag(v)}
     excluding = not computed and any(not v for k, v in flags.items() if k != "_id")
     if excluding:
@@ -54,8 +54,8 @@ def _project(rows, spec):
     out = []
     for row in rows:
         new = matcher.project(row, kept)
-        for key, expr in computed.items():
-            value = evaluate(expr, row)
+        for key, expression in computed:
+            value = expression(row)
             if value is not _MISSING:
                 new[key] = value
         out.append(new)
@@ -67,11 +67,12 @@ def _is_flag(value) -> bool:
 
 
 def _add_fields(rows, spec):
+    fields = [(k, compiled(v)) for k, v in spec.items()]
     out = []
     for row in rows:
         new = dict(row)
-        for key, expr in spec.items():
-            new[key] = evaluate(expr, row)
+        for key, expression in fields:
+            new[key] = expression(row)
         out.append(new)
     return out
 
@@ -79,62 +80,90 @@ def _add_fields(rows, spec):
 def _group(rows, spec):
     if "_id" not in spec:
         raise OperationFailure("a $group specification must include an _id", code=15955)
-    accumulators = {k: v for k, v in spec.items() if k != "_id"}
+    key_of = compiled(spec["_id"])
+    accumulators = [(name, _ACCUMULATORS.get(_operator_of(v)), compiled(_operator_of(v, 1)))
+                    for name, v in spec.items() if name != "_id"]
     groups: dict = {}
     for row in rows:
-        key_value = evaluate(spec["_id"], row)
+        key_value = key_of(row)
         key_value = None if key_value is _MISSING else key_value
         key = matcher.sort_key(key_value)
         state = groups.get(key)
         if state is None:
-            state = groups[key] = {"_id": key_value, **{k: _Accumulator(v)
-                                                         for k, v in accumulators.items()}}
-        for name in accumulators:
-            state[name].add(row)
-    return [{k: (v.result() if isinstance(v, _Accumulator) else v) for k, v in g.items()}
-            for g in groups.values()]
+            state = groups[key] = (key_value, [kind() for _, kind, _ in accumulators])
+        for (_, _, expression), accumulator in zip(accumulators, state[1], strict=True):
+            accumulator.add(expression(row))
+    return [{"_id": key_value, **{name: accumulator.result() for (name, _, _), accumulator
+                                  in zip(accumulators, states, strict=True)}}
+            for key_value, states in groups.values()]
 
 
-class _Accumulator:
-    def __init__(self, spec):
-        if not isinstance(spec, Mapping) or len(spec) != 1:
-            raise OperationFailure(f"invalid accumulator {spec!r}", code=40234)
-        (self.op, self.expr), = spec.items()
-        if self.op not in ("$sum", "$avg", "$min", "$max", "$first", "$last", "$push",
-                           "$addToSet"):
-            raise OperationFailure(f"unknown group operator {self.op}", code=15952)
-        self.values: list = []
+def _operator_of(spec, part: int = 0):
+    """An accumulator's operator (``part`` 0) or expression (1), refused if malformed."""
+    if not isinstance(spec, Mapping) or len(spec) != 1:
+        raise OperationFailure(f"invalid accumulator {spec!r}", code=40234)
+    (op, expr), = spec.items()
+    if op not in _ACCUMULATORS:
+        raise OperationFailure(f"unknown group operator {op}", code=15952)
+    return (op, expr)[part]
 
-    def add(self, row) -> None:
-        value = evaluate(self.expr, row)
-        if self.op in ("$sum", "$avg") and matcher.rank(value) != 2:
+
+class _Sum:
+    """``$sum``: numbers only (not booleans), added in row order."""
+
+    __slots__ = ("total",)
+
+    def __init__(self):
+        self.total = 0
+
+    def add(self, value) -> None:
+        kind = type(value)
+        if kind is int or kind is float or (
+                kind is not bool and matcher.rank(value) == 2 and not isinstance(value, bool)):
+            self.total += value
+
+    def result(self):
+        return self.total
+
+
+class _Values:
+    """Every other accumulator: the values kept, reduced at the end."""
+
+    __slots__ = ("op", "values")
+
+    def __init__(self, op: str):
+        self.op, self.values = op, []
+
+    def add(self, value) -> None:
+        if self.op == "$avg" and matcher.rank(value) != 2:
             return
         if value is _MISSING and self.op not in ("$first", "$last"):
             return
         self.values.append(None if value is _MISSING else value)
 
     def result(self):
-        values = self.values
-        if self.op == "$sum":
-            return sum(v for v in values if not isinstance(v, bool))
-        if self.op == "$avg":
-            numbers = [v for v in values if matcher.rank(v) == 2]
-            return sum(numbers) / len(numbers) if numbers else None
+        values, op = self.values, self.op
+        if op == "$avg":
+            return sum(values) / len(values) if values else None
         present = [v for v in values if v is not None]
-        if self.op == "$min":
+        if op == "$min":
             return min(present, key=matcher.sort_key, default=None)
-        if self.op == "$max":
+        if op == "$max":
             return max(present, key=matcher.sort_key, default=None)
-        if self.op == "$first":
+        if op == "$first":
             return values[0] if values else None
-        if self.op == "$last":
+        if op == "$last":
             return values[-1] if values else None
-        if self.op == "$push":
+        if op == "$push":
             return values
         unique: dict = {}
         for value in values:
             unique.setdefault(matcher.sort_key(value), value)
         return list(unique.values())
+
+
+_ACCUMULATORS = {"$sum": _Sum, **{op: (lambda op=op: _Values(op)) for op in (
+    "$avg", "$min", "$max", "$first", "$last", "$push", "$addToSet")}}
 
 
 def _limit(rows, n):
@@ -171,99 +200,133 @@ _STAGES = {"$match": _match, "$group": _group, "$project": _project, "$sort": _s
 
 
 # -- expressions ---------------------------------------------------------------------------
+# An expression is compiled once per stage into a function of the row: a ``$group`` over
+# half a million rollup documents evaluates its key and accumulators millions of times.
 def evaluate(expr, row):
-    if type(expr) is str and expr[:1] == "$" and expr[1:2] != "$":
-        return matcher.get(row, expr[1:], _MISSING)
+    return compiled(expr)(row)
+
+
+def compiled(expr) -> Callable[[Mapping], object]:
+    """``expr`` as a function of a row (``_MISSING`` for a path the row lacks)."""
     if isinstance(expr, str):
         if expr.startswith("$$"):
             raise OperationFailure(f"variables are not supported: {expr}", code=17276)
         if expr.startswith("$"):
-            return matcher.get(row, expr[1:], _MISSING)
-        return expr
+            return _getter(expr[1:])
+        return lambda row: expr
     if isinstance(expr, list):
-        return [evaluate(e, row) for e in expr]
+        parts = [compiled(e) for e in expr]
+        return lambda row: [part(row) for part in parts]
     if isinstance(expr, Mapping):
         if len(expr) == 1:
             (op, arg), = expr.items()
             if isinstance(op, str) and op.startswith("$"):
-                return _operator(op, arg, row)
-        return {k: _present(evaluate(v, row)) for k, v in expr.items()}
-    return expr
+                return _operator(op, arg)
+        fields = [(k, compiled(v)) for k, v in expr.items()]
+        return lambda row: {k: _present(part(row)) for k, part in fields}
+    return lambda row: expr
+
+
+def _getter(path: str) -> Callable[[Mapping], object]:
+    """``matcher.get(row, path, _MISSING)``, with the path split once and embedded
+    dictionaries walked directly."""
+    parts = path.split(".")
+
+    def get(row):
+        value = row
+        for part in parts:
+            if type(value) is not dict:
+                return matcher.get(row, path, _MISSING)
+            value = value.get(part, _MISSING)
+            if value is _MISSING:
+                return _MISSING
+        return value
+    return get
 
 
 def _present(value):
     return None if value is _MISSING else value
 
 
-def _args(arg, row) -> list:
-    values = arg if isinstance(arg, list) else [arg]
-    return [_present(evaluate(v, row)) for v in values]
+def _arguments(arg) -> list:
+    return [compiled(v) for v in (arg if isinstance(arg, list) else [arg])]
 
 
 def date_part(op: str, value):
     if not isinstance(value, dt.datetime):
         raise OperationFailure(f"{op} needs a date, got {type(value).__name__}", code=16006)
-    value = value.astimezone(dt.UTC) if value.tzinfo else value
-    return {"$year": value.year, "$month": value.month, "$dayOfMonth": value.day,
-            "$hour": value.hour, "$minute": value.minute, "$second": value.second,
-            "$dayOfWeek": value.isoweekday() % 7 + 1,
-            "$dayOfYear": value.timetuple().tm_yday}[op]
+    return _PARTS[op](value.astimezone(dt.UTC) if value.tzinfo else value)
 
 
-DATE_PARTS = ("$year", "$month", "$dayOfMonth", "$hour", "$minute", "$second",
-              "$dayOfWeek", "$dayOfYear")
+_PARTS = {"$year": lambda d: d.year, "$month": lambda d: d.month,
+          "$dayOfMonth": lambda d: d.day, "$hour": lambda d: d.hour,
+          "$minute": lambda d: d.minute, "$second": lambda d: d.second,
+          "$dayOfWeek": lambda d: d.isoweekday() % 7 + 1,
+          "$dayOfYear": lambda d: d.timetuple().tm_yday}
+DATE_PARTS = tuple(_PARTS)
 
 
-def _operator(op: str, arg, row):
+def _operator(op: str, arg) -> Callable[[Mapping], object]:
     if op == "$literal":
-        return arg
+        return lambda row: arg
     if op in DATE_PARTS:
-        value = _args(arg["date"] if isinstance(arg, Mapping) else arg, row)[0]
-        return None if value is None else date_part(op, value)
+        date = _arguments(arg["date"] if isinstance(arg, Mapping) else arg)[0]
+
+        def part(row):
+            value = _present(date(row))
+            return None if value is None else date_part(op, value)
+        return part
     if op == "$cond":
         if isinstance(arg, Mapping):
             arg = [arg["if"], arg["then"], arg["else"]]
-        test = _present(evaluate(arg[0], row))
-        return evaluate(arg[1] if _truthy(test) else arg[2], row)
+        test, then, otherwise = (compiled(a) for a in arg[:3])
+        return lambda row: (then if _truthy(_present(test(row))) else otherwise)(row)
     if op == "$ifNull":
-        for value in (_present(evaluate(a, row)) for a in arg):
-            if value is not None:
-                return value
-        return None
-    values = _args(arg, row)
+        options = [compiled(a) for a in arg]
+
+        def if_null(row):
+            for option in options:
+                value = _present(option(row))
+                if value is not None:
+                    return value
+            return None
+        return if_null
+    arguments = _arguments(arg)
     if op in _COMPARE:
-        a, b = values
-        return _COMPARE[op](matcher.sort_key(a), matcher.sort_key(b))
-    if op == "$and":
-        return all(_truthy(v) for v in values)
-    if op == "$or":
-        return any(_truthy(v) for v in values)
-    if op == "$not":
-        return not _truthy(values[0])
-    if any(v is None for v in values):
-        return None
-    if op == "$add":
-        return sum(values)
-    if op == "$subtract":
-        return values[0] - values[1]
-    if op == "$multiply":
-        product = 1
-        for v in values:
-            product *= v
-        return product
-    if op == "$divide":
-        if values[1] == 0:
-            raise OperationFailure("can't $divide by zero", code=16608)
-        return values[0] / values[1]
-    if op == "$mod":
-        return values[0] % values[1]
-    if op == "$concat":
-        return "".join(values)
-    if op == "$toLower":
-        return str(values[0]).lower()
-    if op == "$floor":
-        return int(values[0] // 1)
-    raise OperationFailure(f"unsupported expression operator {op}", code=168)
+        compare, (left, right) = _COMPARE[op], arguments
+        return lambda row: compare(matcher.sort_key(_present(left(row))),
+                                   matcher.sort_key(_present(right(row))))
+    if op in _LOGICAL:
+        return lambda row: _LOGICAL[op]([_truthy(_present(a(row))) for a in arguments])
+    function = _ARITHMETIC.get(op)
+    if function is None:
+        raise OperationFailure(f"unsupported expression operator {op}", code=168)
+
+    def arithmetic(row):
+        values = [_present(a(row)) for a in arguments]
+        return None if any(v is None for v in values) else function(values)
+    return arithmetic
+
+
+def _divide(values):
+    if values[1] == 0:
+        raise OperationFailure("can't $divide by zero", code=16608)
+    return values[0] / values[1]
+
+
+def _product(values):
+    product = 1
+    for v in values:
+        product *= v
+    return product
+
+
+_LOGICAL = {"$and": all, "$or": any, "$not": lambda truths: not truths[0]}
+_ARITHMETIC = {
+    "$add": sum, "$subtract": lambda v: v[0] - v[1], "$multiply": _product,
+    "$divide": _divide, "$mod": lambda v: v[0] % v[1], "$concat": "".join,
+    "$toLower": lambda v: str(v[0]).lower(), "$floor": lambda v: int(v[0] // 1),
+}
 
 
 def _truthy(value) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from . import keys
 from .matcher import sort_key
@@ -173,7 +174,10 @@ class GroupPlan:
 def group_sql(group: Mapping, columns: set[str]) -> GroupPlan | None:
     """The plan of a ``$group`` stage over columns; None when it reads other fields or
     uses accumulators other than ``$sum``/``$min``/``$max``. The date parts of one field
-    share one SQL key, the instant truncated to the finest unit among them."""
+    share one SQL key, the instant truncated to the finest unit among them. A stage
+    without ``_id`` is left to ``pipeline``, which refuses it as MongoDB does."""
+    if "_id" not in group:
+        return None
     selects: list[str] = []
     finest = _finest_units(group.get("_id"))
     date_keys: dict[str, int] = {}
@@ -241,10 +245,17 @@ def _rebuild(shape, values):
         return keys.decode(values[shape[1]])
     if kind == "date":
         ms = values[shape[1]]
-        return None if ms is None else date_part(shape[2], keys.from_ms(ms))
+        return None if ms is None else _date_part(shape[2], ms)
     if kind == "doc":
         return {name: _rebuild(part, values) for name, part in shape[1].items()}
     return shape[1]
+
+
+@lru_cache(maxsize=65_536)
+def _date_part(op: str, ms: int):
+    """A date part of a group's time bucket: the rows of one bucket (every page and
+    status of an hour) ask for the same few, so each is computed once."""
+    return date_part(op, keys.from_ms(ms))
 
 
 def _initial(kind: str, value):
