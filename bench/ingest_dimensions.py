@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import re
 import resource
 import shutil
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import queries  # noqa: E402
+from bench import logs  # noqa: E402
 from dashboard.loadgen import TrafficModel  # noqa: E402
 from dashboard.loadgen.history import backfill_dimensions  # noqa: E402
 from dashboard.settings import resolve  # noqa: E402
@@ -36,22 +36,8 @@ from queries.ingest import gcmode  # noqa: E402
 from queries.ingest import run as ingest  # noqa: E402
 
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
-STAMP = re.compile(rb"\[(\d\d)/May/2015")
 BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_source",
       "utm_medium", "utm_campaign", "page", "notfound")
-
-
-def shifted_log(path: Path, copies: int) -> int:
-    lines = LOG.read_bytes().splitlines(keepends=True)
-    with open(path, "wb") as out:
-        for copy in range(copies):
-            base = dt.date(2015, 5, 1) + dt.timedelta(days=4 * copy)
-            for line in lines:
-                def day(m, base=base):
-                    d = base + dt.timedelta(days=int(m.group(1)) - 1)
-                    return b"[" + d.strftime("%d/%b/%Y").encode()
-                out.write(STAMP.sub(day, line, count=1))
-    return len(lines) * copies
 
 
 def children_cpu() -> float:
@@ -85,7 +71,7 @@ def ingest_once(log: Path, dimensions: bool, events: bool, jobs: int) -> tuple[f
 def bench_ingest(copies: int, rounds: int, jobs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "access.log"
-        lines = shifted_log(log, copies)
+        lines = logs.shifted(LOG, copies * len(LOG.read_bytes().splitlines()), log)
         workers = f"{jobs} worker processes" if jobs > 1 else "no worker process"
         print(f"== ingest: {lines:,} lines ({copies} x shared log), {workers} (as "
               f"`hitboard ingest --jobs {jobs}`), best of {rounds} ==")

@@ -1,10 +1,12 @@
 """`hitboard ingest` against GoAccess on the same access log, in one run.
 
-    .venv/bin/python bench/ingest_vs_goaccess.py [LOG] [--lines 500000] [--runs 3]
+    .venv/bin/python bench/ingest_vs_goaccess.py [LOG] [--lines 500000] [--runs 3] [--shifted]
         [--baseline OTHER/.venv/bin/hitboard] [--hitboard-args "--no-events"]
 
 LOG (default: the shared 10,000-line Apache log) is repeated until it holds ``--lines``
-lines. Both tools read that file from the page cache, end to end, as whole processes:
+lines: the same days again and again, or with ``--shifted`` each copy dated one span
+later, in time order as a real log (``bench/logs.py``). Both tools read that file from
+the page cache, end to end, as whole processes:
 
 - ``hitboard ingest FILE --site bench`` with default settings (hit counters and raw
   events) into a fresh embedded store each run;
@@ -35,19 +37,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import logs
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_LOG = ROOT.parent / "shared" / "data" / "apache_combined_2015.log"
-
-
-def repeated(source: Path, lines: int, target: Path) -> int:
-    data = source.read_bytes().splitlines(keepends=True)
-    written = 0
-    with target.open("wb") as out:
-        while written < lines:
-            chunk = data[:lines - written]
-            out.writelines(chunk)
-            written += len(chunk)
-    return written
 
 
 def with_ip_clients(source: Path, target: Path) -> int:
@@ -102,6 +95,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("log", nargs="?", type=Path, default=SHARED_LOG)
     parser.add_argument("--lines", type=int, default=500_000)
+    parser.add_argument("--shifted", action="store_true",
+                        help="each copy of the log dated one span later (time order, as "
+                             "a real log), instead of the same days repeated")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--baseline", type=Path, default=None,
                         help="another hitboard executable to time in the same runs")
@@ -115,7 +111,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="hitboard-bench-goaccess-") as tmp:
         work = Path(tmp)
         log = work / "access.log"
-        lines = repeated(args.log, args.lines, log)
+        lines = (logs.shifted if args.shifted else logs.repeated)(args.log, args.lines, log)
         results: dict[str, list[tuple[float, float]]] = {name: [] for name in tools}
         tool, reason = goaccess()
         if tool:
@@ -133,7 +129,8 @@ def main() -> None:
                 results["goaccess"].append(timed(
                     [tool, str(work / "access-ip.log"), "--log-format=COMBINED",
                      "-o", str(work / "report.json"), "--no-progress"], work))
-        print(f"{lines:,} lines of {args.log.name}, {args.runs} runs, "
+        print(f"{lines:,} lines of {args.log.name}"
+              f"{' (copies shifted in time)' if args.shifted else ''}, {args.runs} runs, "
               f"{os.cpu_count()} cores, load average {load_before} before, {load()} after\n")
         print("| tool | runs (s) | median s | lines/s | median CPU s |")
         print("|---|---|---|---|---|")
