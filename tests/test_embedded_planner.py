@@ -30,6 +30,11 @@ CONDITIONS = st.one_of(
     st.builds(lambda vs: {"$in": vs}, st.lists(SCALARS, max_size=4)),
     st.builds(lambda lo, hi: {"$gte": lo, "$lt": hi}, SCALARS, SCALARS),
     st.builds(lambda b: {"$exists": b}, st.booleans()),
+    # Both bounds of one type: SQL gets those two bounds alone (see the test below).
+    st.builds(lambda lo, hi: {"$gt": lo, "$lte": hi}, *[st.builds(
+        lambda m: BASE + dt.timedelta(minutes=m), st.integers(0, 3000))] * 2),
+    st.builds(lambda lo, hi: {"$gte": lo, "$lt": hi}, st.integers(-2, 3), st.integers(-2, 3)),
+    st.builds(lambda lo, hi: {"$gte": lo, "$lte": hi}, SITES, SITES),
 )
 FIELDS = st.sampled_from(["site", "site", "extra", "path", "n", "t", "_id"])
 FILTERS = st.one_of(
@@ -140,3 +145,18 @@ def test_a_long_in_list_is_answered_by_the_index(embedded_db):
                                verbosity="executionStats")
     assert plan["queryPlanner"]["winningPlan"]["inputStage"]["indexName"] == "_id_"
     assert plan["executionStats"]["totalDocsExamined"] == 2000
+
+
+def test_a_range_between_two_values_of_one_type_is_bounded_by_them_alone():
+    """A day of a year's dates: with the date type's own bounds beside the day's, SQLite
+    took one bound of each side for its index range, and scanned every date (48 ms
+    instead of 0.3 ms for a rollup's hour of events on 500,000)."""
+    from queries.store.embedded.planner import where
+
+    day = dt.datetime(2026, 3, 1, tzinfo=UTC)
+    both = where({"t": {"$gte": day, "$lt": day + dt.timedelta(days=1)}}, {"t"})
+    assert both.sql.count('"k:t"') == 2 and len(both.params) == 2
+    one = where({"t": {"$gte": day}}, {"t"})               # the type's upper bound stays
+    assert one.sql.count('"k:t"') == 2 and len(one.params) == 2
+    mixed = where({"t": {"$gte": day, "$lt": 5}}, {"t"})   # each keeps its type's bound
+    assert mixed.sql.count('"k:t"') == 3

@@ -74,8 +74,9 @@ def _condition(col: str, path: str, condition) -> tuple[str, list, bool]:
     if isinstance(condition, Mapping) and condition and all(
             isinstance(k, str) and k.startswith("$") for k in condition):
         parts, params, exact = [], [], True
+        paired = _paired(condition)
         for op, arg in condition.items():
-            sql, values, whole = _operator(col, path, op, arg)
+            sql, values, whole = _operator(col, path, op, arg, op not in paired)
             if sql:
                 parts.append(sql)
                 params += values
@@ -93,7 +94,23 @@ def _equals(col: str, path: str, value) -> tuple[str, list, bool]:
         return "", [], False
 
 
-def _operator(col: str, path: str, op: str, arg) -> tuple[str, list, bool]:
+def _paired(condition: Mapping) -> set[str]:
+    """The range operators of ``condition`` that bound each other: one lower and one upper
+    bound of the same type need no bounds of their type besides (and must not get them:
+    SQLite would pick one bound of each side for its index range, and with the type's
+    own bounds among them it may scan every date to find a day's)."""
+    lower = [op for op in condition if op in ("$gt", "$gte")]
+    upper = [op for op in condition if op in ("$lt", "$lte")]
+    if len(lower) != 1 or len(upper) != 1:
+        return set()
+    bounds = keys.bracket(condition[lower[0]])
+    if bounds is None or bounds != keys.bracket(condition[upper[0]]):
+        return set()
+    return {lower[0], upper[0]}
+
+
+def _operator(col: str, path: str, op: str, arg, bracketed: bool = True,
+              ) -> tuple[str, list, bool]:
     if op == "$eq":
         return _equals(col, path, arg)
     if op == "$in" and isinstance(arg, list | tuple) and len(arg) <= MAX_IN:
@@ -113,6 +130,8 @@ def _operator(col: str, path: str, op: str, arg) -> tuple[str, list, bool]:
         lower, upper = bounds
         sign = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}[op]
         value = keys.encode(arg, path)
+        if not bracketed:
+            return f"{col} {sign} ?", [value], True
         if op in ("$gt", "$gte"):
             return f"{col} {sign} ? AND {col} < ?", [value, upper], True
         if lower is None:
