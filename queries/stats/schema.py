@@ -67,15 +67,22 @@ def daily_increments(ts: dt.datetime, n: int = 1) -> dict[str, int]:
     return {"daily": n, f"hourly.{ts.hour}": n, f"minute.{ts.hour}.{ts.minute}": n}
 
 
+# The field paths of a daily document's counters, by minute of the UTC day and by hour:
+# a flush names hundreds of thousands of them.
+_MINUTE_PATHS = [f"minute.{m // 60}.{m % 60}" for m in range(1440)]
+_HOUR_PATHS = [f"hourly.{h}" for h in range(24)]
+
+
 def day_increments(minutes: dict[int, int]) -> dict[str, int]:
     """The daily document's ``$inc`` for ``{minute of the UTC day: hits}``."""
     inc: dict[str, int] = {}
     hourly: dict[int, int] = {}
     for minute, hits in minutes.items():
-        hour, of_hour = divmod(minute, 60)
-        inc[f"minute.{hour}.{of_hour}"] = hits
+        inc[_MINUTE_PATHS[minute]] = hits
+        hour = minute // 60
         hourly[hour] = hourly.get(hour, 0) + hits
-    inc.update({f"hourly.{hour}": hits for hour, hits in hourly.items()})
+    for hour, hits in hourly.items():
+        inc[_HOUR_PATHS[hour]] = hits
     inc["daily"] = sum(hourly.values())
     return inc
 

@@ -35,8 +35,11 @@ def increments(pending: dict[tuple, dict[int, int]]) -> dict[tuple[str, str], In
     def add(collection, doc_id, meta, inc):
         doc = docs.get((collection, doc_id))
         if doc is None:
-            doc = docs[(collection, doc_id)] = Increment(collection, meta)
-        doc.inc.update(inc)
+            docs[(collection, doc_id)] = Increment(collection, meta, Counter(inc))
+            return
+        counts = doc.inc
+        for path, n in inc.items():
+            counts[path] += n
 
     for (site, page, year, month, day), minutes in pending.items():
         date = dt.datetime(year, month, day, tzinfo=dt.UTC)
