@@ -81,8 +81,7 @@ def _group(rows, spec):
     if "_id" not in spec:
         raise OperationFailure("a $group specification must include an _id", code=15955)
     key_of = compiled(spec["_id"])
-    accumulators = [(name, _ACCUMULATORS.get(_operator_of(v)), compiled(_operator_of(v, 1)))
-                    for name, v in spec.items() if name != "_id"]
+    accumulators = [(name, *_accumulator(v)) for name, v in spec.items() if name != "_id"]
     groups: dict = {}
     for row in rows:
         key_value = key_of(row)
@@ -98,14 +97,14 @@ def _group(rows, spec):
             for key_value, states in groups.values()]
 
 
-def _operator_of(spec, part: int = 0):
-    """An accumulator's operator (``part`` 0) or expression (1), refused if malformed."""
+def _accumulator(spec) -> tuple[Callable[[], object], Callable[[Mapping], object]]:
+    """An accumulator's maker and its compiled expression; refused if malformed."""
     if not isinstance(spec, Mapping) or len(spec) != 1:
         raise OperationFailure(f"invalid accumulator {spec!r}", code=40234)
     (op, expr), = spec.items()
     if op not in _ACCUMULATORS:
         raise OperationFailure(f"unknown group operator {op}", code=15952)
-    return (op, expr)[part]
+    return _ACCUMULATORS[op], compiled(expr)
 
 
 class _Sum:
@@ -118,8 +117,7 @@ class _Sum:
 
     def add(self, value) -> None:
         kind = type(value)
-        if kind is int or kind is float or (
-                kind is not bool and matcher.rank(value) == 2 and not isinstance(value, bool)):
+        if kind is int or kind is float or (kind is not bool and matcher.rank(value) == 2):
             self.total += value
 
     def result(self):
@@ -202,10 +200,6 @@ _STAGES = {"$match": _match, "$group": _group, "$project": _project, "$sort": _s
 # -- expressions ---------------------------------------------------------------------------
 # An expression is compiled once per stage into a function of the row: a ``$group`` over
 # half a million rollup documents evaluates its key and accumulators millions of times.
-def evaluate(expr, row):
-    return compiled(expr)(row)
-
-
 def compiled(expr) -> Callable[[Mapping], object]:
     """``expr`` as a function of a row (``_MISSING`` for a path the row lacks)."""
     if isinstance(expr, str):
