@@ -18,6 +18,7 @@ from queries.ingest import gcmode
 from queries.ingest import run as ingesting
 from queries.ingest.logformat import FORMATS
 from queries.rollups.build import run_rollups
+from queries.rollups.parallel import RollupWorkers
 from queries.store.connection import is_embedded
 
 from .annotate import note_ingest
@@ -103,7 +104,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
                 finally:
                     ingestor.close()
             if failure is None and not follow and not no_events and ingestor.summary.parsed:
-                _roll_up(db)
+                _roll_up(db, settings)
             if ingestor.summary.parsed:
                 note_ingest(db, files, ingestor.summary)
     finally:
@@ -127,10 +128,12 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
         sys.exit(128 + stop.signal)
 
 
-def _roll_up(db) -> None:
+def _roll_up(db, settings) -> None:
     """Roll up the events just written, so rollups hold them at once (a running server's
-    rollup job would within a minute; a repeated run rewrites the same buckets)."""
-    run = run_rollups(db, retention=command_settings().events_ttl_days)
+    rollup job would within a minute; a repeated run rewrites the same buckets), in the
+    ingest's worker processes when a level has many buckets to rewrite."""
+    with RollupWorkers(db, settings.store, db.name, settings.ingest_jobs) as workers:
+        run = run_rollups(db, retention=settings.events_ttl_days, workers=workers)
     hours = run.buckets.get("hourly", 0)
     click.echo(f"rollups: {hours:,} hour buckets rewritten ({run.duration_s:.2f} s)", err=True)
 

@@ -9,30 +9,24 @@ checkpoint, so the exactly-once argument of ``queries.ingest.session`` is unchan
 a worker's events may be written before their batch's intent, as events always could
 (their ids make a second write a no-op).
 
-Workers are started with ``spawn`` (nothing of the parent's open store or threads is
-inherited), ignore Ctrl-C (the ingest process stops them), and die with the ingest
-process even when it is killed (``PR_SET_PDEATHSIG``), so no orphan writes after it.
+Workers are ``queries.processes``' (spawned, deaf to Ctrl-C, dying with the ingest
+process even when it is killed, so no orphan writes after it).
 """
 
 from __future__ import annotations
 
-import ctypes
-import multiprocessing
-import os
-import signal
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
+from .. import processes
 from ..errors import HitboardError
 from ..events.collection import EventWriter
 from ..store.connection import connect, is_embedded
 from . import gcmode
 from .mapper import LineMapper, Tally
 
-_PR_SET_PDEATHSIG = 1
 _worker: tuple[LineMapper, EventWriter | None] | None = None
 
 
@@ -50,20 +44,8 @@ class WorkerConfig:
     event_batch: int
 
 
-def _die_with_parent(parent: int) -> None:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):   # not Linux: the pool's own checks remain
-        pass
-    if os.getppid() != parent:          # the parent died before prctl took effect
-        os._exit(1)
-
-
-def _start(config: WorkerConfig, parent: int) -> None:
+def _start(config: WorkerConfig) -> None:
     global _worker
-    _die_with_parent(parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     db = connect(config.store, config.database)
     if is_embedded(db):
         db.client.store.bulk_loading()
@@ -83,9 +65,7 @@ class WorkerPool:
 
     def __init__(self, config: WorkerConfig, jobs: int):
         self.jobs = jobs
-        self._executor = ProcessPoolExecutor(
-            jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
-            initargs=(config, os.getpid()))
+        self._executor = processes.pool(jobs, _start, config)
 
     def map(self, tasks: Iterable[tuple[object, tuple]]) -> Iterator[tuple[object, Tally]]:
         """``(label, (data, start, default_site, stream))`` tasks → ``(label, tally)``,

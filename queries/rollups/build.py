@@ -146,18 +146,19 @@ class RollupRun:
     sketches_merged: int = 0   # visitor sketch documents merged by the compaction
 
 
-def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None
-                ) -> RollupRun:
+def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None,
+                workers=None) -> RollupRun:
     """One incremental run (see the module docstring for why it is safe to repeat); with
     ``retention`` (days), then the events it has read and that are older are expired.
     Each run also compacts the visitor sketches of the buckets closed since the last one
     (``dimensions.sketches.compact_due``): this is what runs periodically (the server's
-    rollup job, ``hitboard rollup [--every]``, an ingest's final run)."""
+    rollup job, ``hitboard rollup [--every]``, an ingest's final run). ``workers``: see
+    ``roll_hours``."""
     started = time.perf_counter()
     read_until = validation.timestamp(now) if now else dt.datetime.now(dt.UTC)
     since = checkpoint(db)["watermark"]
     run = RollupRun(since, read_until)
-    roll_hours(db, touched_hours(db, since), run)
+    roll_hours(db, touched_hours(db, since), run, workers)
     run.duration_s = time.perf_counter() - started
     watermark = _advance(db, run)
     if retention is not None:
@@ -166,28 +167,38 @@ def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None
     return run
 
 
-def roll_hours(db, touched: dict[str, set[dt.datetime]], run: RollupRun | None = None) -> None:
+def roll_hours(db, touched: dict[str, set[dt.datetime]], run: RollupRun | None = None,
+               workers=None) -> None:
     """Recompute every bucket, at every level, holding one of the ``touched`` hours (per
     site); the checkpoint is left alone. A backfill calls it for the hours it wrote.
     Each level is computed and written a few parent buckets at a time (``CHUNK``), so a
-    year of a thousand pages (~9 million hourly buckets) is never held in memory."""
+    year of a thousand pages (~9 million hourly buckets) is never held in memory; the
+    pieces of a level are independent, and ``workers`` (``queries.rollups.parallel``), if
+    given, may share them out."""
     for level in schema.ROLLUP_LEVELS:
-        if level == "hourly":
-            wanted, key = touched, "hour"
-        else:
-            source, key = PARENT[level]
-            wanted = touched_keys(touched, key)
-        buckets = written = 0
-        for part in _chunked(wanted, CHUNK[key]):
-            if level == "hourly":
-                docs = _hourly_documents(db, part)
-            else:
-                docs = _level_documents(db, level, source, key, part)
-            written += write_level(db, level, docs)
-            buckets += len({(d["site"], d["start"]) for d in docs})
+        key = "hour" if level == "hourly" else PARENT[level][1]
+        wanted = touched if level == "hourly" else touched_keys(touched, key)
+        parts = list(_chunked(wanted, CHUNK[key]))
+        results = (workers.map(level, parts) if workers is not None
+                   else (roll_part(db, level, part) for part in parts))
+        written = buckets = 0
+        for part_written, part_buckets in results:
+            written += part_written
+            buckets += part_buckets
         if run is not None:
             run.buckets[level] = buckets
             run.documents[level] = written
+
+
+def roll_part(db, level: str, part: dict[str, set[dt.datetime]]) -> tuple[int, int]:
+    """Recompute and write the ``level`` buckets of ``part`` (per site, starts of hours or
+    of the level's parent buckets); returns (documents written, buckets)."""
+    if level == "hourly":
+        docs = _hourly_documents(db, part)
+    else:
+        source, key = PARENT[level]
+        docs = _level_documents(db, level, source, key, part)
+    return write_level(db, level, docs), len({(d["site"], d["start"]) for d in docs})
 
 
 def _chunked(wanted: dict[str, set[dt.datetime]], size: int):

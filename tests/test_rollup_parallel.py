@@ -1,0 +1,76 @@
+"""Rollups shared out to worker processes write what one process writes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+
+import pytest
+
+import queries
+from queries.errors import HitboardError
+from queries.events.collection import EventWriter
+from queries.rollups import parallel
+from queries.rollups.build import run_rollups
+from queries.stats import schema
+
+START = dt.datetime(2025, 1, 27, tzinfo=dt.UTC)
+
+
+def _events(db, n: int) -> None:
+    writer = EventWriter(db)
+    for i in range(n):        # an event every 1.2 h: 900 of them span 45 days
+        writer.add({"time": START + dt.timedelta(hours=i * 1.2), "site": "s",
+                    "host": "1.2.3.4", "method": "GET", "path": f"/{i % 4}", "query": "",
+                    "status": (200, 404, 500)[i % 3], "bytes": i, "referrer": None,
+                    "user_agent": None})
+    writer.flush()
+
+
+def _rollups(db) -> dict:
+    return {level: sorted(({k: v for k, v in doc.items() if k != "computed"}
+                           for doc in db[name].find()), key=lambda d: d["_id"])
+            for level, name in schema.ROLLUPS.items()}
+
+
+def _store(tmp_path, name, events=900):
+    path = str(tmp_path / name)
+    db = queries.connect(path)
+    queries.ensure_indexes(db)
+    _events(db, events)
+    return path, db
+
+
+def test_workers_write_what_one_process_writes(tmp_path, monkeypatch):
+    monkeypatch.setattr(parallel, "MIN_PARTS", 2)
+    _, alone = _store(tmp_path, "alone")
+    path, shared = _store(tmp_path, "shared")
+    run_rollups(alone)
+    with parallel.RollupWorkers(shared, path, shared.name, jobs=2) as workers:
+        run = run_rollups(shared, workers=workers)
+        assert workers._pool is not None            # the processes did the work
+    assert run.documents["hourly"] > 0
+    assert _rollups(shared) == _rollups(alone)
+
+
+def test_a_small_run_starts_no_process(tmp_path):
+    path, db = _store(tmp_path, "store", events=100)     # 5 days: 5 hourly pieces
+    with parallel.RollupWorkers(db, path, db.name, jobs=2) as workers:
+        run_rollups(db, workers=workers)
+        assert workers._pool is None
+    assert db[schema.ROLLUPS["yearly"]].count_documents({}) > 0
+
+
+def test_a_dead_worker_fails_the_run_clearly(tmp_path, monkeypatch):
+    monkeypatch.setattr(parallel, "MIN_PARTS", 2)
+    path, db = _store(tmp_path, "store")
+    with parallel.RollupWorkers(db, path, db.name, jobs=2) as workers:
+        workers.map("hourly", [])                                   # nothing: no process
+        assert workers._pool is None
+        parts = [{"s": {START + dt.timedelta(hours=h)}} for h in range(4)]
+        assert len(workers.map("hourly", parts)) == 4
+        for pid in list(workers._pool._processes):
+            os.kill(pid, signal.SIGKILL)
+        with pytest.raises(HitboardError, match="rollup worker process died"):
+            workers.map("hourly", parts)
