@@ -64,7 +64,8 @@ class _Stop:
               help="Write concern of event inserts on MongoDB (the embedded store "
               "journals every write). Hit counters always wait for acknowledgement.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="Worker processes that parse a large log (default: "
+              help="Worker processes that parse a large log and roll up a long one "
+              "(default: "
               "$HITBOARD_INGEST_JOBS, else 2 on a machine with 2 cores or more; 1: none).")
 @store_option
 def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs, store):
