@@ -50,6 +50,7 @@ READER_CACHE_KB = 16_384
 # WAL checkpointed every 64 MiB instead of every 4 MiB (SQLite's default), see
 # ``bulk_loading``.
 BULK_CACHE_KB = 262_144
+FILL_ROWS = 10_000   # documents read at a time to fill a new index's columns
 BULK_WAL_PAGES = 16_384
 
 _OPEN: dict[tuple[str, bool], EmbeddedStore] = {}
@@ -264,10 +265,16 @@ class EmbeddedStore:
                         (db, name, index, bson.encode(spec)))
 
     def _fill_columns(self, con, table: str, paths: list[str]) -> None:
+        """The new key columns of every stored document, ``FILL_ROWS`` rows at a time: an
+        index added to a year of hourly rollups (8.8 million documents) read them all at
+        once (5.2 GB)."""
         sets = ", ".join(f"{quote(column_name(p))} = ?" for p in paths)
-        rows = con.execute(f"SELECT rid, doc FROM {quote(table)}").fetchall()
-        con.executemany(f"UPDATE {quote(table)} SET {sets} WHERE rid = ?",
-                        [(*key_values(decode(doc), paths), rid) for rid, doc in rows])
+        last = 0
+        while rows := con.execute(f"SELECT rid, doc FROM {quote(table)} WHERE rid > ? "
+                                  f"ORDER BY rid LIMIT {FILL_ROWS}", (last,)).fetchall():
+            con.executemany(f"UPDATE {quote(table)} SET {sets} WHERE rid = ?",
+                            [(*key_values(decode(doc), paths), rid) for rid, doc in rows])
+            last = rows[-1][0]
 
     def drop_index(self, db: str, name: str, index: str) -> None:
         with self.writing() as con:
