@@ -10,7 +10,7 @@ from fakes import UnseenCollection
 import queries
 from dashboard.loadgen import TrafficModel, backfill_history
 from queries import DayCounts, InvalidRangeError, backfill
-from queries.rollups.build import IDS_PER_QUERY
+from queries.bulk import IDS_PER_QUERY
 from queries.stats import schema
 from queries.stats.backfill import _insert_or_add
 

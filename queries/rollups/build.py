@@ -39,11 +39,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from pymongo import ASCENDING, ReplaceOne
-from pymongo.errors import BulkWriteError
 
-from .. import validation
+from .. import bulk, validation
 from ..dimensions import sketches
-from ..errors import DUPLICATE_KEY
 from ..events import collection as events
 from ..stats import schema
 from ..validation import WHOLE_SITE
@@ -61,10 +59,6 @@ SUMMED = ("hits", "bytes", *(f"status.{c}" for c in CLASSES))   # what a level a
 # Parent buckets recomputed per query, by key: ~25,000-50,000 source documents a query
 # for a thousand pages.
 CHUNK = {"hour": 24, "day": 2, "week": 4, "month": 1, "year": 1}
-# Documents looked up by ``_id`` per query: each read's cost follows the documents it
-# names, never those stored (the embedded store answers an ``$in`` of up to
-# ``planner.MAX_IN`` values from its index; MongoDB any length), in short statements.
-IDS_PER_QUERY = 500
 # Each level above hourly: (source level, the parent key its source documents carry).
 PARENT = {"daily": ("hourly", "day"), "weekly": ("daily", "week"),
           "monthly": ("daily", "month"), "yearly": ("monthly", "year")}
@@ -370,30 +364,18 @@ def _document(level: str, site: str, page: str, start: dt.datetime, row: dict) -
 def write_level(db, level: str, docs: list[dict]) -> int:
     """Store each recomputed bucket document, idempotently by ``_id``: new ones are
     inserted, changed ones replaced (``ReplaceOne(upsert)``), identical ones left alone.
-    Returns how many were written. Reading the current documents first (by ``_id``: its
-    cost follows the documents written, not those stored) saves rewriting the unchanged
-    majority on every run."""
+    Returns how many were written. Reading the current documents first
+    (``bulk.find_by_ids``) saves rewriting the unchanged majority on every run."""
     coll = db[schema.ROLLUPS[level]]
-    ids = [doc["_id"] for doc in docs]
-    current = {}
-    for i in range(0, len(ids), IDS_PER_QUERY):
-        for old in coll.find({"_id": {"$in": ids[i:i + IDS_PER_QUERY]}}, _COMPARED):
-            current[old["_id"]] = old
+    current = {old["_id"]: old for old in bulk.find_by_ids(
+        coll, [doc["_id"] for doc in docs], _COMPARED)}
     fresh = [doc for doc in docs if doc["_id"] not in current]
     changed = [doc for doc in docs if doc["_id"] in current and any(
         current[doc["_id"]].get(k) != doc[k] for k in _COMPARED)]
     written = len(fresh) + len(changed)
-    if fresh:
-        try:
-            coll.insert_many(fresh, ordered=False)
-        except BulkWriteError as exc:
-            # Another run inserted some of the same buckets meanwhile: same values, but
-            # replace them to be sure; anything else is a real failure.
-            errors = exc.details["writeErrors"]
-            if exc.details.get("writeConcernErrors") or any(
-                    e.get("code") != DUPLICATE_KEY for e in errors):
-                raise
-            changed += [fresh[e["index"]] for e in errors]
+    # Another run inserted some of the same buckets meanwhile: same values, but replace
+    # them to be sure.
+    changed += [fresh[i] for i in bulk.insert_new(coll, fresh)]
     if changed:
         coll.bulk_write([ReplaceOne({"_id": doc["_id"]}, doc, upsert=True) for doc in changed],
                         ordered=False)

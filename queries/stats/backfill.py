@@ -27,10 +27,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from pymongo import UpdateOne
-from pymongo.errors import BulkWriteError
 
-from .. import validation
-from ..errors import DUPLICATE_KEY, InvalidRangeError
+from .. import bulk, validation
+from ..errors import InvalidRangeError
 from ..rollups import build as rollups
 from ..validation import WHOLE_SITE
 from . import schema
@@ -189,27 +188,16 @@ def _insert_or_add(collection, docs: dict[str, tuple[dict, dict]]) -> tuple[int,
     """``docs``: {_id: (fixed fields, counters)}. Insert the documents that do not exist
     yet (whole, the cheap write) and ``$inc`` the others' counters. One the live
     recorder creates between our look-up and our insert fails with a duplicate key and
-    is added with ``$inc`` instead: nothing is overwritten. The look-up goes by ``_id``
-    a few hundred at a time (``rollups.IDS_PER_QUERY``), so its cost follows the batch,
-    not the history already stored. Returns (inserted, incremented)."""
+    is added with ``$inc`` instead: nothing is overwritten. The look-up's cost follows
+    the batch, not the history already stored (``bulk.find_by_ids``). Returns
+    (inserted, incremented)."""
     if not docs:
         return 0, 0
     ids = list(docs)
-    existing = {d["_id"] for i in range(0, len(ids), rollups.IDS_PER_QUERY)
-                for d in collection.find({"_id": {"$in": ids[i:i + rollups.IDS_PER_QUERY]}},
-                                         {"_id": 1})}
+    existing = {d["_id"] for d in bulk.find_by_ids(collection, ids, {"_id": 1})}
     fresh = [i for i in ids if i not in existing]
-    late: set[str] = set()
-    if fresh:
-        try:
-            collection.insert_many([{"_id": i, **docs[i][0], **docs[i][1]} for i in fresh],
-                                   ordered=False)
-        except BulkWriteError as exc:
-            errors = exc.details["writeErrors"]
-            if exc.details.get("writeConcernErrors") or any(
-                    e.get("code") != DUPLICATE_KEY for e in errors):
-                raise
-            late = {fresh[e["index"]] for e in errors}
+    late = {fresh[n] for n in bulk.insert_new(
+        collection, [{"_id": i, **docs[i][0], **docs[i][1]} for i in fresh])}
     again = [i for i in ids if i in existing or i in late]
     if again:
         collection.bulk_write([
