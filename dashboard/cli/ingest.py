@@ -19,7 +19,7 @@ from queries.ingest import run as ingesting
 from queries.ingest.logformat import FORMATS
 from queries.rollups.build import run_rollups
 from queries.rollups.parallel import RollupWorkers
-from queries.store.connection import is_embedded
+from queries.store.connection import bulk_loading
 
 from .annotate import note_ingest
 from .common import command_settings, open_db, store_option
@@ -85,8 +85,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
     try:
         with gcmode.bulk():
             queries.ensure_indexes(db)
-            if is_embedded(db):
-                db.client.store.bulk_loading()
+            bulk_loading(db)
             ingestor = ingesting.Ingestor(db, site=site, format=fmt, events=not no_events,
                                           write_concern=write_concern,
                                           jobs=settings.ingest_jobs, store=settings.store,

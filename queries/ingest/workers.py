@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from .. import processes
 from ..errors import HitboardError
 from ..events.collection import EventWriter
-from ..store.connection import connect, is_embedded
+from ..store.connection import bulk_loading, connect
 from . import gcmode
 from .mapper import LineMapper, Tally
 
@@ -47,8 +47,7 @@ class WorkerConfig:
 def _start(config: WorkerConfig) -> None:
     global _worker
     db = connect(config.store, config.database)
-    if is_embedded(db):
-        db.client.store.bulk_loading()
+    bulk_loading(db)
     events = (EventWriter(db, config.write_concern, keyed=True, batch_size=config.event_batch)
               if config.events else None)
     _worker = (LineMapper(config.site, config.format, config.dimensions), events)

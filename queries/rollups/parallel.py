@@ -16,7 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from .. import processes
 from ..errors import HitboardError
-from ..store.connection import connect, is_embedded
+from ..store.connection import bulk_loading, connect
 from . import build
 
 # A level of fewer pieces is computed here: starting the processes (~1 s of imports)
@@ -28,8 +28,7 @@ _db = None
 def _connect(store: str, database: str | None) -> None:
     global _db
     _db = connect(store, database)
-    if is_embedded(_db):
-        _db.client.store.bulk_loading()
+    bulk_loading(_db)
 
 
 def _roll(level: str, part: dict) -> tuple[int, int]:

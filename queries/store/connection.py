@@ -54,6 +54,13 @@ def atomic(db):
     return nullcontext() if not is_embedded(db) else db.client.store.writing()
 
 
+def bulk_loading(db) -> None:
+    """Tune this process's embedded-store writer for a bulk load (``hitboard ingest``, its
+    worker processes); nothing to tune on MongoDB."""
+    if is_embedded(db):
+        db.client.store.bulk_loading()
+
+
 def redact(store: str) -> str:
     """The store string with any password hidden, fit for logs and pages."""
     return re.sub(r"(mongodb(?:\+srv)?://[^:/@]+):[^@]*@", r"\1:***@", store)
