@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from ..stats import schema
+from ..events import reads as event_reads
 from .classify import classify, is_bot_agent
 
 # Raw events a live read (Live, Present: refreshed every few seconds) looks at, at most:
@@ -26,9 +26,6 @@ MAX_SCANNED = 10_000
 _FIELDS = {"referrer": ("r",), "utm_source": ("q",), "utm_medium": ("q",),
            "utm_campaign": ("q",), "status": ("s",), "notfound": ("s", "p"), "kind": ("p",),
            "page": ("p",), "country": ("c",)}
-# ``country``: set by a source that knows it better than the address (synthetic traffic).
-_PATHS = {"h": "$host", "a": "$user_agent", "r": "$referrer", "q": "$query",
-          "s": "$status", "p": "$path", "c": "$country"}
 
 
 def events_breakdown(db, site: str, dim: str, start: dt.datetime, end: dt.datetime,
@@ -36,16 +33,10 @@ def events_breakdown(db, site: str, dim: str, start: dt.datetime, end: dt.dateti
     """Hits and exact visitors per value of ``dim`` among the site's raw events of
     [start, end) (one ``page``'s if given), bots left out if ``humans``: both columns
     count the same events, so a value never has more visitors than hits."""
-    match = {"site": site, "time": {"$gte": start, "$lt": end}}
-    if page is not None:
-        match["path"] = page
     fields = ("h", "a", *(f for f in _FIELDS.get(dim, ()) if not (f == "p" and page)))
-    pipeline = [{"$match": match},
-                {"$group": {"_id": {f: _PATHS[f] for f in fields}, "n": {"$sum": 1}}}]
     hits: Counter = Counter()
     visitors: dict[str, set] = {}
-    for group in db[schema.EVENTS].aggregate(pipeline):
-        key = group["_id"]
+    for key, n in event_reads.grouped(db, site, start, end, fields, page):
         path = page if page is not None else str(key.get("p") or "")
         dims = classify(site, path, query=key.get("q"), status=key.get("s"),
                         referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"),
@@ -54,7 +45,7 @@ def events_breakdown(db, site: str, dim: str, start: dt.datetime, end: dt.dateti
             continue
         for name, value in dims.values:
             if name == dim:
-                hits[value] += group["n"]
+                hits[value] += n
                 visitors.setdefault(value, set()).add(dims.visitor)
     rows = [{"value": v, "hits": int(n), "visitors": len(visitors[v])} for v, n in hits.items()]
     rows.sort(key=lambda r: (-r["hits"], r["value"]))
@@ -84,9 +75,8 @@ class Active(NamedTuple):
 
 
 def count_events(db, site: str, start: dt.datetime, end: dt.datetime) -> int:
-    """The site's raw events of [start, end) (an index count: no document is read)."""
-    return db[schema.EVENTS].count_documents(
-        {"site": site, "time": {"$gte": start, "$lt": end}})
+    """The site's raw events of [start, end)."""
+    return event_reads.count(db, site, start, end)
 
 
 def active_visitors(db, site: str, now: dt.datetime | None = None, minutes: int = 5,
@@ -96,15 +86,13 @@ def active_visitors(db, site: str, now: dt.datetime | None = None, minutes: int 
     newest that many are read through the site/time index, so a busy site costs a
     bounded read; bots (by their agent) left out if ``humans``."""
     now = now or dt.datetime.now(dt.UTC)
-    found = db[schema.EVENTS].find(
-        {"site": site, "time": {"$gte": now - dt.timedelta(minutes=minutes), "$lte": now}},
-        {"_id": 0, "host": 1, "user_agent": 1}, sort=[("time", -1)],
-        limit=MAX_SCANNED + 1)
+    found = event_reads.newest_clients(db, site, now - dt.timedelta(minutes=minutes), now,
+                                       MAX_SCANNED + 1)
     pairs, read = set(), 0
-    for doc in found:
+    for pair in found:
         read += 1
         if read > MAX_SCANNED:
             break
-        pairs.add((doc.get("host"), doc.get("user_agent")))
+        pairs.add(pair)
     count = sum(1 for _, agent in pairs if not (humans and is_bot_agent(agent)))
     return Active(count, read <= MAX_SCANNED)

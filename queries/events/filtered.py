@@ -18,7 +18,7 @@ import pandas as pd
 from .. import validation
 from ..dimensions.classify import BOT, classify
 from ..dimensions.reads import dimension
-from ..stats import schema
+from . import reads
 
 PAGE = "page"  # the event's path: a panel of its own beside the dimensions
 COLUMNS = ["value", "hits", "visitors"]
@@ -44,18 +44,11 @@ def filtered_breakdowns(db, site: str, by: str, value: str, start: dt.datetime,
     site = validation.site(site)
     start, end = validation.time_range(start, end)
     wanted = {PAGE} | {dimension(d) for d in dims if d != PAGE}
-    pipeline = [
-        {"$match": {"site": site, "time": {"$gte": start, "$lt": end}}},
-        {"$group": {"_id": {"h": "$host", "a": "$user_agent", "r": "$referrer",
-                            "q": "$query", "s": "$status", "p": "$path", "c": "$country"},
-                    "n": {"$sum": 1}}},
-    ]
     hits: dict[str, Counter] = {d: Counter() for d in wanted}
     people: dict[str, dict[str, set]] = {d: {} for d in wanted}
     everyone: set = set()
     total = 0
-    for group in db[schema.EVENTS].aggregate(pipeline):
-        key = group["_id"]
+    for key, count in reads.grouped(db, site, start, end, tuple(reads.FIELDS)):
         path = str(key.get("p") or "")
         dims = classify(site, path, query=key.get("q"), status=key.get("s"),
                         referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"),
@@ -64,11 +57,11 @@ def filtered_breakdowns(db, site: str, by: str, value: str, start: dt.datetime,
         if values.get(by) != value or (humans_only and values.get("bot") == BOT):
             continue
         values[PAGE] = path
-        total += group["n"]
+        total += count
         everyone.add(dims.visitor)
         for name in wanted:
             if name in values:
-                hits[name][values[name]] += group["n"]
+                hits[name][values[name]] += count
                 people[name].setdefault(values[name], set()).add(dims.visitor)
     note = (f"{by} = {value}: counted from raw events, kept for the "
             "events retention (the Data page says how long); older hits are not included")

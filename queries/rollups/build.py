@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from pymongo import ASCENDING, ReplaceOne
@@ -43,6 +42,7 @@ from pymongo import ASCENDING, ReplaceOne
 from .. import bulk, validation
 from ..dimensions import sketches
 from ..events import collection as events
+from ..events import reads as event_reads
 from ..stats import schema
 from ..validation import WHOLE_SITE
 
@@ -53,7 +53,6 @@ BACKFILLED = "rollups.backfilled"
 CHECKPOINT_ID = "rollups"
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 CLASSES = ("2xx", "3xx", "4xx", "5xx", "other")
-_HOUR = dt.timedelta(hours=1)
 _COMPARED = {"hits": 1, "bytes": 1, "status": 1}
 SUMMED = ("hits", "bytes", *(f"status.{c}" for c in CLASSES))   # what a level adds up
 # Parent buckets recomputed per query, by key: ~25,000-50,000 source documents a query
@@ -152,7 +151,7 @@ def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None
     read_until = validation.timestamp(now) if now else dt.datetime.now(dt.UTC)
     since = checkpoint(db)["watermark"]
     run = RollupRun(since, read_until)
-    roll_hours(db, touched_hours(db, since), run, workers)
+    roll_hours(db, event_reads.touched_hours(db, since), run, workers)
     run.duration_s = time.perf_counter() - started
     watermark = _advance(db, run)
     if retention is not None:
@@ -222,18 +221,6 @@ def _advance(db, run: RollupRun) -> dt.datetime:
     return watermark
 
 
-def touched_hours(db, since: dt.datetime) -> dict[str, set[dt.datetime]]:
-    """Per site, the UTC hours holding an event ingested at or after ``since``."""
-    pipeline = [
-        {"$match": {"ingested": {"$gte": since}}},
-        {"$group": {"_id": {"site": "$site", **_hour_parts()}}},
-    ]
-    touched: dict[str, set[dt.datetime]] = defaultdict(set)
-    for row in db[schema.EVENTS].aggregate(pipeline):
-        touched[row["_id"]["site"]].add(_hour_start(row["_id"]))
-    return touched
-
-
 def touched_keys(touched: dict[str, set[dt.datetime]], key: str) -> dict[str, set]:
     """The parent buckets (``day``, ``week``, ``month``, ``year``) of the touched hours."""
     out: dict[str, set[dt.datetime]] = {}
@@ -247,15 +234,6 @@ def touched_keys(touched: dict[str, set[dt.datetime]], key: str) -> dict[str, se
             months = {parents("daily", d)["month"] for d in days}
             out[site] = {parents("monthly", m)["year"] for m in months}
     return out
-
-
-def _hour_parts() -> dict:
-    return {"y": {"$year": "$time"}, "m": {"$month": "$time"},
-            "d": {"$dayOfMonth": "$time"}, "h": {"$hour": "$time"}}
-
-
-def _hour_start(parts: dict) -> dt.datetime:
-    return dt.datetime(parts["y"], parts["m"], parts["d"], parts["h"], tzinfo=dt.UTC)
 
 
 def status_class(status) -> str:
@@ -273,27 +251,20 @@ def _shape() -> dict:
 
 
 def _hourly_documents(db, touched: dict[str, set[dt.datetime]]) -> list[dict]:
-    """Touched hours recomputed from every event of those hours: one pipeline per site,
-    matching just those hours (runs of consecutive hours, each one range of the
-    ``site_time`` index), grouped by path, hour and status. The status codes are folded
-    into classes, and the paths into ``*``, from that grouped output."""
+    """Touched hours recomputed from every event of those hours (``events.reads``: one
+    read per site, grouped by path, hour and status). The status codes are folded into
+    classes, and the paths into ``*``, from that grouped output."""
     docs = []
     for site, hours in touched.items():
-        pipeline = [
-            {"$match": {"site": site, "$or": [
-                {"time": {"$gte": lo, "$lt": hi}} for lo, hi in _runs(sorted(hours))]}},
-            {"$group": {"_id": {"page": "$path", "status": "$status", **_hour_parts()},
-                        "hits": {"$sum": 1}, "bytes": {"$sum": "$bytes"}}},
-        ]
         buckets: dict[tuple[str, dt.datetime], dict] = {}
-        for row in db[schema.EVENTS].aggregate(pipeline):
-            start, cls = _hour_start(row["_id"]), status_class(row["_id"]["status"])
-            for page in (row["_id"]["page"], WHOLE_SITE):
+        for start, path, status, hits, size in event_reads.hourly_totals(db, site, hours):
+            cls = status_class(status)
+            for page in (path, WHOLE_SITE):
                 bucket = buckets.setdefault((page, start), {
                     "hits": 0, "bytes": 0, **{f"s{c}": 0 for c in CLASSES}})
-                bucket["hits"] += row["hits"]
-                bucket["bytes"] += row["bytes"]
-                bucket[f"s{cls}"] += row["hits"]
+                bucket["hits"] += hits
+                bucket["bytes"] += size
+                bucket[f"s{cls}"] += hits
         _add_backfilled(db, site, hours, buckets)
         for (page, start), bucket in buckets.items():
             bucket["mean_bytes"] = bucket["bytes"] / bucket["hits"]
@@ -318,17 +289,6 @@ def _add_backfilled(db, site: str, hours: set[dt.datetime], buckets: dict) -> No
                 bucket["bytes"] += part.get("bytes", 0)
                 for cls in CLASSES:
                     bucket[f"s{cls}"] += part.get("status", {}).get(cls, 0)
-
-
-def _runs(hours: list[dt.datetime]) -> list[tuple[dt.datetime, dt.datetime]]:
-    """Sorted hours → ``[start, end)`` ranges of consecutive hours."""
-    runs: list[list[dt.datetime]] = []
-    for hour in hours:
-        if runs and runs[-1][1] == hour:
-            runs[-1][1] = hour + _HOUR
-        else:
-            runs.append([hour, hour + _HOUR])
-    return [(lo, hi) for lo, hi in runs]
 
 
 def _level_documents(db, level: str, source: str, key: str,

@@ -12,6 +12,7 @@ import pandas as pd
 
 from .. import validation
 from ..errors import InvalidRangeError, InvalidTimeZoneError
+from ..events import reads as event_reads
 from ..stats import schema
 from ..stats.series import normalise_pages
 from ..validation import WHOLE_SITE
@@ -122,8 +123,7 @@ def rollup_status(db, now: dt.datetime | None = None) -> RollupStatus:
     now = now or dt.datetime.now(dt.UTC)
     state = checkpoint(db)
     read_until = state["read_until"] and validation.timestamp(state["read_until"])
-    waiting = db[schema.EVENTS].count_documents(
-        {"ingested": {"$gte": read_until}} if read_until else {})
+    waiting = event_reads.waiting(db, read_until)
     return RollupStatus(
         last_run=state["last_run"] and validation.timestamp(state["last_run"]),
         read_until=read_until,

@@ -1,0 +1,81 @@
+"""The questions asked of raw events (``queries.events.reads``), on every backend: the
+answers the rollups, breakdowns and live panels rely on, whatever the events' storage."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from queries.events import reads
+from queries.events.collection import EventWriter
+
+T0 = dt.datetime(2015, 5, 17, 10, tzinfo=dt.UTC)
+INGESTED = dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC)
+
+
+def _write(db, events, ingested=INGESTED):
+    writer = EventWriter(db, clock=lambda: ingested)
+    for event in events:
+        writer.add(dict(event))
+    writer.flush()
+    assert writer.totals.failed == 0
+
+
+def _event(minutes, path="/a", status=200, size=10, site="s", host="1.1.1.1",
+           agent="Mozilla/5.0", referrer="-", query="", country=None):
+    event = {"time": T0 + dt.timedelta(minutes=minutes), "site": site, "host": host,
+             "method": "GET", "path": path, "query": query, "status": status,
+             "bytes": size, "referrer": referrer, "user_agent": agent}
+    if country:
+        event["country"] = country
+    return event
+
+
+def test_touched_hours_are_the_hours_of_events_ingested_since(db):
+    _write(db, [_event(0), _event(59), _event(61, site="t")], ingested=INGESTED)
+    _write(db, [_event(180)], ingested=INGESTED + dt.timedelta(hours=1))
+    assert reads.touched_hours(db, INGESTED) == {
+        "s": {T0, T0 + dt.timedelta(hours=3)}, "t": {T0 + dt.timedelta(hours=1)}}
+    assert reads.touched_hours(db, INGESTED + dt.timedelta(minutes=1)) == {
+        "s": {T0 + dt.timedelta(hours=3)}}
+    assert reads.waiting(db, INGESTED + dt.timedelta(minutes=1)) == 1
+    assert reads.waiting(db, None) == 4
+
+
+def test_hourly_totals_count_hits_and_bytes_of_just_the_asked_hours(db):
+    _write(db, [_event(0, size=5), _event(1, size=7), _event(2, status=404, size=1),
+                _event(30, path="/b"), _event(60), _event(125), _event(0, site="t")])
+    hours = {T0, T0 + dt.timedelta(hours=2)}
+    got = sorted(reads.hourly_totals(db, "s", hours))
+    assert got == [(T0, "/a", 200, 2, 12), (T0, "/a", 404, 1, 1), (T0, "/b", 200, 1, 10),
+                   (T0 + dt.timedelta(hours=2), "/a", 200, 1, 10)]
+
+
+def test_grouped_counts_each_distinct_key_once_within_the_range(db):
+    _write(db, [_event(0, host="a"), _event(1, host="a"), _event(2, host="b", path="/b"),
+                _event(3, host="b", country="FR"), _event(90, host="c")])
+    start, end = T0, T0 + dt.timedelta(hours=1)
+    got = {tuple(sorted(key.items())): n for key, n in reads.grouped(db, "s", start, end,
+                                                                     ("h", "p"))}
+    assert got == {(("h", "a"), ("p", "/a")): 2, (("h", "b"), ("p", "/b")): 1,
+                   (("h", "b"), ("p", "/a")): 1}
+    one_page = {key["h"]: n for key, n in reads.grouped(db, "s", start, end, ("h",), "/a")}
+    assert one_page == {"a": 2, "b": 1}
+    countries = {key.get("c"): n for key, n in reads.grouped(db, "s", start, end, ("c",))}
+    assert countries == {None: 3, "FR": 1}
+    assert reads.count(db, "s", start, end) == 4
+    assert reads.count(db, "s", end, end + dt.timedelta(hours=1)) == 1
+
+
+def test_newest_clients_come_newest_first_and_stop_at_the_limit(db):
+    _write(db, [_event(m, host=f"10.0.0.{m}") for m in range(10)])
+    end = T0 + dt.timedelta(minutes=9)
+    clients = list(reads.newest_clients(db, "s", T0 + dt.timedelta(minutes=2), end, 3))
+    assert clients == [(f"10.0.0.{m}", "Mozilla/5.0") for m in (9, 8, 7)]
+    assert len(list(reads.newest_clients(db, "s", T0 + dt.timedelta(minutes=2), end,
+                                         100))) == 8
+
+
+def test_runs_join_consecutive_hours():
+    hours = [T0, T0 + dt.timedelta(hours=1), T0 + dt.timedelta(hours=3)]
+    assert reads.runs(hours) == [(T0, T0 + dt.timedelta(hours=2)),
+                                 (T0 + dt.timedelta(hours=3), T0 + dt.timedelta(hours=4))]
