@@ -10,7 +10,7 @@ mongomock``; without it the baseline is skipped with the reason). The workload:
 - coalesced ``$inc`` upserts, as the HitRecorder sends them: rounds of one ``bulk_write``
   over 500 documents (50 pages × 10 sites), each update raising 4 minute counters plus
   ``daily`` and ``hourly``, so documents grow towards 1,440 minute counters;
-- raw events inserted 1,000 at a time with the events indexes (10 sites × 100 pages);
+- raw events written 1,000 at a time by the event writer (10 sites × 100 pages);
 - the newest 100 events of 10 pages (the recent-hits feed);
 - the rollups' ``$group`` by page, status and hour over every event of a site;
 - the chart reads of the Live and History pages on a year of backfilled history (one
@@ -43,7 +43,9 @@ def workload(store: str, upserts: int, events: int) -> dict:
     from pymongo import UpdateOne
 
     import queries
+    from queries.events import reads as event_reads
     from queries.events import recent
+    from queries.events.collection import EventWriter
     from queries.stats import schema
 
     rng = random.Random(7)
@@ -75,41 +77,33 @@ def workload(store: str, upserts: int, events: int) -> dict:
     out["upserts_per_s"] = upserts / (time.perf_counter() - started)
 
     started = time.perf_counter()
-    batch = []
+    writer = EventWriter(db, clock=lambda: day)
     for i in range(events):
-        batch.append({"time": day + dt.timedelta(seconds=i * 86_400 / events),
-                      "site": f"site-{i % 10}", "host": f"10.0.{i % 250}.{i % 199}",
-                      "method": "GET", "path": f"/page-{rng.randrange(100)}", "query": "",
-                      "status": rng.choice((200, 200, 200, 304, 404, 500)),
-                      "bytes": rng.randrange(100, 50_000), "referrer": "",
-                      "user_agent": "Mozilla/5.0 (bench)", "ingested": day})
-        if len(batch) == 1000:
-            db[schema.EVENTS].insert_many(batch, ordered=False)
-            batch = []
-    if batch:
-        db[schema.EVENTS].insert_many(batch, ordered=False)
+        writer.add({"time": day + dt.timedelta(seconds=i * 86_400 / events),
+                    "site": f"site-{i % 10}", "host": f"10.0.{i % 250}.{i % 199}",
+                    "method": "GET", "path": f"/page-{rng.randrange(100)}", "query": "",
+                    "status": rng.choice((200, 200, 200, 304, 404, 500)),
+                    "bytes": rng.randrange(100, 50_000), "referrer": "",
+                    "user_agent": "Mozilla/5.0 (bench)"})
+        if writer.pending() == 1000:
+            writer.flush()
+    writer.flush()
     out["events_per_s"] = events / (time.perf_counter() - started)
 
     pages = [f"/page-{p}" for p in range(10)]
     times = []
     for _ in range(5):
         started = time.perf_counter()
-        newest = recent.recent_sort_limit(db, "site-1", pages, 100)
+        newest = recent.recent_hits(db, "site-1", pages, 100)
         times.append(time.perf_counter() - started)
     out["recent_ms"] = min(times) * 1000
     out["recent_rows"] = len(newest)
 
-    pipeline = [
-        {"$match": {"site": "site-1", "time": {"$gte": day, "$lt": day + dt.timedelta(days=1)}}},
-        {"$group": {"_id": {"page": "$path", "status": "$status", "y": {"$year": "$time"},
-                            "m": {"$month": "$time"}, "d": {"$dayOfMonth": "$time"},
-                            "h": {"$hour": "$time"}},
-                    "hits": {"$sum": 1}, "bytes": {"$sum": "$bytes"}}},
-    ]
     started = time.perf_counter()
-    groups = list(db[schema.EVENTS].aggregate(pipeline))
+    hours = [day + dt.timedelta(hours=h) for h in range(24)]
+    groups = list(event_reads.hourly_totals(db, "site-1", hours))
     out["group_s"] = time.perf_counter() - started
-    out["group_hits"] = sum(g["hits"] for g in groups)
+    out["group_hits"] = sum(g[3] for g in groups)
     out.update(chart_reads(db))
     db.client.close()
     return out

@@ -141,3 +141,12 @@ class UnseenDatabase:
 
     def __getitem__(self, name):
         return UnseenCollection(self._db[name])
+
+
+def stored_events(db, site: str | None = None) -> list[dict]:
+    """Every raw event stored (``site``'s), unpacked from its bucket, in write order."""
+    from queries.events import buckets
+
+    found = db[schema.EVENTS].find({} if site is None else {"site": site},
+                                   sort=[("_id", 1)])
+    return [buckets.event(bucket, i) for bucket in found for i in range(bucket["n"])]

@@ -7,11 +7,11 @@ import json
 
 import pytest
 from dashkit import dashboard_app
+from fakes import stored_events
 
 import queries
 from dashboard.beacon import GIF
 from dashboard.services import get_services
-from queries.stats import schema
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def test_get_answers_a_gif_and_counts_the_hit(app):
     assert queries.list_pages(services.db, "blog") == ["/post/1"]
     for closer in services._closers:      # flush the buffered events as shutdown does
         closer()
-    event = services.db[schema.EVENTS].find_one({"site": "blog"})
+    (event,) = stored_events(services.db, "blog")
     assert (event["path"], event["query"], event["user_agent"]) == ("/post/1", "utm=x", "ua")
 
 

@@ -146,7 +146,7 @@ def test_writing_commands_run_beside_a_process_holding_the_store(tmp_path):
         holder.counters.insert_one({"_id": "held"})
         result = _run("indexes", "--store", store)
         assert result.returncode == 0, result.stderr
-        assert "site_path_time" in holder.events.index_information()
+        assert "site_end" in holder[schema.EVENTS].index_information()
     finally:
         holder.client.close()
 

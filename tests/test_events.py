@@ -1,37 +1,75 @@
-"""The events collection: indexes and retention, bulk writes that report failures."""
+"""The events collection: indexes, retention, bulk writes that report failures, the
+keyed writes of log ingests, and the move of an older store's events into buckets."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 import pytest
-from pymongo.errors import AutoReconnect
+from bson import ObjectId
+from fakes import stored_events
+from pymongo.errors import AutoReconnect, BulkWriteError
 
 import queries
 from queries.events import collection as events
+from queries.events import reads, upgrade
 from queries.events.collection import EventWriter
 from queries.ingest.logformat import parse_line
 from queries.rollups.build import run_rollups
 from queries.stats import schema
 
+T0 = dt.datetime(2015, 5, 17, 10, tzinfo=dt.UTC)
 
-def test_indexes_serve_the_feed_the_rollups_and_expiry(db):
+
+def test_indexes_serve_time_ranges_rollups_expiry_and_resumed_ingests(db):
     info = db[schema.EVENTS].index_information()
     keys = {name: [tuple(k) for k in spec["key"]] for name, spec in info.items()}
-    assert keys["site_path_time"] == [("site", 1), ("path", 1), ("time", -1)]
-    assert keys["site_time"] == [("site", 1), ("time", -1), ("path", 1), ("status", 1),
-                                 ("bytes", 1)]
+    assert keys["site_end"] == [("site", 1), ("end", 1), ("_id", 1), ("start", 1)]
     assert keys[events.INGESTED_INDEX] == [("ingested", 1)]
+    assert keys["stream_first"] == [("stream", 1), ("first", 1)]
     assert not any("expireAfterSeconds" in spec for spec in info.values())
 
 
-def test_an_older_stores_ttl_index_is_replaced(db):
-    db[schema.EVENTS].drop_index(events.INGESTED_INDEX)
-    db[schema.EVENTS].create_index([("ingested", 1)], name=events.OLD_TTL_INDEX,
-                                   expireAfterSeconds=86_400)
-    queries.ensure_indexes(db)
-    info = db[schema.EVENTS].index_information()
-    assert events.OLD_TTL_INDEX not in info and events.INGESTED_INDEX in info
+def _old_event(i: int, site: str = "s", ingested: int = 0) -> dict:
+    return {"_id": ObjectId(f"{i:024x}"), "site": site, "path": f"/p{i % 3}",
+            "time": T0 + dt.timedelta(minutes=20 * i), "host": "h", "status": 200, "bytes": i,
+            "ingested": T0 + dt.timedelta(days=ingested)}
+
+
+def test_an_older_stores_events_move_into_buckets_on_open(db, monkeypatch):
+    old = [_old_event(i, site="a" if i % 2 else "b", ingested=i // 5) for i in range(12)]
+    db[upgrade.OLD].insert_many([dict(doc) for doc in old])
+    db[upgrade.OLD].insert_one({"_id": "not-an-event", "note": "kept"})
+    monkeypatch.setattr(upgrade, "BATCH", 4)
+    assert upgrade.move_old_events(db) == 12
+    moved = stored_events(db)
+    assert sorted((e["site"], e["time"], e["path"], e["bytes"]) for e in moved) == sorted(
+        (e["site"], e["time"], e["path"], e["bytes"]) for e in old)
+    # Each bucket keeps its events' ingestion stamp: the rollups and expiry see them as before.
+    stamps = {(b["site"], b["ingested"]) for b in db[schema.EVENTS].find()}
+    assert stamps == {(e["site"], e["ingested"]) for e in old}
+    assert [d["_id"] for d in db[upgrade.OLD].find()] == ["not-an-event"]
+
+
+def test_moving_old_events_again_after_a_kill_stores_each_once(db, monkeypatch):
+    old = [_old_event(i) for i in range(10)]
+    db[upgrade.OLD].insert_many([dict(doc) for doc in old])
+    monkeypatch.setattr(upgrade, "BATCH", 4)
+    real_delete = type(db[upgrade.OLD]).delete_many
+    calls = []
+
+    def killed_after_the_first_insert(self, *args, **kwargs):
+        calls.append(1)
+        raise KeyboardInterrupt("killed between a batch's buckets and its deletion")
+
+    monkeypatch.setattr(type(db[upgrade.OLD]), "delete_many", killed_after_the_first_insert)
+    with pytest.raises(KeyboardInterrupt):
+        upgrade.move_old_events(db)
+    assert calls and reads.stored(db) == 4            # the first batch's buckets only
+    monkeypatch.setattr(type(db[upgrade.OLD]), "delete_many", real_delete)
+    queries.ensure_indexes(db)                         # the next open moves the rest
+    assert reads.stored(db) == 10 and upgrade.OLD not in db.list_collection_names()
+    assert sorted(e["time"] for e in stored_events(db)) == [e["time"] for e in old]
 
 
 def _two_events(db, now):
@@ -48,7 +86,7 @@ def test_expiry_counts_from_ingestion_and_waits_for_the_rollups(db):
     assert events.expire(db, 30, rolled_up_until=now - dt.timedelta(days=40), now=now) == 0
     # Read up to now: only the event ingested 31 days ago leaves (its 2015 time is no age).
     assert events.expire(db, 30, rolled_up_until=now, now=now) == 1
-    assert db[schema.EVENTS].count_documents({}) == 1
+    assert reads.stored(db) == 1
     with pytest.raises(queries.HitboardError, match="retention"):
         events.expire(db, 0, rolled_up_until=now, now=now)
 
@@ -58,7 +96,7 @@ def test_a_rollup_run_expires_what_it_has_read(embedded_db):
     _two_events(embedded_db, now)
     run = run_rollups(embedded_db, now=now + dt.timedelta(minutes=5), retention=30)
     assert run.expired == 1
-    assert embedded_db[schema.EVENTS].count_documents({}) == 1
+    assert reads.stored(embedded_db) == 1
 
 
 def test_event_document_from_a_log_record():
@@ -69,42 +107,70 @@ def test_event_document_from_a_log_record():
                    "status": None, "bytes": 0, "referrer": None, "user_agent": "ua"}
 
 
-def test_partial_bulk_failure_is_counted_never_silent(db):
-    writer = EventWriter(db, batch_size=3)
+def _at(minute: int) -> dt.datetime:
+    return T0 + dt.timedelta(minutes=minute)
+
+
+def test_partial_bulk_failure_is_counted_never_silent(db, monkeypatch):
+    writer = EventWriter(db)
+    real = writer.collection.insert_many
+
+    def second_bucket_refused(docs, ordered=True):
+        real(docs[:1], ordered=ordered)
+        raise BulkWriteError({"writeErrors": [{"index": 1, "code": 6, "errmsg": "unreachable"}],
+                              "writeConcernErrors": [], "nInserted": 1})
+
+    monkeypatch.setattr(writer.collection, "insert_many", second_bucket_refused)
     for i in range(5):
-        writer.add({"_id": f"e{i % 4}", "site": "s", "path": "/"})   # e0 twice
-    assert writer.flush() == 1
-    assert (writer.totals.written, writer.totals.failed) == (4, 1)
-    assert "1 of" in writer.totals.errors[0]
-    assert db[schema.EVENTS].count_documents({}) == 4
+        writer.add({"site": "a" if i < 2 else "b", "time": _at(i), "path": "/"})
+    assert writer.flush() == 3
+    assert (writer.totals.written, writer.totals.failed) == (2, 3)
+    assert "3 of 5 events refused: unreachable" in writer.totals.errors[0]
+    assert reads.stored(db) == 2
+
+
+def test_an_event_without_a_site_or_time_is_refused_at_once(embedded_db):
+    writer = EventWriter(embedded_db)
+    for bad in ({"site": "s"}, {"time": _at(0)}, {"site": 7, "time": _at(0)}):
+        with pytest.raises(ValueError, match="a site and a time"):
+            writer.add(bad)
+    assert writer.pending() == 0
 
 
 def test_keyed_events_written_again_are_present_not_failed(db):
-    at = dt.datetime(2015, 5, 17, 8, 5, 3, tzinfo=dt.UTC)
     stream = events.stream_key("w:1")
-    ids = [events.event_id(stream, offset, at) for offset in (0, 90, 180)]
-    assert ids[0] == events.event_id(stream, 0, at) and len(set(ids)) == 3
-    assert events.event_id(events.stream_key("w:2"), 0, at) != ids[0]
-    assert ids[0].generation_time == at.replace(microsecond=0)
+    assert stream != events.stream_key("w:2")
     first = EventWriter(db, keyed=True)
-    for oid in ids[:2]:
-        first.add({"_id": oid, "site": "s", "path": "/"})
+    for offset in (0, 90):
+        first.add({"site": "s", "time": _at(offset), "path": "/"}, (stream, offset))
     assert first.flush() == 0 and first.totals.written == 2
-    again = EventWriter(db, keyed=True, batch_size=2)   # a replayed batch and one more
-    for oid in ids:
-        again.add({"_id": oid, "site": "s", "path": "/"})
-    again.add({"_id": ids[2], "site": "s", "path": 7})  # a real duplicate in the batch
+    again = EventWriter(db, keyed=True)             # the same chunk mapped again
+    for offset in (0, 90):
+        again.add({"site": "s", "time": _at(offset), "path": "/"}, (stream, offset))
     assert again.flush() == 0
-    assert (again.totals.written, again.totals.present, again.totals.failed) == (1, 3, 0)
-    assert db[schema.EVENTS].count_documents({}) == 3
+    assert (again.totals.written, again.totals.present, again.totals.failed) == (0, 2, 0)
+    assert reads.stored(db) == 2
+    with pytest.raises(ValueError, match="stream, offset"):
+        again.add({"site": "s", "time": _at(0)})
+
+
+def test_a_resumed_pass_forgets_the_events_past_where_it_resumes(db):
+    stream, other = events.stream_key("w:1"), events.stream_key("w:2")
+    writer = EventWriter(db, keyed=True, batch_size=2)   # buckets at offsets 0, 200, 400
+    for offset in range(0, 600, 100):
+        writer.add({"site": "s", "time": _at(offset // 100), "path": "/"}, (stream, offset))
+    writer.add({"site": "s", "time": _at(0), "path": "/"}, (other, 200))
+    writer.flush()
+    assert events.forget(db, stream, 200) == 2        # the buckets from byte 200 on
+    assert sorted(e["time"] for e in stored_events(db)) == [_at(0), _at(0), _at(1)]
 
 
 def test_a_lost_connection_counts_the_whole_batch_failed(embedded_db, monkeypatch):
     writer = EventWriter(embedded_db)
     monkeypatch.setattr(writer.collection, "insert_many",
                         lambda *a, **k: (_ for _ in ()).throw(AutoReconnect("gone")))
-    writer.add({"site": "s"})
-    writer.add({"site": "s"})
+    writer.add({"site": "s", "time": _at(0)})
+    writer.add({"site": "s", "time": _at(1)})
     assert writer.flush() == 2 and writer.totals.failed == 2
     assert "AutoReconnect" in writer.totals.errors[0]
 
@@ -113,14 +179,14 @@ def test_write_concern_and_background_flush(embedded_db):
     with pytest.raises(queries.HitboardError, match="write concern"):
         EventWriter(embedded_db, concern="2")
     writer = EventWriter(embedded_db, concern="majority", flush_interval=0.05)
-    writer.add({"site": "s", "path": "/"})
+    writer.add({"site": "s", "path": "/", "time": _at(0)})
     for _ in range(200):
-        if embedded_db[schema.EVENTS].count_documents({}):
+        if reads.stored(embedded_db):
             break
         writer._stop.wait(0.01)
     writer.close()
-    assert embedded_db[schema.EVENTS].count_documents({}) == 1
+    assert reads.stored(embedded_db) == 1
     bounded = EventWriter(embedded_db, max_pending=1)
-    bounded.add({"site": "s"})
+    bounded.add({"site": "s", "time": _at(0)})
     with pytest.raises(queries.RecorderOverloadedError):
-        bounded.add({"site": "s"})
+        bounded.add({"site": "s", "time": _at(1)})

@@ -63,7 +63,17 @@ def test_grouped_counts_each_distinct_key_once_within_the_range(db):
     countries = {key.get("c"): n for key, n in reads.grouped(db, "s", start, end, ("c",))}
     assert countries == {None: 3, "FR": 1}
     assert reads.count(db, "s", start, end) == 4
+    assert reads.count(db, "s", start, end, limit=10) == 4
     assert reads.count(db, "s", end, end + dt.timedelta(hours=1)) == 1
+
+
+def test_a_count_past_its_limit_stops_reading(db):
+    for week in range(3):                 # three writes: three buckets
+        _write(db, [_event(week * 10 + m) for m in range(5)])
+    end = T0 + dt.timedelta(hours=1)
+    assert reads.count(db, "s", T0, end) == 15
+    assert 5 < reads.count(db, "s", T0, end, limit=5) < 15
+    assert reads.count(db, "s", T0 + dt.timedelta(minutes=2), end, limit=100) == 13
 
 
 def test_newest_clients_come_newest_first_and_stop_at_the_limit(db):

@@ -12,6 +12,7 @@ from dashboard.breakdown_view import HUMANS, Options, series_source
 from dashboard.state import filter_pair, parse_search
 from queries import InvalidRangeError
 from queries.events.filtered import filtered_breakdowns
+from queries.stats import schema
 
 
 @pytest.mark.parametrize(("search", "said"), [
@@ -213,7 +214,7 @@ def test_without_raw_events_the_filtered_error_rate_says_it_cannot_follow(app, t
 
     db = get_services(app.server).db
     ingest_sample(db, "s", tmp_path)
-    db["events"].delete_many({})
+    db[schema.EVENTS].delete_many({})
     out = render_panels("?site=s&range=7d&filter=referrer:(direct)")
     assert _kpi(out, "errors")[0] == "–"
     assert any("cannot follow referrer = (direct)" in str(n.children) for n in out["notes"])

@@ -20,6 +20,7 @@ from faultkit import WAIT, connect, counted, expected, start_server, wait_for
 
 import queries
 from dashboard.cli import main
+from queries.events import reads as event_reads
 from queries.stats import schema
 
 HITBOARD = Path(sys.executable).with_name("hitboard")
@@ -119,7 +120,7 @@ def test_sigterm_to_ingest_follow_flushes_what_it_read(server, tmp_path):
 
     daily, monthly = counted(db, "logs")
     assert daily == monthly == expected(sent(150))
-    assert db[schema.EVENTS].count_documents({"site": "logs"}) == 150
+    assert event_reads.stored(db, "logs") == 150
     assert saved_offset(db) == 150 * LINE
     db.client.close()
 
@@ -214,7 +215,7 @@ def stored_counts(store: str) -> tuple[Counter, Counter, int]:
     db = queries.connect(store, read_only=True)
     try:
         daily, monthly = counted(db, "logs")
-        return daily, monthly, db[schema.EVENTS].count_documents({"site": "logs"})
+        return daily, monthly, event_reads.stored(db, "logs")
     finally:
         db.client.close()
 

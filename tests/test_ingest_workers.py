@@ -7,9 +7,11 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from fakes import stored_events
 
 import queries
 from queries.dimensions import reads
+from queries.events import reads as event_reads
 from queries.ingest import run as ingest
 from queries.stats import schema
 
@@ -53,11 +55,10 @@ def test_workers_store_what_the_ingest_process_stores(tmp_path, small_chunks):
         for coll in (schema.DAILY, schema.MONTHLY, "dims.hourly", "dims.daily",
                      "dims.monthly"):
             assert counters(there, coll) == counters(here, coll), coll
-        events = [{k: v for k, v in doc.items() if k != "ingested"}
-                  for doc in here[schema.EVENTS].find(sort=[("_id", 1)])]
+        events = [{k: v for k, v in doc.items() if k != "_id"} for doc in stored_events(here)]
         assert len(events) == 10_000
-        assert [{k: v for k, v in doc.items() if k != "ingested"}
-                for doc in there[schema.EVENTS].find(sort=[("_id", 1)])] == events
+        assert [{k: v for k, v in doc.items() if k != "_id"}
+                for doc in stored_events(there)] == events
         assert (reads.visitors(there, SITE, START, END)
                 == reads.visitors(here, SITE, START, END))
         for name in ("lines", "parsed", "hits", "rejected", "sites", "first", "last"):
@@ -79,7 +80,7 @@ def test_a_run_stopped_midway_then_resumed_counts_each_line_once(tmp_path, small
         assert sum(d["monthly"] for d in db[schema.MONTHLY].find({"metadata.page": "*"})) \
             == 10_000
         assert sum(d["hits"] for d in db["dims.monthly"].find()) == 10_000
-        assert db[schema.EVENTS].count_documents({}) == 10_000
+        assert event_reads.stored(db) == 10_000
     finally:
         db.client.close()
 
@@ -92,7 +93,7 @@ def test_without_worker_processes_the_lines_are_mapped_here_and_the_run_says_so(
     monkeypatch.setattr(ingest, "WorkerPool", refused)
     db, summary = ingested(tmp_path / "store", jobs=2)
     try:
-        assert summary.parsed == 10_000 and db[schema.EVENTS].count_documents({}) == 10_000
+        assert summary.parsed == 10_000 and event_reads.stored(db) == 10_000
         assert any("no worker processes (no /dev/shm)" in note for note in summary.notes)
     finally:
         db.client.close()

@@ -5,6 +5,7 @@ import datetime as dt
 
 import pytest
 
+from queries.events.collection import EventWriter
 from queries.stats import schema
 from queries.store import inspect
 
@@ -12,27 +13,29 @@ UTC = dt.UTC
 
 
 def _seed(db):
+    """30 event buckets of one event each (one write each)."""
     base = dt.datetime(2026, 11, 20, tzinfo=UTC)
-    db[schema.EVENTS].insert_many([
-        {"time": base + dt.timedelta(minutes=i), "site": "s", "path": f"/p{i % 3}",
-         "status": 200, "bytes": 10, "ingested": base} for i in range(30)])
+    writer = EventWriter(db, clock=lambda: base)
+    for i in range(30):
+        writer.add({"time": base + dt.timedelta(minutes=i), "site": "s", "path": f"/p{i % 3}",
+                    "status": 200, "bytes": 10})
+        writer.flush()
 
 
 def test_explain_names_the_index_and_counts_rows(db):
     _seed(db)
-    plan = inspect.explain_find(db, schema.EVENTS, {"site": "s", "path": "/p1"},
-                                sort=[("time", -1)], limit=5)
+    plan = inspect.explain_find(db, schema.EVENTS, {"site": "s"}, sort=[("end", -1)], limit=5)
     if plan.reason and "no executionStats" in plan.reason:
         pytest.skip(f"this backend's explain() has no statistics: {plan.reason}")
     assert plan.reason is None, plan.reason
-    assert plan.stage == "site_path_time"
+    assert plan.stage == "site_end"
     assert plan.returned == 5
     assert plan.docs_examined is not None and plan.docs_examined >= 5
 
 
 def test_embedded_explain_shows_sqlite_plan_and_a_scan_when_no_index_serves(embedded_db):
     _seed(embedded_db)
-    plan = inspect.explain_count(embedded_db, schema.EVENTS, {"status": 200, "bytes": 10})
+    plan = inspect.explain_count(embedded_db, schema.EVENTS, {"n": 1})
     assert plan.stage == "COLLSCAN" and plan.returned == 30 and plan.docs_examined == 30
     plan = inspect.explain_count(embedded_db, schema.EVENTS, {"ingested": {"$gte": dt.datetime(
         2026, 1, 1, tzinfo=UTC)}})
@@ -43,4 +46,4 @@ def test_collection_figures(db):
     _seed(db)
     info = inspect.collection_info(db, schema.EVENTS)
     assert info.count == 30 and info.size_bytes > 0
-    assert any(name == "site_path_time" for name, _ in info.indexes)
+    assert any(name == "site_end" for name, _ in info.indexes)

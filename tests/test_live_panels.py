@@ -14,6 +14,7 @@ from dashboard import reads as dashboard_reads
 from dashboard.services import get_services
 from queries.dimensions import reads
 from queries.ingest.run import Ingestor, ingest_file
+from queries.stats import schema
 
 NOW = utc(2026, 3, 14, 12, 20)
 NEWS = "https://news.example/story"
@@ -76,7 +77,7 @@ def test_recent_breakdown_is_the_windows_events_and_never_more_visitors_than_hit
 
 def test_without_raw_events_the_hour_has_hits_and_no_visitors(db, tmp_path):
     _day_and_hour(db, tmp_path)
-    db["events"].delete_many({})
+    db[schema.EVENTS].delete_many({})
     frame = reads.recent_breakdown(db, "s", "referrer", NOW - dt.timedelta(hours=1), NOW,
                                    humans=True)
     assert frame["hits"].tolist() == [6] and frame["visitors"].isna().all()

@@ -6,7 +6,7 @@ from dashkit import seed, utc
 
 from dashboard.presenter_view import DEFAULT_WINDOW, PresentView
 from dashboard.state import parse_search
-from queries.stats import schema
+from queries.events.collection import EventWriter
 from queries.stats.presenter import DayComparison, minute_counts, ticker, today_vs_yesterday
 
 NOW = utc(2026, 11, 21, 14, 30, 25)
@@ -37,14 +37,17 @@ def test_today_is_counted_from_midnight_in_the_zone(db):
 
 
 def test_ticker_names_page_referrer_host_and_known_country(db):
-    db[schema.EVENTS].insert_many([
+    writer = EventWriter(db)
+    for event in (
         {"time": NOW - dt.timedelta(seconds=2), "site": "s", "host": "8.8.8.8", "method": "GET",
          "path": "/a", "query": "", "status": 200, "bytes": 10,
          "referrer": "https://news.example/x", "user_agent": "curl/8"},
         {"time": NOW - dt.timedelta(seconds=1), "site": "s", "host": "10.0.0.1",
          "method": "GET", "path": "/b", "query": "", "status": 200, "bytes": 10,
          "referrer": None, "user_agent": "curl/8"},
-    ])
+    ):
+        writer.add(event)
+    writer.flush()
     rows = ticker(db, "s", n=5)
     assert [(r["page"], r["referrer"], r["country"]) for r in rows] == [
         ("/b", "(direct)", None), ("/a", "news.example", "US")]

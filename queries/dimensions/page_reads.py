@@ -74,9 +74,10 @@ class Active(NamedTuple):
     complete: bool
 
 
-def count_events(db, site: str, start: dt.datetime, end: dt.datetime) -> int:
-    """The site's raw events of [start, end)."""
-    return event_reads.count(db, site, start, end)
+def count_events(db, site: str, start: dt.datetime, end: dt.datetime,
+                 limit: int | None = None) -> int:
+    """The site's raw events of [start, end) (a number above ``limit`` once past it)."""
+    return event_reads.count(db, site, start, end, limit)
 
 
 def active_visitors(db, site: str, now: dt.datetime | None = None, minutes: int = 5,

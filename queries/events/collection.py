@@ -1,9 +1,10 @@
-"""The ``events`` collection: one document per request, kept for a retention period.
+"""The ``events`` collection: every request, in buckets (``buckets``), kept for a
+retention period.
 
-Document: ``{time, site, host, method, path, query, status, bytes, referrer, user_agent,
-ingested}``, plus ``country`` where the source knows it better than the address does (the
-load generator's drawn visitors). ``path`` is the page (no query string); ``time`` is
-when the request happened (aware UTC), ``ingested`` when the document was written:
+An event is ``{time, site, host, method, path, query, status, bytes, referrer,
+user_agent}``, plus ``country`` where the source knows it better than the address does
+(the load generator's drawn visitors). ``path`` is the page (no query string); ``time`` is
+when the request happened (aware UTC). A bucket's ``ingested`` is when it was written:
 rollups find what changed since their last run by ``ingested``, so a late event (an old
 ``time``) counts.
 
@@ -11,12 +12,17 @@ Retention counts from ``ingested``, not ``time`` (backfilling the 2015 test file
 otherwise delete every event at once), and events leave only once the rollups have read
 them: :func:`expire` runs after each rollup run and deletes what is both older than the
 retention and behind the rollups' checkpoint. A TTL index cannot wait for the rollups (a
-rollup job stopped for longer than the retention would lose hours), so there is none: an
-older store's ``ingested_ttl`` index is replaced by a plain one.
+rollup job stopped for longer than the retention would lose hours), so there is none.
+Events of a store written before buckets (one document per request) are moved into
+buckets on first open (``upgrade``).
 
-Events from log files get a deterministic ``_id`` (:func:`event_id`), so writing the same
-line twice (ingest replaying a batch after a crash) stores it once; beacon and load
-generator events keep server-made ObjectIds.
+Events from log files are written with their place in the file (``key``: the pass's
+:func:`stream_key` and the line's byte offset). Their buckets carry ``stream``, ``first``
+and ``last`` offsets and an ``_id`` made of the stream and first offset, so mapping the
+same lines the same way again stores them once (the second insert is a duplicate key:
+"present"), and an ingest that resumes a pass first removes what the pass wrote past the
+point it resumes from (:func:`forget`), since it reads those lines again. Beacon and load
+generator events get server-made ObjectIds.
 """
 
 from __future__ import annotations
@@ -26,27 +32,26 @@ import hashlib
 import threading
 from dataclasses import dataclass, field
 
-from bson import ObjectId
-from pymongo import ASCENDING, DESCENDING
+from pymongo import ASCENDING
 from pymongo.errors import BulkWriteError, PyMongoError
 from pymongo.write_concern import WriteConcern
 
 from ..errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
 from ..stats import schema
+from . import buckets, upgrade
 
 INGESTED_INDEX = "ingested"
-OLD_TTL_INDEX = "ingested_ttl"
 WRITE_CONCERNS = ("0", "1", "majority")
 INDEXES = {
-    # One page's requests over time: the recent-hits feed of chosen pages.
-    "site_path_time": [("site", ASCENDING), ("path", ASCENDING), ("time", DESCENDING)],
-    # A site's requests over time: the whole-site feed, and the rollups' hourly $group,
-    # which reads only these fields, so the index covers it (no document is fetched, on
-    # MongoDB as on the embedded store, which runs that $group in SQL on these columns).
-    "site_time": [("site", ASCENDING), ("time", DESCENDING), ("path", ASCENDING),
-                  ("status", ASCENDING), ("bytes", ASCENDING)],
+    # A site's buckets over time (``buckets.overlapping``): every time-range read, and
+    # the feed's newest first (``_id`` orders buckets ending in the same millisecond).
+    # ``start`` lets the embedded store check a range's other end on the index alone.
+    "site_end": [("site", ASCENDING), ("end", ASCENDING), ("_id", ASCENDING),
+                 ("start", ASCENDING)],
     # What changed since the rollups' checkpoint, and what expiry removes.
     INGESTED_INDEX: [("ingested", ASCENDING)],
+    # A log pass's buckets by place in the file: what a resumed ingest rewrites.
+    "stream_first": [("stream", ASCENDING), ("first", ASCENDING)],
 }
 
 
@@ -62,14 +67,15 @@ def check_retention(days) -> int:
 
 
 def ensure_event_indexes(db) -> list[str]:
-    """Create the events indexes (and drop a TTL index left by an older hitboard)."""
+    """Create the events indexes, then move the events of an older store (a document
+    per request) into buckets (``upgrade``)."""
     events = db[schema.EVENTS]
-    info = events.index_information()
-    if OLD_TTL_INDEX in info:
-        events.drop_index(OLD_TTL_INDEX)
-    existing = {name: tuple(tuple(pair) for pair in spec["key"]) for name, spec in info.items()}
-    return [name if existing.get(name) == tuple(keys) else events.create_index(keys, name=name)
-            for name, keys in INDEXES.items()]
+    existing = {name: tuple(tuple(pair) for pair in spec["key"])
+                for name, spec in events.index_information().items()}
+    names = [name if existing.get(name) == tuple(keys) else events.create_index(keys, name=name)
+             for name, keys in INDEXES.items()]
+    upgrade.move_old_events(db)
+    return names
 
 
 def expire(db, retention: int, rolled_up_until: dt.datetime,
@@ -78,7 +84,10 @@ def expire(db, retention: int, rolled_up_until: dt.datetime,
     read (ingested before ``rolled_up_until``); returns how many."""
     now = now or dt.datetime.now(dt.UTC)
     cutoff = min(now - dt.timedelta(days=check_retention(retention)), rolled_up_until)
-    return db[schema.EVENTS].delete_many({"ingested": {"$lt": cutoff}}).deleted_count
+    old = {"ingested": {"$lt": cutoff}}
+    leaving = sum(doc["n"] for doc in db[schema.EVENTS].find(old, {"_id": 0, "n": 1}))
+    db[schema.EVENTS].delete_many(old)
+    return leaving
 
 
 def event_document(record, site: str) -> dict:
@@ -96,15 +105,12 @@ def stream_key(source: str) -> int:
     return int.from_bytes(hashlib.blake2b(source.encode(), digest_size=8).digest(), "big")
 
 
-def event_id(stream: int, offset: int, time: dt.datetime) -> ObjectId:
-    """The ``_id`` of the event of the log line at byte ``offset`` of the pass ``stream``
-    (:func:`stream_key`): an ObjectId, like every other event's, whose time part is the
-    request's second and whose other 8 bytes are the stream key XOR the offset. Within a
-    pass, distinct offsets give distinct ids; lines of two passes share one only if they
-    share a second and the 64-bit keys happen to differ exactly by their offsets' XOR."""
-    seconds = min(max(int(time.timestamp()), 0), 2**32 - 1)
-    low = (stream ^ offset) & 0xFFFF_FFFF_FFFF_FFFF
-    return ObjectId(((seconds << 64) | low).to_bytes(12, "big"))
+def forget(db, stream: int, offset: int) -> int:
+    """Delete the events of the pass ``stream`` from byte ``offset`` on (buckets never
+    straddle it: an ingest resumes only where a chunk of lines ended); returns how many
+    buckets left."""
+    return db[schema.EVENTS].delete_many(
+        {"stream": buckets.stream_name(stream), "first": {"$gte": offset}}).deleted_count
 
 
 def write_concern(value: str | int | None) -> WriteConcern | None:
@@ -133,9 +139,10 @@ class EventWriter:
     Thread-safe. With ``flush_interval`` a background thread flushes (the ``/hit``
     beacon's use: callers never wait on the database); without, call ``flush()``.
     Past ``max_pending`` buffered events ``add`` refuses with
-    :class:`RecorderOverloadedError`, so memory stays bounded. ``keyed``: the events
-    carry deterministic ``_id`` s (:func:`event_id`), so a duplicate key means "already
-    stored", counted in ``present``, not a failure.
+    :class:`RecorderOverloadedError`, so memory stays bounded. ``keyed``: each event
+    comes with its place in a log file (``add(event, (stream, offset))``), so its
+    bucket's ``_id`` is deterministic and a duplicate key means "already stored",
+    counted in ``present``, not a failure.
     """
 
     def __init__(self, db, concern: str | int | None = None, batch_size: int = 1000,
@@ -151,6 +158,7 @@ class EventWriter:
         self.totals = EventTotals()
         self._clock = clock or (lambda: dt.datetime.now(dt.UTC))
         self._pending: list[dict] = []
+        self._keys: list[tuple[int, int]] = []
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
         self._stop = threading.Event()
@@ -160,12 +168,19 @@ class EventWriter:
                                             name="hitboard-events", daemon=True)
             self._thread.start()
 
-    def add(self, event: dict) -> None:
+    def add(self, event: dict, key: tuple[int, int] | None = None) -> None:
+        """Buffer ``event``; a keyed writer takes its ``(stream, offset)`` too."""
+        if type(event.get("time")) is not dt.datetime or type(event.get("site")) is not str:
+            raise ValueError(f"an event needs a site and a time, not {event!r:.200}")
+        if self.keyed and key is None:
+            raise ValueError("a keyed event writer needs each event's (stream, offset)")
         with self._lock:
             if len(self._pending) >= self.max_pending:
                 raise RecorderOverloadedError(
                     f"{len(self._pending)} events are waiting for the database; event refused")
             self._pending.append(event)
+            if self.keyed:
+                self._keys.append(key)
 
     def pending(self) -> int:
         with self._lock:
@@ -176,21 +191,21 @@ class EventWriter:
         with self._flush_lock:
             with self._lock:
                 batch, self._pending = self._pending, []
+                keys, self._keys = self._keys, []
             failed = 0
             for start in range(0, len(batch), self.batch_size):
-                failed += self._insert(batch[start:start + self.batch_size])
+                end = start + self.batch_size
+                failed += self._insert(batch[start:end], keys[start:end] or None)
             return failed
 
-    def _insert(self, docs: list[dict]) -> int:
+    def _insert(self, docs: list[dict], keys: list[tuple[int, int]] | None) -> int:
         # Stamped just before the write, as late as possible: a rollup that has read
         # past this instant must not miss these documents (see rollups.SETTLE).
-        now = self._clock()
-        for doc in docs:
-            doc["ingested"] = now
+        bucketed = buckets.pack(docs, self._clock(), keys)
         try:
-            self.collection.insert_many(docs, ordered=False)
+            self.collection.insert_many(bucketed, ordered=False)
         except BulkWriteError as exc:
-            return self._partly_written(docs, exc)
+            return self._partly_written(bucketed, exc)
         except PyMongoError as exc:
             self.totals.failed += len(docs)
             self._note(f"{len(docs)} events not written: {type(exc).__name__}: {str(exc)[:200]}")
@@ -201,20 +216,25 @@ class EventWriter:
             self.totals.unacknowledged += len(docs)
         return 0
 
-    def _partly_written(self, docs: list[dict], exc: BulkWriteError) -> int:
-        """Count what an unordered insert did; returns how many events failed. With
-        write-concern errors, none is known to be durable: all but present ones fail."""
-        inserted, errors = exc.details.get("nInserted", 0), exc.details.get("writeErrors", [])
-        present = sum(1 for e in errors if e.get("code") == DUPLICATE_KEY) if self.keyed else 0
-        errors = [e for e in errors if not present or e.get("code") != DUPLICATE_KEY]
+    def _partly_written(self, bucketed: list[dict], exc: BulkWriteError) -> int:
+        """Count the events of what an unordered insert of buckets did; returns how many
+        events failed. With write-concern errors, none is known to be durable: all but
+        present ones fail."""
+        errors = exc.details.get("writeErrors", [])
+        refused = {e["index"]: e for e in errors}
+        present = sum(bucketed[i]["n"] for i, e in refused.items()
+                      if self.keyed and e.get("code") == DUPLICATE_KEY)
+        errors = [e for e in errors if not (self.keyed and e.get("code") == DUPLICATE_KEY)]
+        total = sum(bucket["n"] for bucket in bucketed)
+        inserted = total - sum(bucketed[i]["n"] for i in refused)
         if exc.details.get("writeConcernErrors"):
             inserted, errors = 0, exc.details["writeConcernErrors"]
-        failed = len(docs) - inserted - present
+        failed = total - inserted - present
         self.totals.written += inserted
         self.totals.present += present
         self.totals.failed += failed
         if failed:
-            self._note(f"{failed} of {len(docs)} events refused: "
+            self._note(f"{failed} of {total} events refused: "
                        f"{errors[0]['errmsg'][:200]}" if errors else str(exc)[:200])
         return failed
 

@@ -1,17 +1,20 @@
 """What the rest of hitboard asks of the raw events, as small named questions.
 
 The rollups, the breakdowns of a page or a filter, the live panels and the rollup status
-read events only through these functions (the recent feed, ``recent``, and the writer,
-``collection``, are the other two modules that know how events are stored), so the
-events' storage can change without touching what reads them.
+read events only through these functions, so how events are stored (``buckets``) stays
+in this package. Each reads the buckets overlapping its range (index ``site_end``) and
+counts the events inside it from their columns.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import compress
 
 from ..stats import schema
+from . import buckets
 
 # The fields a grouped read may ask for, by short name (``grouped``).
 FIELDS = {"h": "host", "a": "user_agent", "r": "referrer", "q": "query", "s": "status",
@@ -21,67 +24,115 @@ _HOUR = dt.timedelta(hours=1)
 
 def touched_hours(db, since: dt.datetime) -> dict[str, set[dt.datetime]]:
     """Per site, the UTC hours holding an event ingested at or after ``since``."""
-    pipeline = [
-        {"$match": {"ingested": {"$gte": since}}},
-        {"$group": {"_id": {"site": "$site", **_hour_parts()}}},
-    ]
-    touched: dict[str, set[dt.datetime]] = {}
-    for row in db[schema.EVENTS].aggregate(pipeline):
-        touched.setdefault(row["_id"]["site"], set()).add(_hour_start(row["_id"]))
-    return touched
+    touched: dict[str, set[int]] = {}
+    for bucket in db[schema.EVENTS].find({"ingested": {"$gte": since}},
+                                         {"_id": 0, "site": 1, buckets.TIME: 1}):
+        touched.setdefault(bucket["site"], set()).update(
+            t // buckets.HOUR_MS for t in bucket[buckets.TIME])
+    return {site: {schema.from_epoch_ms(h * buckets.HOUR_MS) for h in hours}
+            for site, hours in touched.items()}
 
 
 def hourly_totals(db, site: str, hours: Iterable[dt.datetime],
                   ) -> Iterator[tuple[dt.datetime, str, object, int, int]]:
     """``(hour, path, status, hits, bytes)`` over the site's events of ``hours``: one
-    query matching just those hours (runs of consecutive hours, each one range of the
-    ``site_time`` index, which covers it)."""
-    pipeline = [
-        {"$match": {"site": site, "$or": [
-            {"time": {"$gte": lo, "$lt": hi}} for lo, hi in runs(sorted(hours))]}},
-        {"$group": {"_id": {"page": "$path", "status": "$status", **_hour_parts()},
-                    "hits": {"$sum": 1}, "bytes": {"$sum": "$bytes"}}},
-    ]
-    for row in db[schema.EVENTS].aggregate(pipeline):
-        key = row["_id"]
-        yield _hour_start(key), key["page"], key["status"], row["hits"], row["bytes"]
+    read per run of consecutive hours."""
+    totals: dict[tuple, list[int]] = {}
+    for lo, hi in runs(sorted(hours)):
+        for bucket in buckets.overlapping(db, site, lo, hi, ("path", "status", "bytes")):
+            n, times = bucket["n"], bucket[buckets.TIME]
+            rows = zip(times, buckets.column(bucket, "path", n),
+                       buckets.column(bucket, "status", n), buckets.column(bucket, "bytes", n),
+                       strict=True)
+            for t, path, status, size in _within(rows, bucket, lo, hi):
+                key = (t // buckets.HOUR_MS, path, status)
+                entry = totals.get(key)
+                if entry is None:
+                    totals[key] = [1, size or 0]
+                else:
+                    entry[0] += 1
+                    entry[1] += size or 0
+    for (hour, path, status), (hits, size) in totals.items():
+        yield schema.from_epoch_ms(hour * buckets.HOUR_MS), path, status, hits, size
 
 
 def grouped(db, site: str, start: dt.datetime, end: dt.datetime, fields: Sequence[str],
             page: str | None = None) -> Iterator[tuple[dict, int]]:
     """``(key, hits)`` per distinct ``fields`` (short names of ``FIELDS``) among the
     site's events of [start, end), one ``page``'s if given: the work of a breakdown
-    then grows with distinct requests, not with hits."""
-    match = {"site": site, "time": {"$gte": start, "$lt": end}}
-    if page is not None:
-        match["path"] = page
-    pipeline = [{"$match": match},
-                {"$group": {"_id": {f: f"${FIELDS[f]}" for f in fields}, "n": {"$sum": 1}}}]
-    for row in db[schema.EVENTS].aggregate(pipeline):
-        yield row["_id"], row["n"]
+    then grows with distinct requests, not with hits (counted in C, by ``Counter``)."""
+    names = [FIELDS[f] for f in fields]
+    counts: Counter = Counter()
+    for bucket in buckets.overlapping(db, site, start, end, {*names, "path"}):
+        n = bucket["n"]
+        rows = zip(*(buckets.column(bucket, name, n) for name in names), strict=True)
+        keep = _inside(bucket, start, end)
+        if page is not None:
+            pages = (path == page for path in buckets.column(bucket, "path", n))
+            keep = pages if keep is None else map(bool.__and__, keep, pages)
+        counts.update(rows if keep is None else compress(rows, keep))
+    for key, n in counts.items():
+        yield dict(zip(fields, key, strict=True)), n
 
 
-def count(db, site: str, start: dt.datetime, end: dt.datetime) -> int:
-    """The site's events of [start, end) (an index count: no document is read)."""
-    return db[schema.EVENTS].count_documents(
-        {"site": site, "time": {"$gte": start, "$lt": end}})
+def count(db, site: str, start: dt.datetime, end: dt.datetime,
+          limit: int | None = None) -> int:
+    """The site's events of [start, end); once past ``limit`` (if given), a number
+    above it, without reading further."""
+    total = 0
+    for bucket in buckets.overlapping(db, site, start, end, ()):
+        keep = _inside(bucket, start, end)
+        total += bucket["n"] if keep is None else sum(keep)
+        if limit is not None and total > limit:
+            break
+    return total
+
+
+def stored(db, site: str | None = None) -> int:
+    """The events stored (``site``'s)."""
+    found = db[schema.EVENTS].find({} if site is None else {"site": site}, {"_id": 0, "n": 1})
+    return sum(bucket["n"] for bucket in found)
 
 
 def waiting(db, since: dt.datetime | None) -> int:
     """Events ingested at or after ``since`` (all of them when None): what the next
     rollup run reads."""
-    return db[schema.EVENTS].count_documents({"ingested": {"$gte": since}} if since else {})
+    found = db[schema.EVENTS].find({"ingested": {"$gte": since}} if since else {},
+                                   {"_id": 0, "n": 1})
+    return sum(bucket["n"] for bucket in found)
 
 
 def newest_clients(db, site: str, start: dt.datetime, end: dt.datetime,
                    limit: int) -> Iterator[tuple[str | None, str | None]]:
     """``(address, agent)`` of the site's events of [start, end], newest first, at most
-    ``limit``: a bounded read through the site/time index however busy the site."""
-    found = db[schema.EVENTS].find(
-        {"site": site, "time": {"$gte": start, "$lte": end}},
-        {"_id": 0, "host": 1, "user_agent": 1}, sort=[("time", -1)], limit=limit)
-    for doc in found:
-        yield doc.get("host"), doc.get("user_agent")
+    ``limit``."""
+    lo, hi = schema.epoch_ms(start), schema.epoch_ms(end)
+    found: list[tuple[int, str | None, str | None]] = []
+    for bucket in buckets.newest(db, {"site": site, "end": {"$gte": start},
+                                      "start": {"$lte": end}}, ("host", "user_agent")):
+        if len(found) >= limit and schema.epoch_ms(bucket["end"]) < found[-1][0]:
+            break
+        n = len(bucket[buckets.TIME])
+        found.extend((t, host, agent) for t, host, agent in zip(
+            bucket[buckets.TIME], buckets.column(bucket, "host", n),
+            buckets.column(bucket, "user_agent", n), strict=True) if lo <= t <= hi)
+        found.sort(key=lambda row: -row[0])
+        del found[limit:]
+    for _, host, agent in found:
+        yield host, agent
+
+
+def _inside(bucket: dict, start: dt.datetime, end: dt.datetime) -> list[bool] | None:
+    """Which of the bucket's events lie in [start, end): None when all of them do."""
+    if bucket["start"] >= start and bucket["end"] < end:
+        return None
+    lo, hi = schema.epoch_ms(start), schema.epoch_ms(end)
+    return [lo <= t < hi for t in bucket[buckets.TIME]]
+
+
+def _within(rows, bucket: dict, start: dt.datetime, end: dt.datetime):
+    keep = _inside(bucket, start, end)
+    return rows if keep is None else compress(rows, keep)
 
 
 def runs(hours: list[dt.datetime]) -> list[tuple[dt.datetime, dt.datetime]]:
@@ -93,12 +144,3 @@ def runs(hours: list[dt.datetime]) -> list[tuple[dt.datetime, dt.datetime]]:
         else:
             out.append([hour, hour + _HOUR])
     return [(lo, hi) for lo, hi in out]
-
-
-def _hour_parts() -> dict:
-    return {"y": {"$year": "$time"}, "m": {"$month": "$time"},
-            "d": {"$dayOfMonth": "$time"}, "h": {"$hour": "$time"}}
-
-
-def _hour_start(parts: dict) -> dt.datetime:
-    return dt.datetime(parts["y"], parts["m"], parts["d"], parts["h"], tzinfo=dt.UTC)

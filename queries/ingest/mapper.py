@@ -8,7 +8,7 @@ into its recorders, in file order, and flushes them under its checkpoint. The sa
 mapper runs in the ingest process or in worker processes (``queries.ingest.workers``),
 one code path either way. Events leave before their tally is returned, so they are
 always stored before the flush that counts their hits (step (b) of
-``queries.ingest.session``); their ids, from file offsets, make a second write a no-op.
+``queries.ingest.session``); their places in the file make a second write a no-op.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from .. import validation
 from ..dimensions.classify import from_record
 from ..dimensions.counters import add_hit
 from ..errors import InvalidPageError, InvalidSiteError
-from ..events.collection import EventTotals, EventWriter, event_document, event_id
+from ..events.collection import EventTotals, EventWriter, event_document
 from ..stats.recorder import day_unit
 from .logformat import LineParser, LogRecord
 
@@ -96,9 +96,7 @@ class LineMapper:
             if last is None or ts > last:
                 last = ts
             if events is not None:
-                event = event_document(record, site)
-                event["_id"] = event_id(stream, offset, ts)
-                events.add(event)
+                events.add(event_document(record, site), (stream, offset))
         tally.lines, tally.first, tally.last = lines_seen, first, last
         tally.parsed = sum(sites.values())
         if events is not None:

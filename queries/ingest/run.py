@@ -8,13 +8,13 @@ chunks are mapped by worker processes (``workers``), a small one's here.
 Exactly once, even across a hard kill (SIGKILL, power loss): lines are read in batches
 (``BATCH_LINES``; when following, ``FOLLOW_BATCH_LINES`` or a second's worth) and each
 batch is flushed in four steps: (a) a write-ahead intent naming its byte ranges and flush
-number, (b) its events, under ids derived from file and byte offset, (c) its hits, under
+number, (b) its events, in buckets named by file and byte offset, (c) its hits, under
 the recorder's guard with that number, (d) the new position, in the file's checkpoint.
-(b) happens as each chunk is mapped, before (a) even: an event's id makes a second write
-of it a no-op, so events need no intent. A restart completes an interrupted flush by
-re-reading exactly those bytes and writing them again under the same number and ids,
-which the guard and the ids make a no-op wherever they were already applied; then it
-reads on from the saved position. The argument is in ``queries.ingest.session``.
+(b) happens as each chunk is mapped, before (a) even, so events need no intent: a
+restart first deletes the events of every byte it will read again (``resuming``), then
+completes an interrupted flush by re-reading exactly those bytes and writing them again
+under the same number, which the guard makes a no-op wherever it was already applied;
+then it reads on from the saved position. The argument is in ``queries.ingest.session``.
 Nothing outside a batch is ever written to the counters: the recorders start no batch
 of their own, and lines read after the last flush are simply read again.
 """
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from .. import validation
 from ..errors import HitboardError, InvalidSiteError
-from ..events.collection import EventTotals, EventWriter
+from ..events.collection import EventTotals, EventWriter, forget
 from .mapper import LineMapper, Tally, split_lines
 from .session import BATCH_LINES, LogSession
 from .tail import Follower, file_id, find_file, head_digest, read_range
@@ -164,7 +164,7 @@ class Ingestor:
         return session
 
     def _complete(self, session: LogSession, default_site: str) -> None:
-        """Re-send an interrupted flush: the same bytes, number and event ids."""
+        """Re-send an interrupted flush: the same bytes and number, the events again."""
         if session.interrupted_options != self.options:
             raise HitboardError(
                 f"the run that was stopped while writing {session.path} used options "
@@ -181,6 +181,7 @@ class Ingestor:
                     "be counted in part")
                 continue
             session.replaying(span)
+            self.resuming(session, span["from"])
             with handle:
                 self.map_here(((line, end - len(line)) for line, end in
                                read_range(handle, span["from"], span["to"])),
@@ -191,6 +192,14 @@ class Ingestor:
             self.summary.notes.append(
                 f"{session.path}: completed the flush a stopped run left unfinished "
                 f"(seq {session.seq}): nothing counted twice")
+
+    def resuming(self, session: LogSession, offset: int) -> int:
+        """``offset``, where ``session`` reads on from: the events its pass wrote from
+        there on (mapped before a stop, their hits not counted) are removed first, since
+        those lines are mapped again, perhaps cut into other chunks."""
+        if self.events is not None:
+            forget(self.db, session.stream(), offset)
+        return offset
 
     def release(self, session: LogSession) -> None:
         """Done with ``session``: hits it still holds are counted as unwritten."""
@@ -271,8 +280,8 @@ def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
     try:
         with open(session.path, "rb") as handle:
             stat = os.fstat(handle.fileno())
-            start = session.start(file_id(session.path, stat), head_digest(handle),
-                                  stat.st_size, from_start)
+            start = ingestor.resuming(session, session.start(
+                file_id(session.path, stat), head_digest(handle), stat.st_size, from_start))
             _note_start(ingestor.summary, session, start, stat.st_size)
             mapping = ingestor.mapping(stat.st_size - start)
             done, unflushed = start, 0
@@ -323,8 +332,8 @@ def follow(ingestor: Ingestor, paths: list[str], default_sites: dict[str, str], 
             sessions.append(session)
             follower = Follower(path)
             followers.append(follower)
-            follower.seek(session.start(follower.id, follower.head(), follower.size(),
-                                        from_start))
+            follower.seek(ingestor.resuming(session, session.start(
+                follower.id, follower.head(), follower.size(), from_start)))
         _follow(ingestor, sessions, followers, default_sites, stop, poll, flush_every,
                 on_flush)
     finally:

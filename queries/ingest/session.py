@@ -11,8 +11,8 @@ Every flush of a batch of lines takes four steps, see ``queries.ingest.run._flus
 
 (a) ``begin``: ``seq + 1`` and the byte ranges of the batch are saved, ``state:
     "flushing"`` (a write-ahead intent);
-(b) the batch's events are inserted, each with an ``_id`` naming the writer, the epoch
-    and the line's byte offset (:func:`queries.events.collection.event_id`);
+(b) the batch's events are inserted, in buckets named by the pass (writer and epoch)
+    and the byte offset of their first line (:mod:`queries.events.collection`);
 (c) its hits are flushed by a HitRecorder whose guard id is ``writer``, numbered ``seq``;
 (d) ``commit``: ``position`` moves to the end of the ranges and ``state`` becomes
     "done", in one write.
@@ -21,13 +21,15 @@ A kill before (a) has written nothing for the lines past ``position``: they are 
 again. A kill after (a) and before (d) leaves the intent: the next run reads exactly
 those bytes again (following a rotated file by its device and inode), feeds them, and
 flushes them with the same ``seq`` and therefore the same increments: documents that
-took that flush are skipped by the recorder's guard, events already stored by their
-``_id``. Then (d). (a) and (d) are single-document writes and (b) and (c) are idempotent,
-so a crash between any two writes leaves every line counted once.
+took that flush are skipped by the recorder's guard, and the pass's events from the
+first byte read again on are deleted before they are written again (the run maps those
+bytes in other chunks). Then (d). (a) and (d) are single-document writes, (b) is undone
+and redone, and (c) is idempotent, so a crash between any two writes leaves every line
+counted once.
 
 An epoch numbers each pass over a file: a new file at the path (rotation, replacement),
-a truncation, ``--from-start``. Event ids carry it, so a truncated file's reused offsets
-and a file counted again on purpose never collide with events already stored.
+a truncation, ``--from-start``. Event buckets carry it, so a truncated file's reused
+offsets and a file counted again on purpose never collide with events already stored.
 
 One process owns a checkpoint at a time: opening it takes ``owner``, and (a) and (d)
 require it, so a process that another has taken over stops at its next flush.
@@ -53,8 +55,8 @@ from .tail import FileId
 
 # Lines per flush of hits: each flush rewrites every (page, day) document the batch
 # touched, so fewer, larger batches write far fewer documents; a crash re-reads at most
-# one batch. Events leave chunk by chunk meanwhile (their ids make them idempotent, so
-# they need no intent).
+# one batch. Events leave chunk by chunk meanwhile (a restart deletes and rewrites
+# those past the position, so they need no intent).
 BATCH_LINES = 100_000
 # A line touches at most 4 documents (page and "*", daily and monthly): a batch never
 # reaches the bound where the recorder would flush on its own.
@@ -137,8 +139,8 @@ class LogSession:
         self.offset, self.line = end, self.line + lines
 
     def stream(self) -> int:
-        """The key of this pass over the file, which its events' ids carry
-        (:func:`queries.events.collection.event_id`)."""
+        """The key of this pass over the file, which its events' buckets carry
+        (:mod:`queries.events.collection`)."""
         epoch = self.file["epoch"]
         if self._stream[0] != epoch:
             self._stream = (epoch, stream_key(f"{self.writer}:{epoch}"))

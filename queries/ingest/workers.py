@@ -7,7 +7,7 @@ processes; MongoDB, from anywhere), and returns the chunk's tally. The ingest pr
 only reads lines, merges tallies in file order and flushes its recorders under its
 checkpoint, so the exactly-once argument of ``queries.ingest.session`` is unchanged:
 a worker's events may be written before their batch's intent, as events always could
-(their ids make a second write a no-op).
+(a restart deletes the events past its position before reading on).
 
 Workers are ``queries.processes``' (spawned, deaf to Ctrl-C, dying with the ingest
 process even when it is killed, so no orphan writes after it).

@@ -10,7 +10,7 @@ from pymongo import ASCENDING
 
 DAILY = "stats.daily"
 MONTHLY = "stats.monthly"
-EVENTS = "events"
+EVENTS = "events.buckets"     # raw requests, in buckets (queries.events.buckets)
 SITES = "sites"
 CHECKPOINTS = "checkpoints"
 ROLLUP_LEVELS = ("hourly", "daily", "weekly", "monthly", "yearly")

@@ -14,10 +14,10 @@ import threading
 import pytest
 from dash.testing.wait import until
 from dashkit import dashboard_app, free_port
+from fakes import stored_events
 
 import queries
 from dashboard.services import get_services
-from queries.stats import schema
 
 pytestmark = pytest.mark.browser
 WAYS = ("/beacon-string", "/beacon-blob", "/fetch-json", "/fetch-keepalive", "/img")
@@ -130,7 +130,7 @@ def test_hit_js_sends_path_and_referrer_once_and_respects_dnt(dash_duo, app, sit
     services = get_services(app.server)
     for closer in services._closers:       # flush the buffered events as shutdown does
         closer()
-    event = services.db[schema.EVENTS].find_one({"path": "/article/1"})
+    (event,) = [e for e in stored_events(services.db) if e["path"] == "/article/1"]
     assert event["referrer"] == f"{site.origin}/start"
     cookies = dash_duo.driver.execute_script("return document.cookie")
     assert cookies == "" and dash_duo.driver.get_cookies() == []

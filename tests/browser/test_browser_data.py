@@ -8,7 +8,7 @@ import pytest
 from dashkit import dashboard_app
 
 import queries
-from queries.stats import schema
+from queries.events.collection import EventWriter
 
 pytestmark = pytest.mark.browser
 
@@ -21,11 +21,12 @@ def app(tmp_path):
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     for minutes in range(3):
         queries.log_hit(db, now - dt.timedelta(minutes=minutes), "site-1", "/index.html")
-    db[schema.EVENTS].insert_many([
-        {"time": now - dt.timedelta(seconds=s), "site": "site-1", "host": "10.0.0.1",
-         "method": "GET", "path": "/index.html", "query": "", "status": 200,
-         "bytes": 1000 + s, "referrer": "", "user_agent": "test", "ingested": now}
-        for s in range(30)])
+    writer = EventWriter(db, clock=lambda: now)
+    for s in range(30):
+        writer.add({"time": now - dt.timedelta(seconds=s), "site": "site-1", "host": "10.0.0.1",
+                    "method": "GET", "path": "/index.html", "query": "", "status": 200,
+                    "bytes": 1000 + s, "referrer": "", "user_agent": "test"})
+    writer.flush()
     db.client.close()
     with dashboard_app(store) as app:
         yield app
@@ -37,12 +38,12 @@ def test_data_page_shows_collections_plans_and_shard_advice(dash_duo, app):
     dash_duo.wait_for_element("#data-collections", timeout=20)
     collections = dash_duo.find_element("#data-collections").text
     assert "stats.daily" in collections and "events" in collections
-    assert "site_path_time" in collections
+    assert "site_end" in collections
     plans = dash_duo.wait_for_element("#data-plans", timeout=20).text
     assert "Live · recent hits" in plans and "History · hits per day, 30 days" in plans
     # The embedded store explains like a server, with SQLite's plan under the index name.
     recent = next(line for line in plans.splitlines() if "recent hits" in line)
-    assert "site_time" in recent and "USING INDEX" in plans
+    assert "site_end" in recent and "USING INDEX" in plans
     advice = dash_duo.find_element("#data-shard-advice").text
     assert "Recommendation:" in advice
     assert dash_duo.get_logs() == []

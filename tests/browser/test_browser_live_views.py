@@ -9,6 +9,7 @@ from dashkit import free_port, seed
 from selenium.webdriver.common.action_chains import ActionChains
 
 from dashboard.services import get_services
+from queries.events.collection import EventWriter
 
 X_RANGE = """
 const plot = document.querySelector('#live-graph .js-plotly-plot');
@@ -69,9 +70,10 @@ def test_recent_hits_show_dates_not_today_and_beacon_rows_as_sent(app, dash_duo)
     services = get_services(app.server)
     old = dt.datetime(2015, 5, 17, 10, 5, 3, tzinfo=dt.UTC)
     seed(services.db, "shop", [(old, "/old", 1)])
-    services.db["events"].insert_one({
-        "time": old, "site": "shop", "host": "", "method": "GET", "path": "/old", "query": "",
-        "status": 200, "bytes": 512, "referrer": None, "user_agent": None, "ingested": old})
+    writer = EventWriter(services.db, clock=lambda: old)
+    writer.add({"time": old, "site": "shop", "host": "", "method": "GET", "path": "/old",
+                "query": "", "status": 200, "bytes": 512, "referrer": None, "user_agent": None})
+    writer.flush()
     open_page(dash_duo, app, "/?site=shop&tz=UTC")
     dash_duo.wait_for_contains_text("#live-recent-table", "/old")
     assert requests.post(dash_duo.server_url + "/hit", data='{"site": "shop", "page": "/new"}',

@@ -1,0 +1,48 @@
+"""How events are cut into buckets (``queries.events.buckets.pack``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from queries.events import buckets
+
+T0 = dt.datetime(2015, 5, 17, 10, 59, tzinfo=dt.UTC)
+NOW = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)
+
+
+def _events(n, site="s", step=dt.timedelta(seconds=1)):
+    return [{"time": T0 + i * step, "site": site, "path": f"/{i}", "status": 200}
+            for i in range(n)]
+
+
+def test_a_bucket_holds_one_site_one_hour_and_at_most_bucket_events(monkeypatch):
+    monkeypatch.setattr(buckets, "BUCKET_EVENTS", 40)
+    events = _events(100) + _events(3, site="t")     # 60 in 10:59, 40 in 11:00
+    packed = buckets.pack(events, NOW)
+    assert [(b["site"], b["n"]) for b in packed] == [("s", 40), ("s", 20), ("s", 40),
+                                                     ("t", 3)]
+    for bucket in packed:
+        assert bucket["start"] == dt.datetime.fromtimestamp(bucket["t"][0] / 1000, dt.UTC)
+        assert bucket["end"] - bucket["start"] < dt.timedelta(hours=1)
+        assert bucket["start"].hour == bucket["end"].hour and bucket["ingested"] == NOW
+        assert len(bucket["path"]) == bucket["n"] and "country" not in bucket
+    assert sum((b["path"] for b in packed if b["site"] == "s"), []) == [
+        e["path"] for e in events if e["site"] == "s"]
+
+
+def test_keyed_buckets_are_named_by_their_pass_and_first_offset_and_sort_as_the_file():
+    events = _events(3, step=dt.timedelta(hours=1))
+    packed = buckets.pack(events, NOW, [(2**64 - 1, 9), (2**64 - 1, 100), (2**64 - 1, 4096)])
+    assert [b["_id"] for b in packed] == sorted(b["_id"] for b in packed)
+    assert [(b["stream"], b["first"], b["last"]) for b in packed] == [
+        ("ffffffffffffffff", 9, 9), ("ffffffffffffffff", 100, 100),
+        ("ffffffffffffffff", 4096, 4096)]
+
+
+def test_a_country_column_only_when_an_event_has_one():
+    events = _events(2)
+    events[1]["country"] = "FR"
+    (bucket,) = buckets.pack(events, NOW)
+    assert bucket["country"] == [None, "FR"]
+    assert buckets.event(bucket | {"_id": "b"}, 1)["country"] == "FR"
+    assert "country" not in buckets.event(bucket | {"_id": "b"}, 0)
