@@ -1,10 +1,11 @@
-"""How events are cut into buckets (``queries.events.buckets.pack``)."""
+"""How events are cut into buckets and read back newest first (``queries.events.buckets``)."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 from queries.events import buckets
+from queries.events.collection import EventWriter
 
 T0 = dt.datetime(2015, 5, 17, 10, 59, tzinfo=dt.UTC)
 NOW = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)
@@ -46,3 +47,17 @@ def test_a_country_column_only_when_an_event_has_one():
     assert bucket["country"] == [None, "FR"]
     assert buckets.event(bucket | {"_id": "b"}, 1)["country"] == "FR"
     assert "country" not in buckets.event(bucket | {"_id": "b"}, 0)
+
+
+def test_newest_first_pages_skip_nothing_and_repeat_nothing_while_buckets_arrive(db):
+    writer = EventWriter(db, clock=lambda: NOW)
+    for i in range(10):                       # ten buckets, one an hour
+        writer.add({"time": T0 + dt.timedelta(hours=i), "site": "s", "path": "/"})
+        writer.flush()
+    found = buckets.newest(db, {"site": "s"}, ())
+    first = [next(found) for _ in range(4)]   # the first page
+    for i in range(10, 13):                   # newer buckets, written meanwhile
+        writer.add({"time": T0 + dt.timedelta(hours=i), "site": "s", "path": "/"})
+        writer.flush()
+    ends = [b["end"] for b in first + list(found)]
+    assert ends == sorted({T0 + dt.timedelta(hours=i) for i in range(10)}, reverse=True)
