@@ -150,3 +150,9 @@ def stored_events(db, site: str | None = None) -> list[dict]:
     found = db[schema.EVENTS].find({} if site is None else {"site": site},
                                    sort=[("_id", 1)])
     return [buckets.event(bucket, i) for bucket in found for i in range(bucket["n"])]
+
+
+def stored_count(db, site: str | None = None) -> int:
+    """How many raw events are stored (``site``'s)."""
+    found = db[schema.EVENTS].find({} if site is None else {"site": site}, {"_id": 0, "n": 1})
+    return sum(bucket["n"] for bucket in found)

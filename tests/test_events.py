@@ -7,12 +7,12 @@ import datetime as dt
 
 import pytest
 from bson import ObjectId
-from fakes import stored_events
+from fakes import stored_count, stored_events
 from pymongo.errors import AutoReconnect, BulkWriteError
 
 import queries
 from queries.events import collection as events
-from queries.events import reads, upgrade
+from queries.events import upgrade
 from queries.events.collection import EventWriter
 from queries.ingest.logformat import parse_line
 from queries.rollups.build import run_rollups
@@ -65,10 +65,10 @@ def test_moving_old_events_again_after_a_kill_stores_each_once(db, monkeypatch):
     monkeypatch.setattr(type(db[upgrade.OLD]), "delete_many", killed_after_the_first_insert)
     with pytest.raises(KeyboardInterrupt):
         upgrade.move_old_events(db)
-    assert calls and reads.stored(db) == 4            # the first batch's buckets only
+    assert calls and stored_count(db) == 4            # the first batch's buckets only
     monkeypatch.setattr(type(db[upgrade.OLD]), "delete_many", real_delete)
     queries.ensure_indexes(db)                         # the next open moves the rest
-    assert reads.stored(db) == 10 and upgrade.OLD not in db.list_collection_names()
+    assert stored_count(db) == 10 and upgrade.OLD not in db.list_collection_names()
     assert sorted(e["time"] for e in stored_events(db)) == [e["time"] for e in old]
 
 
@@ -86,7 +86,7 @@ def test_expiry_counts_from_ingestion_and_waits_for_the_rollups(db):
     assert events.expire(db, 30, rolled_up_until=now - dt.timedelta(days=40), now=now) == 0
     # Read up to now: only the event ingested 31 days ago leaves (its 2015 time is no age).
     assert events.expire(db, 30, rolled_up_until=now, now=now) == 1
-    assert reads.stored(db) == 1
+    assert stored_count(db) == 1
     with pytest.raises(queries.HitboardError, match="retention"):
         events.expire(db, 0, rolled_up_until=now, now=now)
 
@@ -96,7 +96,7 @@ def test_a_rollup_run_expires_what_it_has_read(embedded_db):
     _two_events(embedded_db, now)
     run = run_rollups(embedded_db, now=now + dt.timedelta(minutes=5), retention=30)
     assert run.expired == 1
-    assert reads.stored(embedded_db) == 1
+    assert stored_count(embedded_db) == 1
 
 
 def test_event_document_from_a_log_record():
@@ -126,7 +126,7 @@ def test_partial_bulk_failure_is_counted_never_silent(db, monkeypatch):
     assert writer.flush() == 3
     assert (writer.totals.written, writer.totals.failed) == (2, 3)
     assert "3 of 5 events refused: unreachable" in writer.totals.errors[0]
-    assert reads.stored(db) == 2
+    assert stored_count(db) == 2
 
 
 def test_an_event_without_a_site_or_time_is_refused_at_once(embedded_db):
@@ -149,7 +149,7 @@ def test_keyed_events_written_again_are_present_not_failed(db):
         again.add({"site": "s", "time": _at(offset), "path": "/"}, (stream, offset))
     assert again.flush() == 0
     assert (again.totals.written, again.totals.present, again.totals.failed) == (0, 2, 0)
-    assert reads.stored(db) == 2
+    assert stored_count(db) == 2
     with pytest.raises(ValueError, match="stream, offset"):
         again.add({"site": "s", "time": _at(0)})
 
@@ -181,11 +181,11 @@ def test_write_concern_and_background_flush(embedded_db):
     writer = EventWriter(embedded_db, concern="majority", flush_interval=0.05)
     writer.add({"site": "s", "path": "/", "time": _at(0)})
     for _ in range(200):
-        if reads.stored(embedded_db):
+        if stored_count(embedded_db):
             break
         writer._stop.wait(0.01)
     writer.close()
-    assert reads.stored(embedded_db) == 1
+    assert stored_count(embedded_db) == 1
     bounded = EventWriter(embedded_db, max_pending=1)
     bounded.add({"site": "s", "time": _at(0)})
     with pytest.raises(queries.RecorderOverloadedError):

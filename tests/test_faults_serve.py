@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 from dashkit import free_port
+from fakes import stored_count
 
 import queries
-from queries.events import reads as event_reads
 from queries.stats import schema
 
 WAIT = 30.0
@@ -112,6 +112,6 @@ def test_sigterm_flushes_the_hits_the_beacon_accepted(tmp_path):
             {"metadata.site": "term", "metadata.page": "*"}))
         assert total == 30
         # The beacon's raw events are buffered too, and flushed at the same shutdown.
-        assert event_reads.stored(db, "term") == 30
+        assert stored_count(db, "term") == 30
     finally:
         db.client.close()

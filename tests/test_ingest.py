@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fakes import stored_events
+from fakes import stored_count, stored_events
 
 import queries
 from dashboard.cli import main
-from queries.events import reads as event_reads
 from queries.ingest import run as ingest
 from queries.stats import schema
 
@@ -130,7 +129,7 @@ def test_vhost_names_the_site_and_a_bad_file_name_needs_site(tmp_path):
     assert "1 bad_site" in result.stdout and "events    not kept" in result.stdout
     db = queries.connect(store)
     assert set(queries.list_sites(db)) == {"a.example", "b.example"}
-    assert event_reads.stored(db) == 0
+    assert stored_count(db) == 0
     db.client.close()
     odd = tmp_path / "weird name!.log"
     write(odd, [line(1)])
@@ -227,7 +226,7 @@ def test_follow_across_rotation_and_restart_counts_each_line_once(embedded_db, t
     wait_until(lambda: hits(embedded_db) == 25, "the lines written while stopped")
     run.end()
     assert hits(embedded_db) == 25                        # nothing counted twice
-    assert event_reads.stored(embedded_db, "logs") == 25
+    assert stored_count(embedded_db, "logs") == 25
     saved = embedded_db[schema.CHECKPOINTS].find_one({"_id": {"$regex": "^ingest:"}})
     assert saved["state"] == "done" and saved["path"] == str(log)
     assert saved["position"]["inode"] == os.stat(log).st_ino

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes import stored_count
 from faultkit import WAIT, connect, counted, expected, start_server, wait_for
 
 import queries
 from dashboard.cli import main
-from queries.events import reads as event_reads
 from queries.stats import schema
 
 HITBOARD = Path(sys.executable).with_name("hitboard")
@@ -120,7 +120,7 @@ def test_sigterm_to_ingest_follow_flushes_what_it_read(server, tmp_path):
 
     daily, monthly = counted(db, "logs")
     assert daily == monthly == expected(sent(150))
-    assert event_reads.stored(db, "logs") == 150
+    assert stored_count(db, "logs") == 150
     assert saved_offset(db) == 150 * LINE
     db.client.close()
 
@@ -215,7 +215,7 @@ def stored_counts(store: str) -> tuple[Counter, Counter, int]:
     db = queries.connect(store, read_only=True)
     try:
         daily, monthly = counted(db, "logs")
-        return daily, monthly, event_reads.stored(db, "logs")
+        return daily, monthly, stored_count(db, "logs")
     finally:
         db.client.close()
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from queries.events import reads as event_reads
+from fakes import stored_count
+
 from queries.events.collection import EventWriter, stream_key
 from queries.ingest.mapper import LineMapper, split_lines
 from queries.stats.recorder import HitRecorder
@@ -56,10 +57,10 @@ def test_events_are_written_before_the_tally_returns_under_offset_ids(embedded_d
     mapper = LineMapper()
     tally = mapper.map(split_lines(data, 0), "s", stream_key("x"), writer)
     assert tally.events.written == 2 and writer.pending() == 0
-    assert event_reads.stored(db, "s") == 2
+    assert stored_count(db, "s") == 2
     again = mapper.map(split_lines(data, 0), "s", stream_key("x"), writer)   # a replay
     assert (again.events.written, again.events.present) == (0, 2)
-    assert event_reads.stored(db) == 2
+    assert stored_count(db) == 2
 
 
 def test_a_recorder_takes_a_tally_as_if_it_had_recorded_the_hits(embedded_db):

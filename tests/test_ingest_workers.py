@@ -7,11 +7,10 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from fakes import stored_events
+from fakes import stored_count, stored_events
 
 import queries
 from queries.dimensions import reads
-from queries.events import reads as event_reads
 from queries.ingest import run as ingest
 from queries.stats import schema
 
@@ -80,7 +79,7 @@ def test_a_run_stopped_midway_then_resumed_counts_each_line_once(tmp_path, small
         assert sum(d["monthly"] for d in db[schema.MONTHLY].find({"metadata.page": "*"})) \
             == 10_000
         assert sum(d["hits"] for d in db["dims.monthly"].find()) == 10_000
-        assert event_reads.stored(db) == 10_000
+        assert stored_count(db) == 10_000
     finally:
         db.client.close()
 
@@ -93,7 +92,7 @@ def test_without_worker_processes_the_lines_are_mapped_here_and_the_run_says_so(
     monkeypatch.setattr(ingest, "WorkerPool", refused)
     db, summary = ingested(tmp_path / "store", jobs=2)
     try:
-        assert summary.parsed == 10_000 and event_reads.stored(db) == 10_000
+        assert summary.parsed == 10_000 and stored_count(db) == 10_000
         assert any("no worker processes (no /dev/shm)" in note for note in summary.notes)
     finally:
         db.client.close()

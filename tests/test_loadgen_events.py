@@ -2,9 +2,10 @@
 
 import datetime as dt
 
+from fakes import stored_count
+
 from dashboard.loadgen import LoadRunner, TrafficModel
 from dashboard.loadgen.events import EventFeed
-from queries.events import reads as event_reads
 from queries.events.collection import EventWriter
 from queries.stats.writes import RecorderStatus
 
@@ -58,4 +59,4 @@ def test_the_runner_writes_as_many_events_as_hits(embedded_db):
         runner.step(clock[0])
     writer.close()
     assert writer.totals.written == runner.hits_sent > 0
-    assert event_reads.stored(embedded_db) == runner.hits_sent
+    assert stored_count(embedded_db) == runner.hits_sent

@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fakes import stored_count
+
 import queries
-from queries.events import reads as event_reads
 from queries.stats import schema
 
 FIXTURE = Path(__file__).parent / "data" / "format0-store"
@@ -24,7 +25,7 @@ def _totals(db) -> dict:
     daily = db[schema.DAILY].find_one({"metadata.site": "demo", "metadata.page": "*"})
     return {"hits": daily["daily"], "p1": sum(d["daily"] for d in db[schema.DAILY].find(
         {"metadata.site": "demo", "metadata.page": "/p1"})),
-        "events": event_reads.stored(db, "demo"),
+        "events": stored_count(db, "demo"),
         "marker": db[schema.CHECKPOINTS].find_one({"_id": "marker"})}
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from dashkit import free_port
+from fakes import stored_count
 
 import queries
-from queries.events import reads as event_reads
 from queries.rollups.build import run_rollups
 from queries.stats import schema
 
@@ -114,7 +114,7 @@ def test_serve_ingest_and_rollup_share_one_store(tmp_path):
     assert _total(store, "logs") == 6000 and _total(store, "beacon") == BEACON_HITS
     db = queries.connect(store)
     try:
-        assert event_reads.stored(db, "logs") == 6000
+        assert stored_count(db, "logs") == 6000
         run_rollups(db)  # whatever the last tick of `hitboard rollup` had not read
         for site, total in (("logs", 6000), ("beacon", BEACON_HITS)):
             hours = db[schema.ROLLUPS["hourly"]].find({"site": site, "page": "*"})

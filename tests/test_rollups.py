@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fakes import UnseenDatabase
+from fakes import UnseenDatabase, stored_count
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import queries
 from dashboard.cli import main
-from queries.events import reads as event_reads
 from queries.events.collection import EventWriter
 from queries.rollups import build as rollups
 from queries.rollups import checks as rollup_checks
@@ -194,7 +193,7 @@ def test_rollups_after_ingest_equal_the_statistics_bucket_for_bucket(tmp_path):
     db = queries.connect(store, read_only=True)
     try:
         month = db[schema.MONTHLY].find_one({"metadata.site": "demo", "metadata.page": "*"})
-        assert month["monthly"] == event_reads.stored(db) == 60_000
+        assert month["monthly"] == stored_count(db) == 60_000
         for level, buckets in (("hour", 84), ("day", 4), ("month", 1)):
             check = rollup_checks.consistency(db, "demo", level)
             assert check.checked == buckets and check.ok, check.differing

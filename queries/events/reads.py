@@ -88,12 +88,6 @@ def count(db, site: str, start: dt.datetime, end: dt.datetime,
     return total
 
 
-def stored(db, site: str | None = None) -> int:
-    """The events stored (``site``'s)."""
-    found = db[schema.EVENTS].find({} if site is None else {"site": site}, {"_id": 0, "n": 1})
-    return sum(bucket["n"] for bucket in found)
-
-
 def waiting(db, since: dt.datetime | None) -> int:
     """Events ingested at or after ``since`` (all of them when None): what the next
     rollup run reads."""

@@ -115,7 +115,10 @@ def upserted(filter: Mapping, update: Mapping, tree: dict | None = None) -> dict
     if tree is None or any(name in tree for name in doc) or not isinstance(
             on_insert, Mapping) or ("$setOnInsert" in names and names[-1] != "$setOnInsert"):
         return apply(doc, update, inserting=True)
-    doc.update(_created(tree))
+    try:
+        doc.update(_created(tree))
+    except WriteError:      # refused: with the general path's words (its order of fields)
+        return apply(seed(filter), update, inserting=True)
     for path, value in on_insert.items():
         _apply_one(doc, "$setOnInsert", path, value)
     return doc
