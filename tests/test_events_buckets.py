@@ -26,9 +26,10 @@ def test_a_bucket_holds_one_site_one_hour_and_at_most_bucket_events(monkeypatch)
         assert bucket["start"] == dt.datetime.fromtimestamp(bucket["t"][0] / 1000, dt.UTC)
         assert bucket["end"] - bucket["start"] < dt.timedelta(hours=1)
         assert bucket["start"].hour == bucket["end"].hour and bucket["ingested"] == NOW
-        assert len(bucket["path"]) == bucket["n"] and "country" not in bucket
-    assert sum((b["path"] for b in packed if b["site"] == "s"), []) == [
-        e["path"] for e in events if e["site"] == "s"]
+        assert len(buckets.column(bucket, "path", bucket["n"])) == bucket["n"]
+        assert "country" not in bucket
+    assert sum((buckets.column(b, "path", b["n"]) for b in packed if b["site"] == "s"),
+               []) == [e["path"] for e in events if e["site"] == "s"]
 
 
 def test_keyed_buckets_are_named_by_their_pass_and_first_offset_and_sort_as_the_file():
@@ -44,7 +45,7 @@ def test_a_country_column_only_when_an_event_has_one():
     events = _events(2)
     events[1]["country"] = "FR"
     (bucket,) = buckets.pack(events, NOW)
-    assert bucket["country"] == [None, "FR"]
+    assert buckets.column(bucket, "country", 2) == [None, "FR"]
     assert buckets.event(bucket | {"_id": "b"}, 1)["country"] == "FR"
     assert "country" not in buckets.event(bucket | {"_id": "b"}, 0)
 
@@ -61,3 +62,15 @@ def test_newest_first_pages_skip_nothing_and_repeat_nothing_while_buckets_arrive
         writer.flush()
     ends = [b["end"] for b in first + list(found)]
     assert ends == sorted({T0 + dt.timedelta(hours=i) for i in range(10)}, reverse=True)
+
+
+def test_strings_are_stored_once_per_bucket_and_numbers_as_they_are():
+    events = [{"time": T0, "site": "s", "path": p, "status": st, "bytes": 10}
+              for p, st in (("/a", 200), ("/b", 404), ("/a", 200), ("/a", 304))]
+    (bucket,) = buckets.pack(events, NOW)
+    assert bucket["path"] == {"v": ["/a", "/b"], "i": [0, 1, 0, 0]}
+    assert bucket["status"] == [200, 404, 200, 304] and bucket["bytes"] == [10] * 4
+    assert buckets.coded(bucket, "status", 4) == ([200, 404, 200, 304], None)
+    assert buckets.coded(bucket, "referrer", 4) == ([None], [0, 0, 0, 0])
+    older = {**bucket, "path": ["/a", "/b", "/a", "/a"]}      # a column stored plain
+    assert buckets.column(older, "path", 4) == buckets.column(bucket, "path", 4)

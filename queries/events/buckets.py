@@ -3,13 +3,15 @@
 layout of its time-series collections, whose buckets also span an hour at most).
 
 A log's half million requests are then ~1,000 documents, not 500,000: a store writes and
-indexes a document per bucket, and a reader decodes whole columns in C. A document per
+indexes a document per bucket, and a reader decodes whole columns in C, each string
+once per bucket (a bucket's thousand requests share a few hundred pages, agents and
+referrers), counting their indexes rather than the strings. A document per
 request cost the embedded store ~13 µs of B-tree work each (table, ``_id`` and two
 site indexes), more than parsing, counting and classifying the line together.
 
-    {_id, site, start, end, n, ingested, t: [ms since epoch], host: [...], method: [...],
-     path: [...], query: [...], status: [...], bytes: [...], referrer: [...],
-     user_agent: [...], country: [...] (only when an event has one),
+    {_id, site, start, end, n, ingested, t: [ms since epoch], status: [...], bytes: [...],
+     host: {v: [distinct values], i: [per event, the index of its value]}, and so
+     method, path, query, referrer, user_agent and country (only when an event has one),
      stream, first, last (events of a log file: its pass and the first and last lines'
      byte offsets; ``_id`` "<stream>/<first>", both in hexadecimal, so ids sort as the
      file does)}
@@ -32,6 +34,7 @@ HOUR_MS = 3_600_000      # a bucket's events lie within one UTC hour
 COLUMNS = ("host", "method", "path", "query", "status", "bytes", "referrer", "user_agent",
            "country")
 TIME = "t"
+NUMBERS = ("status", "bytes")   # stored as they are; the other columns as distinct values
 
 
 def pack(events: list[dict], ingested: dt.datetime,
@@ -76,9 +79,18 @@ def _bucket(site: str, events: list[dict], times: list[int], ingested: dt.dateti
            TIME: times}
     for column in COLUMNS:
         values = [event.get(column) for event in events]
-        if column != "country" or any(v is not None for v in values):
+        if column in NUMBERS:
             doc[column] = values
+        elif column != "country" or any(v is not None for v in values):
+            doc[column] = _encoded(values)
     return doc
+
+
+def _encoded(values: list) -> dict:
+    """A column as its distinct values and, per event, the index of its own."""
+    index: dict = {}
+    codes = [index.setdefault(v, len(index)) for v in values]
+    return {"v": list(index), "i": codes}
 
 
 def overlapping(db, site: str, start: dt.datetime, end: dt.datetime,
@@ -120,8 +132,20 @@ def _projection(columns: Iterable[str]) -> dict:
 
 def column(bucket: dict, name: str, n: int) -> list:
     """A column of ``bucket`` (``n`` events), ``None`` s where it was never written."""
-    values = bucket.get(name)
-    return values if values is not None else [None] * n
+    values, codes = coded(bucket, name, n)
+    return [values[i] for i in codes] if codes is not None else values
+
+
+def coded(bucket: dict, name: str, n: int) -> tuple[list, list | None]:
+    """A column as ``(values, codes)``, event ``i``'s value being ``values[codes[i]]``;
+    ``(values, None)`` for a column stored plain (numbers), event ``i``'s ``values[i]``.
+    Counting codes and naming only the distinct ones decodes far fewer strings."""
+    stored = bucket.get(name)
+    if stored is None:
+        return [None], [0] * n
+    if isinstance(stored, dict):
+        return stored["v"], stored["i"]
+    return stored, None
 
 
 def event(bucket: dict, i: int) -> dict:
@@ -130,7 +154,8 @@ def event(bucket: dict, i: int) -> dict:
     doc = {"_id": f"{bucket['_id']}:{i}", "time": schema.from_epoch_ms(bucket[TIME][i]),
            "site": bucket["site"]}
     for name in COLUMNS:
-        values = bucket.get(name)
-        if values is not None and values[i] is not None:
-            doc[name] = values[i]
+        values, codes = coded(bucket, name, bucket["n"])
+        value = values[i] if codes is None else values[codes[i]]
+        if value is not None:
+            doc[name] = value
     return doc

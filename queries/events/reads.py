@@ -41,9 +41,9 @@ def hourly_totals(db, site: str, hours: Iterable[dt.datetime],
     for lo, hi in runs(sorted(hours)):
         for bucket in buckets.overlapping(db, site, lo, hi, ("path", "status", "bytes")):
             n, times = bucket["n"], bucket[buckets.TIME]
-            rows = zip(times, buckets.column(bucket, "path", n),
-                       buckets.column(bucket, "status", n), buckets.column(bucket, "bytes", n),
-                       strict=True)
+            paths = buckets.column(bucket, "path", n)
+            rows = zip(times, paths, buckets.column(bucket, "status", n),
+                       buckets.column(bucket, "bytes", n), strict=True)
             for t, path, status, size in _within(rows, bucket, lo, hi):
                 key = (t // buckets.HOUR_MS, path, status)
                 entry = totals.get(key)
@@ -60,17 +60,31 @@ def grouped(db, site: str, start: dt.datetime, end: dt.datetime, fields: Sequenc
             page: str | None = None) -> Iterator[tuple[dict, int]]:
     """``(key, hits)`` per distinct ``fields`` (short names of ``FIELDS``) among the
     site's events of [start, end), one ``page``'s if given: the work of a breakdown
-    then grows with distinct requests, not with hits (counted in C, by ``Counter``)."""
+    then grows with distinct requests, not with hits. Each bucket's events are counted
+    by their columns' codes (in C, by ``Counter``), and only the distinct keys named."""
     names = [FIELDS[f] for f in fields]
     counts: Counter = Counter()
     for bucket in buckets.overlapping(db, site, start, end, {*names, "path"}):
         n = bucket["n"]
-        rows = zip(*(buckets.column(bucket, name, n) for name in names), strict=True)
         keep = _inside(bucket, start, end)
         if page is not None:
-            pages = (path == page for path in buckets.column(bucket, "path", n))
-            keep = pages if keep is None else map(bool.__and__, keep, pages)
-        counts.update(rows if keep is None else compress(rows, keep))
+            pages, codes = buckets.coded(bucket, "path", n)
+            if page not in pages:
+                continue
+            if codes is None:
+                on_page = [path == page for path in pages]
+            else:
+                wanted = pages.index(page)
+                on_page = [code == wanted for code in codes]
+            keep = on_page if keep is None else list(map(bool.__and__, keep, on_page))
+        columns = [buckets.coded(bucket, name, n) for name in names]
+        # A plain column (numbers) is its own key; a coded one is named afterwards.
+        rows = zip(*(values if codes is None else codes for values, codes in columns),
+                   strict=True)
+        named = [None if codes is None else values for values, codes in columns]
+        for key, hits in Counter(rows if keep is None else compress(rows, keep)).items():
+            counts[tuple(k if values is None else values[k]
+                         for values, k in zip(named, key, strict=True))] += hits
     for key, n in counts.items():
         yield dict(zip(fields, key, strict=True)), n
 

@@ -62,8 +62,12 @@ def recent_hits(db, site: str, pages: Sequence[str] | None, n: int = 100) -> lis
         scanned += len(times)
         rows = enumerate(times)
         if chosen is not None:
-            paths = buckets.column(bucket, "path", len(times))
-            rows = ((i, t) for i, t in rows if paths[i] in chosen)
+            paths, codes = buckets.coded(bucket, "path", len(times))
+            if codes is None:
+                rows = ((i, t) for i, t in rows if paths[i] in chosen)
+            else:
+                hits = {code for code, path in enumerate(paths) if path in chosen}
+                rows = ((i, t) for i, t in rows if codes[i] in hits)
         for i, t in rows:
             entry = (t, -number, i, bucket["_id"])
             if len(top) < n:
