@@ -9,8 +9,9 @@ referrers), counting their indexes rather than the strings. A document per
 request cost the embedded store ~13 µs of B-tree work each (table, ``_id`` and two
 site indexes), more than parsing, counting and classifying the line together.
 
-    {_id, site, start, end, n, ingested, t: [ms since epoch], status: [...], bytes: [...],
-     host: {v: [distinct values], i: [per event, the index of its value]}, and so
+    {_id, site, start, end, n, ingested, t: <ms since the epoch, int64s>, status: [...],
+     bytes: [...], host: {v: [distinct values], i: <per event, the index of its value,
+     uint16s>}, and so
      method, path, query, referrer, user_agent and country (only when an event has one),
      stream, first, last (events of a log file: its pass and the first and last lines'
      byte offsets; ``_id`` "<stream>/<first>", both in hexadecimal, so ids sort as the
@@ -24,7 +25,11 @@ of a bucket lies outside it.
 from __future__ import annotations
 
 import datetime as dt
+import sys
+from array import array
 from collections.abc import Iterable, Iterator
+
+from bson import Binary
 
 from .. import bulk
 from ..stats import schema
@@ -76,7 +81,7 @@ def stream_name(stream: int) -> str:
 def _bucket(site: str, events: list[dict], times: list[int], ingested: dt.datetime) -> dict:
     doc = {"site": site, "start": schema.from_epoch_ms(min(times)),
            "end": schema.from_epoch_ms(max(times)), "n": len(events), "ingested": ingested,
-           TIME: times}
+           TIME: _packed("q", times)}
     for column in COLUMNS:
         values = [event.get(column) for event in events]
         if column in NUMBERS:
@@ -90,7 +95,29 @@ def _encoded(values: list) -> dict:
     """A column as its distinct values and, per event, the index of its own."""
     index: dict = {}
     codes = [index.setdefault(v, len(index)) for v in values]
-    return {"v": list(index), "i": codes}
+    return {"v": list(index), "i": _packed("H", codes)}
+
+
+def _packed(typecode: str, numbers: list[int]) -> Binary:
+    """Numbers as one binary value (little-endian), which decodes as one copy where a
+    BSON array decodes element by element."""
+    packed = array(typecode, numbers)
+    if sys.byteorder != "little":
+        packed.byteswap()
+    return Binary(packed.tobytes())
+
+
+def _unpacked(typecode: str, data: bytes) -> array:
+    numbers = array(typecode)
+    numbers.frombytes(data)
+    if sys.byteorder != "little":
+        numbers.byteswap()
+    return numbers
+
+
+def times(bucket: dict) -> array:
+    """The bucket's request times, ms since the epoch, in event order."""
+    return _unpacked("q", bucket[TIME])
 
 
 def overlapping(db, site: str, start: dt.datetime, end: dt.datetime,
@@ -144,14 +171,14 @@ def coded(bucket: dict, name: str, n: int) -> tuple[list, list | None]:
     if stored is None:
         return [None], [0] * n
     if isinstance(stored, dict):
-        return stored["v"], stored["i"]
+        return stored["v"], _unpacked("H", stored["i"])
     return stored, None
 
 
 def event(bucket: dict, i: int) -> dict:
     """The ``i``-th event of ``bucket`` as a document (``_id``: the bucket's and ``i``);
     fields it never had are left out."""
-    doc = {"_id": f"{bucket['_id']}:{i}", "time": schema.from_epoch_ms(bucket[TIME][i]),
+    doc = {"_id": f"{bucket['_id']}:{i}", "time": schema.from_epoch_ms(times(bucket)[i]),
            "site": bucket["site"]}
     for name in COLUMNS:
         values, codes = coded(bucket, name, bucket["n"])

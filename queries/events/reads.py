@@ -28,7 +28,7 @@ def touched_hours(db, since: dt.datetime) -> dict[str, set[dt.datetime]]:
     for bucket in db[schema.EVENTS].find({"ingested": {"$gte": since}},
                                          {"_id": 0, "site": 1, buckets.TIME: 1}):
         touched.setdefault(bucket["site"], set()).update(
-            t // buckets.HOUR_MS for t in bucket[buckets.TIME])
+            t // buckets.HOUR_MS for t in buckets.times(bucket))
     return {site: {schema.from_epoch_ms(h * buckets.HOUR_MS) for h in hours}
             for site, hours in touched.items()}
 
@@ -40,7 +40,7 @@ def hourly_totals(db, site: str, hours: Iterable[dt.datetime],
     totals: dict[tuple, list[int]] = {}
     for lo, hi in runs(sorted(hours)):
         for bucket in buckets.overlapping(db, site, lo, hi, ("path", "status", "bytes")):
-            n, times = bucket["n"], bucket[buckets.TIME]
+            n, times = bucket["n"], buckets.times(bucket)
             paths = buckets.column(bucket, "path", n)
             rows = zip(times, paths, buckets.column(bucket, "status", n),
                        buckets.column(bucket, "bytes", n), strict=True)
@@ -120,9 +120,9 @@ def newest_clients(db, site: str, start: dt.datetime, end: dt.datetime,
                                       "start": {"$lte": end}}, ("host", "user_agent")):
         if len(found) >= limit and schema.epoch_ms(bucket["end"]) < found[-1][0]:
             break
-        n = len(bucket[buckets.TIME])
+        n = bucket["n"]
         found.extend((t, host, agent) for t, host, agent in zip(
-            bucket[buckets.TIME], buckets.column(bucket, "host", n),
+            buckets.times(bucket), buckets.column(bucket, "host", n),
             buckets.column(bucket, "user_agent", n), strict=True) if lo <= t <= hi)
         found.sort(key=lambda row: -row[0])
         del found[limit:]
@@ -135,7 +135,7 @@ def _inside(bucket: dict, start: dt.datetime, end: dt.datetime) -> list[bool] | 
     if bucket["start"] >= start and bucket["end"] < end:
         return None
     lo, hi = schema.epoch_ms(start), schema.epoch_ms(end)
-    return [lo <= t < hi for t in bucket[buckets.TIME]]
+    return [lo <= t < hi for t in buckets.times(bucket)]
 
 
 def _within(rows, bucket: dict, start: dt.datetime, end: dt.datetime):

@@ -58,7 +58,7 @@ def recent_hits(db, site: str, pages: Sequence[str] | None, n: int = 100) -> lis
             break
         if scanned >= MAX_SCANNED:
             break
-        times = bucket[buckets.TIME]
+        times = buckets.times(bucket)
         scanned += len(times)
         rows = enumerate(times)
         if chosen is not None:
