@@ -136,8 +136,9 @@ def by_ids(db, ids: list, columns: Iterable[str]) -> Iterator[dict]:
 
 def newest(db, filter: dict, columns: Iterable[str]) -> Iterator[dict]:
     """The buckets matching ``filter`` (of one site), newest first (by ``end``, then
-    ``_id``), with ``columns``: read a few at a time, then more (4, 8, ... 256), since a
-    read decodes every bucket it returns and a caller often stops after the first. A
+    ``_id``), with ``columns``: read a few at a time, then more (4, 8, 16, then 32 at a
+    time), since a read decodes every bucket it returns and a caller often stops after
+    the first. A
     bucket written meanwhile shifts the pages down: one already returned is not again."""
     projection, seen = _projection(columns), set()
     skip, size = 0, 4
@@ -150,7 +151,7 @@ def newest(db, filter: dict, columns: Iterable[str]) -> Iterator[dict]:
                 yield bucket
         if len(page) < size:
             return
-        skip, size = skip + size, min(size * 2, 256)
+        skip, size = skip + size, min(size * 2, 32)
 
 
 def _projection(columns: Iterable[str]) -> dict:

@@ -12,7 +12,8 @@ feed's "recent" is then the last ``MAX_SCANNED`` requests of the site).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import compress
 
 from .. import validation
 from ..errors import HitboardError
@@ -60,20 +61,20 @@ def recent_hits(db, site: str, pages: Sequence[str] | None, n: int = 100) -> lis
             break
         times = buckets.times(bucket)
         scanned += len(times)
-        rows = enumerate(times)
+        found_here: Iterable[int] = range(len(times))
         if chosen is not None:
             paths, codes = buckets.coded(bucket, "path", len(times))
             if codes is None:
-                rows = ((i, t) for i, t in rows if paths[i] in chosen)
+                codes, hits = paths, chosen
             else:
                 hits = {code for code, path in enumerate(paths) if path in chosen}
-                rows = ((i, t) for i, t in rows if codes[i] in hits)
-        for i, t in rows:
-            entry = (t, -number, i, bucket["_id"])
+            found_here = compress(found_here, map(hits.__contains__, codes))
+        for i in found_here:
+            t = times[i]
             if len(top) < n:
-                heapq.heappush(top, entry)
-            elif entry > top[0]:
-                heapq.heapreplace(top, entry)
+                heapq.heappush(top, (t, -number, i, bucket["_id"]))
+            elif (t, -number, i) > top[0][:3]:
+                heapq.heapreplace(top, (t, -number, i, bucket["_id"]))
     top.sort(reverse=True)
     shown = {b["_id"]: b for b in buckets.by_ids(db, list({e[3] for e in top}),
                                                    ("site", *buckets.COLUMNS))}
