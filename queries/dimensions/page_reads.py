@@ -3,8 +3,9 @@ pre-aggregated: per-page counters would double every flush's upserts), limited t
 events still kept (``HITBOARD_EVENTS_TTL_DAYS`` after ingestion), and the last hour's on
 Live (value sketches are per day at the finest; events give that hour's exact visitors
 of each value, counted from the same events as its hits). The events are
-grouped in the database by what classification needs, then classified here (cached), so
-the work grows with distinct (client, agent, referrer, query, status), not with hits."""
+grouped by what classification needs (``events.reads.grouped``), then classified here
+(cached), so the work grows with distinct (client, agent, referrer, query, status), not
+with hits."""
 
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ def active_visitors(db, site: str, now: dt.datetime | None = None, minutes: int 
                     humans: bool = False) -> Active:
     """Distinct (address, agent) pairs among the site's raw events of the last
     ``minutes`` (the Live page's "active now"), exact up to ``MAX_SCANNED`` hits: the
-    newest that many are read through the site/time index, so a busy site costs a
+    newest that many are read (``events.reads.newest_clients``), so a busy site costs a
     bounded read; bots (by their agent) left out if ``humans``."""
     now = now or dt.datetime.now(dt.UTC)
     found = event_reads.newest_clients(db, site, now - dt.timedelta(minutes=minutes), now,

@@ -2,7 +2,7 @@
 events: the counters hold each dimension alone, so "the browsers of the hits from
 news.example" (two dimensions) can only be counted from the events still kept
 (``HITBOARD_EVENTS_TTL_DAYS`` after ingestion). One grouped read serves every panel:
-events are grouped in the database by what classification needs, classified here
+events are grouped by what classification needs (``reads.grouped``), classified here
 (cached), and counted per dimension, so the work grows with distinct requests, not hits.
 """
 
