@@ -170,7 +170,8 @@ class EventWriter:
 
     def add(self, event: dict, key: tuple[int, int] | None = None) -> None:
         """Buffer ``event``; a keyed writer takes its ``(stream, offset)`` too."""
-        if type(event.get("time")) is not dt.datetime or type(event.get("site")) is not str:
+        when, site = event.get("time"), event.get("site")
+        if not isinstance(when, dt.datetime) or not isinstance(site, str):
             raise ValueError(f"an event needs a site and a time, not {event!r:.200}")
         if self.keyed and key is None:
             raise ValueError("a keyed event writer needs each event's (stream, offset)")
