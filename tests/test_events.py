@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pandas as pd
 import pytest
 from bson import ObjectId
 from fakes import stored_count, stored_events
@@ -135,6 +136,9 @@ def test_an_event_without_a_site_or_time_is_refused_at_once(embedded_db):
         with pytest.raises(ValueError, match="a site and a time"):
             writer.add(bad)
     assert writer.pending() == 0
+    writer.add({"site": "s", "time": pd.Timestamp(_at(1))})    # a datetime all the same
+    writer.flush()
+    assert [e["time"] for e in stored_events(embedded_db)] == [_at(1)]
 
 
 def test_keyed_events_written_again_are_present_not_failed(db):
