@@ -43,10 +43,9 @@ def workload(store: str, upserts: int, events: int) -> dict:
     from pymongo import UpdateOne
 
     import queries
-    from queries.events import reads as event_reads
-    from queries.events import recent
-    from queries.events.collection import EventWriter
-    from queries.stats import schema
+
+    schema = _first("queries.schema", "queries.stats.schema")
+    EventWriter, recent_hits, hourly_hits = _event_api()
 
     rng = random.Random(7)
     day = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
@@ -94,19 +93,58 @@ def workload(store: str, upserts: int, events: int) -> dict:
     times = []
     for _ in range(5):
         started = time.perf_counter()
-        newest = recent.recent_hits(db, "site-1", pages, 100)
+        newest = recent_hits(db, "site-1", pages, 100)
         times.append(time.perf_counter() - started)
     out["recent_ms"] = min(times) * 1000
     out["recent_rows"] = len(newest)
 
     started = time.perf_counter()
     hours = [day + dt.timedelta(hours=h) for h in range(24)]
-    groups = list(event_reads.hourly_totals(db, "site-1", hours))
+    out["group_hits"] = hourly_hits(db, "site-1", hours)
     out["group_s"] = time.perf_counter() - started
-    out["group_hits"] = sum(g[3] for g in groups)
     out.update(chart_reads(db))
     db.client.close()
     return out
+
+
+def _first(*names: str):
+    """The first of these modules that imports: the first store's name (``BASELINE``)
+    first, since this checkout's modules are importable beside it too."""
+    import importlib
+
+    for name in names:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise ImportError(f"none of {names}")
+
+
+def _event_api():
+    """(EventWriter, recent_hits, hits of a site's hours) of the version running: the
+    first store's, a document per event (``queries/events.py``, ``queries/recent.py``),
+    or this one's, events in buckets (``queries/events/``)."""
+    old = _first("queries.events")
+    if hasattr(old, "EventWriter"):
+        schema = _first("queries.schema")
+
+        def hourly_hits(db, site, hours):
+            end = max(hours) + (hours[1] - hours[0])
+            pipeline = [
+                {"$match": {"site": site, "time": {"$gte": min(hours), "$lt": end}}},
+                {"$group": {"_id": {"page": "$path", "status": "$status",
+                                    "h": {"$hour": "$time"}},
+                            "hits": {"$sum": 1}, "bytes": {"$sum": "$bytes"}}}]
+            return sum(g["hits"] for g in db[schema.EVENTS].aggregate(pipeline))
+
+        return old.EventWriter, _first("queries.recent").recent_hits, hourly_hits
+    reads = _first("queries.events.reads")
+
+    def hourly_hits(db, site, hours):
+        return sum(row[3] for row in reads.hourly_totals(db, site, hours))
+
+    return (_first("queries.events.collection").EventWriter,
+            _first("queries.events.recent").recent_hits, hourly_hits)
 
 
 def chart_reads(db) -> dict:
@@ -116,7 +154,7 @@ def chart_reads(db) -> dict:
     import numpy as np
 
     import queries
-    from queries.stats.backfill import DayCounts
+    DayCounts = _first("queries.backfill", "queries.stats.backfill").DayCounts  # noqa: N806
 
     site, pages = "history", [f"/page-{p:02d}" for p in range(20)]
     end = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
