@@ -154,5 +154,6 @@ def stored_events(db, site: str | None = None) -> list[dict]:
 
 def stored_count(db, site: str | None = None) -> int:
     """How many raw events are stored (``site``'s)."""
-    found = db[schema.EVENTS].find({} if site is None else {"site": site}, {"_id": 0, "n": 1})
-    return sum(bucket["n"] for bucket in found)
+    from queries.events import buckets
+
+    return buckets.events_in(db, {} if site is None else {"site": site})

@@ -120,6 +120,11 @@ def times(bucket: dict) -> array:
     return _unpacked("q", bucket[TIME])
 
 
+def events_in(db, filter: dict) -> int:
+    """How many events the buckets matching ``filter`` hold (their ``n``)."""
+    return sum(bucket["n"] for bucket in db[schema.EVENTS].find(filter, {"_id": 0, "n": 1}))
+
+
 def overlapping(db, site: str, start: dt.datetime, end: dt.datetime,
                 columns: Iterable[str]) -> Iterator[dict]:
     """The buckets of ``site`` holding requests of [start, end], with their ``n``,

@@ -85,7 +85,7 @@ def expire(db, retention: int, rolled_up_until: dt.datetime,
     now = now or dt.datetime.now(dt.UTC)
     cutoff = min(now - dt.timedelta(days=check_retention(retention)), rolled_up_until)
     old = {"ingested": {"$lt": cutoff}}
-    leaving = sum(doc["n"] for doc in db[schema.EVENTS].find(old, {"_id": 0, "n": 1}))
+    leaving = buckets.events_in(db, old)
     db[schema.EVENTS].delete_many(old)
     return leaving
 

@@ -26,9 +26,10 @@ def touched_hours(db, since: dt.datetime) -> dict[str, set[dt.datetime]]:
     """Per site, the UTC hours holding an event ingested at or after ``since``."""
     touched: dict[str, set[int]] = {}
     for bucket in db[schema.EVENTS].find({"ingested": {"$gte": since}},
-                                         {"_id": 0, "site": 1, buckets.TIME: 1}):
-        touched.setdefault(bucket["site"], set()).update(
-            t // buckets.HOUR_MS for t in buckets.times(bucket))
+                                         {"_id": 0, "site": 1, "start": 1, "end": 1}):
+        first, last = (schema.epoch_ms(bucket[edge]) // buckets.HOUR_MS
+                       for edge in ("start", "end"))
+        touched.setdefault(bucket["site"], set()).update(range(first, last + 1))
     return {site: {schema.from_epoch_ms(h * buckets.HOUR_MS) for h in hours}
             for site, hours in touched.items()}
 
@@ -105,9 +106,7 @@ def count(db, site: str, start: dt.datetime, end: dt.datetime,
 def waiting(db, since: dt.datetime | None) -> int:
     """Events ingested at or after ``since`` (all of them when None): what the next
     rollup run reads."""
-    found = db[schema.EVENTS].find({"ingested": {"$gte": since}} if since else {},
-                                   {"_id": 0, "n": 1})
-    return sum(bucket["n"] for bucket in found)
+    return buckets.events_in(db, {"ingested": {"$gte": since}} if since else {})
 
 
 def newest_clients(db, site: str, start: dt.datetime, end: dt.datetime,

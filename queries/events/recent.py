@@ -3,7 +3,8 @@ categories" pattern, over event buckets (``buckets``).
 
 The site's buckets are read newest first (index ``site_end``); the events of the chosen
 pages go into a heap of the ``n`` newest, and the read stops at the first bucket that
-ends before the ``n``-th newest event found, since no older bucket can hold a newer one.
+ends no later than the ``n``-th newest event found: no bucket read later can hold a newer
+one, and it loses ties to those read before.
 Pages with few hits would have it read the whole retention: it stops once it has looked
 at the site's ``MAX_SCANNED`` newest events, and returns what it found among them (the
 feed's "recent" is then the last ``MAX_SCANNED`` requests of the site).
