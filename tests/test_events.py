@@ -169,6 +169,15 @@ def test_a_resumed_pass_forgets_the_events_past_where_it_resumes(db):
     assert sorted(e["time"] for e in stored_events(db)) == [_at(0), _at(0), _at(1)]
 
 
+def test_a_writer_without_a_thread_writes_each_batch_as_it_fills(embedded_db):
+    writer = EventWriter(embedded_db, batch_size=3, max_pending=3)
+    for second in range(7):          # more than max_pending: full batches leave at once
+        writer.add({"site": "s", "time": _at(second)})
+    assert (stored_count(embedded_db), writer.pending()) == (6, 1)
+    writer.flush()
+    assert stored_count(embedded_db) == 7 and writer.totals.written == 7
+
+
 def test_a_lost_connection_counts_the_whole_batch_failed(embedded_db, monkeypatch):
     writer = EventWriter(embedded_db)
     monkeypatch.setattr(writer.collection, "insert_many",

@@ -145,17 +145,20 @@ def test_site_from_filename():
         ingest.site_from_filename("/tmp/é.log")
 
 
-def test_chunks_cut_a_range_at_line_counts_and_batches(tmp_path, monkeypatch):
-    monkeypatch.setattr(ingest, "CHUNK_LINES", 3)
-    monkeypatch.setattr(ingest, "BATCH_LINES", 5)
-    monkeypatch.setattr(ingest, "READ_BYTES", 4)      # several reads per chunk
-    lines = [f"line {i}\n".encode() for i in range(12)] + [b"last, no newline"]
+def test_chunks_cut_a_range_after_newlines_every_chunk_of_bytes(tmp_path, monkeypatch):
+    monkeypatch.setattr(ingest, "CHUNK_BYTES", 16)
+    lines = [f"line {i}\n".encode() for i in range(12)] + [b"a line longer than a chunk\n",
+                                                          b"last, no newline"]
     log = tmp_path / "a.log"
     log.write_bytes(b"".join(lines))
     with log.open("rb") as handle:
         chunks = list(ingest._chunks(handle, 0, log.stat().st_size, "s", 7))
-    # 12 lines and a last one without its newline, in batches of 5 cut into chunks of 3
-    assert [data.count(b"\n") for _, (data, *_) in chunks] == [3, 2, 3, 2, 2]
+    # each chunk ends after its last whole line; the long line waits for its newline
+    assert [data for _, (data, *_) in chunks][:2] == [b"".join(lines[:2]),
+                                                      b"".join(lines[2:4])]
+    assert lines[12] in [data for _, (data, *_) in chunks][-2]
+    assert [data.endswith(b"\n") for _, (data, *_) in chunks] == [True] * (len(chunks) - 1) + [
+        False]
     assert b"".join(data for _, (data, *_) in chunks) == log.read_bytes()
     for end, (data, start, site, stream) in chunks:
         assert (end, site, stream) == (start + len(data), "s", 7)
@@ -163,7 +166,25 @@ def test_chunks_cut_a_range_at_line_counts_and_batches(tmp_path, monkeypatch):
         start = len(b"".join(lines[:4]))
         end = start + len(lines[4]) + 2
         chunks = list(ingest._chunks(handle, start, end, "s", 7))
-    assert [(end_, data) for end_, (data, *_) in chunks] == [(end, lines[4] + lines[5][:2])]
+    assert [(end_, data) for end_, (data, *_) in chunks] == [
+        (start + len(lines[4]), lines[4]), (end, lines[5][:2])]
+
+
+def test_a_batch_ends_early_once_its_flush_would_write_many_documents(
+        embedded_db, tmp_path, monkeypatch):
+    monkeypatch.setattr(ingest, "CHUNK_BYTES", 2_000)           # ~20 lines a chunk
+    monkeypatch.setattr(ingest, "BATCH_DOCUMENTS", 200)
+    log = tmp_path / "access.log"       # 100 pages a day for 3 days, in time order
+    write(log, [line(day * 86_400 + i, f"/p{i}") for day in range(3) for i in range(100)])
+    ingestor = ingest.Ingestor(embedded_db, site="logs")
+    try:
+        ingest.ingest_file(ingestor, log, "logs")
+    finally:
+        ingestor.close()
+    # a day is ~200 documents (daily and monthly, dimensions apart): a flush or so a day
+    seq = embedded_db[schema.CHECKPOINTS].find_one()["seq"]
+    assert 2 <= seq <= 4
+    assert hits(embedded_db) == 300
 
 
 # -- follow ----------------------------------------------------------------------------

@@ -173,7 +173,7 @@ CRASH = textwrap.dedent("""
     from queries.dimensions import DimensionRecorder
     from queries.ingest.session import LogSession
     ingest.BATCH_LINES = ingest.FOLLOW_BATCH_LINES = 500
-    ingest.CHUNK_LINES = 200
+    ingest.CHUNK_BYTES = 250 * LINE_BYTES       # two chunks a batch
     ingest.PARALLEL_BYTES = 0       # with --jobs 2, even this small file goes to workers
     step, nth, *argv = sys.argv[1:]
     owner, name, after = {
@@ -202,7 +202,7 @@ CRASH = textwrap.dedent("""
         return result
     setattr(owner, name, crashing)
     main(argv)
-""")
+""").replace("LINE_BYTES", str(LINE))
 STEPS = {"after-intent": 2, "after-events": 2, "mid-hits": 3, "mid-dims": 4,
          "after-hits": 2, "after-commit": 2}
 

@@ -23,9 +23,9 @@ pytestmark = pytest.mark.skipif(not LOG.exists(), reason=f"{LOG} is not there")
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    """Chunks of 700 lines, batches of 2,000: many of each in the 10,000 lines; every
+    """Chunks of ~700 lines, batches of 2,000: many of each in the 10,000 lines; every
     file goes to the workers."""
-    monkeypatch.setattr(ingest, "CHUNK_LINES", 700)
+    monkeypatch.setattr(ingest, "CHUNK_BYTES", 700 * 237)     # the log's mean line: 237 B
     monkeypatch.setattr(ingest, "BATCH_LINES", 2_000)
     monkeypatch.setattr(ingest, "PARALLEL_BYTES", 0)
 

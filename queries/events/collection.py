@@ -137,7 +137,8 @@ class EventWriter:
     their first messages kept; nothing is dropped silently.
 
     Thread-safe. With ``flush_interval`` a background thread flushes (the ``/hit``
-    beacon's use: callers never wait on the database); without, call ``flush()``.
+    beacon's use: callers never wait on the database); without, ``add`` writes each
+    ``batch_size`` events as they fill, and ``flush()`` the rest.
     Past ``max_pending`` buffered events ``add`` refuses with
     :class:`RecorderOverloadedError`, so memory stays bounded. ``keyed``: each event
     comes with its place in a log file (``add(event, (stream, offset))``), so its
@@ -182,6 +183,9 @@ class EventWriter:
             self._pending.append(event)
             if self.keyed:
                 self._keys.append(key)
+            full = self._thread is None and len(self._pending) >= self.batch_size
+        if full:
+            self.flush()
 
     def pending(self) -> int:
         with self._lock:

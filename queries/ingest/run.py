@@ -6,10 +6,11 @@ into tallies that are merged, in file order, into the log's recorders; a large f
 chunks are mapped by worker processes (``workers``), a small one's here.
 
 Exactly once, even across a hard kill (SIGKILL, power loss): lines are read in batches
-(``BATCH_LINES``; when following, ``FOLLOW_BATCH_LINES`` or a second's worth) and each
-batch is flushed in four steps: (a) a write-ahead intent naming its byte ranges and flush
-number, (b) its events, in buckets named by file and byte offset, (c) its hits, under
-the recorder's guard with that number, (d) the new position, in the file's checkpoint.
+(``BATCH_LINES`` or ``BATCH_DOCUMENTS``; when following, ``FOLLOW_BATCH_LINES`` or a
+second's worth) and each batch is flushed in four steps: (a) a write-ahead intent naming
+its byte ranges and flush number, (b) its events, in buckets named by file and byte
+offset, (c) its hits, under the recorder's guard with that number, (d) the new position,
+in the file's checkpoint.
 (b) happens as each chunk is mapped, before (a) even, so events need no intent: a
 restart first deletes the events of every byte it will read again (``resuming``), then
 completes an interrupted flush by re-reading exactly those bytes and writing them again
@@ -32,18 +33,18 @@ from .. import validation
 from ..errors import HitboardError, InvalidSiteError
 from ..events.collection import EventTotals, EventWriter, forget
 from .mapper import LineMapper, Tally, split_lines
-from .session import BATCH_LINES, LogSession
+from .session import BATCH_DOCUMENTS, BATCH_LINES, LogSession
 from .tail import Follower, file_id, find_file, head_digest, read_range
 from .workers import WorkerConfig, WorkerPool
 
 FOLLOW_BATCH_LINES = 2_000
-# Lines mapped at a time (``queries.ingest.mapper``): one insert of their events, one
-# tally merged; batches are cut into such chunks, so a batch is still BATCH_LINES lines.
-CHUNK_LINES = 50_000
+# Bytes mapped at a time (``queries.ingest.mapper``), cut after a newline: one tally
+# merged, its events inserted EVENT_BATCH at a time.
+CHUNK_BYTES = 8 * 2**20
+EVENT_BATCH = 50_000
 # A file this large (left to read) is mapped by worker processes when ``jobs`` > 1: below
 # it, starting them (~1 s: imports, the user-agent rules) would cost more than it saves.
 PARALLEL_BYTES = 16 * 2**20
-READ_BYTES = 4 * 2**20   # read at a time when cutting a file into chunks
 _SUFFIXES = re.compile(r"(\.(log|txt|gz|\d+))+$")
 
 
@@ -87,7 +88,7 @@ class Ingestor:
                  database: str | None = None):
         self.db = db
         self.mapper = LineMapper(site, format, dimensions)
-        self.events = (EventWriter(db, write_concern, keyed=True, batch_size=CHUNK_LINES)
+        self.events = (EventWriter(db, write_concern, keyed=True, batch_size=EVENT_BATCH)
                        if events else None)
         self.options = {"site": self.mapper.site, "format": format, "events": events}
         self.summary = IngestSummary(events=EventTotals() if events else None)
@@ -96,7 +97,7 @@ class Ingestor:
         if jobs > 1 and store is None:
             raise HitboardError("worker processes need the store to connect to")
         self._workers = WorkerConfig(store, database, site, format, events, write_concern,
-                                     dimensions, CHUNK_LINES) if jobs > 1 else None
+                                     dimensions, EVENT_BATCH) if jobs > 1 else None
         self.jobs = jobs
         self._pool: WorkerPool | None = None
 
@@ -237,38 +238,23 @@ def _flush(sessions: list[LogSession]) -> None:
 
 
 def _chunks(handle, start: int, size: int, default_site: str, stream: int):
-    """The lines of bytes ``[start, size)`` as mapping tasks of at most CHUNK_LINES
-    lines, cut at every BATCH_LINES lines from ``start``; each labelled with the offset
-    after its last line. Read in blocks and cut at newlines: the lines themselves are
-    split where they are mapped, so this process, which merges and flushes, reads a
-    500,000-line log in a fraction of a second."""
+    """The lines of bytes ``[start, size)`` as mapping tasks of about CHUNK_BYTES, each
+    cut after a newline and labelled with the offset after its last line. Cut by bytes:
+    the lines themselves are split where they are mapped, so this process, which merges
+    and flushes, reads a 500,000-line log in a few reads."""
     handle.seek(start)
-    buffer, batch_left = b"", BATCH_LINES
-    while True:
-        want = min(CHUNK_LINES, batch_left)
-        while buffer.count(b"\n") < want and start + len(buffer) < size:
-            block = handle.read(min(READ_BYTES, size - start - len(buffer)))
-            if not block:
-                break
-            buffer += block
-        cut = _after_lines(buffer, want)
-        if cut is None:                 # the range's last lines (the last may be partial)
-            if buffer:
-                yield start + len(buffer), (buffer, start, default_site, stream)
-            return
-        yield start + cut, (buffer[:cut], start, default_site, stream)
-        buffer, start = buffer[cut:], start + cut
-        batch_left = batch_left - want or BATCH_LINES
-
-
-def _after_lines(data: bytes, lines: int) -> int | None:
-    """The offset just after the ``lines``-th newline of ``data``; None if it has fewer."""
-    at = -1
-    for _ in range(lines):
-        at = data.find(b"\n", at + 1)
-        if at < 0:
-            return None
-    return at + 1
+    buffer = b""
+    while start + len(buffer) < size:
+        block = handle.read(min(CHUNK_BYTES, size - start - len(buffer)))
+        if not block:
+            break
+        buffer += block
+        cut = buffer.rfind(b"\n") + 1
+        if cut:                         # else one line longer than a chunk: read on
+            yield start + cut, (buffer[:cut], start, default_site, stream)
+            buffer, start = buffer[cut:], start + cut
+    if buffer:                          # the range's last line, perhaps partial
+        yield start + len(buffer), (buffer, start, default_site, stream)
 
 
 def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
@@ -290,7 +276,8 @@ def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
                 ingestor.merge(tally, session)
                 session.consumed(end, tally.lines)
                 unflushed += tally.lines
-                if unflushed >= BATCH_LINES:
+                if (unflushed >= BATCH_LINES
+                        or session.pending_documents() >= BATCH_DOCUMENTS):
                     _flush([session])
                     unflushed = 0
                 if progress is not None:

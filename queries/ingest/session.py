@@ -53,13 +53,16 @@ from ..stats.recorder import HitRecorder
 from ..store.connection import atomic
 from .tail import FileId
 
-# Lines per flush of hits: each flush rewrites every (page, day) document the batch
-# touched, so fewer, larger batches write far fewer documents; a crash re-reads at most
-# one batch. Events leave chunk by chunk meanwhile (a restart deletes and rewrites
-# those past the position, so they need no intent).
-BATCH_LINES = 100_000
-# A line touches at most 4 documents (page and "*", daily and monthly): a batch never
-# reaches the bound where the recorder would flush on its own.
+# A batch ends after BATCH_LINES lines or once its flush would write BATCH_DOCUMENTS
+# documents, whichever comes first. Each flush rewrites every (page, day) document its
+# batch touched, so fewer, larger batches write far fewer documents; the documents bound
+# keeps memory flat where a batch spans many days (a log in time order). A crash re-reads
+# at most one batch. Events leave chunk by chunk meanwhile (a restart deletes and
+# rewrites those past the position, so they need no intent).
+BATCH_LINES = 500_000
+BATCH_DOCUMENTS = 30_000
+# Far above what a batch holds (it is checked after each chunk): the recorders never
+# reach the bound where they would flush on their own.
 RECORDER_BOUND = 4 * BATCH_LINES
 FLUSHING, DONE = "flushing", "done"
 
@@ -99,6 +102,13 @@ class LogSession:
         self.dimensions = (DimensionRecorder(db, writer=f"{self.writer}-dims",
                                              max_pending_docs=2 * RECORDER_BOUND)
                            if dimensions else None)
+
+    def pending_documents(self) -> int:
+        """The documents the next flush writes: what ends a batch early."""
+        docs = self.recorder.status().pending_documents
+        if self.dimensions is not None:
+            docs += self.dimensions.status().pending_documents
+        return docs
 
     # -- reading -----------------------------------------------------------------------
     def start(self, fid: FileId, head: str, size: int, from_start: bool = False) -> int:
