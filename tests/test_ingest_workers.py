@@ -4,6 +4,10 @@ counters, dimensions, visitors, events and summary, in one run or across a stop.
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
+import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -66,6 +70,63 @@ def test_workers_store_what_the_ingest_process_stores(tmp_path, small_chunks):
     finally:
         here.client.close()
         there.client.close()
+
+
+FORKED = textwrap.dedent("""
+    import sys
+    import queries
+    from queries.ingest import run as ingest
+    ingest.CHUNK_BYTES, ingest.BATCH_LINES, ingest.PARALLEL_BYTES = 700 * 237, 2_000, 0
+    store, log, site = sys.argv[1:]
+    pool = ingest.fork_workers(ingest.worker_config(store, None, None, "auto", True, None,
+                                                    True), 2)
+    assert pool.forked, "forked before the store opened, with no other thread"
+    db = queries.connect(store)
+    queries.ensure_indexes(db)
+    ingestor = ingest.Ingestor(db, jobs=2, store=store, pool=pool)
+    try:
+        ingest.ingest_file(ingestor, log, site)
+    finally:
+        ingestor.close()
+    print(ingestor.summary.parsed)
+""")
+
+
+def test_forked_workers_store_what_the_ingest_process_stores(tmp_path, small_chunks):
+    """Workers forked before the store opens (as ``hitboard ingest`` starts them)."""
+    done = subprocess.run([sys.executable, "-c", FORKED, str(tmp_path / "there"), str(LOG),
+                           SITE], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["10000"]
+    here, _ = ingested(tmp_path / "here", jobs=1)
+    there = queries.connect(str(tmp_path / "there"))
+    try:
+        for coll in (schema.DAILY, schema.MONTHLY, "dims.hourly", "dims.daily"):
+            assert counters(there, coll) == counters(here, coll), coll
+        assert stored_count(there) == 10_000
+    finally:
+        here.client.close()
+        there.client.close()
+
+
+def test_workers_are_spawned_beside_other_threads_and_refused_for_other_options(tmp_path):
+    db = queries.connect(str(tmp_path / "store"))
+    running = threading.Event()
+    thread = threading.Thread(target=running.wait)
+    thread.start()
+    try:
+        pool = ingest.WorkerPool(ingest.worker_config(str(tmp_path / "store"), None, None,
+                                                      "auto", False, None, True), 2, fork=True)
+    finally:
+        running.set()
+        thread.join()
+    try:
+        assert not pool.forked        # another thread ran: spawned, not forked
+        with pytest.raises(queries.HitboardError, match="other options"):
+            ingest.Ingestor(db, jobs=2, store=str(tmp_path / "store"), pool=pool)
+    finally:
+        pool.close()
+        db.client.close()
 
 
 def test_a_run_stopped_midway_then_resumed_counts_each_line_once(tmp_path, small_chunks):

@@ -79,6 +79,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
     default_sites = {os.path.abspath(f): site or ingesting.site_from_filename(f)
                      for f in files}
     settings = command_settings(store=store, ingest_jobs=jobs)
+    pool = _forked_workers(settings, files, site, fmt, not no_events, write_concern, follow)
     db = open_db(store)
     started = time.perf_counter()
     failure = None
@@ -89,7 +90,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
             ingestor = ingesting.Ingestor(db, site=site, format=fmt, events=not no_events,
                                           write_concern=write_concern,
                                           jobs=settings.ingest_jobs, store=settings.store,
-                                          database=db.name)
+                                          pool=pool)
             with _Stop() as stop:
                 try:
                     if follow:
@@ -126,6 +127,18 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
         sys.exit(1)
     if stop.signal is not None and not follow:
         sys.exit(128 + stop.signal)
+
+
+def _forked_workers(settings, files, site, fmt, events, write_concern, follow):
+    """The worker processes of a batch ingest large enough to need them, forked now,
+    before the store opens (``queries.processes``): each starts mapping ~0.6 s sooner
+    than a spawned one."""
+    if (follow or settings.ingest_jobs < 2
+            or sum(map(os.path.getsize, files)) < ingesting.PARALLEL_BYTES):
+        return None
+    return ingesting.fork_workers(
+        ingesting.worker_config(settings.store, None, site, fmt, events, write_concern,
+                                dimensions=True), settings.ingest_jobs)
 
 
 def _roll_up(db, settings) -> None:

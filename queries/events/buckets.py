@@ -28,6 +28,8 @@ import datetime as dt
 import sys
 from array import array
 from collections.abc import Iterable, Iterator
+from itertools import repeat
+from operator import itemgetter
 
 from bson import Binary
 
@@ -40,6 +42,8 @@ COLUMNS = ("host", "method", "path", "query", "status", "bytes", "referrer", "us
            "country")
 TIME = "t"
 NUMBERS = ("status", "bytes")   # stored as they are; the other columns as distinct values
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MS = dt.timedelta(milliseconds=1)
 
 
 def pack(events: list[dict], ingested: dt.datetime,
@@ -47,25 +51,28 @@ def pack(events: list[dict], ingested: dt.datetime,
     """The bucket documents of ``events`` (each ``{time, site, ...}``): per site, UTC
     hour (and log pass) in their order, ``BUCKET_EVENTS`` at most each. With ``keys``
     (each event's ``(stream, offset)``), buckets are named by their pass and first
-    offset (``collection.forget``)."""
-    groups: dict[tuple, tuple[list[dict], list[int], list[int]]] = {}
-    for i, event in enumerate(events):
-        ms = schema.epoch_ms(event["time"])
-        key = (event["site"], ms // HOUR_MS, keys[i][0] if keys else None)
+    offset (``collection.forget``). Columns are gathered with ``map`` and
+    ``itemgetter``, in C: an ingest packs every line it reads."""
+    times = _epoch_ms(list(map(itemgetter("time"), events)))
+    sites = map(itemgetter("site"), events)
+    streams = map(itemgetter(0), keys) if keys else [None] * len(events)
+    groups: dict[tuple, list[int]] = {}
+    for i, key in enumerate(zip(sites, [ms // HOUR_MS for ms in times], streams,
+                                strict=True)):
         group = groups.get(key)
         if group is None:
-            group = groups[key] = ([], [], [])
-        group[0].append(event)
-        group[1].append(ms)
-        if keys:
-            group[2].append(keys[i][1])
+            group = groups[key] = []
+        group.append(i)
+    columns = {name: list(map(dict.get, events, repeat(name))) for name in COLUMNS}
+    offsets = list(map(itemgetter(1), keys)) if keys else None
     out = []
-    for (site, _, stream), (part, times, offsets) in groups.items():
-        for i in range(0, len(part), BUCKET_EVENTS):
-            doc = _bucket(site, part[i:i + BUCKET_EVENTS], times[i:i + BUCKET_EVENTS],
-                          ingested)
+    for (site, _, stream), indexes in groups.items():
+        for i in range(0, len(indexes), BUCKET_EVENTS):
+            part = indexes[i:i + BUCKET_EVENTS]
+            pick = _picker(part)
+            doc = _bucket(site, pick, times, columns, ingested)
             if stream is not None:
-                first, last = offsets[i], offsets[min(i + BUCKET_EVENTS, len(part)) - 1]
+                first, last = offsets[part[0]], offsets[part[-1]]
                 name = stream_name(stream)
                 doc = {"_id": f"{name}/{first:012x}", "stream": name, "first": first,
                        "last": last, **doc}
@@ -78,12 +85,30 @@ def stream_name(stream: int) -> str:
     return f"{stream:016x}"
 
 
-def _bucket(site: str, events: list[dict], times: list[int], ingested: dt.datetime) -> dict:
-    doc = {"site": site, "start": schema.from_epoch_ms(min(times)),
-           "end": schema.from_epoch_ms(max(times)), "n": len(events), "ingested": ingested,
-           TIME: _packed("q", times)}
+def _epoch_ms(times: list[dt.datetime]) -> list[int]:
+    try:
+        return [(t - _EPOCH) // _MS for t in times]
+    except TypeError:                   # a naive datetime among them (UTC)
+        return list(map(schema.epoch_ms, times))
+
+
+def _picker(indexes: list[int]):
+    """A function from a column to its values at ``indexes``, as a list."""
+    if len(indexes) == 1:
+        only = indexes[0]
+        return lambda values: [values[only]]
+    get = itemgetter(*indexes)
+    return lambda values: list(get(values))
+
+
+def _bucket(site: str, pick, times: list[int], columns: dict[str, list],
+            ingested: dt.datetime) -> dict:
+    mine = pick(times)
+    doc = {"site": site, "start": schema.from_epoch_ms(min(mine)),
+           "end": schema.from_epoch_ms(max(mine)), "n": len(mine), "ingested": ingested,
+           TIME: _packed("q", mine)}
     for column in COLUMNS:
-        values = [event.get(column) for event in events]
+        values = pick(columns[column])
         if column in NUMBERS:
             doc[column] = values
         elif column != "country" or any(v is not None for v in values):
@@ -93,9 +118,10 @@ def _bucket(site: str, events: list[dict], times: list[int], ingested: dt.dateti
 
 def _encoded(values: list) -> dict:
     """A column as its distinct values and, per event, the index of its own."""
-    index: dict = {}
-    codes = [index.setdefault(v, len(index)) for v in values]
-    return {"v": list(index), "i": _packed("H", codes)}
+    index = dict.fromkeys(values)
+    for code, value in enumerate(index):
+        index[value] = code
+    return {"v": list(index), "i": _packed("H", list(map(index.__getitem__, values)))}
 
 
 def _packed(typecode: str, numbers: list[int]) -> Binary:

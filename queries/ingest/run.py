@@ -76,16 +76,33 @@ class IngestSummary:
     warnings: list[str] = field(default_factory=list)
 
 
+def worker_config(store: str, database: str | None, site: str | None, format: str,
+                  events: bool, write_concern: str | None, dimensions: bool) -> WorkerConfig:
+    """What an Ingestor with these options starts its worker processes with."""
+    return WorkerConfig(store, database, site, format, events, write_concern, dimensions,
+                        EVENT_BATCH)
+
+
+def fork_workers(config: WorkerConfig, jobs: int) -> WorkerPool | None:
+    """Worker processes for an Ingestor (its ``pool``), forked: call it before opening
+    the store. None where they cannot start (the Ingestor then tries again, spawned)."""
+    try:
+        return WorkerPool(config, jobs, fork=True)
+    except OSError:
+        return None
+
+
 class Ingestor:
     """Maps lines into tallies (see ``mapper``) and merges them into each log's
     recorders. ``site`` (if given) names every hit's site; otherwise a line's virtual
     host does, else the ``default_site`` passed with it. ``jobs`` > 1 maps large files in
-    that many worker processes, which connect to ``store`` (``database``) themselves."""
+    that many worker processes, which connect to ``store`` (``database``) themselves:
+    ``pool`` if given (see ``fork_workers``), else spawned when a file needs them."""
 
     def __init__(self, db, site: str | None = None, format: str = "auto",
                  events: bool = True, write_concern: str | None = None,
                  dimensions: bool = True, jobs: int = 1, store: str | None = None,
-                 database: str | None = None):
+                 database: str | None = None, pool: WorkerPool | None = None):
         self.db = db
         self.mapper = LineMapper(site, format, dimensions)
         self.events = (EventWriter(db, write_concern, keyed=True, batch_size=EVENT_BATCH)
@@ -96,10 +113,12 @@ class Ingestor:
         self.dimensions = dimensions
         if jobs > 1 and store is None:
             raise HitboardError("worker processes need the store to connect to")
-        self._workers = WorkerConfig(store, database, site, format, events, write_concern,
-                                     dimensions, EVENT_BATCH) if jobs > 1 else None
+        self._workers = (worker_config(store, database, site, format, events, write_concern,
+                                       dimensions) if jobs > 1 else None)
+        if pool is not None and pool.config != self._workers:
+            raise HitboardError("these worker processes were started for other options")
         self.jobs = jobs
-        self._pool: WorkerPool | None = None
+        self._pool = pool
 
     def map_here(self, lines, default_site: str, session: LogSession) -> None:
         """Map ``(line, offset)`` pairs of ``session``'s file in this process and merge."""

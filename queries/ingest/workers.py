@@ -9,8 +9,9 @@ checkpoint, so the exactly-once argument of ``queries.ingest.session`` is unchan
 a worker's events may be written before their batch's intent, as events always could
 (a restart deletes the events past its position before reading on).
 
-Workers are ``queries.processes``' (spawned, deaf to Ctrl-C, dying with the ingest
-process even when it is killed, so no orphan writes after it).
+Workers are ``queries.processes``' (spawned, or forked before the store opens; deaf
+to Ctrl-C, dying with the ingest process even when it is killed, so no orphan writes
+after it).
 """
 
 from __future__ import annotations
@@ -62,9 +63,12 @@ def _map(data: bytes, start: int, default_site: str, stream: int) -> Tally:
 class WorkerPool:
     """``jobs`` worker processes; :meth:`map` returns tallies in the order of its tasks."""
 
-    def __init__(self, config: WorkerConfig, jobs: int):
-        self.jobs = jobs
-        self._executor = processes.pool(jobs, _start, config)
+    def __init__(self, config: WorkerConfig, jobs: int, fork: bool = False):
+        """``fork``: forked if :func:`queries.processes.can_fork` (the caller has opened
+        no store), else spawned."""
+        self.config, self.jobs = config, jobs
+        self.forked = fork and processes.can_fork()
+        self._executor = processes.pool(jobs, _start, config, fork=self.forked)
 
     def map(self, tasks: Iterable[tuple[object, tuple]]) -> Iterator[tuple[object, Tally]]:
         """``(label, (data, start, default_site, stream))`` tasks → ``(label, tally)``,
