@@ -149,7 +149,7 @@ def stored_events(db, site: str | None = None) -> list[dict]:
 
     found = db[schema.EVENTS].find({} if site is None else {"site": site},
                                    sort=[("_id", 1)])
-    return [buckets.event(bucket, i) for bucket in found for i in range(bucket["n"])]
+    return [event for bucket in found for event in buckets.events(bucket, range(bucket["n"]))]
 
 
 def stored_count(db, site: str | None = None) -> int:

@@ -112,11 +112,18 @@ def test_group_push_down_equals_python(tmp_path_factory, docs, filter):
         "hits": {"$sum": 1}, "n": {"$sum": "$n"}, "first": {"$min": "$t"},
         "last": {"$max": "$t"}}}]
     try:
-        key = repr
-        assert sorted(indexed.aggregate(pipeline), key=key) == sorted(
-            scanned.aggregate(pipeline), key=key)
+        assert sorted(map(_numbers_as_floats, indexed.aggregate(pipeline)), key=repr) == sorted(
+            map(_numbers_as_floats, scanned.aggregate(pipeline)), key=repr)
     finally:
         db.client.close()
+
+
+def _numbers_as_floats(group: dict) -> dict:
+    """A group's key with 1 and 1.0 alike: ``$group`` keeps whichever of equal values
+    it meets first, and SQL and Python meet them in different orders."""
+    key = {name: float(value) if type(value) is int else value
+           for name, value in group["_id"].items()}
+    return {**group, "_id": key}
 
 
 def test_an_array_in_an_indexed_field_is_refused_clearly(embedded_db):

@@ -207,14 +207,17 @@ def coded(bucket: dict, name: str, n: int) -> tuple[list, list | None]:
     return stored, None
 
 
-def event(bucket: dict, i: int) -> dict:
-    """The ``i``-th event of ``bucket`` as a document (``_id``: the bucket's and ``i``);
-    fields it never had are left out."""
-    doc = {"_id": f"{bucket['_id']}:{i}", "time": schema.from_epoch_ms(times(bucket)[i]),
-           "site": bucket["site"]}
+def events(bucket: dict, indexes: Iterable[int]) -> list[dict]:
+    """Events ``indexes`` of ``bucket`` as documents (``_id``: the bucket's and the
+    index), fields they never had left out; each column is decoded once."""
+    indexes = list(indexes)
+    ms, site = times(bucket), bucket["site"]
+    docs = [{"_id": f"{bucket['_id']}:{i}", "time": schema.from_epoch_ms(ms[i]),
+             "site": site} for i in indexes]
     for name in COLUMNS:
         values, codes = coded(bucket, name, bucket["n"])
-        value = values[i] if codes is None else values[codes[i]]
-        if value is not None:
-            doc[name] = value
-    return doc
+        for doc, i in zip(docs, indexes, strict=True):
+            value = values[i] if codes is None else values[codes[i]]
+            if value is not None:
+                doc[name] = value
+    return docs
