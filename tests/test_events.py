@@ -12,8 +12,8 @@ from fakes import stored_count, stored_events
 from pymongo.errors import AutoReconnect, BulkWriteError
 
 import queries
+from queries.events import buckets, upgrade
 from queries.events import collection as events
-from queries.events import upgrade
 from queries.events.collection import EventWriter
 from queries.ingest.logformat import parse_line
 from queries.rollups.build import run_rollups
@@ -100,12 +100,13 @@ def test_a_rollup_run_expires_what_it_has_read(embedded_db):
     assert stored_count(embedded_db) == 1
 
 
-def test_event_document_from_a_log_record():
+def test_event_row_from_a_log_record():
     record = parse_line('::1 - - [17/May/2015:10:05:03 +0200] "GET /a?b=1 HTTP/1.1" - - "-" "ua"')
-    doc = events.event_document(record, "demo")
-    assert doc == {"time": dt.datetime(2015, 5, 17, 8, 5, 3, tzinfo=dt.UTC), "site": "demo",
-                   "host": "::1", "method": "GET", "path": "/a", "query": "b=1",
-                   "status": None, "bytes": 0, "referrer": None, "user_agent": "ua"}
+    row = events.event_row(record, "demo")
+    assert dict(zip(buckets.ROW, row, strict=True)) == {
+        "time": dt.datetime(2015, 5, 17, 8, 5, 3, tzinfo=dt.UTC), "site": "demo",
+        "host": "::1", "method": "GET", "path": "/a", "query": "b=1", "status": None,
+        "bytes": 0, "referrer": None, "user_agent": "ua", "country": None}
 
 
 def _at(minute: int) -> dt.datetime:

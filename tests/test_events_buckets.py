@@ -17,10 +17,14 @@ def _events(n, site="s", step=dt.timedelta(seconds=1)):
             for i in range(n)]
 
 
+def rows(events: list[dict]) -> list[tuple]:
+    return [buckets.row(event) for event in events]
+
+
 def test_a_bucket_holds_one_site_one_hour_and_at_most_bucket_events(monkeypatch):
     monkeypatch.setattr(buckets, "BUCKET_EVENTS", 40)
     events = _events(100) + _events(3, site="t")     # 60 in 10:59, 40 in 11:00
-    packed = buckets.pack(events, NOW)
+    packed = buckets.pack(rows(events), NOW)
     assert [(b["site"], b["n"]) for b in packed] == [("s", 40), ("s", 20), ("s", 40),
                                                      ("t", 3)]
     for bucket in packed:
@@ -36,7 +40,7 @@ def test_a_bucket_holds_one_site_one_hour_and_at_most_bucket_events(monkeypatch)
 
 def test_keyed_buckets_are_named_by_their_pass_and_first_offset_and_sort_as_the_file():
     events = _events(3, step=dt.timedelta(hours=1))
-    packed = buckets.pack(events, NOW, [(2**64 - 1, 9), (2**64 - 1, 100), (2**64 - 1, 4096)])
+    packed = buckets.pack(rows(events), NOW, [(2**64 - 1, 9), (2**64 - 1, 100), (2**64 - 1, 4096)])
     assert [b["_id"] for b in packed] == sorted(b["_id"] for b in packed)
     assert [(b["stream"], b["first"], b["last"]) for b in packed] == [
         ("ffffffffffffffff", 9, 9), ("ffffffffffffffff", 100, 100),
@@ -46,7 +50,7 @@ def test_keyed_buckets_are_named_by_their_pass_and_first_offset_and_sort_as_the_
 def test_a_country_column_only_when_an_event_has_one():
     events = _events(2)
     events[1]["country"] = "FR"
-    (bucket,) = buckets.pack(events, NOW)
+    (bucket,) = buckets.pack(rows(events), NOW)
     assert buckets.column(bucket, "country", 2) == [None, "FR"]
     without, with_country = buckets.events(bucket | {"_id": "b"}, [0, 1])
     assert with_country["country"] == "FR" and "country" not in without
@@ -69,7 +73,7 @@ def test_newest_first_pages_skip_nothing_and_repeat_nothing_while_buckets_arrive
 def test_strings_are_stored_once_per_bucket_and_numbers_as_they_are():
     events = [{"time": T0, "site": "s", "path": p, "status": st, "bytes": 10}
               for p, st in (("/a", 200), ("/b", 404), ("/a", 200), ("/a", 304))]
-    (bucket,) = buckets.pack(events, NOW)
+    (bucket,) = buckets.pack(rows(events), NOW)
     assert bucket["path"]["v"] == ["/a", "/b"]
     assert buckets.coded(bucket, "path", 4) == (["/a", "/b"], array("H", [0, 1, 0, 0]))
     assert bucket["status"] == [200, 404, 200, 304] and bucket["bytes"] == [10] * 4

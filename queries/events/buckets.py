@@ -27,8 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
-from itertools import repeat
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 
 from bson import Binary
@@ -42,20 +41,29 @@ COLUMNS = ("host", "method", "path", "query", "status", "bytes", "referrer", "us
            "country")
 TIME = "t"
 NUMBERS = ("status", "bytes")   # stored as they are; the other columns as distinct values
+ROW = ("time", "site", *COLUMNS)   # an event as packed: a tuple of these fields, in order
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MS = dt.timedelta(milliseconds=1)
 
 
-def pack(events: list[dict], ingested: dt.datetime,
+def row(event: Mapping) -> tuple:
+    """An event document as :func:`pack` takes it: its ``ROW`` fields (None if absent)."""
+    return tuple(map(event.get, ROW))
+
+
+def pack(rows: list[tuple], ingested: dt.datetime,
          keys: list[tuple[int, int]] | None = None) -> list[dict]:
-    """The bucket documents of ``events`` (each ``{time, site, ...}``): per site, UTC
-    hour (and log pass) in their order, ``BUCKET_EVENTS`` at most each. With ``keys``
-    (each event's ``(stream, offset)``), buckets are named by their pass and first
-    offset (``collection.forget``). Columns are gathered with ``map`` and
-    ``itemgetter``, in C: an ingest packs every line it reads."""
-    times = _epoch_ms(list(map(itemgetter("time"), events)))
-    sites = map(itemgetter("site"), events)
-    streams = map(itemgetter(0), keys) if keys else [None] * len(events)
+    """The bucket documents of events given as rows (``ROW`` fields, see :func:`row`):
+    per site, UTC hour (and log pass) in their order, ``BUCKET_EVENTS`` at most each.
+    With ``keys`` (each event's ``(stream, offset)``), buckets are named by their pass
+    and first offset (``collection.forget``). Rows, not documents: an ingest packs every
+    line it reads, and tuples are transposed into columns in C."""
+    if not rows:
+        return []
+    times, sites, *values = zip(*rows, strict=True)
+    times = _epoch_ms(times)
+    columns = dict(zip(COLUMNS, values, strict=True))
+    streams = map(itemgetter(0), keys) if keys else [None] * len(rows)
     groups: dict[tuple, list[int]] = {}
     for i, key in enumerate(zip(sites, [ms // HOUR_MS for ms in times], streams,
                                 strict=True)):
@@ -63,14 +71,12 @@ def pack(events: list[dict], ingested: dt.datetime,
         if group is None:
             group = groups[key] = []
         group.append(i)
-    columns = {name: list(map(dict.get, events, repeat(name))) for name in COLUMNS}
     offsets = list(map(itemgetter(1), keys)) if keys else None
     out = []
     for (site, _, stream), indexes in groups.items():
         for i in range(0, len(indexes), BUCKET_EVENTS):
             part = indexes[i:i + BUCKET_EVENTS]
-            pick = _picker(part)
-            doc = _bucket(site, pick, times, columns, ingested)
+            doc = _bucket(site, _picker(part), times, columns, ingested)
             if stream is not None:
                 first, last = offsets[part[0]], offsets[part[-1]]
                 name = stream_name(stream)
@@ -85,7 +91,7 @@ def stream_name(stream: int) -> str:
     return f"{stream:016x}"
 
 
-def _epoch_ms(times: list[dt.datetime]) -> list[int]:
+def _epoch_ms(times: Sequence[dt.datetime]) -> list[int]:
     try:
         return [(t - _EPOCH) // _MS for t in times]
     except TypeError:                   # a naive datetime among them (UTC)
@@ -101,7 +107,7 @@ def _picker(indexes: list[int]):
     return lambda values: list(get(values))
 
 
-def _bucket(site: str, pick, times: list[int], columns: dict[str, list],
+def _bucket(site: str, pick, times: list[int], columns: dict[str, tuple],
             ingested: dt.datetime) -> dict:
     mine = pick(times)
     doc = {"site": site, "start": schema.from_epoch_ms(min(mine)),

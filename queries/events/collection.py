@@ -90,14 +90,11 @@ def expire(db, retention: int, rolled_up_until: dt.datetime,
     return leaving
 
 
-def event_document(record, site: str) -> dict:
-    """An event from a parsed log line (a :class:`~queries.ingest.logformat.LogRecord`);
-    ``ingested`` is set when the batch is written."""
-    return {
-        "time": record.time, "site": site, "host": record.host, "method": record.method,
-        "path": record.path, "query": record.query, "status": record.status,
-        "bytes": record.bytes, "referrer": record.referrer, "user_agent": record.user_agent,
-    }
+def event_row(record, site: str) -> tuple:
+    """An event from a parsed log line (a :class:`~queries.ingest.logformat.LogRecord`),
+    as a row of ``buckets.ROW``; ``ingested`` is set when the batch is written."""
+    return (record.time, site, record.host, record.method, record.path, record.query,
+            record.status, record.bytes, record.referrer, record.user_agent, None)
 
 
 def stream_key(source: str) -> int:
@@ -158,7 +155,7 @@ class EventWriter:
         self.keyed = keyed
         self.totals = EventTotals()
         self._clock = clock or (lambda: dt.datetime.now(dt.UTC))
-        self._pending: list[dict] = []
+        self._pending: list[tuple] = []     # events as rows (buckets.ROW)
         self._keys: list[tuple[int, int]] = []
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
@@ -174,13 +171,18 @@ class EventWriter:
         when, site = event.get("time"), event.get("site")
         if not isinstance(when, dt.datetime) or not isinstance(site, str):
             raise ValueError(f"an event needs a site and a time, not {event!r:.200}")
+        self.add_row(buckets.row(event), key)
+
+    def add_row(self, row: tuple, key: tuple[int, int] | None = None) -> None:
+        """``add`` of an event already made a row (``event_row``: a parsed log line's
+        time and site are known good), the ingest's way: no document is built."""
         if self.keyed and key is None:
             raise ValueError("a keyed event writer needs each event's (stream, offset)")
         with self._lock:
             if len(self._pending) >= self.max_pending:
                 raise RecorderOverloadedError(
                     f"{len(self._pending)} events are waiting for the database; event refused")
-            self._pending.append(event)
+            self._pending.append(row)
             if self.keyed:
                 self._keys.append(key)
             full = self._thread is None and len(self._pending) >= self.batch_size
@@ -203,22 +205,22 @@ class EventWriter:
                 failed += self._insert(batch[start:end], keys[start:end] or None)
             return failed
 
-    def _insert(self, docs: list[dict], keys: list[tuple[int, int]] | None) -> int:
+    def _insert(self, rows: list[tuple], keys: list[tuple[int, int]] | None) -> int:
         # Stamped just before the write, as late as possible: a rollup that has read
         # past this instant must not miss these documents (see rollups.SETTLE).
-        bucketed = buckets.pack(docs, self._clock(), keys)
+        bucketed = buckets.pack(rows, self._clock(), keys)
         try:
             self.collection.insert_many(bucketed, ordered=False)
         except BulkWriteError as exc:
             return self._partly_written(bucketed, exc)
         except PyMongoError as exc:
-            self.totals.failed += len(docs)
-            self._note(f"{len(docs)} events not written: {type(exc).__name__}: {str(exc)[:200]}")
-            return len(docs)
+            self.totals.failed += len(rows)
+            self._note(f"{len(rows)} events not written: {type(exc).__name__}: {str(exc)[:200]}")
+            return len(rows)
         if self.acknowledged:
-            self.totals.written += len(docs)
+            self.totals.written += len(rows)
         else:
-            self.totals.unacknowledged += len(docs)
+            self.totals.unacknowledged += len(rows)
         return 0
 
     def _partly_written(self, bucketed: list[dict], exc: BulkWriteError) -> int:

@@ -68,6 +68,6 @@ def _buckets(events: list[dict]) -> list[dict]:
         run = list(run)
         for i in range(0, len(run), buckets.BUCKET_EVENTS):
             part = run[i:i + buckets.BUCKET_EVENTS]
-            (bucket,) = buckets.pack(part, ingested)
+            (bucket,) = buckets.pack(list(map(buckets.row, part)), ingested)
             out.append({"_id": f"v1/{part[0]['_id']}", **bucket})
     return out

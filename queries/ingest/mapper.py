@@ -22,7 +22,7 @@ from .. import validation
 from ..dimensions.classify import from_record
 from ..dimensions.counters import add_hit
 from ..errors import InvalidPageError, InvalidSiteError
-from ..events.collection import EventTotals, EventWriter, event_document
+from ..events.collection import EventTotals, EventWriter, event_row
 from ..stats.recorder import day_unit
 from .logformat import LineParser, LogRecord
 
@@ -96,7 +96,7 @@ class LineMapper:
             if last is None or ts > last:
                 last = ts
             if events is not None:
-                events.add(event_document(record, site), (stream, offset))
+                events.add_row(event_row(record, site), (stream, offset))
         tally.lines, tally.first, tally.last = lines_seen, first, last
         tally.parsed = sum(sites.values())
         if events is not None:

@@ -43,6 +43,13 @@ def _script(dash_duo, script, *args):
     return dash_duo.driver.execute_script(script, *args)
 
 
+def _text(dash_duo, selector: str) -> str:
+    """An element's visible text, read in the page: never a stale reference while the
+    interval re-renders it (a busy machine's race)."""
+    return _script(dash_duo, "const e = document.querySelector(arguments[0]); "
+                   "return e ? e.innerText : '';", selector)
+
+
 def _toast(dash_duo) -> str:
     """The admin panel's message (its text even while the panel is hidden)."""
     return _script(dash_duo, "return document.getElementById('present-toast').textContent;")
@@ -62,12 +69,12 @@ def test_present_renders_big_without_selectors_or_toolbars(app, dash_duo):
         assert not _script(dash_duo, SHOWN, selector), selector
     assert not dash_duo.driver.find_elements("css selector", ".modebar")
     assert "theme-dark" in dash_duo.find_element("#present-root").get_attribute("class")
-    until(lambda: dash_duo.find_element("#present-site").text == "shop", timeout=10)
+    until(lambda: _text(dash_duo, "#present-site") == "shop", timeout=10)
     sizes = _script(dash_duo, """return Array.from(document.querySelectorAll(
         '.present-kpi-value'), e => parseFloat(getComputedStyle(e).fontSize));""")
     assert len(sizes) == 3 and min(sizes) >= 64
-    until(lambda: dash_duo.find_element("#present-top li").text.startswith("1"), timeout=10)
-    until(lambda: "/p" in dash_duo.find_element("#present-top").text, timeout=10)
+    until(lambda: _text(dash_duo, "#present-top li").startswith("1"), timeout=10)
+    until(lambda: "/p" in _text(dash_duo, "#present-top"), timeout=10)
     assert dash_duo.get_logs() == []
 
 
