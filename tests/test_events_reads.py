@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import queries
 from queries.events import reads
 from queries.events.collection import EventWriter
 
@@ -48,6 +52,32 @@ def test_hourly_totals_count_hits_and_bytes_of_just_the_asked_hours(db):
     got = sorted(reads.hourly_totals(db, "s", hours))
     assert got == [(T0, "/a", 200, 2, 12), (T0, "/a", 404, 1, 1), (T0, "/b", 200, 1, 10),
                    (T0 + dt.timedelta(hours=2), "/a", 200, 1, 10)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(events=st.lists(st.tuples(st.integers(0, 5 * 60 - 1), st.sampled_from(["/a", "/b", "/c"]),
+                                 st.sampled_from([200, 404, 500, None]),
+                                 st.one_of(st.none(), st.integers(0, 10**9))),
+                       max_size=60),
+       hours=st.sets(st.integers(0, 4), max_size=5))
+def test_hourly_totals_equal_a_count_event_by_event(tmp_path_factory, events, hours):
+    """Statuses and sizes of beacon events (None) too: a missing size counts 0 bytes."""
+    db = queries.connect(str(tmp_path_factory.mktemp("store")))
+    queries.ensure_indexes(db)
+    _write(db, [_event(m, path=p, status=status, size=size) for m, p, status, size in events])
+    asked = {T0 + dt.timedelta(hours=h) for h in hours}
+    expected: dict = {}
+    for m, p, status, size in events:
+        hour = T0 + dt.timedelta(hours=m // 60)
+        if hour in asked:
+            hits, total = expected.get((hour, p, status), (0, 0))
+            expected[(hour, p, status)] = (hits + 1, total + (size or 0))
+    try:
+        got = {(hour, p, status): (hits, size)
+               for hour, p, status, hits, size in reads.hourly_totals(db, "s", asked)}
+    finally:
+        db.client.close()
+    assert got == expected
 
 
 def test_grouped_counts_each_distinct_key_once_within_the_range(db):
