@@ -203,6 +203,13 @@ CRASH = textwrap.dedent("""
     setattr(owner, name, crashing)
     main(argv)
 """).replace("LINE_BYTES", str(LINE))
+SMALL_CHUNKS = textwrap.dedent("""
+    import sys
+    from dashboard.cli import main
+    from queries.ingest import run as ingest
+    ingest.CHUNK_BYTES = int(sys.argv[1])
+    main(sys.argv[2:])
+""")
 STEPS = {"after-intent": 2, "after-events": 2, "mid-hits": 3, "mid-dims": 4,
          "after-hits": 2, "after-commit": 2}
 
@@ -360,8 +367,9 @@ def test_sigterm_while_busy_flushes_what_was_read_and_exits_cleanly(tmp_path, mo
     lines = 120_000
     log, store = tmp_path / "access.log", str(tmp_path / "store")
     append(log, 0, lines)
-    process = subprocess.Popen(
-        [str(HITBOARD), "ingest", "--site", "logs", "--store", store, mode, str(log)],
+    process = subprocess.Popen(       # chunks of 10,000 lines: the file holds 12
+        [sys.executable, "-c", SMALL_CHUNKS, str(10_000 * LINE), "ingest", "--site", "logs",
+         "--store", store, mode, str(log)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for(lambda: read_position(process.pid, log) > 2_000 * LINE, "ingest to be busy")
     process.send_signal(signal.SIGTERM)

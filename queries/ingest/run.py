@@ -40,8 +40,8 @@ from .workers import WorkerConfig, WorkerPool
 FOLLOW_BATCH_LINES = 2_000
 # Bytes mapped at a time (``queries.ingest.mapper``), cut after a newline: one tally
 # merged, its events inserted EVENT_BATCH at a time.
-CHUNK_BYTES = 8 * 2**20
-EVENT_BATCH = 50_000
+CHUNK_BYTES = 12 * 2**20
+EVENT_BATCH = 100_000
 # A file this large (left to read) is mapped by worker processes when ``jobs`` > 1: below
 # it, starting them (~1 s: imports, the user-agent rules) would cost more than it saves.
 PARALLEL_BYTES = 16 * 2**20
