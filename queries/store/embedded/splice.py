@@ -104,7 +104,7 @@ def fields(blob: bytes, names: set[str]) -> dict:
             parts.append(blob[start:end])
             if len(parts) == len(wanted):
                 break
-    return _decode_element(b"".join(parts)) if parts else {}
+    return _decode_elements(b"".join(parts)) if parts else {}
 
 
 def _elements(blob: bytes, begin: int, finish: int):
@@ -131,8 +131,9 @@ def _elements(blob: bytes, begin: int, finish: int):
         at = value + size
 
 
-def _decode_element(element: bytes) -> dict:
-    return bson.decode(_INT32.pack(len(element) + 5) + element + b"\x00",
+def _decode_elements(elements: bytes) -> dict:
+    """BSON elements laid end to end, decoded as the document they make."""
+    return bson.decode(_INT32.pack(len(elements) + 5) + elements + b"\x00",
                        codec_options=CODEC)
 
 
@@ -154,7 +155,7 @@ def _document(blob: bytes, begin: int, finish: int, tree: dict) -> bytes | None:
             if change.op == "$set":
                 new = {name: change.value}
             else:
-                old = _decode_element(blob[start:end])[name]
+                old = _decode_elements(blob[start:end])[name]
                 if not _number(old) or not _number(change.value):
                     return None
                 new = {name: old + change.value}
