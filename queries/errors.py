@@ -37,5 +37,9 @@ class StoreReadOnlyError(HitboardError):
     pass
 
 
+class InvalidStoreError(HitboardError):
+    """The embedded store's path cannot hold a store (a file, no permission)."""
+
+
 class RecorderOverloadedError(HitboardError):
     """The recorder's pending hits reached their bound and the database is not draining them."""

@@ -70,3 +70,12 @@ def test_one_store_per_directory_in_a_process(tmp_path):
     second.counters.insert_one({"_id": 1})  # still open: the store counts its users
     second.client.close()
     assert second.client.store.closed
+
+
+def test_a_store_path_that_cannot_hold_a_store_is_a_clear_error(tmp_path):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a store")
+    with pytest.raises(queries.HitboardError, match="is a file, not a store directory"):
+        queries.connect(str(a_file))
+    with pytest.raises(queries.HitboardError, match="cannot make a store in"):
+        queries.connect(str(a_file / "store"))

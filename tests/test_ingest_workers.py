@@ -109,6 +109,19 @@ def test_forked_workers_store_what_the_ingest_process_stores(tmp_path, small_chu
         there.client.close()
 
 
+def test_a_store_that_cannot_open_is_one_clear_error_with_workers_forked(tmp_path):
+    """The workers are forked before the store opens: they must not report it too."""
+    not_a_store = tmp_path / "notes.txt"
+    not_a_store.write_text("")
+    script = ("import sys\nfrom dashboard.cli import main\nfrom queries.ingest import run\n"
+              "run.PARALLEL_BYTES = 0\nmain(sys.argv[1:])\n")
+    done = subprocess.run([sys.executable, "-c", script, "ingest", str(LOG), "--store",
+                           str(not_a_store)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "is a file, not a store directory" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_workers_are_spawned_beside_other_threads_and_refused_for_other_options(tmp_path):
     db = queries.connect(str(tmp_path / "store"))
     running = threading.Event()

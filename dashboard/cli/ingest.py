@@ -80,7 +80,12 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
                      for f in files}
     settings = command_settings(store=store, ingest_jobs=jobs)
     pool = _forked_workers(settings, files, site, fmt, not no_events, write_concern, follow)
-    db = open_db(store)
+    try:
+        db = open_db(store)
+    except BaseException:
+        if pool is not None:
+            pool.close()
+        raise
     started = time.perf_counter()
     failure = None
     try:
@@ -110,6 +115,8 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
                 note_ingest(db, files, ingestor.summary)
     finally:
         db.client.close()
+        if pool is not None:        # closed by the ingestor, unless it failed before
+            pool.close()
     summary = ingestor.summary
     for note in summary.notes:
         click.echo(note, err=True)

@@ -28,6 +28,7 @@ from ..store.connection import bulk_loading, connect
 from . import gcmode
 from .mapper import LineMapper, Tally
 
+_config: WorkerConfig | None = None
 _worker: tuple[LineMapper, EventWriter | None] | None = None
 
 
@@ -46,18 +47,28 @@ class WorkerConfig:
 
 
 def _start(config: WorkerConfig) -> None:
+    global _config
+    _config = config
+    gcmode.enter()
+
+
+def _map(data: bytes, start: int, default_site: str, stream: int) -> Tally:
+    mapper, events = _worker or _connected()
+    return mapper.map_chunk(data, start, default_site, stream, events)
+
+
+def _connected() -> tuple[LineMapper, EventWriter | None]:
+    """The worker's mapper and event writer, made with its first task: a forked worker
+    starts before the ingest process has opened the store, and a store that cannot be
+    opened is the ingest process's error to report, not a traceback of the worker."""
     global _worker
+    config = _config
     db = connect(config.store, config.database)
     bulk_loading(db)
     events = (EventWriter(db, config.write_concern, keyed=True, batch_size=config.event_batch)
               if config.events else None)
     _worker = (LineMapper(config.site, config.format, config.dimensions), events)
-    gcmode.enter()
-
-
-def _map(data: bytes, start: int, default_site: str, stream: int) -> Tally:
-    mapper, events = _worker
-    return mapper.map_chunk(data, start, default_site, stream, events)
+    return _worker
 
 
 class WorkerPool:

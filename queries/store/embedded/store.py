@@ -34,7 +34,7 @@ from pathlib import Path
 import bson
 from pymongo.errors import InvalidOperation, OperationFailure
 
-from ...errors import StoreReadOnlyError
+from ...errors import InvalidStoreError, StoreReadOnlyError
 from . import keys
 from .documents import decode, key_values
 from .planner import column_name, quote
@@ -106,7 +106,14 @@ class EmbeddedStore:
         self._catalogs: weakref.WeakKeyDictionary[_Connection, tuple[int, dict]] = (
             weakref.WeakKeyDictionary())
         self._owner: int | None = None
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise InvalidStoreError(f"{directory} is a file, not a store directory: give "
+                                    "a directory or a mongodb:// URI") from None
+        except OSError as exc:
+            raise InvalidStoreError(f"cannot make a store in {directory}: "
+                                    f"{exc.strerror}") from None
         self._writer = self._connect(WRITER_CACHE_KB)
         self._writer.execute("PRAGMA journal_mode=WAL")
         self._queue = None if read_only else open(  # noqa: SIM115 - closed in close()
