@@ -36,6 +36,8 @@ from queries.ingest import gcmode  # noqa: E402
 from queries.ingest import run as ingest  # noqa: E402
 
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
+SITE = "www.semicomplete.com"
+STARTS: set[str] = set()    # how the worker processes were started
 BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_source",
       "utm_medium", "utm_campaign", "page", "notfound")
 
@@ -49,12 +51,18 @@ def ingest_once(log: Path, dimensions: bool, events: bool, jobs: int) -> tuple[f
     """(wall seconds, CPU seconds of this process and its worker processes): the machine
     is shared, and CPU time is what other processes' load disturbs least."""
     where = tempfile.mkdtemp(prefix="hitboard-bench-")
+    # Forked before the store opens, as `hitboard ingest` starts them (spawned if this
+    # process runs another thread: the summary says which).
+    pool = (ingest.fork_workers(ingest.worker_config(where, None, SITE, "auto", events, None,
+                                                     dimensions), jobs)
+            if jobs > 1 else None)
+    if pool is not None:
+        STARTS.add("forked" if pool.forked else "spawned")
     db = queries.connect(where)
     try:
         queries.ensure_indexes(db)
-        ingestor = ingest.Ingestor(db, site="www.semicomplete.com", events=events,
-                                   dimensions=dimensions, jobs=jobs, store=where,
-                                   database=db.name)
+        ingestor = ingest.Ingestor(db, site=SITE, events=events, dimensions=dimensions,
+                                   jobs=jobs, store=where, pool=pool)
         started, cpu = time.perf_counter(), time.process_time() + children_cpu()
         try:
             with gcmode.bulk():       # as `hitboard ingest` runs
@@ -86,6 +94,8 @@ def bench_ingest(copies: int, rounds: int, jobs: int) -> None:
                   f"{lines / wall[False]:>7,.0f} lines/s, with {lines / wall[True]:>7,.0f} "
                   f"lines/s ({wall[True] / wall[False] - 1:+.0%} wall time); CPU "
                   f"{cpu[False]:.2f} s vs {cpu[True]:.2f} s ({cpu[True] / cpu[False] - 1:+.0%})")
+        if STARTS:
+            print(f"worker processes {' and '.join(sorted(STARTS))}")
 
 
 def bench_reads(days: int) -> None:
