@@ -84,15 +84,12 @@ def _newest_in(bucket: dict, chosen: frozenset[str] | None, n: int,
     """(time, index) of the ``n`` newest events of ``bucket`` on the ``chosen`` pages,
     none older than ``oldest``: selected with numpy, since a bucket holds a thousand
     events and the feed may read a hundred buckets."""
-    times = np.frombuffer(bucket[buckets.TIME], dtype="<i8")
+    times = np.asarray(buckets.times(bucket))
     keep = np.ones(len(times), dtype=bool) if oldest is None else times >= oldest
     if chosen is not None:
         paths, codes = buckets.coded(bucket, "path", len(times))
-        if codes is None:
-            keep &= np.fromiter(map(chosen.__contains__, paths), bool, len(paths))
-        else:
-            wanted = np.fromiter(map(chosen.__contains__, paths), bool, len(paths))
-            keep &= wanted[np.asarray(codes)]
+        wanted = np.fromiter(map(chosen.__contains__, paths), bool, len(paths))
+        keep &= wanted if codes is None else wanted[np.asarray(codes)]
     places = np.flatnonzero(keep)
     if len(places) > n:     # the n newest, ties to the later event, as the heap takes them
         places = places[np.lexsort((places, times[places]))[-n:]]
