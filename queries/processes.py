@@ -28,9 +28,9 @@ def can_fork() -> bool:
     return threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
 
 
-def pool(jobs: int, initializer, *initargs, fork: bool = False) -> ProcessPoolExecutor:
-    """``jobs`` worker processes, each running ``initializer(*initargs)`` first (a
-    module-level function: it is sent to the new interpreter by name). ``fork``
+def pool(jobs: int, initializer=None, *initargs, fork: bool = False) -> ProcessPoolExecutor:
+    """``jobs`` worker processes, each running ``initializer(*initargs)`` first if given
+    (a module-level function: it is sent to the new interpreter by name). ``fork``
     (only when :func:`can_fork`): the workers are forked at once, sparing each the
     ~0.6 s of imports a spawned interpreter makes."""
     executor = ProcessPoolExecutor(
@@ -44,7 +44,8 @@ def pool(jobs: int, initializer, *initargs, fork: bool = False) -> ProcessPoolEx
 def _started(parent: int, initializer, initargs: tuple) -> None:
     _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    initializer(*initargs)
+    if initializer is not None:
+        initializer(*initargs)
 
 
 def _die_with_parent(parent: int) -> None:

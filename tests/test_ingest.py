@@ -145,14 +145,13 @@ def test_site_from_filename():
         ingest.site_from_filename("/tmp/é.log")
 
 
-def test_chunks_cut_a_range_after_newlines_every_chunk_of_bytes(tmp_path, monkeypatch):
-    monkeypatch.setattr(ingest, "CHUNK_BYTES", 16)
+def test_chunks_cut_a_range_after_newlines_every_chunk_of_bytes(tmp_path):
     lines = [f"line {i}\n".encode() for i in range(12)] + [b"a line longer than a chunk\n",
                                                           b"last, no newline"]
     log = tmp_path / "a.log"
     log.write_bytes(b"".join(lines))
     with log.open("rb") as handle:
-        chunks = list(ingest._chunks(handle, 0, log.stat().st_size, "s", 7))
+        chunks = list(ingest._chunks(handle, 0, log.stat().st_size, "s", 7, 16))
     # each chunk ends after its last whole line; the long line waits for its newline
     assert [data for _, (data, *_) in chunks][:2] == [b"".join(lines[:2]),
                                                       b"".join(lines[2:4])]
@@ -165,9 +164,21 @@ def test_chunks_cut_a_range_after_newlines_every_chunk_of_bytes(tmp_path, monkey
     with log.open("rb") as handle:       # a range ending within a line: as far as it goes
         start = len(b"".join(lines[:4]))
         end = start + len(lines[4]) + 2
-        chunks = list(ingest._chunks(handle, start, end, "s", 7))
+        chunks = list(ingest._chunks(handle, start, end, "s", 7, 16))
     assert [(end_, data) for end_, (data, *_) in chunks] == [
         (start + len(lines[4]), lines[4]), (end, lines[5][:2])]
+
+
+def test_chunks_come_in_pairs_of_one_size(monkeypatch):
+    monkeypatch.setattr(ingest, "CHUNK_BYTES", 100)
+    assert ingest.chunk_bytes(1_000) == 100
+    assert ingest.chunk_bytes(950) == 95             # 10 chunks of the same size
+    assert ingest.chunk_bytes(1_001) == 84           # 12 chunks, not 10 and a lone one
+    assert ingest.chunk_bytes(150) == 75             # 2 chunks
+    assert ingest.chunk_bytes(1) == ingest.chunk_bytes(0) == 1
+    for size in range(2, 3_000, 7):
+        chunk = ingest.chunk_bytes(size)
+        assert chunk <= 100 and -(-size // chunk) % 2 == 0, size
 
 
 def test_a_batch_ends_early_once_its_flush_would_write_many_documents(

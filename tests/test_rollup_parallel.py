@@ -9,6 +9,7 @@ import signal
 import pytest
 
 import queries
+from queries import processes
 from queries.errors import HitboardError
 from queries.events.collection import EventWriter
 from queries.rollups import parallel
@@ -52,6 +53,26 @@ def test_workers_write_what_one_process_writes(tmp_path, monkeypatch):
         assert workers._pool is not None            # the processes did the work
     assert run.documents["hourly"] > 0
     assert _rollups(shared) == _rollups(alone)
+
+
+def test_processes_already_running_take_a_level_of_two_pieces(tmp_path):
+    """An ingest lends its worker processes: they roll up even a short log, and stay."""
+    _, alone = _store(tmp_path, "alone", events=100)
+    path, shared = _store(tmp_path, "shared", events=100)
+    run_rollups(alone)
+    lent = processes.pool(2)
+    try:
+        with parallel.RollupWorkers(shared, path, shared.name, 2, lent) as workers:
+            run_rollups(shared, workers=workers)
+        assert lent.submit(os.getpid).result() != os.getpid()      # still running
+        assert lent.submit(_connected).result(), "the workers rolled up"
+    finally:
+        lent.shutdown()
+    assert _rollups(shared) == _rollups(alone)
+
+
+def _connected() -> bool:
+    return parallel._db is not None
 
 
 def test_a_small_run_starts_no_process(tmp_path):

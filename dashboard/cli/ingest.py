@@ -110,12 +110,12 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
                 finally:
                     ingestor.close()
             if failure is None and not follow and not no_events and ingestor.summary.parsed:
-                _roll_up(db, settings)
+                _roll_up(db, settings, pool)
             if ingestor.summary.parsed:
                 note_ingest(db, files, ingestor.summary)
     finally:
         db.client.close()
-        if pool is not None:        # closed by the ingestor, unless it failed before
+        if pool is not None:
             pool.close()
     summary = ingestor.summary
     for note in summary.notes:
@@ -148,11 +148,14 @@ def _forked_workers(settings, files, site, fmt, events, write_concern, follow):
                                 dimensions=True), settings.ingest_jobs)
 
 
-def _roll_up(db, settings) -> None:
+def _roll_up(db, settings, pool) -> None:
     """Roll up the events just written, so rollups hold them at once (a running server's
-    rollup job would within a minute; a repeated run rewrites the same buckets), in the
-    ingest's worker processes when a level has many buckets to rewrite."""
-    with RollupWorkers(db, settings.store, db.name, settings.ingest_jobs) as workers:
+    rollup job would within a minute; a repeated run rewrites the same buckets), in
+    worker processes: the ingest's forked ``pool`` if it has one, else processes started
+    when a level has many buckets to rewrite."""
+    executor = None if pool is None else pool.executor
+    with RollupWorkers(db, settings.store, db.name, settings.ingest_jobs,
+                       executor) as workers:
         run = run_rollups(db, retention=settings.events_ttl_days, workers=workers)
     hours = run.buckets.get("hourly", 0)
     click.echo(f"rollups: {hours:,} hour buckets rewritten ({run.duration_s:.2f} s)", err=True)

@@ -97,7 +97,8 @@ class Ingestor:
     recorders. ``site`` (if given) names every hit's site; otherwise a line's virtual
     host does, else the ``default_site`` passed with it. ``jobs`` > 1 maps large files in
     that many worker processes, which connect to ``store`` (``database``) themselves:
-    ``pool`` if given (see ``fork_workers``), else spawned when a file needs them."""
+    ``pool`` if given (see ``fork_workers``; its caller closes it), else spawned when a
+    file needs them (closed by :meth:`close`)."""
 
     def __init__(self, db, site: str | None = None, format: str = "auto",
                  events: bool = True, write_concern: str | None = None,
@@ -119,6 +120,7 @@ class Ingestor:
             raise HitboardError("these worker processes were started for other options")
         self.jobs = jobs
         self._pool = pool
+        self._own_pool = pool is None
 
     def map_here(self, lines, default_site: str, session: LogSession) -> None:
         """Map ``(line, offset)`` pairs of ``session``'s file in this process and merge."""
@@ -228,12 +230,12 @@ class Ingestor:
 
     def close(self) -> None:
         """Release every session still open (``ingest_file`` and ``follow`` release
-        theirs) and stop the worker processes."""
+        theirs) and stop the worker processes it started."""
         for session in list(self._sessions):
             self.release(session)
-        if self._pool is not None:
+        if self._pool is not None and self._own_pool:
             self._pool.close()
-            self._pool = None
+        self._pool = None
 
 
 def _add_totals(total: EventTotals, part: EventTotals) -> None:
@@ -256,15 +258,25 @@ def _flush(sessions: list[LogSession]) -> None:
         session.commit()                                       # (d)
 
 
-def _chunks(handle, start: int, size: int, default_site: str, stream: int):
-    """The lines of bytes ``[start, size)`` as mapping tasks of about CHUNK_BYTES, each
-    cut after a newline and labelled with the offset after its last line. Cut by bytes:
-    the lines themselves are split where they are mapped, so this process, which merges
-    and flushes, reads a 500,000-line log in a few reads."""
+def chunk_bytes(size: int) -> int:
+    """The bytes of each chunk of ``size``: at most CHUNK_BYTES, in an even number of
+    chunks of one size, so two or four worker processes end together rather than one
+    mapping the last chunk alone. The same whatever the number of processes: a log
+    makes the same store with any ``jobs`` (the dimensions' capped counters keep the
+    values their batch meets first, and batches end where chunks do)."""
+    pairs = max(1, -(-size // (2 * CHUNK_BYTES)))
+    return max(1, -(-size // (2 * pairs)))
+
+
+def _chunks(handle, start: int, size: int, default_site: str, stream: int, chunk: int):
+    """The lines of bytes ``[start, size)`` as mapping tasks of about ``chunk`` bytes,
+    each cut after a newline and labelled with the offset after its last line. Cut by
+    bytes: the lines themselves are split where they are mapped, so this process, which
+    merges and flushes, reads a 500,000-line log in a few reads."""
     handle.seek(start)
     buffer = b""
     while start + len(buffer) < size:
-        block = handle.read(min(CHUNK_BYTES, size - start - len(buffer)))
+        block = handle.read(min(chunk, size - start - len(buffer)))
         if not block:
             break
         buffer += block
@@ -289,9 +301,10 @@ def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
                 file_id(session.path, stat), head_digest(handle), stat.st_size, from_start))
             _note_start(ingestor.summary, session, start, stat.st_size)
             mapping = ingestor.mapping(stat.st_size - start)
+            chunk = chunk_bytes(stat.st_size - start)
             done, unflushed = start, 0
             for end, tally in mapping(_chunks(handle, start, stat.st_size, default_site,
-                                              session.stream())):
+                                              session.stream(), chunk)):
                 ingestor.merge(tally, session)
                 session.consumed(end, tally.lines)
                 unflushed += tally.lines

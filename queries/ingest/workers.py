@@ -72,14 +72,16 @@ def _connected() -> tuple[LineMapper, EventWriter | None]:
 
 
 class WorkerPool:
-    """``jobs`` worker processes; :meth:`map` returns tallies in the order of its tasks."""
+    """``jobs`` worker processes; :meth:`map` returns tallies in the order of its tasks.
+    Once the lines are mapped, the processes may serve other work (``executor``): the
+    ingest's rollups (``queries.rollups.parallel``)."""
 
     def __init__(self, config: WorkerConfig, jobs: int, fork: bool = False):
         """``fork``: forked if :func:`queries.processes.can_fork` (the caller has opened
         no store), else spawned."""
         self.config, self.jobs = config, jobs
         self.forked = fork and processes.can_fork()
-        self._executor = processes.pool(jobs, _start, config, fork=self.forked)
+        self.executor = processes.pool(jobs, _start, config, fork=self.forked)
 
     def map(self, tasks: Iterable[tuple[object, tuple]]) -> Iterator[tuple[object, Tally]]:
         """``(label, (data, start, default_site, stream))`` tasks → ``(label, tally)``,
@@ -88,7 +90,7 @@ class WorkerPool:
         pending: deque = deque()
         try:
             for label, args in tasks:
-                pending.append((label, self._executor.submit(_map, *args)))
+                pending.append((label, self.executor.submit(_map, *args)))
                 if len(pending) >= 4 * self.jobs:
                     label, future = pending.popleft()
                     yield label, future.result()
@@ -103,4 +105,4 @@ class WorkerPool:
     def close(self) -> None:
         """Stop the workers: tasks not started are dropped, those running end first
         (a second at most; lines not merged are read again by the next run)."""
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        self.executor.shutdown(wait=True, cancel_futures=True)

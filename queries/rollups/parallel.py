@@ -11,8 +11,9 @@ that fails fails the run, which the next one repeats.
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor
 from concurrent.futures.process import BrokenProcessPool
+from itertools import repeat
 
 from .. import processes
 from ..errors import HitboardError
@@ -20,45 +21,50 @@ from ..store.connection import bulk_loading, connect
 from . import build
 
 # A level of fewer pieces is computed here: starting the processes (~1 s of imports)
-# would cost more than sharing the work saves.
+# would cost more than sharing the work saves. Processes already running (an ingest's)
+# take any level of two pieces or more.
 MIN_PARTS = 16
 _db = None
 
 
-def _connect(store: str, database: str | None) -> None:
+def _roll(store: str, database: str | None, level: str, part: dict) -> tuple[int, int]:
+    """``build.roll_part`` in a worker, through its own connection, made on first use."""
     global _db
-    _db = connect(store, database)
-    bulk_loading(_db)
-
-
-def _roll(level: str, part: dict) -> tuple[int, int]:
+    if _db is None:
+        _db = connect(store, database)
+        bulk_loading(_db)
     return build.roll_part(_db, level, part)
 
 
 class RollupWorkers:
-    """``jobs`` processes rolling up ``store`` (``database``), started on first need;
-    ``db`` computes the small levels here. Close it (or use it in ``with``)."""
+    """``jobs`` processes rolling up ``store`` (``database``): those of ``executor`` if
+    given (an ingest's, left running for its caller to stop), else started on first
+    need; ``db`` computes the small levels here. Close it (or use it in ``with``)."""
 
-    def __init__(self, db, store: str, database: str | None, jobs: int):
+    def __init__(self, db, store: str, database: str | None, jobs: int,
+                 executor: Executor | None = None):
         self.db, self.store, self.database, self.jobs = db, store, database, jobs
-        self._pool: ProcessPoolExecutor | None = None
+        self._borrowed = executor
+        self._pool: Executor | None = executor
 
     def map(self, level: str, parts: list[dict]) -> list[tuple[int, int]]:
         """``build.roll_part`` of each piece: (documents written, buckets) per piece."""
-        if self.jobs < 2 or len(parts) < MIN_PARTS:
+        least = 2 if self._borrowed is not None else MIN_PARTS
+        if self.jobs < 2 or len(parts) < least:
             return [build.roll_part(self.db, level, part) for part in parts]
         if self._pool is None:
-            self._pool = processes.pool(self.jobs, _connect, self.store, self.database)
+            self._pool = processes.pool(self.jobs)
         try:
-            return list(self._pool.map(_roll, [level] * len(parts), parts))
+            return list(self._pool.map(_roll, repeat(self.store), repeat(self.database),
+                                       repeat(level), parts))
         except BrokenProcessPool:
             raise HitboardError("a rollup worker process died (killed, or out of memory?): "
                                 "the run is incomplete, run it again") from None
 
     def close(self) -> None:
-        if self._pool is not None:
+        if self._pool is not None and self._pool is not self._borrowed:
             self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        self._pool = None
 
     def __enter__(self) -> RollupWorkers:
         return self
