@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from queries.dimensions import agents, assets, classify, encoding, geo, referrer
+from queries.dimensions.classify import RecordCoder
+from queries.ingest.logformat import LineParser
 
 CHROME = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
           "Chrome/126.0 Safari/537.36")
@@ -111,3 +113,29 @@ def test_classify_a_log_hit():
     assert dims.bot
     beacon = dict(classify("blog", "/").values)
     assert beacon["status"] == "(none)" and beacon["referrer"] == "(direct)"
+
+
+def test_a_record_coder_gives_what_classify_gives_each_line():
+    parser = LineParser()
+    records = [parser.parse(line) for line in SAMPLE_LINES]
+    coder = RecordCoder()
+    keys = [coder.key("semicomplete.com", record) for record in records]
+    for record, key in zip(records, keys, strict=True):
+        assert coder.values(key) == classify(
+            "semicomplete.com", record.path, query=record.query, status=record.status,
+            referrer_url=record.referrer, agent=record.user_agent, address=record.host,
+            vhost=record.vhost).values
+    assert len(set(keys)) == 4          # the two hits of one visitor and page share a key
+
+
+SAMPLE_LINES = [
+    '8.8.8.8 - - [17/May/2015:10:05:03 +0000] "GET /a?utm_source=x HTTP/1.1" 200 5 '
+    '"http://news.example/" "' + CHROME + '"',
+    '8.8.8.8 - - [17/May/2015:10:05:04 +0000] "GET /a?utm_source=x HTTP/1.1" 200 9 '
+    '"http://news.example/" "' + CHROME + '"',
+    '1.1.1.1 - - [17/May/2015:10:05:03 +0000] "GET /missing HTTP/1.1" 404 0 "-" "'
+    + GOOGLEBOT + '"',
+    'semicomplete.com:80 2001:4860::1 - - [17/May/2015:10:05:03 +0000] "GET / HTTP/1.1" '
+    '304 - "http://semicomplete.com/x" "-"',
+    '2001:4860::1 - - [17/May/2015:10:05:03 +0000] "GET / HTTP/1.1" 200 1 "-" "' + IPAD + '"',
+]

@@ -6,11 +6,16 @@ from __future__ import annotations
 import datetime as dt
 import random
 import string
+from pathlib import Path
+
+import pytest
 
 from queries.dimensions import CAPS, DimensionRecorder, classify, reads, sketches
-from queries.dimensions.counters import COLLECTIONS, DAILY, HOURLY, MONTHLY
+from queries.dimensions.counters import COLLECTIONS, DAILY, HOURLY, MONTHLY, LogTally, hour_unit
+from queries.ingest.logformat import LineParser
 
 SITE = "shop.example"
+SHARED_LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 T0 = dt.datetime(2026, 3, 14, 9, 30, tzinfo=dt.UTC)
 DAY = (dt.datetime(2026, 3, 14, tzinfo=dt.UTC), dt.datetime(2026, 3, 15, tzinfo=dt.UTC))
 CHROME = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -189,3 +194,21 @@ def test_evicted_sketch_buckets_continue_in_new_documents(db, monkeypatch):
     assert db[sketches.DAILY].count_documents({}) > 1
     frame = reads.breakdown(db, SITE, "country", *DAY)
     assert frame["visitors"].tolist() == [10] and frame["hits"].tolist() == [30]
+
+
+@pytest.mark.skipif(not SHARED_LOG.exists(), reason=f"{SHARED_LOG} is not there")
+def test_a_log_tally_holds_what_classify_gives_hit_by_hit():
+    """``LogTally`` (the ingest's way) against hits classified one by one."""
+    parser = LineParser()
+    records = [parser.parse(line) for line in SHARED_LOG.open(encoding="utf-8").readlines()[:3000]]
+    tally, expected = LogTally(), {}
+    for record in records:
+        tally.add(SITE, record.time, record)
+        dims = classify(SITE, record.path, query=record.query, status=record.status,
+                        referrer_url=record.referrer, agent=record.user_agent,
+                        address=record.host, vhost=record.vhost)
+        counts, pairs = expected.setdefault(hour_unit(SITE, record.time), ({}, set()))
+        counts[dims.values] = counts.get(dims.values, 0) + 1
+        pairs.add((dims.visitor, dims.values))
+    assert tally.pending() == expected
+    assert len(expected) > 20 and sum(len(p) for _, p in expected.values()) > 1000

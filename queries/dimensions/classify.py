@@ -4,6 +4,7 @@ a synthetic hit). Pure: no database; every piece is cached where inputs repeat."
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import chain
 from typing import NamedTuple
 
 from . import agents, assets, geo, referrer
@@ -102,7 +103,55 @@ def _classify(site, path, query, status, referrer_url, agent, address, vhost, co
     return _new(Dimensions, (values, visitor, bot))
 
 
-def from_record(site: str, record) -> Dimensions:
-    """The dimensions of a parsed log line (``queries.ingest.logformat.LogRecord``)."""
-    return _classify(site, record.path, record.query, record.status, record.referrer,
-                     record.user_agent, record.host, record.vhost, None, None)
+class RecordCoder:
+    """The dimensions of parsed log lines (``queries.ingest.logformat.LogRecord``) as keys
+    of five small integers, one per part (referrer, campaign, agent, country, request),
+    each part classified once per distinct input. A tally of many lines then hashes five
+    ints per hit where it would hash ten (dimension, value) pairs, and joins the pairs
+    once per distinct key (:meth:`values`): what ``classify`` gives, for a fraction of
+    the cost per line. Its tables grow with the distinct inputs it sees: one coder per
+    chunk of lines."""
+
+    def __init__(self):
+        self._numbers: dict[tuple, int] = {}
+        self._parts: list[tuple] = []
+        self._referrers = _Numbered(self, lambda given: _referrer(
+            given[0][:1024] if given[0] else given[0], given[1], given[2]))
+        self._campaigns = _Numbered(self, _utm)
+        self._agents = _Numbered(self, lambda agent: _agent(
+            agent[:agents.MAX_PARSED] if agent else agent)[0])
+        self._countries = _Numbered(self, _country)
+        self._requests = _Numbered(self, lambda given: _request(*given))
+        self._values: dict[tuple[int, ...], tuple] = {}
+
+    def key(self, site: str, record) -> tuple[int, int, int, int, int]:
+        return (self._referrers[record.referrer, site, record.vhost],
+                self._campaigns[record.query], self._agents[record.user_agent],
+                self._countries[record.host], self._requests[record.path, record.status])
+
+    def values(self, key: tuple[int, ...]) -> tuple:
+        """The (dimension, value) pairs of ``key``: ``Dimensions.values``."""
+        values = self._values.get(key)
+        if values is None:
+            values = self._values[key] = tuple(chain.from_iterable(map(
+                self._parts.__getitem__, key)))
+        return values
+
+    def number(self, part: tuple) -> int:
+        number = self._numbers.get(part)
+        if number is None:
+            number = self._numbers[part] = len(self._parts)
+            self._parts.append(part)
+        return number
+
+
+class _Numbered(dict):
+    """Input -> the number of the part it gives, classified on first sight."""
+
+    def __init__(self, coder: RecordCoder, part):
+        super().__init__()
+        self.coder, self.part = coder, part
+
+    def __missing__(self, given):
+        number = self[given] = self.coder.number(self.part(given))
+        return number

@@ -46,7 +46,7 @@ from ..stats import schema
 from ..stats.recorder import HitRecorder
 from ..stats.writes import Increment
 from . import sketches
-from .classify import BOT, Dimensions
+from .classify import BOT, Dimensions, RecordCoder
 from .encoding import OTHER, cap, escape
 
 log = logging.getLogger(__name__)
@@ -109,15 +109,41 @@ def hour_unit(site: str, ts: dt.datetime) -> tuple:
     return ("u", site, ts.year, ts.month, ts.day, ts.hour)
 
 
-def add_hit(units: dict, site: str, ts: dt.datetime, dims: Dimensions) -> None:
-    """Count one hit into ``units``, held in a DimensionRecorder's pending format: a
-    tally made apart from any recorder (``queries.ingest.mapper``), merged into one
-    later with ``add_pending``."""
-    key = hour_unit(site, ts)
-    unit = units.get(key)
-    if unit is None:
-        unit = units[key] = ({}, set())
-    _add(unit, dims, 1)
+class LogTally:
+    """Log lines counted by dimensions apart from any recorder (``queries.ingest.mapper``:
+    in worker processes), per site and UTC hour, and handed over in the
+    DimensionRecorder's pending format (:meth:`pending`, merged with ``add_pending``).
+    Per line, a few dictionary operations on small-int keys (``RecordCoder``); a visitor
+    is its address and agent, joined into the sketches' string once per distinct pair."""
+
+    def __init__(self):
+        self.coder = RecordCoder()
+        self._units: dict[tuple, tuple[dict, set]] = {}
+        self._by_time: dict[tuple[str, dt.datetime], tuple[dict, set]] = {}
+
+    def add(self, site: str, ts: dt.datetime, record) -> None:
+        """Count the line ``record`` (a ``LogRecord`` of ``site``, at UTC ``ts``)."""
+        key = self.coder.key(site, record)
+        unit = self._by_time.get((site, ts))
+        if unit is None:
+            unit = self._by_time[site, ts] = self._units.setdefault(hour_unit(site, ts),
+                                                                    ({}, set()))
+        counts, pairs = unit
+        counts[key] = counts.get(key, 0) + 1
+        pairs.add((record.host, record.user_agent, key))
+
+    def pending(self) -> dict:
+        """{hour unit: ({values: hits}, {(visitor, values)})}, as ``_add`` keeps them."""
+        values = self.coder.values
+        out = {}
+        for unit_key, (counts, pairs) in self._units.items():
+            by_values: dict[tuple, int] = {}
+            for key, n in counts.items():
+                joined = values(key)
+                by_values[joined] = by_values.get(joined, 0) + n
+            out[unit_key] = (by_values, {(f"{host or ''}\x00{agent or ''}", values(key))
+                                         for host, agent, key in pairs})
+        return out
 
 
 class _PairSketches(dict):

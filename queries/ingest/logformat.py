@@ -56,13 +56,16 @@ class LogRecord(NamedTuple):
     user: str | None
 
 
+# The virtual-host prefix is tried last (``??``): most logs have none, and a line matches
+# with it or without it, never both (four fields before the date, or three).
 _STRICT = re.compile(
-    r'(?:(\S+) )?(\S+) \S+ (\S+) '
+    r'(?:(\S+) )??(\S+) \S+ (\S+) '
     r'\[(\d\d/[A-Z][a-z][a-z]/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})\] '
     r'"([A-Z]+) (/[^"\s\x00]*) (HTTP/\d(?:\.\d)?)" '
     r'(\d{3}|-) (\d+|-)'
     r'(?: "([^"]*)" "([^"]*)"(?: .*)?)?\s*\Z'
 )
+_new = tuple.__new__   # a NamedTuple without its Python-level __new__ (a record per line)
 _QUOTED = r'"((?:[^"\\]|\\.)*)"'
 _LOOSE = re.compile(
     r'(?:(\S+) )?(\S+) \S+ (\S+) \[([^\]]*)\] ' + _QUOTED + r' (\S+) (\S+)'
@@ -115,7 +118,7 @@ class LineParser:
         if len(target) > MAX_PATH:
             raise _Rejected(Reject.BAD_TARGET)
         path, _, query = target.partition("?")
-        return LogRecord(
+        return _new(LogRecord, (
             self._time(stamp), host, method, path, query, proto,
             None if status == "-" else int(status),
             0 if size == "-" else int(size),
@@ -123,7 +126,7 @@ class LineParser:
             None if agent is None or agent == "-" else agent,
             None if vhost is None else _strip_port(vhost),
             None if user == "-" else user,
-        )
+        ))
 
     def _loose(self, line: str) -> LogRecord | Reject:
         line = line.rstrip("\r\n")

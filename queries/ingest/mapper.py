@@ -19,8 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .. import validation
-from ..dimensions.classify import from_record
-from ..dimensions.counters import add_hit
+from ..dimensions.counters import LogTally
 from ..errors import InvalidPageError, InvalidSiteError
 from ..events.collection import EventTotals, EventWriter, event_row
 from ..stats.recorder import day_unit
@@ -61,9 +60,9 @@ class LineMapper:
         tally = Tally()
         if events is not None:
             events.totals = tally.events = EventTotals()
-        parse, rejected, sites, hits, units = (self.parser.parse, tally.rejected,
-                                               tally.sites, tally.hits, tally.units)
-        dimensions = self.dimensions
+        parse, rejected, sites, hits = (self.parser.parse, tally.rejected, tally.sites,
+                                        tally.hits)
+        dimensions = LogTally() if self.dimensions else None
         first = last = None
         lines_seen = 0
         for raw, offset in lines:
@@ -88,8 +87,8 @@ class LineMapper:
             if minutes is None:
                 minutes = hits[key] = {}
             minutes[minute] = minutes.get(minute, 0) + 1
-            if dimensions:
-                add_hit(units, site, ts, from_record(site, record))
+            if dimensions is not None:
+                dimensions.add(site, ts, record)
             sites[site] += 1
             if first is None or ts < first:
                 first = ts
@@ -99,6 +98,8 @@ class LineMapper:
                 events.add_row(event_row(record, site), (stream, offset))
         tally.lines, tally.first, tally.last = lines_seen, first, last
         tally.parsed = sum(sites.values())
+        if dimensions is not None:
+            tally.units = dimensions.pending()
         if events is not None:
             events.flush()
         return tally
