@@ -1,4 +1,9 @@
-"""Everything that touches MongoDB. Never imports Dash."""
+"""Everything that touches MongoDB. Never imports Dash.
+
+The reads returning pandas frames (series, catalog) are imported on first use, so a
+command that only writes (``hitboard ingest``) starts without loading pandas."""
+
+from importlib import import_module
 
 from .errors import (
     HitboardError,
@@ -12,12 +17,22 @@ from .errors import (
 )
 from .indexes import ensure_indexes
 from .stats.backfill import BackfillTotals, DayCounts, backfill
-from .stats.catalog import list_pages, list_sites, top_pages
 from .stats.recorder import HitRecorder
-from .stats.series import daily_series, hourly_series, minute_series, series
 from .stats.sites import register_synthetic, synthetic_sites
 from .stats.writes import log_hit, preallocate
 from .store.connection import connect, is_embedded, migrate_store, redact
+
+_FRAMES = {"list_pages": ".stats.catalog", "list_sites": ".stats.catalog",
+           "top_pages": ".stats.catalog", "daily_series": ".stats.series",
+           "hourly_series": ".stats.series", "minute_series": ".stats.series",
+           "series": ".stats.series"}
+
+
+def __getattr__(name: str):
+    if name in _FRAMES:
+        return getattr(import_module(_FRAMES[name], __name__), name)
+    raise AttributeError(f"module 'queries' has no attribute {name!r}")
+
 
 __all__ = [
     "BackfillTotals",

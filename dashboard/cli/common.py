@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
 import click
 
 import queries
@@ -17,7 +19,22 @@ store_option = click.option(
 
 
 class HitboardGroup(click.Group):
-    """Turns hitboard's ValueErrors into a one-line message and exit status 2."""
+    """Loads a command's module when the command is asked for (``commands``: name ->
+    module of ``dashboard.cli``, Click's lazy-loading pattern), and turns hitboard's
+    errors into a one-line message and exit status 2."""
+
+    def __init__(self, *args, commands: dict[str, str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.modules = commands
+
+    def list_commands(self, ctx) -> list[str]:
+        return sorted(self.modules)
+
+    def get_command(self, ctx, name: str):
+        if name not in self.modules:
+            return None
+        module = import_module(f"dashboard.cli.{self.modules[name]}")
+        return next(command for command in module.COMMANDS if command.name == name)
 
     def invoke(self, ctx):
         try:
