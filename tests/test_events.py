@@ -177,6 +177,12 @@ def test_a_writer_without_a_thread_writes_each_batch_as_it_fills(embedded_db):
     assert (stored_count(embedded_db), writer.pending()) == (6, 1)
     writer.flush()
     assert stored_count(embedded_db) == 7 and writer.totals.written == 7
+    rows = [buckets.row({"site": "t", "time": _at(second)}) for second in range(7)]
+    writer.add_rows(rows)                   # a chunk of lines at once: written at once
+    assert (stored_count(embedded_db, "t"), writer.pending()) == (7, 0)
+    keyed = EventWriter(embedded_db, keyed=True)
+    with pytest.raises(ValueError, match="stream, offset"):
+        keyed.add_rows(rows, [(1, 0)])
 
 
 def test_a_lost_connection_counts_the_whole_batch_failed(embedded_db, monkeypatch):
@@ -200,7 +206,8 @@ def test_write_concern_and_background_flush(embedded_db):
         writer._stop.wait(0.01)
     writer.close()
     assert stored_count(embedded_db) == 1
-    bounded = EventWriter(embedded_db, max_pending=1)
+    bounded = EventWriter(embedded_db, max_pending=1, flush_interval=3600)
     bounded.add({"site": "s", "time": _at(0)})
     with pytest.raises(queries.RecorderOverloadedError):
         bounded.add({"site": "s", "time": _at(1)})
+    bounded.close()

@@ -92,10 +92,13 @@ def stream_name(stream: int) -> str:
 
 
 def _epoch_ms(times: Sequence[dt.datetime]) -> list[int]:
+    """Computed once per distinct time: a log's lines share each second's datetime."""
+    distinct = set(times)
     try:
-        return [(t - _EPOCH) // _MS for t in times]
+        ms = {t: (t - _EPOCH) // _MS for t in distinct}
     except TypeError:                   # a naive datetime among them (UTC)
-        return list(map(schema.epoch_ms, times))
+        ms = {t: schema.epoch_ms(t) for t in distinct}
+    return list(map(ms.__getitem__, times))
 
 
 def _picker(indexes: list[int]):
@@ -124,13 +127,12 @@ def _bucket(site: str, pick, times: list[int], columns: dict[str, tuple],
 
 def _encoded(values: list) -> dict:
     """A column as its distinct values and, per event, the index of its own."""
-    index = dict.fromkeys(values)
-    for code, value in enumerate(index):
-        index[value] = code
-    return {"v": list(index), "i": _packed("H", list(map(index.__getitem__, values)))}
+    distinct = list(dict.fromkeys(values))
+    codes = dict(zip(distinct, range(len(distinct)), strict=True))
+    return {"v": distinct, "i": _packed("H", map(codes.__getitem__, values))}
 
 
-def _packed(typecode: str, numbers: list[int]) -> Binary:
+def _packed(typecode: str, numbers: Iterable[int]) -> Binary:
     """Numbers as one binary value (little-endian), which decodes as one copy where a
     BSON array decodes element by element."""
     packed = array(typecode, numbers)

@@ -136,7 +136,7 @@ class EventWriter:
     Thread-safe. With ``flush_interval`` a background thread flushes (the ``/hit``
     beacon's use: callers never wait on the database); without, ``add`` writes each
     ``batch_size`` events as they fill, and ``flush()`` the rest.
-    Past ``max_pending`` buffered events ``add`` refuses with
+    With a thread, past ``max_pending`` buffered events ``add`` refuses with
     :class:`RecorderOverloadedError`, so memory stays bounded. ``keyed``: each event
     comes with its place in a log file (``add(event, (stream, offset))``), so its
     bucket's ``_id`` is deterministic and a duplicate key means "already stored",
@@ -171,20 +171,21 @@ class EventWriter:
         when, site = event.get("time"), event.get("site")
         if not isinstance(when, dt.datetime) or not isinstance(site, str):
             raise ValueError(f"an event needs a site and a time, not {event!r:.200}")
-        self.add_row(buckets.row(event), key)
+        self.add_rows([buckets.row(event)], None if key is None else [key])
 
-    def add_row(self, row: tuple, key: tuple[int, int] | None = None) -> None:
-        """``add`` of an event already made a row (``event_row``: a parsed log line's
-        time and site are known good), the ingest's way: no document is built."""
-        if self.keyed and key is None:
+    def add_rows(self, rows: list[tuple], keys: list[tuple[int, int]] | None = None) -> None:
+        """``add`` of events already made rows (``event_row``: parsed log lines, whose
+        times and sites are known good), ``keys`` in the same order: an ingest's chunk of
+        lines in one call, no document built."""
+        if self.keyed and (keys is None or len(keys) != len(rows)):
             raise ValueError("a keyed event writer needs each event's (stream, offset)")
         with self._lock:
-            if len(self._pending) >= self.max_pending:
+            if self._thread is not None and len(self._pending) + len(rows) > self.max_pending:
                 raise RecorderOverloadedError(
                     f"{len(self._pending)} events are waiting for the database; event refused")
-            self._pending.append(row)
+            self._pending.extend(rows)
             if self.keyed:
-                self._keys.append(key)
+                self._keys.extend(keys)
             full = self._thread is None and len(self._pending) >= self.batch_size
         if full:
             self.flush()

@@ -63,6 +63,7 @@ class LineMapper:
         parse, rejected, sites, hits = (self.parser.parse, tally.rejected, tally.sites,
                                         tally.hits)
         dimensions = LogTally() if self.dimensions else None
+        rows, keys = [], []
         first = last = None
         lines_seen = 0
         for raw, offset in lines:
@@ -95,12 +96,14 @@ class LineMapper:
             if last is None or ts > last:
                 last = ts
             if events is not None:
-                events.add_row(event_row(record, site), (stream, offset))
+                rows.append(event_row(record, site))
+                keys.append((stream, offset))
         tally.lines, tally.first, tally.last = lines_seen, first, last
         tally.parsed = sum(sites.values())
         if dimensions is not None:
             tally.units = dimensions.pending()
         if events is not None:
+            events.add_rows(rows, keys)
             events.flush()
         return tally
 
