@@ -7,13 +7,14 @@ import os
 import signal
 
 import pytest
+from dash.testing.wait import until
 
 import queries
 from queries import processes
 from queries.errors import HitboardError
 from queries.events.collection import EventWriter
 from queries.rollups import parallel
-from queries.rollups.build import run_rollups
+from queries.rollups.build import finish_rollups, run_rollups, start_rollups
 from queries.stats import schema
 
 START = dt.datetime(2025, 1, 27, tzinfo=dt.UTC)
@@ -66,6 +67,26 @@ def test_processes_already_running_take_a_level_of_two_pieces(tmp_path):
             run_rollups(shared, workers=workers)
         assert lent.submit(os.getpid).result() != os.getpid()      # still running
         assert lent.submit(_connected).result(), "the workers rolled up"
+    finally:
+        lent.shutdown()
+    assert _rollups(shared) == _rollups(alone)
+
+
+def test_a_started_run_rolls_the_hours_up_while_its_caller_works(tmp_path):
+    """An ingest starts its run before its last flush: the hourly level is written by
+    the workers meanwhile, the levels above it once the run is finished."""
+    _, alone = _store(tmp_path, "alone", events=100)
+    path, shared = _store(tmp_path, "shared", events=100)
+    run_rollups(alone)
+    hourly, daily = (shared[schema.ROLLUPS[level]] for level in ("hourly", "daily"))
+    lent = processes.pool(2)
+    try:
+        with parallel.RollupWorkers(shared, path, shared.name, 2, lent) as workers:
+            run = start_rollups(shared, workers=workers)
+            until(lambda: hourly.count_documents({}) == alone[hourly.name].count_documents({}),
+                  timeout=30)
+            assert daily.count_documents({}) == 0
+            finish_rollups(shared, run, workers=workers)
     finally:
         lent.shutdown()
     assert _rollups(shared) == _rollups(alone)

@@ -17,7 +17,7 @@ from queries.events.collection import WRITE_CONCERNS
 from queries.ingest import gcmode
 from queries.ingest import run as ingesting
 from queries.ingest.logformat import FORMATS
-from queries.rollups.build import run_rollups
+from queries.rollups.build import RollupRun, finish_rollups, run_rollups, start_rollups
 from queries.rollups.parallel import RollupWorkers
 from queries.store.connection import bulk_loading
 
@@ -96,6 +96,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
                                           write_concern=write_concern,
                                           jobs=settings.ingest_jobs, store=settings.store,
                                           pool=pool)
+            rollups = None if follow or no_events else _Rollups(db, settings, pool)
             with _Stop() as stop:
                 try:
                     if follow:
@@ -104,13 +105,14 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
                         ingesting.follow(ingestor, list(default_sites), default_sites, stop.event,
                                          from_start=from_start)
                     else:
-                        _batch(ingestor, default_sites, stop.event, from_start)
+                        _batch(ingestor, default_sites, stop.event, from_start,
+                               None if rollups is None else rollups.start)
                 except (HitboardError, PyMongoError) as exc:
                     failure = exc
                 finally:
                     ingestor.close()
-            if failure is None and not follow and not no_events and ingestor.summary.parsed:
-                _roll_up(db, settings, pool)
+            if rollups is not None and failure is None and ingestor.summary.parsed:
+                rollups.finish()
             if ingestor.summary.parsed:
                 note_ingest(db, files, ingestor.summary)
     finally:
@@ -148,21 +150,40 @@ def _forked_workers(settings, files, site, fmt, events, write_concern, follow):
                                 dimensions=True), settings.ingest_jobs)
 
 
-def _roll_up(db, settings, pool) -> None:
-    """Roll up the events just written, so rollups hold them at once (a running server's
-    rollup job would within a minute; a repeated run rewrites the same buckets), in
-    worker processes: the ingest's forked ``pool`` if it has one, else processes started
-    when a level has many buckets to rewrite."""
-    executor = None if pool is None else pool.executor
-    with RollupWorkers(db, settings.store, db.name, settings.ingest_jobs,
-                       executor) as workers:
-        run = run_rollups(db, retention=settings.events_ttl_days, workers=workers)
-    hours = run.buckets.get("hourly", 0)
-    click.echo(f"rollups: {hours:,} hour buckets rewritten ({run.duration_s:.2f} s)", err=True)
+class _Rollups:
+    """The ingest's rollup run, so rollups hold the events just written at once (a
+    running server's rollup job would within a minute; a repeated run rewrites the same
+    buckets), in worker processes: the ingest's forked ``pool`` if it has one, else
+    processes started when a level has many buckets to rewrite. It reads only events,
+    so it starts as soon as the last file's lines are mapped: the workers roll the hours
+    up while this process flushes the counters."""
+
+    def __init__(self, db, settings, pool):
+        self.db, self.settings = db, settings
+        self.workers = RollupWorkers(db, settings.store, db.name, settings.ingest_jobs,
+                                     None if pool is None else pool.executor)
+        self.run: RollupRun | None = None
+
+    def start(self) -> None:
+        self.run = start_rollups(self.db, workers=self.workers)
+
+    def finish(self) -> None:
+        """Complete the run (all of it if no line was mapped before a stop) and say what
+        it did."""
+        with self.workers:
+            if self.run is None:
+                self.start()
+            run = finish_rollups(self.db, self.run, self.settings.events_ttl_days,
+                                 self.workers)
+        hours = run.buckets.get("hourly", 0)
+        click.echo(f"rollups: {hours:,} hour buckets rewritten ({run.duration_s:.2f} s)",
+                   err=True)
 
 
 def _batch(ingestor, default_sites: dict[str, str], stop: threading.Event,
-           from_start: bool) -> None:
+           from_start: bool, mapped) -> None:
+    """Ingest each file in turn; ``mapped()`` once the last one's lines are mapped."""
+    last = list(default_sites)[-1]
     for path, default_site in default_sites.items():
         if stop.is_set():
             return
@@ -175,7 +196,8 @@ def _batch(ingestor, default_sites: dict[str, str], stop: threading.Event,
         with click.progressbar(length=os.path.getsize(path), label=os.path.basename(path),
                                file=sys.stderr, item_show_func=rate) as bar:
             ingesting.ingest_file(ingestor, path, default_site, progress=bar.update,
-                                  stop=stop.is_set, from_start=from_start)
+                                  stop=stop.is_set, from_start=from_start,
+                                  mapped=mapped if path == last else None)
 
 
 def _print_summary(summary, elapsed: float) -> None:

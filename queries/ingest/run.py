@@ -195,14 +195,17 @@ class Ingestor:
         complete = True
         for span in session.interrupted:
             handle = find_file(span["path"], span["device"], span["inode"], span["head"])
+            session.replaying(span)
             if handle is None:
                 complete = False
                 self.summary.warnings.append(
                     f"{span['path']}: bytes {span['from']:,}-{span['to']:,} of an interrupted "
                     "flush cannot be read again (the file is gone): those lines' hits may "
                     "be counted in part")
+                # Lines past the flush were mapped (their events written) but never
+                # counted, and will not be read again: their events leave too.
+                self.resuming(session, span["to"])
                 continue
-            session.replaying(span)
             self.resuming(session, span["from"])
             with handle:
                 self.map_here(((line, end - len(line)) for line, end in
@@ -289,10 +292,12 @@ def _chunks(handle, start: int, size: int, default_site: str, stream: int, chunk
 
 
 def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
-                progress=None, stop=None, from_start: bool = False) -> None:
+                progress=None, stop=None, from_start: bool = False, mapped=None) -> None:
     """Ingest one file from where the last run left it (all of it with ``from_start``);
     ``progress(bytes)`` is called now and then, ``stop()`` returning true ends early,
-    after a flush of what was read."""
+    after a flush of what was read. ``mapped()`` is called once the lines read are
+    mapped, their events written, before the last flush: work on the events alone (the
+    rollups) may start then, in other processes, while this one flushes."""
     session = ingestor.open(path, default_site, from_start)
     try:
         with open(session.path, "rb") as handle:
@@ -305,18 +310,22 @@ def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
             done, unflushed = start, 0
             for end, tally in mapping(_chunks(handle, start, stat.st_size, default_site,
                                               session.stream(), chunk)):
-                ingestor.merge(tally, session)
-                session.consumed(end, tally.lines)
-                unflushed += tally.lines
+                # A full batch is flushed once the next tally comes, so the file's last
+                # batch is flushed after ``mapped``.
                 if (unflushed >= BATCH_LINES
                         or session.pending_documents() >= BATCH_DOCUMENTS):
                     _flush([session])
                     unflushed = 0
+                ingestor.merge(tally, session)
+                session.consumed(end, tally.lines)
+                unflushed += tally.lines
                 if progress is not None:
                     progress(end - done)
                     done = end
                 if stop is not None and stop():
                     break
+            if mapped is not None:
+                mapped()
             _flush([session])
         if progress is not None:
             progress(stat.st_size - done)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pymongo import ASCENDING, ReplaceOne
@@ -137,6 +138,9 @@ class RollupRun:
     duration_s: float = 0.0
     expired: int = 0
     sketches_merged: int = 0   # visitor sketch documents merged by the compaction
+    touched: dict = field(default_factory=dict, repr=False)      # per site, hours read
+    started: float = field(default=0.0, repr=False)              # perf_counter
+    hourly: Callable[[], list] | None = field(default=None, repr=False)
 
 
 def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None,
@@ -147,16 +151,33 @@ def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None
     (``dimensions.sketches.compact_due``): this is what runs periodically (the server's
     rollup job, ``hitboard rollup [--every]``, an ingest's final run). ``workers``: see
     ``roll_hours``."""
+    return finish_rollups(db, start_rollups(db, now, workers), retention, workers)
+
+
+def start_rollups(db, now: dt.datetime | None = None, workers=None) -> RollupRun:
+    """A run's first steps: its window and the hours it touches read, and their hourly
+    buckets handed to ``workers`` (if given: computed by them meanwhile, else here).
+    :func:`finish_rollups` does the rest. An ingest starts its run once its events are
+    written, so the workers roll up while it flushes its counters."""
     started = time.perf_counter()
     read_until = validation.timestamp(now) if now else dt.datetime.now(dt.UTC)
-    since = checkpoint(db)["watermark"]
-    run = RollupRun(since, read_until)
-    roll_hours(db, event_reads.touched_hours(db, since), run, workers)
-    run.duration_s = time.perf_counter() - started
+    run = RollupRun(checkpoint(db)["watermark"], read_until)
+    run.touched = event_reads.touched_hours(db, run.since)
+    run.started = started
+    run.hourly = _level(db, "hourly", run.touched, workers)
+    return run
+
+
+def finish_rollups(db, run: RollupRun, retention: int | None = None,
+                   workers=None) -> RollupRun:
+    """The rest of a run :func:`start_rollups` began: every level written, the checkpoint
+    advanced, old events expired (``retention``), due sketches compacted."""
+    roll_hours(db, run.touched, run, workers)
+    run.duration_s = time.perf_counter() - run.started
     watermark = _advance(db, run)
     if retention is not None:
-        run.expired = events.expire(db, retention, watermark, now)
-    run.sketches_merged = sketches.compact_due(db, read_until)
+        run.expired = events.expire(db, retention, watermark, run.read_until)
+    run.sketches_merged = sketches.compact_due(db, run.read_until)
     return run
 
 
@@ -167,13 +188,13 @@ def roll_hours(db, touched: dict[str, set[dt.datetime]], run: RollupRun | None =
     Each level is computed and written a few parent buckets at a time (``CHUNK``), so a
     year of a thousand pages (~9 million hourly buckets) is never held in memory; the
     pieces of a level are independent, and ``workers`` (``queries.rollups.parallel``), if
-    given, may share them out."""
+    given, may share them out. The hourly level of a started ``run`` is already under
+    way."""
     for level in schema.ROLLUP_LEVELS:
-        key = "hour" if level == "hourly" else PARENT[level][1]
-        wanted = touched if level == "hourly" else touched_keys(touched, key)
-        parts = list(_chunked(wanted, CHUNK[key]))
-        results = (workers.map(level, parts) if workers is not None
-                   else (roll_part(db, level, part) for part in parts))
+        if level == "hourly" and run is not None and run.hourly is not None:
+            results = run.hourly()
+        else:
+            results = _level(db, level, touched, workers)()
         written = buckets = 0
         for part_written, part_buckets in results:
             written += part_written
@@ -181,6 +202,18 @@ def roll_hours(db, touched: dict[str, set[dt.datetime]], run: RollupRun | None =
         if run is not None:
             run.buckets[level] = buckets
             run.documents[level] = written
+
+
+def _level(db, level: str, touched: dict[str, set[dt.datetime]], workers):
+    """The ``level`` buckets of the touched hours, started: a function returning each
+    piece's (documents written, buckets) once done."""
+    key = "hour" if level == "hourly" else PARENT[level][1]
+    wanted = touched if level == "hourly" else touched_keys(touched, key)
+    parts = list(_chunked(wanted, CHUNK[key]))
+    if workers is not None:
+        return workers.start(level, parts)
+    results = [roll_part(db, level, part) for part in parts]
+    return lambda: results
 
 
 def roll_part(db, level: str, part: dict[str, set[dt.datetime]]) -> tuple[int, int]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from concurrent.futures import Executor
 from concurrent.futures.process import BrokenProcessPool
-from itertools import repeat
 
 from .. import processes
 from ..errors import HitboardError
@@ -49,17 +48,29 @@ class RollupWorkers:
 
     def map(self, level: str, parts: list[dict]) -> list[tuple[int, int]]:
         """``build.roll_part`` of each piece: (documents written, buckets) per piece."""
+        return self.start(level, parts)()
+
+    def start(self, level: str, parts: list[dict]):
+        """``map``, begun: the pieces handed to the processes (or computed here), and a
+        function that returns their results once they are all done."""
         least = 2 if self._borrowed is not None else MIN_PARTS
         if self.jobs < 2 or len(parts) < least:
-            return [build.roll_part(self.db, level, part) for part in parts]
+            results = [build.roll_part(self.db, level, part) for part in parts]
+            return lambda: results
         if self._pool is None:
             self._pool = processes.pool(self.jobs)
         try:
-            return list(self._pool.map(_roll, repeat(self.store), repeat(self.database),
-                                       repeat(level), parts))
+            futures = [self._pool.submit(_roll, self.store, self.database, level, part)
+                       for part in parts]
         except BrokenProcessPool:
-            raise HitboardError("a rollup worker process died (killed, or out of memory?): "
-                                "the run is incomplete, run it again") from None
+            raise _died() from None
+
+        def results() -> list[tuple[int, int]]:
+            try:
+                return [future.result() for future in futures]
+            except BrokenProcessPool:
+                raise _died() from None
+        return results
 
     def close(self) -> None:
         if self._pool is not None and self._pool is not self._borrowed:
@@ -71,3 +82,8 @@ class RollupWorkers:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _died() -> HitboardError:
+    return HitboardError("a rollup worker process died (killed, or out of memory?): the "
+                         "run is incomplete, run it again")
