@@ -56,7 +56,7 @@ def test_workers_write_what_one_process_writes(tmp_path, monkeypatch):
     assert _rollups(shared) == _rollups(alone)
 
 
-def test_processes_already_running_take_a_level_of_two_pieces(tmp_path):
+def test_processes_already_running_take_every_level(tmp_path):
     """An ingest lends its worker processes: they roll up even a short log, and stay."""
     _, alone = _store(tmp_path, "alone", events=100)
     path, shared = _store(tmp_path, "shared", events=100)

@@ -188,20 +188,36 @@ def roll_hours(db, touched: dict[str, set[dt.datetime]], run: RollupRun | None =
     Each level is computed and written a few parent buckets at a time (``CHUNK``), so a
     year of a thousand pages (~9 million hourly buckets) is never held in memory; the
     pieces of a level are independent, and ``workers`` (``queries.rollups.parallel``), if
-    given, may share them out. The hourly level of a started ``run`` is already under
-    way."""
+    given, may share them out: a level starts once its source level is written, so
+    weeks and months, both made of days, are computed side by side. The hourly level of
+    a started ``run`` is already under way."""
+    started = {}
+    if run is not None and run.hourly is not None:
+        started["hourly"] = run.hourly
     for level in schema.ROLLUP_LEVELS:
-        if level == "hourly" and run is not None and run.hourly is not None:
-            results = run.hourly()
-        else:
-            results = _level(db, level, touched, workers)()
-        written = buckets = 0
-        for part_written, part_buckets in results:
-            written += part_written
-            buckets += part_buckets
-        if run is not None:
-            run.buckets[level] = buckets
-            run.documents[level] = written
+        if level in PARENT:
+            _done(PARENT[level][0], started, run)
+        if level not in started:
+            started[level] = _level(db, level, touched, workers)
+    for level in list(started):
+        _done(level, started, run)
+    if run is not None:             # in level order, however they ended
+        run.buckets = {level: run.buckets[level] for level in schema.ROLLUP_LEVELS}
+        run.documents = {level: run.documents[level] for level in schema.ROLLUP_LEVELS}
+
+
+def _done(level: str, started: dict, run: RollupRun | None) -> None:
+    """Wait for ``level`` (if still running) and note what it wrote in ``run``."""
+    results = started.pop(level, None)
+    if results is None:
+        return
+    written = buckets = 0
+    for part_written, part_buckets in results():
+        written += part_written
+        buckets += part_buckets
+    if run is not None:
+        run.buckets[level] = buckets
+        run.documents[level] = written
 
 
 def _level(db, level: str, touched: dict[str, set[dt.datetime]], workers):

@@ -21,7 +21,7 @@ from . import build
 
 # A level of fewer pieces is computed here: starting the processes (~1 s of imports)
 # would cost more than sharing the work saves. Processes already running (an ingest's)
-# take any level of two pieces or more.
+# take every level: two levels may then run side by side (``build.roll_hours``).
 MIN_PARTS = 16
 _db = None
 
@@ -53,7 +53,7 @@ class RollupWorkers:
     def start(self, level: str, parts: list[dict]):
         """``map``, begun: the pieces handed to the processes (or computed here), and a
         function that returns their results once they are all done."""
-        least = 2 if self._borrowed is not None else MIN_PARTS
+        least = 1 if self._borrowed is not None else MIN_PARTS
         if self.jobs < 2 or len(parts) < least:
             results = [build.roll_part(self.db, level, part) for part in parts]
             return lambda: results
