@@ -12,8 +12,8 @@ from fakes import stored_count, stored_events
 from pymongo.errors import AutoReconnect, BulkWriteError
 
 import queries
-from queries.events import buckets, upgrade
 from queries.events import collection as events
+from queries.events import upgrade
 from queries.events.collection import EventWriter
 from queries.ingest.logformat import parse_line
 from queries.rollups.build import run_rollups
@@ -100,13 +100,25 @@ def test_a_rollup_run_expires_what_it_has_read(embedded_db):
     assert stored_count(embedded_db) == 1
 
 
-def test_event_row_from_a_log_record():
-    record = parse_line('::1 - - [17/May/2015:10:05:03 +0200] "GET /a?b=1 HTTP/1.1" - - "-" "ua"')
-    row = events.event_row(record, "demo")
-    assert dict(zip(buckets.ROW, row, strict=True)) == {
-        "time": dt.datetime(2015, 5, 17, 8, 5, 3, tzinfo=dt.UTC), "site": "demo",
-        "host": "::1", "method": "GET", "path": "/a", "query": "b=1", "status": None,
-        "bytes": 0, "referrer": None, "user_agent": "ua", "country": None}
+def test_log_lines_are_written_as_the_events_they_are(embedded_db):
+    lines = ['::1 - - [17/May/2015:10:05:03 +0200] "GET /a?b=1 HTTP/1.1" - - "-" "ua"',
+             '10.0.0.1 - - [17/May/2015:10:05:04 +0200] "POST /c HTTP/1.0" 404 7 '
+             '"http://r.example/" "-"']
+    records = [parse_line(line) for line in lines]
+    writer = EventWriter(embedded_db, keyed=True)
+    assert writer.write_lines(records, ["demo", "demo"], 7, [0, 80]) == 0
+    assert writer.totals.written == 2
+    stored = [{k: v for k, v in event.items() if k != "_id"}
+              for event in stored_events(embedded_db)]
+    at = dt.datetime(2015, 5, 17, 8, 5, 3, tzinfo=dt.UTC)
+    assert stored == [               # fields without a value ("-") are left out
+        {"time": at, "site": "demo", "host": "::1", "method": "GET", "path": "/a",
+         "query": "b=1", "bytes": 0, "user_agent": "ua"},
+        {"time": at + dt.timedelta(seconds=1), "site": "demo", "host": "10.0.0.1",
+         "method": "POST", "path": "/c", "query": "", "status": 404, "bytes": 7,
+         "referrer": "http://r.example/"}]
+    assert writer.write_lines(records, ["demo", "demo"], 7, [0, 80]) == 0   # same place
+    assert writer.totals.present == 2 and len(stored_events(embedded_db)) == 2
 
 
 def _at(minute: int) -> dt.datetime:
@@ -177,12 +189,11 @@ def test_a_writer_without_a_thread_writes_each_batch_as_it_fills(embedded_db):
     assert (stored_count(embedded_db), writer.pending()) == (6, 1)
     writer.flush()
     assert stored_count(embedded_db) == 7 and writer.totals.written == 7
-    rows = [buckets.row({"site": "t", "time": _at(second)}) for second in range(7)]
-    writer.add_rows(rows)                   # a chunk of lines at once: written at once
-    assert (stored_count(embedded_db, "t"), writer.pending()) == (7, 0)
     keyed = EventWriter(embedded_db, keyed=True)
     with pytest.raises(ValueError, match="stream, offset"):
-        keyed.add_rows(rows, [(1, 0)])
+        keyed.add({"site": "s", "time": _at(0)})
+    with pytest.raises(ValueError, match="keyed event writer"):
+        writer.write_lines([], [], 1, [])
 
 
 def test_a_lost_connection_counts_the_whole_batch_failed(embedded_db, monkeypatch):

@@ -53,17 +53,27 @@ def row(event: Mapping) -> tuple:
 
 def pack(rows: list[tuple], ingested: dt.datetime,
          keys: list[tuple[int, int]] | None = None) -> list[dict]:
-    """The bucket documents of events given as rows (``ROW`` fields, see :func:`row`):
-    per site, UTC hour (and log pass) in their order, ``BUCKET_EVENTS`` at most each.
-    With ``keys`` (each event's ``(stream, offset)``), buckets are named by their pass
-    and first offset (``collection.forget``). Rows, not documents: an ingest packs every
-    line it reads, and tuples are transposed into columns in C."""
+    """The bucket documents of events given as rows (``ROW`` fields, see :func:`row`),
+    with ``keys`` (each event's ``(stream, offset)``) if they come from log files: see
+    :func:`pack_columns`. Rows, not documents: tuples are transposed in C."""
     if not rows:
         return []
     times, sites, *values = zip(*rows, strict=True)
+    streams, offsets = zip(*keys, strict=True) if keys else ([None] * len(rows), None)
+    return pack_columns(times, sites, dict(zip(COLUMNS, values, strict=True)), ingested,
+                        streams, offsets)
+
+
+def pack_columns(times: Sequence[dt.datetime], sites: Sequence[str],
+                 columns: Mapping[str, Sequence], ingested: dt.datetime,
+                 streams: Sequence[int | None], offsets: Sequence[int] | None,
+                 ) -> list[dict]:
+    """The bucket documents of events given column by column (``columns``: values of
+    ``COLUMNS``; one left out is None for every event): per site, UTC hour (and log
+    pass) in their order, ``BUCKET_EVENTS`` at most each. Events of log files have their
+    pass (``streams``) and line's byte offset (``offsets``): buckets are named by pass
+    and first offset (``collection.forget``)."""
     times = _epoch_ms(times)
-    columns = dict(zip(COLUMNS, values, strict=True))
-    streams = map(itemgetter(0), keys) if keys else [None] * len(rows)
     groups: dict[tuple, list[int]] = {}
     for i, key in enumerate(zip(sites, [ms // HOUR_MS for ms in times], streams,
                                 strict=True)):
@@ -71,7 +81,6 @@ def pack(rows: list[tuple], ingested: dt.datetime,
         if group is None:
             group = groups[key] = []
         group.append(i)
-    offsets = list(map(itemgetter(1), keys)) if keys else None
     out = []
     for (site, _, stream), indexes in groups.items():
         for i in range(0, len(indexes), BUCKET_EVENTS):
@@ -110,13 +119,15 @@ def _picker(indexes: list[int]):
     return lambda values: list(get(values))
 
 
-def _bucket(site: str, pick, times: list[int], columns: dict[str, tuple],
+def _bucket(site: str, pick, times: list[int], columns: Mapping[str, Sequence],
             ingested: dt.datetime) -> dict:
     mine = pick(times)
     doc = {"site": site, "start": schema.from_epoch_ms(min(mine)),
            "end": schema.from_epoch_ms(max(mine)), "n": len(mine), "ingested": ingested,
            TIME: _packed("q", mine)}
     for column in COLUMNS:
+        if column not in columns:
+            continue
         values = pick(columns[column])
         if column in NUMBERS:
             doc[column] = values

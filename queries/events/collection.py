@@ -31,6 +31,7 @@ import datetime as dt
 import hashlib
 import threading
 from dataclasses import dataclass, field
+from functools import partial
 
 from pymongo import ASCENDING
 from pymongo.errors import BulkWriteError, PyMongoError
@@ -90,11 +91,15 @@ def expire(db, retention: int, rolled_up_until: dt.datetime,
     return leaving
 
 
-def event_row(record, site: str) -> tuple:
-    """An event from a parsed log line (a :class:`~queries.ingest.logformat.LogRecord`),
-    as a row of ``buckets.ROW``; ``ingested`` is set when the batch is written."""
-    return (record.time, site, record.host, record.method, record.path, record.query,
-            record.status, record.bytes, record.referrer, record.user_agent, None)
+# A log line's fields (``queries.ingest.logformat.LogRecord``) stored as events' columns.
+_LOG_FIELDS = ("host", "method", "path", "query", "status", "bytes", "referrer", "user_agent")
+
+
+def log_columns(records: list) -> tuple[tuple, dict[str, tuple]]:
+    """The times and event columns of parsed log lines (``LogRecord``s): the records
+    transposed in C, no row built per line."""
+    fields = dict(zip(records[0]._fields, zip(*records, strict=True), strict=True))
+    return fields["time"], {name: fields[name] for name in _LOG_FIELDS}
 
 
 def stream_key(source: str) -> int:
@@ -171,24 +176,36 @@ class EventWriter:
         when, site = event.get("time"), event.get("site")
         if not isinstance(when, dt.datetime) or not isinstance(site, str):
             raise ValueError(f"an event needs a site and a time, not {event!r:.200}")
-        self.add_rows([buckets.row(event)], None if key is None else [key])
-
-    def add_rows(self, rows: list[tuple], keys: list[tuple[int, int]] | None = None) -> None:
-        """``add`` of events already made rows (``event_row``: parsed log lines, whose
-        times and sites are known good), ``keys`` in the same order: an ingest's chunk of
-        lines in one call, no document built."""
-        if self.keyed and (keys is None or len(keys) != len(rows)):
+        if self.keyed and key is None:
             raise ValueError("a keyed event writer needs each event's (stream, offset)")
+        row = buckets.row(event)
         with self._lock:
-            if self._thread is not None and len(self._pending) + len(rows) > self.max_pending:
+            if self._thread is not None and len(self._pending) >= self.max_pending:
                 raise RecorderOverloadedError(
                     f"{len(self._pending)} events are waiting for the database; event refused")
-            self._pending.extend(rows)
+            self._pending.append(row)
             if self.keyed:
-                self._keys.extend(keys)
+                self._keys.append(key)
             full = self._thread is None and len(self._pending) >= self.batch_size
         if full:
             self.flush()
+
+    def write_lines(self, records: list, sites: list[str], stream: int,
+                    offsets: list[int]) -> int:
+        """Write the events of parsed log lines now (an ingest's chunk of lines, mapped:
+        ``records`` are ``LogRecord``s of ``sites``, their lines starting at ``offsets`` in
+        the pass ``stream``), ``batch_size`` at a time; returns how many failed. A keyed
+        writer's way: the lines' places name their buckets."""
+        if not self.keyed:
+            raise ValueError("log lines are written by a keyed event writer")
+        failed = 0
+        for start in range(0, len(records), self.batch_size):
+            part = slice(start, start + self.batch_size)
+            times, columns = log_columns(records[part])
+            failed += self._write(len(times), partial(
+                buckets.pack_columns, times, sites[part], columns,
+                streams=[stream] * len(times), offsets=offsets[part]))
+        return failed
 
     def pending(self) -> int:
         with self._lock:
@@ -207,21 +224,25 @@ class EventWriter:
             return failed
 
     def _insert(self, rows: list[tuple], keys: list[tuple[int, int]] | None) -> int:
-        # Stamped just before the write, as late as possible: a rollup that has read
-        # past this instant must not miss these documents (see rollups.SETTLE).
-        bucketed = buckets.pack(rows, self._clock(), keys)
+        return self._write(len(rows), partial(buckets.pack, rows, keys=keys))
+
+    def _write(self, n: int, pack) -> int:
+        """Insert the buckets of ``n`` events, ``pack(ingested)``; returns how many events
+        failed. Stamped just before the write, as late as possible: a rollup that has
+        read past this instant must not miss these documents (see rollups.SETTLE)."""
+        bucketed = pack(self._clock())
         try:
             self.collection.insert_many(bucketed, ordered=False)
         except BulkWriteError as exc:
             return self._partly_written(bucketed, exc)
         except PyMongoError as exc:
-            self.totals.failed += len(rows)
-            self._note(f"{len(rows)} events not written: {type(exc).__name__}: {str(exc)[:200]}")
-            return len(rows)
+            self.totals.failed += n
+            self._note(f"{n} events not written: {type(exc).__name__}: {str(exc)[:200]}")
+            return n
         if self.acknowledged:
-            self.totals.written += len(rows)
+            self.totals.written += n
         else:
-            self.totals.unacknowledged += len(rows)
+            self.totals.unacknowledged += n
         return 0
 
     def _partly_written(self, bucketed: list[dict], exc: BulkWriteError) -> int:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from .. import validation
 from ..dimensions.counters import LogTally
 from ..errors import InvalidPageError, InvalidSiteError
-from ..events.collection import EventTotals, EventWriter, event_row
+from ..events.collection import EventTotals, EventWriter
 from ..stats.recorder import day_unit
 from .logformat import LineParser, LogRecord
 
@@ -63,7 +63,7 @@ class LineMapper:
         parse, rejected, sites, hits = (self.parser.parse, tally.rejected, tally.sites,
                                         tally.hits)
         dimensions = LogTally() if self.dimensions else None
-        rows, keys = [], []
+        records, record_sites, offsets = [], [], []
         first = last = None
         lines_seen = 0
         for raw, offset in lines:
@@ -96,15 +96,15 @@ class LineMapper:
             if last is None or ts > last:
                 last = ts
             if events is not None:
-                rows.append(event_row(record, site))
-                keys.append((stream, offset))
+                records.append(record)
+                record_sites.append(site)
+                offsets.append(offset)
         tally.lines, tally.first, tally.last = lines_seen, first, last
         tally.parsed = sum(sites.values())
         if dimensions is not None:
             tally.units = dimensions.pending()
-        if events is not None:
-            events.add_rows(rows, keys)
-            events.flush()
+        if events is not None and records:
+            events.write_lines(records, record_sites, stream, offsets)
         return tally
 
     def map_chunk(self, data: bytes, start: int, default_site: str, stream: int,
