@@ -66,17 +66,18 @@ class LineMapper:
         records, record_sites, offsets = [], [], []
         first = last = None
         lines_seen = 0
+        fixed, default, names_of = self.site, self._site(default_site), self._names
         for raw, offset in lines:
             lines_seen += 1
             record = parse(raw.decode("utf-8", "replace"))
             if not isinstance(record, LogRecord):
                 rejected[str(record)] += 1
                 continue
-            site = self._site(self.site or record.vhost or default_site)
+            site = fixed or (self._site(record.vhost) if record.vhost else default)
             if site is None:
                 rejected["bad_site"] += 1
                 continue
-            names = self._names.get((site, record.path), False)
+            names = names_of.get((site, record.path), False)
             if names is False:
                 names = self._validate(site, record.path)
             if names is None:
