@@ -119,7 +119,7 @@ class LineParser:
             raise _Rejected(Reject.BAD_TARGET)
         path, _, query = target.partition("?")
         return _new(LogRecord, (
-            self._time(stamp), host, method, path, query, proto,
+            self._times.get(stamp) or self._time(stamp), host, method, path, query, proto,
             None if status == "-" else int(status),
             0 if size == "-" else int(size),
             None if ref is None or ref == "-" else ref,

@@ -91,7 +91,6 @@ class LineMapper:
             minutes[minute] = minutes.get(minute, 0) + 1
             if dimensions is not None:
                 dimensions.add(site, ts, record)
-            sites[site] += 1
             if first is None or ts < first:
                 first = ts
             if last is None or ts > last:
@@ -100,6 +99,8 @@ class LineMapper:
                 records.append(record)
                 record_sites.append(site)
                 offsets.append(offset)
+        for (site, *_), minutes in hits.items():       # a parsed line is a hit
+            sites[site] += sum(minutes.values())
         tally.lines, tally.first, tally.last = lines_seen, first, last
         tally.parsed = sum(sites.values())
         if dimensions is not None:
