@@ -36,8 +36,11 @@ def pool(jobs: int, initializer=None, *initargs, fork: bool = False) -> ProcessP
     executor = ProcessPoolExecutor(
         jobs, mp_context=multiprocessing.get_context("fork" if fork else "spawn"),
         initializer=_started, initargs=(os.getpid(), initializer, initargs))
-    if fork:
-        executor.submit(int)        # forks every worker now, before a thread or store opens
+    # Every worker starts now, from this thread: forked before a thread or store opens;
+    # spawned here, not by whichever thread submits first (the death signal that ties a
+    # worker to its parent fires when the *thread* that started it ends).
+    for _ in range(1 if fork else jobs):
+        executor.submit(int)
     return executor
 
 
