@@ -21,11 +21,12 @@ def line(path: str, status: int = 200, agent: str = "Mozilla/5.0 (X11; Linux x86
 
 
 def test_split_lines_gives_each_line_its_start_offset_and_splits_only_on_newlines():
-    data = b"a\r b\n\nc\x85d\nlast"
-    assert split_lines(data, 100) == [(b"a\r b\n", 100), (b"\n", 105), (b"c\x85d\n", 106),
-                                      (b"last", 110)]
-    assert split_lines(b"", 7) == []
-    assert split_lines(b"x\n", 0) == [(b"x\n", 0)]
+    data = "a\r b\n\nc\u2028é\nlast".encode() + b"\xff\n"
+    assert list(split_lines(data, 100)) == [("a\r b", 100), ("", 105), ("c\u2028é", 106),
+                                            ("last\ufffd", 113)]
+    assert list(split_lines(b"", 7)) == []
+    assert list(split_lines(b"x\n", 0)) == [("x", 0)]
+    assert list(split_lines(b"x\ny\n\nz", 0)) == [("x", 0), ("y", 2), ("", 4), ("z", 5)]
 
 
 def test_a_tally_counts_hits_per_minute_rejects_with_reasons_and_dimensions_per_hour():

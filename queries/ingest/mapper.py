@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat
+from operator import add
 
 from .. import validation
 from ..dimensions.counters import LogTally
@@ -53,10 +55,11 @@ class LineMapper:
         self._sites: dict[str, str | None] = {}
         self._names: dict[tuple[str, str], tuple[str, str] | None] = {}
 
-    def map(self, lines: Iterable[tuple[bytes, int]], default_site: str, stream: int,
+    def map(self, lines: Iterable[tuple[str, int]], default_site: str, stream: int,
             events: EventWriter | None) -> Tally:
-        """Tally ``(line, offset)`` pairs (``offset``: where the line starts in the pass
-        ``stream``); their events are written through ``events`` before returning."""
+        """Tally ``(line, offset)`` pairs (decoded lines, see :func:`split_lines`;
+        ``offset``: where the line starts in the pass ``stream``); their events are
+        written through ``events`` before returning."""
         tally = Tally()
         if events is not None:
             events.totals = tally.events = EventTotals()
@@ -67,9 +70,9 @@ class LineMapper:
         first = last = None
         lines_seen = 0
         fixed, default, names_of = self.site, self._site(default_site), self._names
-        for raw, offset in lines:
+        for line, offset in lines:
             lines_seen += 1
-            record = parse(raw.decode("utf-8", "replace"))
+            record = parse(line)
             if not isinstance(record, LogRecord):
                 rejected[str(record)] += 1
                 continue
@@ -134,13 +137,14 @@ class LineMapper:
         return names
 
 
-def split_lines(data: bytes, start: int) -> list[tuple[bytes, int]]:
-    """The lines of ``data`` (read from byte ``start``) with the offset each starts at."""
-    parts = data.split(b"\n")
-    out, offset = [], start
-    for i, part in enumerate(parts):
-        line = part + b"\n" if i < len(parts) - 1 else part
-        if line:
-            out.append((line, offset))
-            offset += len(line)
-    return out
+def split_lines(data: bytes, start: int) -> Iterator[tuple[str, int]]:
+    """The lines of ``data`` (read from byte ``start``), decoded (a byte that is not
+    UTF-8 becomes U+FFFD) and without their newline, each with the byte offset it starts
+    at. Decoded and split in C, whole: newlines are the same bytes in UTF-8 and in the
+    text, so line i of one is line i of the other (and as long, if all is ASCII)."""
+    lines = data.decode("utf-8", "replace").split("\n")
+    sizes = map(len, lines if data.isascii() else data.split(b"\n"))
+    offsets = accumulate(map(add, sizes, repeat(1)), initial=start)
+    if not lines[-1]:               # ended by a newline (or empty): no line after it
+        lines.pop()
+    return zip(lines, offsets, strict=False)        # one offset more than lines

@@ -208,8 +208,8 @@ class Ingestor:
                 continue
             self.resuming(session, span["from"])
             with handle:
-                self.map_here(((line, end - len(line)) for line, end in
-                               read_range(handle, span["from"], span["to"])),
+                self.map_here(((line.decode("utf-8", "replace"), end - len(line))
+                               for line, end in read_range(handle, span["from"], span["to"])),
                               default_site, session)
             self.summary.recovered += span["lines"]
         _flush([session])
