@@ -140,10 +140,10 @@ def _encoded(values: list) -> dict:
     """A column as its distinct values and, per event, the index of its own."""
     distinct = list(dict.fromkeys(values))
     codes = dict(zip(distinct, range(len(distinct)), strict=True))
-    return {"v": distinct, "i": _packed("H", map(codes.__getitem__, values))}
+    return {"v": distinct, "i": _packed("H", list(map(codes.__getitem__, values)))}
 
 
-def _packed(typecode: str, numbers: Iterable[int]) -> Binary:
+def _packed(typecode: str, numbers: list[int]) -> Binary:
     """Numbers as one binary value (little-endian), which decodes as one copy where a
     BSON array decodes element by element."""
     packed = array(typecode, numbers)
