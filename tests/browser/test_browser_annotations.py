@@ -26,6 +26,14 @@ def open_page(dash_duo, app, path):
     dash_duo.driver.get(dash_duo.server_url + path)
 
 
+def last_two_hours(recent: dt.datetime) -> str:
+    """History over the two hours up to ``recent``: ``range=today`` would miss a note
+    made minutes before when the test runs just after midnight UTC."""
+    start, end = recent - dt.timedelta(hours=2), recent + dt.timedelta(minutes=1)
+    return (f"/history?site=s&tz=UTC&range=custom&start={start:%Y-%m-%dT%H:%M}"
+            f"&end={end:%Y-%m-%dT%H:%M}&gran=minute")
+
+
 def traces(dash_duo, graph):
     return dash_duo.driver.execute_script(TRACES, graph)
 
@@ -64,7 +72,7 @@ def test_a_note_made_with_the_cli_shows_on_history_and_live(app, recent, dash_du
     at = (recent - dt.timedelta(minutes=20)).isoformat()
     annotate(tmp_path / "store", "--site", "s", "--at", at, "--text", "deployed v2.3",
              "--kind", "deploy")
-    open_page(dash_duo, app, "/history?site=s&range=today&tz=UTC&gran=minute")
+    open_page(dash_duo, app, last_two_hours(recent))
     wait_for_trace(dash_duo, "#history-graph", "Notes", "deployed v2.3")
     dash_duo.wait_for_contains_text("#history-notes", "deployed v2.3")
     dash_duo.wait_for_contains_text("#history-notes", "Deploy")
@@ -107,7 +115,7 @@ def test_a_note_made_by_clicking_the_chart_survives_a_reload(app, recent, dash_d
 def test_a_script_note_is_shown_as_text_and_runs_nothing(app, recent, dash_duo, tmp_path):
     annotate(tmp_path / "store", "--site", "s", "--at",
              (recent - dt.timedelta(minutes=30)).isoformat(), "--text", XSS)
-    open_page(dash_duo, app, "/history?site=s&range=today&tz=UTC&gran=minute")
+    open_page(dash_duo, app, last_two_hours(recent))
     dash_duo.wait_for_contains_text("#history-notes", "<script>window.__pwned = 1</script>")
     wait_for_trace(dash_duo, "#history-graph", "Notes", "&lt;script&gt;")
     hover = dash_duo.driver.execute_script(
