@@ -18,6 +18,7 @@ from fakes import stored_count, stored_events
 
 import queries
 from dashboard.cli import main
+from queries.ingest import chunks
 from queries.ingest import run as ingest
 from queries.stats import schema
 
@@ -145,45 +146,9 @@ def test_site_from_filename():
         ingest.site_from_filename("/tmp/é.log")
 
 
-def test_chunks_cut_a_range_after_newlines_every_chunk_of_bytes(tmp_path):
-    lines = [f"line {i}\n".encode() for i in range(12)] + [b"a line longer than a chunk\n",
-                                                          b"last, no newline"]
-    log = tmp_path / "a.log"
-    log.write_bytes(b"".join(lines))
-    with log.open("rb") as handle:
-        chunks = list(ingest._chunks(handle, 0, log.stat().st_size, "s", 7, 16))
-    # each chunk ends after its last whole line; the long line waits for its newline
-    assert [data for _, (data, *_) in chunks][:2] == [b"".join(lines[:2]),
-                                                      b"".join(lines[2:4])]
-    assert lines[12] in [data for _, (data, *_) in chunks][-2]
-    assert [data.endswith(b"\n") for _, (data, *_) in chunks] == [True] * (len(chunks) - 1) + [
-        False]
-    assert b"".join(data for _, (data, *_) in chunks) == log.read_bytes()
-    for end, (data, start, site, stream) in chunks:
-        assert (end, site, stream) == (start + len(data), "s", 7)
-    with log.open("rb") as handle:       # a range ending within a line: as far as it goes
-        start = len(b"".join(lines[:4]))
-        end = start + len(lines[4]) + 2
-        chunks = list(ingest._chunks(handle, start, end, "s", 7, 16))
-    assert [(end_, data) for end_, (data, *_) in chunks] == [
-        (start + len(lines[4]), lines[4]), (end, lines[5][:2])]
-
-
-def test_chunks_come_in_pairs_of_one_size(monkeypatch):
-    monkeypatch.setattr(ingest, "CHUNK_BYTES", 100)
-    assert ingest.chunk_bytes(1_000) == 100
-    assert ingest.chunk_bytes(950) == 95             # 10 chunks of the same size
-    assert ingest.chunk_bytes(1_001) == 84           # 12 chunks, not 10 and a lone one
-    assert ingest.chunk_bytes(150) == 75             # 2 chunks
-    assert ingest.chunk_bytes(1) == ingest.chunk_bytes(0) == 1
-    for size in range(2, 3_000, 7):
-        chunk = ingest.chunk_bytes(size)
-        assert chunk <= 100 and -(-size // chunk) % 2 == 0, size
-
-
 def test_a_batch_ends_early_once_its_flush_would_write_many_documents(
         embedded_db, tmp_path, monkeypatch):
-    monkeypatch.setattr(ingest, "CHUNK_BYTES", 2_000)           # ~20 lines a chunk
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 2_000)           # ~20 lines a chunk
     monkeypatch.setattr(ingest, "BATCH_DOCUMENTS", 200)
     log = tmp_path / "access.log"       # 100 pages a day for 3 days, in time order
     write(log, [line(day * 86_400 + i, f"/p{i}") for day in range(3) for i in range(100)])

@@ -168,12 +168,13 @@ def test_batch_ingest_killed_mid_file_then_run_again_counts_each_line_once(serve
 CRASH = textwrap.dedent("""
     import multiprocessing, os, sys
     from dashboard.cli import main
+    from queries.ingest import chunks
     from queries.ingest import run as ingest
     from queries.stats import recorder
     from queries.dimensions import DimensionRecorder
     from queries.ingest.session import LogSession
     ingest.BATCH_LINES = ingest.FOLLOW_BATCH_LINES = 500
-    ingest.CHUNK_BYTES = 250 * LINE_BYTES       # two chunks a batch
+    chunks.CHUNK_BYTES = 250 * LINE_BYTES       # two chunks a batch
     ingest.PARALLEL_BYTES = 0       # with --jobs 2, even this small file goes to workers
     step, nth, *argv = sys.argv[1:]
     owner, name, after = {
@@ -206,8 +207,9 @@ CRASH = textwrap.dedent("""
 SMALL_CHUNKS = textwrap.dedent("""
     import sys
     from dashboard.cli import main
+    from queries.ingest import chunks
     from queries.ingest import run as ingest
-    ingest.CHUNK_BYTES = int(sys.argv[1])
+    chunks.CHUNK_BYTES = int(sys.argv[1])
     main(sys.argv[2:])
 """)
 STEPS = {"after-intent": 2, "after-events": 2, "mid-hits": 3, "mid-dims": 4,

@@ -15,6 +15,7 @@ from fakes import stored_count, stored_events
 
 import queries
 from queries.dimensions import reads
+from queries.ingest import chunks
 from queries.ingest import run as ingest
 from queries.stats import schema
 
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.skipif(not LOG.exists(), reason=f"{LOG} is not there")
 def small_chunks(monkeypatch):
     """Chunks of ~700 lines, batches of 2,000: many of each in the 10,000 lines; every
     file goes to the workers."""
-    monkeypatch.setattr(ingest, "CHUNK_BYTES", 700 * 237)     # the log's mean line: 237 B
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 700 * 237)     # the log's mean line: 237 B
     monkeypatch.setattr(ingest, "BATCH_LINES", 2_000)
     monkeypatch.setattr(ingest, "PARALLEL_BYTES", 0)
 
@@ -75,8 +76,9 @@ def test_workers_store_what_the_ingest_process_stores(tmp_path, small_chunks):
 FORKED = textwrap.dedent("""
     import sys
     import queries
+    from queries.ingest import chunks
     from queries.ingest import run as ingest
-    ingest.CHUNK_BYTES, ingest.BATCH_LINES, ingest.PARALLEL_BYTES = 700 * 237, 2_000, 0
+    chunks.CHUNK_BYTES, ingest.BATCH_LINES, ingest.PARALLEL_BYTES = 700 * 237, 2_000, 0
     store, log, site = sys.argv[1:]
     pool = ingest.fork_workers(ingest.worker_config(store, None, None, "auto", True, None,
                                                     True), 2)

@@ -32,16 +32,14 @@ from dataclasses import dataclass, field
 from .. import validation
 from ..errors import HitboardError, InvalidSiteError
 from ..events.collection import EventTotals, EventWriter, forget
+from . import chunks
 from .mapper import LineMapper, Tally, split_lines
 from .session import BATCH_DOCUMENTS, BATCH_LINES, LogSession
 from .tail import Follower, file_id, find_file, head_digest, read_range
 from .workers import WorkerConfig, WorkerPool
 
 FOLLOW_BATCH_LINES = 2_000
-# Bytes mapped at a time (``queries.ingest.mapper``), cut after a newline: one tally
-# merged, its events inserted EVENT_BATCH at a time.
-CHUNK_BYTES = 12 * 2**20
-EVENT_BATCH = 100_000
+EVENT_BATCH = 100_000       # events inserted at a time: a chunk's (``chunks``) at once
 # A file this large (left to read) is mapped by worker processes when ``jobs`` > 1: below
 # it, starting them (~1 s: imports, the user-agent rules) would cost more than it saves.
 PARALLEL_BYTES = 16 * 2**20
@@ -261,36 +259,6 @@ def _flush(sessions: list[LogSession]) -> None:
         session.commit()                                       # (d)
 
 
-def chunk_bytes(size: int) -> int:
-    """The bytes of each chunk of ``size``: at most CHUNK_BYTES, in an even number of
-    chunks of one size, so two or four worker processes end together rather than one
-    mapping the last chunk alone. The same whatever the number of processes: a log
-    makes the same store with any ``jobs`` (the dimensions' capped counters keep the
-    values their batch meets first, and batches end where chunks do)."""
-    pairs = max(1, -(-size // (2 * CHUNK_BYTES)))
-    return max(1, -(-size // (2 * pairs)))
-
-
-def _chunks(handle, start: int, size: int, default_site: str, stream: int, chunk: int):
-    """The lines of bytes ``[start, size)`` as mapping tasks of about ``chunk`` bytes,
-    each cut after a newline and labelled with the offset after its last line. Cut by
-    bytes: the lines themselves are split where they are mapped, so this process, which
-    merges and flushes, reads a 500,000-line log in a few reads."""
-    handle.seek(start)
-    buffer = b""
-    while start + len(buffer) < size:
-        block = handle.read(min(chunk, size - start - len(buffer)))
-        if not block:
-            break
-        buffer += block
-        cut = buffer.rfind(b"\n") + 1
-        if cut:                         # else one line longer than a chunk: read on
-            yield start + cut, (buffer[:cut], start, default_site, stream)
-            buffer, start = buffer[cut:], start + cut
-    if buffer:                          # the range's last line, perhaps partial
-        yield start + len(buffer), (buffer, start, default_site, stream)
-
-
 def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
                 progress=None, stop=None, from_start: bool = False, mapped=None) -> None:
     """Ingest one file from where the last run left it (all of it with ``from_start``);
@@ -306,10 +274,9 @@ def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
                 file_id(session.path, stat), head_digest(handle), stat.st_size, from_start))
             _note_start(ingestor.summary, session, start, stat.st_size)
             mapping = ingestor.mapping(stat.st_size - start)
-            chunk = chunk_bytes(stat.st_size - start)
             done, unflushed = start, 0
-            for end, tally in mapping(_chunks(handle, start, stat.st_size, default_site,
-                                              session.stream(), chunk)):
+            for end, tally in mapping(chunks.tasks(handle, start, stat.st_size, default_site,
+                                                   session.stream())):
                 # A full batch is flushed once the next tally comes, so the file's last
                 # batch is flushed after ``mapped``.
                 if (unflushed >= BATCH_LINES
