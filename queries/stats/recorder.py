@@ -142,19 +142,7 @@ class HitRecorder:
         unit by unit, with ``record``'s bounds."""
         if self._closed:
             raise RecorderOverloadedError("the recorder is closed")
-        new = []
-        with self._lock:            # units already open, with room to spare: merged here
-            units = self._pending if len(self._pending_docs) < self.max_pending_docs else {}
-            for key, part in pending.items():
-                unit = units.get(key)
-                if unit is None:
-                    new.append((key, part))
-                    continue
-                self._merge_unit(unit, part)
-                n = self._unit_hits(part)
-                self._pending_hits += n
-                self._stats["hits_accepted"] += n
-        for key, part in new:
+        for key, part in pending.items():
             self._admit(key, self._unit_hits(part),
                         lambda unit, part=part: self._merge_unit(unit, part))
 
