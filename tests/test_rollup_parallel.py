@@ -108,11 +108,11 @@ def test_a_dead_worker_fails_the_run_clearly(tmp_path, monkeypatch):
     monkeypatch.setattr(parallel, "MIN_PARTS", 2)
     path, db = _store(tmp_path, "store")
     with parallel.RollupWorkers(db, path, db.name, jobs=2) as workers:
-        workers.map("hourly", [])                                   # nothing: no process
+        workers.start("hourly", [])()                               # nothing: no process
         assert workers._pool is None
         parts = [{"s": {START + dt.timedelta(hours=h)}} for h in range(4)]
-        assert len(workers.map("hourly", parts)) == 4
+        assert len(workers.start("hourly", parts)()) == 4
         for pid in list(workers._pool._processes):
             os.kill(pid, signal.SIGKILL)
         with pytest.raises(HitboardError, match="rollup worker process died"):
-            workers.map("hourly", parts)
+            workers.start("hourly", parts)()

@@ -87,7 +87,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
             pool.close()
         raise
     started = time.perf_counter()
-    failure = None
+    failure = rollups = None
     try:
         with gcmode.bulk():
             queries.ensure_indexes(db)
@@ -116,6 +116,8 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
             if ingestor.summary.parsed:
                 note_ingest(db, files, ingestor.summary)
     finally:
+        if rollups is not None:     # its own processes, if any: a failed ingest skips finish()
+            rollups.workers.close()
         db.client.close()
         if pool is not None:
             pool.close()

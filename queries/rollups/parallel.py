@@ -46,13 +46,10 @@ class RollupWorkers:
         self._borrowed = executor
         self._pool: Executor | None = executor
 
-    def map(self, level: str, parts: list[dict]) -> list[tuple[int, int]]:
-        """``build.roll_part`` of each piece: (documents written, buckets) per piece."""
-        return self.start(level, parts)()
-
     def start(self, level: str, parts: list[dict]):
-        """``map``, begun: the pieces handed to the processes (or computed here), and a
-        function that returns their results once they are all done."""
+        """``build.roll_part`` of each piece, begun: the pieces handed to the processes
+        (or computed here), and a function that returns their results, (documents
+        written, buckets) per piece, once they are all done."""
         least = 1 if self._borrowed is not None else MIN_PARTS
         if self.jobs < 2 or len(parts) < least:
             results = [build.roll_part(self.db, level, part) for part in parts]
