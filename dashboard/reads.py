@@ -102,10 +102,11 @@ def live_snapshot(site: str, pages: tuple[str, ...], tz: str, window_minutes: in
         now = dt.datetime.fromtimestamp(bucket * seconds, dt.UTC)
         midnight = now.astimezone(validation.timezone(tz)).replace(
             hour=0, minute=0, second=0, microsecond=0)
+        minute = now.replace(second=0, microsecond=0)     # the current one: even at :00
         return LiveSnapshot(
             as_of=now,
-            series=queries.minute_series(db, site, now - dt.timedelta(minutes=window_minutes),
-                                         now, pages=pages, tz=tz),
+            series=queries.minute_series(db, site, minute - dt.timedelta(minutes=window_minutes),
+                                         minute + dt.timedelta(minutes=1), pages=pages, tz=tz),
             totals=hit_totals(db, site, now, pages=pages, tz=tz),
             top=ranked_pages(db, site, midnight, now + dt.timedelta(minutes=1), tz=tz,
                              n=TOP_N, humans=humans),

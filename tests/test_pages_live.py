@@ -10,6 +10,7 @@ from dash import no_update
 from dashkit import page_module, seed
 from dimkit import ingest_sample
 
+from dashboard import reads
 from dashboard.services import get_services
 
 
@@ -81,6 +82,18 @@ def test_selected_pages_get_a_line_each_and_the_window_comes_from_the_url(app, l
     assert [trace.name for trace in figure.data] == ["/a", "/b"]
     assert len(figure.data[0].x) == 16
     assert kpi_values(cards)["live-kpi-hour"] == "9"
+
+
+def test_the_window_holds_the_current_minute_from_its_first_instant(app, live, monkeypatch):
+    """A snapshot taken on a minute's boundary (one second in sixty) still ends with
+    that minute: window minutes before it, and itself."""
+    minute = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    seed(get_services(app.server).db, "s", [(minute, "/a", 2)])
+    monkeypatch.setattr(reads.time, "time", lambda: minute.timestamp())
+    out = live.refresh(0, "?site=s&page=/a&window=15&tz=UTC")
+    x = go.Figure(out["figure"]).data[0].x
+    assert len(x) == 16
+    assert str(x[-1]).startswith(f"{minute:%Y-%m-%d %H:%M}")
 
 
 def test_viewers_in_the_same_bucket_share_one_read(app, live):
