@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+from crawlerdetect import CrawlerDetect
+
 from queries.dimensions import agents, assets, classify, encoding, geo, referrer
 from queries.dimensions.classify import RecordCoder
-from queries.ingest.logformat import LineParser
+from queries.ingest.logformat import LineParser, columns
 
 CHROME = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
           "Chrome/126.0 Safari/537.36")
@@ -13,6 +18,7 @@ IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/60
 IPAD = ("Mozilla/5.0 (iPad; CPU OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like "
         "Gecko) Version/17.5 Mobile/15E148 Safari/604.1")
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+SHARED_LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 
 
 def test_referrer_hosts():
@@ -51,6 +57,28 @@ def test_non_browser_clients_and_empty_agents_are_bots():
                   "Wget/1.21", "UptimeRobot/2.0", "", None, "-"):
         assert agents.parse(agent).bot, agent
     assert not agents.parse(CHROME).bot
+
+
+def test_the_crawler_list_uses_both_engines_and_the_exclusions():
+    crawlers = agents.CrawlerList(crawlers=["spider", "Yandex(?!Search)"],
+                                  exclusions=[r"Mozilla/[\d.]*", "spidermonkey"])
+    assert crawlers.is_crawler("MySpider/1.0")              # RE2, case apart
+    assert crawlers.is_crawler("YandexBot/3.0")             # a lookaround: Python's re
+    assert not crawlers.is_crawler("YandexSearch/1.0")
+    assert not crawlers.is_crawler("Mozilla/5.0 SpiderMonkey")   # excluded tokens
+    assert not crawlers.is_crawler("Mozilla/5.0 ")          # nothing left
+
+
+@pytest.mark.skipif(not SHARED_LOG.exists(), reason=f"{SHARED_LOG} is not there")
+def test_the_crawler_list_answers_as_crawlerdetect_does():
+    parser = LineParser()
+    records = map(parser.parse, SHARED_LOG.open(encoding="utf-8", errors="replace"))
+    tried = {record.user_agent for record in records if getattr(record, "user_agent", None)}
+    tried |= {GOOGLEBOT, CHROME, IPHONE, "YandexBot/3.0", "YandexSearch/1.0", "Mozilla/5.0"}
+    crawlers, reference = agents.CrawlerList(), CrawlerDetect()
+    answers = {agent: crawlers.is_crawler(agent) for agent in tried}
+    assert answers == {agent: reference.is_crawler(agent) for agent in tried}
+    assert 50 < sum(answers.values()) < len(tried) - 300      # both answers are there
 
 
 def test_parses_are_cached():
@@ -119,7 +147,7 @@ def test_a_record_coder_gives_what_classify_gives_each_line():
     parser = LineParser()
     records = [parser.parse(line) for line in SAMPLE_LINES]
     coder = RecordCoder()
-    keys = [coder.key("semicomplete.com", record) for record in records]
+    keys = coder.keys(["semicomplete.com"] * len(records), columns(records))
     for record, key in zip(records, keys, strict=True):
         assert coder.values(key) == classify(
             "semicomplete.com", record.path, query=record.query, status=record.status,

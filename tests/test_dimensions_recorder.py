@@ -12,7 +12,7 @@ import pytest
 
 from queries.dimensions import CAPS, DimensionRecorder, classify, reads, sketches
 from queries.dimensions.counters import COLLECTIONS, DAILY, HOURLY, MONTHLY, LogTally, hour_unit
-from queries.ingest.logformat import LineParser
+from queries.ingest.logformat import LineParser, columns
 
 SITE = "shop.example"
 SHARED_LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
@@ -202,8 +202,9 @@ def test_a_log_tally_holds_what_classify_gives_hit_by_hit():
     parser = LineParser()
     records = [parser.parse(line) for line in SHARED_LOG.open(encoding="utf-8").readlines()[:3000]]
     tally, expected = LogTally(), {}
+    tally.add_lines([SITE] * 1000, columns(records[:1000]))     # lines come chunk by chunk
+    tally.add_lines([SITE] * 2000, columns(records[1000:]))
     for record in records:
-        tally.add(SITE, record.time, record)
         dims = classify(SITE, record.path, query=record.query, status=record.status,
                         referrer_url=record.referrer, agent=record.user_agent,
                         address=record.host, vhost=record.vhost)

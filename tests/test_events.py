@@ -15,7 +15,7 @@ import queries
 from queries.events import collection as events
 from queries.events import upgrade
 from queries.events.collection import EventWriter
-from queries.ingest.logformat import parse_line
+from queries.ingest.logformat import columns, parse_line
 from queries.rollups.build import run_rollups
 from queries.stats import schema
 
@@ -104,7 +104,7 @@ def test_log_lines_are_written_as_the_events_they_are(embedded_db):
     lines = ['::1 - - [17/May/2015:10:05:03 +0200] "GET /a?b=1 HTTP/1.1" - - "-" "ua"',
              '10.0.0.1 - - [17/May/2015:10:05:04 +0200] "POST /c HTTP/1.0" 404 7 '
              '"http://r.example/" "-"']
-    records = [parse_line(line) for line in lines]
+    records = columns([parse_line(line) for line in lines])
     writer = EventWriter(embedded_db, keyed=True)
     assert writer.write_lines(records, ["demo", "demo"], 7, [0, 80]) == 0
     assert writer.totals.written == 2
@@ -193,7 +193,7 @@ def test_a_writer_without_a_thread_writes_each_batch_as_it_fills(embedded_db):
     with pytest.raises(ValueError, match="stream, offset"):
         keyed.add({"site": "s", "time": _at(0)})
     with pytest.raises(ValueError, match="keyed event writer"):
-        writer.write_lines([], [], 1, [])
+        writer.write_lines({}, [], 1, [])
 
 
 def test_a_lost_connection_counts_the_whole_batch_failed(embedded_db, monkeypatch):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -93,13 +94,6 @@ def expire(db, retention: int, rolled_up_until: dt.datetime,
 
 # A log line's fields (``queries.ingest.logformat.LogRecord``) stored as events' columns.
 _LOG_FIELDS = ("host", "method", "path", "query", "status", "bytes", "referrer", "user_agent")
-
-
-def log_columns(records: list) -> tuple[tuple, dict[str, tuple]]:
-    """The times and event columns of parsed log lines (``LogRecord``s): the records
-    transposed in C, no row built per line."""
-    fields = dict(zip(records[0]._fields, zip(*records, strict=True), strict=True))
-    return fields["time"], {name: fields[name] for name in _LOG_FIELDS}
 
 
 def stream_key(source: str) -> int:
@@ -190,20 +184,22 @@ class EventWriter:
         if full:
             self.flush()
 
-    def write_lines(self, records: list, sites: list[str], stream: int,
-                    offsets: list[int]) -> int:
+    def write_lines(self, lines: dict[str, Sequence], sites: Sequence[str], stream: int,
+                    offsets: Sequence[int]) -> int:
         """Write the events of parsed log lines now (an ingest's chunk of lines, mapped:
-        ``records`` are ``LogRecord``s of ``sites``, their lines starting at ``offsets`` in
-        the pass ``stream``), ``batch_size`` at a time; returns how many failed. A keyed
-        writer's way: the lines' places name their buckets."""
+        ``lines`` holds their fields as columns, ``queries.ingest.logformat.columns``;
+        ``sites`` are their sites, ``offsets`` where they start in the pass ``stream``),
+        ``batch_size`` at a time; returns how many failed. A keyed writer's way: the
+        lines' places name their buckets."""
         if not self.keyed:
             raise ValueError("log lines are written by a keyed event writer")
         failed = 0
-        for start in range(0, len(records), self.batch_size):
+        for start in range(0, len(sites), self.batch_size):
             part = slice(start, start + self.batch_size)
-            times, columns = log_columns(records[part])
+            times = lines["time"][part]
             failed += self._write(len(times), partial(
-                buckets.pack_columns, times, sites[part], columns,
+                buckets.pack_columns, times, sites[part],
+                {name: lines[name][part] for name in _LOG_FIELDS},
                 streams=[stream] * len(times), offsets=offsets[part]))
         return failed
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import NamedTuple
 
@@ -199,6 +200,12 @@ class LineParser:
 def parse_line(line: str, format: str = "auto") -> LogRecord | Reject:
     """One-off convenience; use a :class:`LineParser` for many lines (it caches times)."""
     return LineParser(format).parse(line)
+
+
+def columns(records: Sequence[LogRecord]) -> dict[str, tuple]:
+    """The fields of ``records`` (at least one) as columns, {field: values}: transposed
+    in C, for the work done per column (events, dimensions) rather than per line."""
+    return dict(zip(LogRecord._fields, zip(*records, strict=True), strict=True))
 
 
 def _strip_port(vhost: str) -> str:

@@ -25,7 +25,7 @@ from ..dimensions.counters import LogTally
 from ..errors import InvalidPageError, InvalidSiteError
 from ..events.collection import EventTotals, EventWriter
 from ..stats.recorder import day_unit
-from .logformat import LineParser, LogRecord
+from .logformat import LineParser, LogRecord, columns
 
 MAX_NAMES = 100_000      # (site, page) validations remembered
 
@@ -65,7 +65,7 @@ class LineMapper:
             events.totals = tally.events = EventTotals()
         parse, rejected, sites, hits = (self.parser.parse, tally.rejected, tally.sites,
                                         tally.hits)
-        dimensions = LogTally() if self.dimensions else None
+        keep = events is not None or self.dimensions
         records, record_sites, offsets = [], [], []
         first = last = None
         lines_seen = 0
@@ -92,13 +92,11 @@ class LineMapper:
             if minutes is None:
                 minutes = hits[key] = {}
             minutes[minute] = minutes.get(minute, 0) + 1
-            if dimensions is not None:
-                dimensions.add(site, ts, record)
             if first is None or ts < first:
                 first = ts
             if last is None or ts > last:
                 last = ts
-            if events is not None:
+            if keep:
                 records.append(record)
                 record_sites.append(site)
                 offsets.append(offset)
@@ -106,10 +104,14 @@ class LineMapper:
             sites[site] += sum(minutes.values())
         tally.lines, tally.first, tally.last = lines_seen, first, last
         tally.parsed = sum(sites.values())
-        if dimensions is not None:
-            tally.units = dimensions.pending()
-        if events is not None and records:
-            events.write_lines(records, record_sites, stream, offsets)
+        if records:
+            lines = columns(records)
+            if self.dimensions:
+                dimensions = LogTally()
+                dimensions.add_lines(record_sites, lines)
+                tally.units = dimensions.pending()
+            if events is not None:
+                events.write_lines(lines, record_sites, stream, offsets)
         return tally
 
     def map_chunk(self, data: bytes, start: int, default_site: str, stream: int,
