@@ -36,7 +36,6 @@ import datetime as dt
 import uuid
 from collections.abc import Iterable
 
-from bson import Binary
 from datasketches import hll_sketch, hll_union, tgt_hll_type
 from pymongo import ReplaceOne
 
@@ -64,8 +63,10 @@ def new(lg_k: int = LG_K) -> hll_sketch:
     return hll_sketch(lg_k, tgt_hll_type.HLL_4)
 
 
-def dump(sketch: hll_sketch) -> Binary:
-    return Binary(sketch.serialize_compact())
+def dump(sketch: hll_sketch) -> bytes:
+    """The sketch as stored: ``bytes`` are BSON binary data (subtype 0), as ``Binary``
+    would make them, without its Python-level constructor (a flush dumps thousands)."""
+    return sketch.serialize_compact()
 
 
 def load(data: bytes) -> hll_sketch:
