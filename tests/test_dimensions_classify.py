@@ -81,6 +81,13 @@ def test_the_crawler_list_answers_as_crawlerdetect_does():
     assert 50 < sum(answers.values()) < len(tried) - 300      # both answers are there
 
 
+def test_prepare_builds_the_parser_and_the_crawler_list_before_any_agent():
+    agents._parser.cache_clear()
+    agents._crawlers.cache_clear()
+    agents.prepare()
+    assert agents._parser.cache_info().currsize == agents._crawlers.cache_info().currsize == 1
+
+
 def test_parses_are_cached():
     agents.clear_cache()
     agents.parse(CHROME)

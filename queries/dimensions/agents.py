@@ -88,6 +88,14 @@ def _crawlers() -> CrawlerList:
     return CrawlerList()
 
 
+def prepare() -> None:
+    """Build the parser and the crawler list now (~0.12 s) rather than for the first
+    agent: an ingest worker process does it as it starts, while the ingest process
+    opens the store."""
+    _parser()
+    _crawlers()
+
+
 def is_bot(agent: str | None) -> bool:
     return parse(agent).bot
 

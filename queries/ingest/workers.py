@@ -22,6 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from .. import processes
+from ..dimensions import agents
 from ..errors import HitboardError
 from ..events.collection import EventWriter
 from ..store.connection import bulk_loading, connect
@@ -50,6 +51,8 @@ def _start(config: WorkerConfig) -> None:
     global _config
     _config = config
     gcmode.enter()
+    if config.dimensions:
+        agents.prepare()
 
 
 def _map(data: bytes, start: int, default_site: str, stream: int) -> Tally:
