@@ -77,7 +77,7 @@ def agent_parsers(agents: list[str]) -> None:
     chosen.clear_cache()
     first = timed(chosen.parse, agents)
     cached = timed(chosen.parse, agents)
-    print(f"{'hitboard agents.parse (+ crawlerdetect)':48} uncached {first:>7,.0f}  "
+    print(f"{'hitboard agents.parse (+ crawler list)':48} uncached {first:>7,.0f}  "
           f"cached {cached:>8,.2f}")
 
 
@@ -90,7 +90,9 @@ def crawler_lists(lines_agents: list[str]) -> None:
     from queries.dimensions import agents as chosen
     detector = CrawlerDetect()
     rows = [("crawlerdetect", detector.isCrawler, size("crawlerdetect")),
-            ("hitboard (crawlerdetect + non-browser list)", lambda a: chosen.parse(a).bot, "")]
+            ("its list run by RE2 (agents.CrawlerList)", chosen.CrawlerList().is_crawler,
+             size("crawlerdetect", "google-re2")),
+            ("hitboard (crawler list + non-browser list)", lambda a: chosen.parse(a).bot, "")]
     try:
         crawleruseragents = importlib.import_module("crawleruseragents")
         rows.append(("crawler-user-agents", crawleruseragents.is_crawler,

@@ -68,7 +68,9 @@ def ingest_once(log: Path, dimensions: bool, events: bool, jobs: int) -> tuple[f
             with gcmode.bulk():       # as `hitboard ingest` runs
                 ingest.ingest_file(ingestor, log, "x")
         finally:
-            ingestor.close()          # the workers end: their CPU time is counted
+            ingestor.close()
+            if pool is not None:
+                pool.close()          # the workers end: their CPU time is counted
         return (time.perf_counter() - started,
                 time.process_time() + children_cpu() - cpu)
     finally:

@@ -27,17 +27,25 @@ OTHER = "Other"
 DESKTOP, MOBILE, TABLET, BOT = "desktop", "mobile", "tablet", "bot"
 HUMAN = "human"
 
-NON_BROWSER = re.compile(
+
+def _caseless(pattern: str):
+    """``pattern`` compiled by RE2, case ignored: an alternation runs as one automaton
+    (Python's ``re`` tries each branch at each position: ~37 µs an agent against ~3.5
+    for ``NON_BROWSER``)."""
+    options = re2.Options()
+    options.case_sensitive = False
+    return re2.compile(pattern, options)
+
+
+NON_BROWSER = _caseless(
     r"curl|wget|python-requests|python-urllib|python/|aiohttp|httpx|go-http-client|"
     r"okhttp|java/|apache-httpclient|libwww-perl|lwp::|pycurl|node-fetch|axios|undici|"
     r"headlesschrome|phantomjs|httpie|postmanruntime|insomnia|guzzle|ruby|"
     r"uptimerobot|pingdom|statuscake|site24x7|datadog|newrelic|monitor|check_http|"
     r"nagios|zabbix|prometheus|blackbox|kube-probe|elb-healthchecker|googlehc|"
-    r"health.?check|scan|feed|rss|fetch|slurp|archiver|indexer|validator|preview",
-    re.IGNORECASE)
-_TABLET = re.compile(r"ipad|tablet|kindle|silk/|playbook|nexus (7|9|10)|sm-t\d", re.I)
-_MOBILE = re.compile(r"mobi|iphone|ipod|android.*mobile|windows phone|blackberry|opera mini",
-                     re.I)
+    r"health.?check|scan|feed|rss|fetch|slurp|archiver|indexer|validator|preview")
+_TABLET = _caseless(r"ipad|tablet|kindle|silk/|playbook|nexus (7|9|10)|sm-t\d")
+_MOBILE = _caseless(r"mobi|iphone|ipod|android.*mobile|windows phone|blackberry|opera mini")
 
 
 class Agent(NamedTuple):
@@ -57,10 +65,7 @@ class CrawlerList:
     stay with ``re``, as do the exclusions, whose ``re.sub`` is quicker than RE2's."""
 
     def __init__(self, crawlers=CRAWLERS, exclusions=EXCLUSIONS):
-        options = re2.Options()
-        options.case_sensitive = False
-        automaton = [p for p in crawlers if "(?" not in p]
-        self._crawlers = re2.compile("|".join(automaton), options)
+        self._crawlers = _caseless("|".join(p for p in crawlers if "(?" not in p))
         others = [p for p in crawlers if "(?" in p]
         self._others = re.compile("|".join(others), re.IGNORECASE) if others else None
         self._exclusions = re.compile("|".join(exclusions), re.IGNORECASE)
