@@ -144,8 +144,12 @@ class LogTally:
             by_values = parts[hour][0]
             joined = values(key)
             by_values[joined] = by_values.get(joined, 0) + n
+        visitors: dict[tuple, str] = {}        # one string per visitor: pickled once
         for hour, host, agent, key in self._visits:
-            parts[hour][1].add((f"{host or ''}\x00{agent or ''}", values(key)))
+            visitor = visitors.get((host, agent))
+            if visitor is None:
+                visitor = visitors[host, agent] = f"{host or ''}\x00{agent or ''}"
+            parts[hour][1].add((visitor, values(key)))
         return out
 
 
