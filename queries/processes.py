@@ -45,10 +45,15 @@ def pool(jobs: int, initializer=None, *initargs, fork: bool = False) -> ProcessP
 
 
 def _started(parent: int, initializer, initargs: tuple) -> None:
-    _die_with_parent(parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    as_child(parent)
     if initializer is not None:
         initializer(*initargs)
+
+
+def as_child(parent: int) -> None:
+    """What a worker process does first: die with ``parent`` (its pid), ignore Ctrl-C."""
+    _die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _die_with_parent(parent: int) -> None:

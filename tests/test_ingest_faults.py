@@ -164,15 +164,19 @@ def test_batch_ingest_killed_mid_file_then_run_again_counts_each_line_once(serve
 
 # -- a hard exit at each step of a flush, on the embedded store -----------------------------
 # Runs `hitboard ingest` with small batches and calls os._exit (no cleanup, no flush:
-# what SIGKILL does) right before or after one step of the ``nth`` flush.
+# what SIGKILL does) right before or after one step of the ``nth`` flush. A step that
+# runs in the ingest's dimension process (``--jobs 2``: ``queries.ingest.dimwriter``)
+# SIGKILLs the ingest process first: the whole run dies, as in a power loss.
 CRASH = textwrap.dedent("""
-    import multiprocessing, os, sys
+    import multiprocessing, os, signal, sys
     from dashboard.cli import main
     from queries.ingest import chunks
     from queries.ingest import run as ingest
+    from queries.ingest.workers import WorkerPool
     from queries.stats import recorder
     from queries.dimensions import DimensionRecorder
     from queries.ingest.session import LogSession
+    INGEST = os.getpid()
     ingest.BATCH_LINES = ingest.FOLLOW_BATCH_LINES = 500
     chunks.CHUNK_BYTES = 250 * LINE_BYTES       # two chunks a batch
     ingest.PARALLEL_BYTES = 0       # with --jobs 2, even this small file goes to workers
@@ -186,10 +190,16 @@ CRASH = textwrap.dedent("""
         "after-commit": (LogSession, "commit", True),
     }[step]
     real, calls = getattr(owner, name), []
-    def exit_hard():
+    started = WorkerPool.__init__
+    def start(self, *args, **kwargs):
+        started(self, *args, **kwargs)
         if "WORKER_PIDS" in os.environ:       # for the test to see them die too
             with open(os.environ["WORKER_PIDS"], "w") as out:
                 out.write(" ".join(str(p.pid) for p in multiprocessing.active_children()))
+    WorkerPool.__init__ = start
+    def exit_hard():
+        if os.getpid() != INGEST:
+            os.kill(INGEST, signal.SIGKILL)
         os._exit(137)
     def crashing(self, *args, **kwargs):
         if type(self) is not owner:     # a subclass (the dimension recorder): not this step
@@ -251,9 +261,11 @@ def test_a_crash_at_any_step_of_a_flush_then_a_rerun_counts_each_line_once(
         [sys.executable, "-c", CRASH, step, str(STEPS[step]), "ingest", *args,
          *{"batch": ["--jobs", "1"], "workers": ["--jobs", "2"], "follow": ["--follow"]}[mode]],
         capture_output=True, timeout=WAIT, text=True, env={**os.environ, "WORKER_PIDS": str(pids)})
-    assert crash.returncode == 137, crash.stderr
-    workers = [int(pid) for pid in pids.read_text().split()]
-    assert len(workers) == (2 if mode == "workers" else 0)
+    in_dimension_process = (step, mode) == ("mid-dims", "workers")
+    assert crash.returncode == (-signal.SIGKILL if in_dimension_process else 137), crash.stderr
+    workers = [int(pid) for pid in pids.read_text().split()] if pids.exists() else []
+    # Two mapping processes and the dimension process.
+    assert len(workers) == (3 if mode == "workers" else 0)
     wait_for(lambda: all(map(gone, workers)), "the worker processes to die with the ingest")
     daily, _, events = stored_counts(store)
     assert 0 < daily["*"] < lines     # it did die mid-file

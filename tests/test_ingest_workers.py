@@ -90,12 +90,14 @@ FORKED = textwrap.dedent("""
         ingest.ingest_file(ingestor, log, site)
     finally:
         ingestor.close()
+        pool.close()
     print(ingestor.summary.parsed)
 """)
 
 
 def test_forked_workers_store_what_the_ingest_process_stores(tmp_path, small_chunks):
-    """Workers forked before the store opens (as ``hitboard ingest`` starts them)."""
+    """Workers forked before the store opens (as ``hitboard ingest`` starts them), and
+    with them the process that flushes the dimensions (``queries.ingest.dimwriter``)."""
     done = subprocess.run([sys.executable, "-c", FORKED, str(tmp_path / "there"), str(LOG),
                            SITE], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -103,8 +105,14 @@ def test_forked_workers_store_what_the_ingest_process_stores(tmp_path, small_chu
     here, _ = ingested(tmp_path / "here", jobs=1)
     there = queries.connect(str(tmp_path / "there"))
     try:
-        for coll in (schema.DAILY, schema.MONTHLY, "dims.hourly", "dims.daily"):
+        for coll in (schema.DAILY, schema.MONTHLY, "dims.hourly", "dims.daily",
+                     "dims.monthly"):
             assert counters(there, coll) == counters(here, coll), coll
+        assert (reads.visitors(there, SITE, START, END)
+                == reads.visitors(here, SITE, START, END))
+        for by in ("referrer", "page", "browser"):
+            assert (reads.breakdown(there, SITE, by, START, END).to_dict("records")
+                    == reads.breakdown(here, SITE, by, START, END).to_dict("records")), by
         assert stored_count(there) == 10_000
     finally:
         here.client.close()

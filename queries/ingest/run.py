@@ -138,7 +138,7 @@ class Ingestor:
                     "run again to resume")
         session.recorder.add_pending(tally.hits)
         if session.dimensions is not None:
-            session.dimensions.add_pending(tally.units)
+            session.dimensions.add(tally.units)
         summary.lines += tally.lines
         summary.parsed += tally.parsed
         summary.hits += tally.parsed
@@ -170,7 +170,9 @@ class Ingestor:
 
     def open(self, path: str, default_site: str, from_start: bool = False) -> LogSession:
         """The checkpoint of ``path``, an interrupted flush completed first."""
-        session = LogSession(self.db, path, self.options, dimensions=self.dimensions)
+        session = LogSession(self.db, path, self.options, dimensions=self.dimensions,
+                             dimension_writer=None if self._pool is None
+                             else self._pool.dimensions)
         self._sessions.append(session)
         try:
             if session.interrupted:

@@ -42,6 +42,7 @@ import hashlib
 import os
 import socket
 import uuid
+from contextlib import suppress
 
 from pymongo import ReturnDocument
 
@@ -51,6 +52,7 @@ from ..events.collection import stream_key
 from ..stats import schema
 from ..stats.recorder import HitRecorder
 from ..store.connection import atomic
+from .dimwriter import DimensionWriter, PackedUnits, unit_documents
 from .tail import FileId
 
 # A batch ends after BATCH_LINES lines or once its flush would write BATCH_DOCUMENTS
@@ -75,7 +77,7 @@ class LogSession:
     """One log path's checkpoint and recorder during a run (see the module doc)."""
 
     def __init__(self, db, path: str | os.PathLike, options: dict, host: str | None = None,
-                 dimensions: bool = True):
+                 dimensions: bool = True, dimension_writer: DimensionWriter | None = None):
         self.db = db
         self.path = os.path.abspath(path)
         self.host = host or socket.gethostname()
@@ -98,16 +100,21 @@ class LogSession:
         self.file: dict | None = None    # the file being read: identity, head, epoch
         self.offset = self.line = 0      # where the next line starts; lines before it
         self.recorder = HitRecorder(db, writer=self.writer, max_pending_docs=RECORDER_BOUND)
-        # Issue 12's dimensions and visitors, flushed in step (c) under the same number.
-        self.dimensions = (DimensionRecorder(db, writer=f"{self.writer}-dims",
-                                             max_pending_docs=2 * RECORDER_BOUND)
-                           if dimensions else None)
+        # Issue 12's dimensions and visitors, flushed in step (c) under the same number:
+        # here, or by the run's dimension process (``queries.ingest.dimwriter``).
+        self.dimensions: _DimensionsHere | _DimensionsThere | None = None
+        if dimensions:
+            writer = f"{self.writer}-dims"
+            self.dimensions = (
+                _DimensionsThere(dimension_writer, writer) if dimension_writer is not None
+                else _DimensionsHere(DimensionRecorder(db, writer=writer,
+                                                       max_pending_docs=2 * RECORDER_BOUND)))
 
     def pending_documents(self) -> int:
         """The documents the next flush writes: what ends a batch early."""
         docs = self.recorder.status().pending_documents
         if self.dimensions is not None:
-            docs += self.dimensions.status().pending_documents
+            docs += self.dimensions.pending_documents()
         return docs
 
     # -- reading -----------------------------------------------------------------------
@@ -174,14 +181,19 @@ class LogSession:
         self._intent_saved = True
 
     def flush_hits(self) -> None:
-        """(c): the batch's hits and dimensions, under number ``seq``, in one turn of
-        the embedded store's write lock (worker processes write events meanwhile). A
-        failure rolls all of it back, which the guards make safe: the recorders re-send
-        what they hold, and a replay of the batch what they do not."""
+        """(c): the batch's hits and dimensions, under number ``seq``. The hits in one
+        turn of the embedded store's write lock (worker processes write events
+        meanwhile), the dimensions in it too or, from the dimension process, once it is
+        free (their documents computed meanwhile). A failure rolls back what it was
+        writing, which the guards make safe: the recorders re-send what they hold, and
+        a replay of the batch what they do not."""
+        done = None
         with atomic(self.db):
-            self.recorder.flush(seq=self.seq)
             if self.dimensions is not None:
-                self.dimensions.flush(seq=self.seq)
+                done = self.dimensions.start_flush(self.seq)
+            self.recorder.flush(seq=self.seq)
+        if done is not None:
+            done()
 
     def commit(self) -> None:
         """(d): everything up to the end of the ranges is written."""
@@ -205,5 +217,61 @@ class LogSession:
         last flush: the next run reads them again)."""
         self.recorder.close(timeout=2.0)
         if self.dimensions is not None:
-            self.dimensions.close(timeout=2.0)
+            self.dimensions.close()
         return self.recorder.status().pending_hits
+
+
+class _DimensionsHere:
+    """A session's dimension recorder in this process: ``start_flush`` flushes at once,
+    in the caller's turn of the write lock, and returns the function that waits."""
+
+    def __init__(self, recorder: DimensionRecorder):
+        self.recorder = recorder
+
+    def add(self, units: dict | PackedUnits) -> None:
+        """Merge a tally's units (``LogTally.pending``, packed by a worker process)."""
+        if units:
+            self.recorder.add_pending(units.unpack() if isinstance(units, PackedUnits)
+                                      else units)
+
+    def pending_documents(self) -> int:
+        return self.recorder.status().pending_documents
+
+    def start_flush(self, seq: int):
+        self.recorder.flush(seq=seq)
+        return _done
+
+    def close(self) -> None:
+        self.recorder.close(timeout=2.0)
+
+
+class _DimensionsThere:
+    """A session's dimension recorder in the run's dimension process; its pending
+    documents counted here from the units' keys, as the recorder counts them."""
+
+    def __init__(self, writer: DimensionWriter, name: str):
+        self.writer, self.name = writer, name
+        self._documents: set[tuple] = set()
+        writer.open(name, 2 * RECORDER_BOUND)
+
+    def add(self, units: dict | PackedUnits) -> None:
+        if not units:
+            return
+        packed = units if isinstance(units, PackedUnits) else PackedUnits.of(units)
+        self._documents |= unit_documents(packed.keys)
+        self.writer.add(self.name, packed)
+
+    def pending_documents(self) -> int:
+        return len(self._documents)
+
+    def start_flush(self, seq: int):
+        self._documents = set()
+        return self.writer.start_flush(self.name, seq)
+
+    def close(self) -> None:
+        with suppress(HitboardError):      # the process died: it holds nothing more
+            self.writer.release(self.name)
+
+
+def _done() -> None:
+    pass

@@ -27,6 +27,7 @@ from ..errors import HitboardError
 from ..events.collection import EventWriter
 from ..store.connection import bulk_loading, connect
 from . import gcmode
+from .dimwriter import DimensionWriter, PackedUnits
 from .mapper import LineMapper, Tally
 
 _config: WorkerConfig | None = None
@@ -57,7 +58,10 @@ def _start(config: WorkerConfig) -> None:
 
 def _map(data: bytes, start: int, default_site: str, stream: int) -> Tally:
     mapper, events = _worker or _connected()
-    return mapper.map_chunk(data, start, default_site, stream, events)
+    tally = mapper.map_chunk(data, start, default_site, stream, events)
+    if tally.units:         # pickled here, unpickled by the dimension recorder alone
+        tally.units = PackedUnits.of(tally.units)
+    return tally
 
 
 def _connected() -> tuple[LineMapper, EventWriter | None]:
@@ -84,6 +88,10 @@ class WorkerPool:
         no store), else spawned."""
         self.config, self.jobs = config, jobs
         self.forked = fork and processes.can_fork()
+        # The dimension recorders' process (see ``dimwriter``), forked first: no thread
+        # runs yet. A spawned pool's ingest keeps its recorders.
+        self.dimensions = (DimensionWriter(config.store, config.database)
+                           if self.forked and config.dimensions else None)
         self.executor = processes.pool(jobs, _start, config, fork=self.forked)
 
     def map(self, tasks: Iterable[tuple[object, tuple]]) -> Iterator[tuple[object, Tally]]:
@@ -109,3 +117,5 @@ class WorkerPool:
         """Stop the workers: tasks not started are dropped, those running end first
         (a second at most; lines not merged are read again by the next run)."""
         self.executor.shutdown(wait=True, cancel_futures=True)
+        if self.dimensions is not None:
+            self.dimensions.close()
