@@ -5,7 +5,8 @@ independent from line to line, so a worker process maps each chunk of lines, wri
 events through its own connection (the embedded store takes writers from several
 processes; MongoDB, from anywhere), and returns the chunk's tally. The ingest process
 only reads lines, merges tallies in file order and flushes its recorders under its
-checkpoint, so the exactly-once argument of ``queries.ingest.session`` is unchanged:
+checkpoint (the dimension recorders in a process forked with the workers, see
+``dimwriter``), so the exactly-once argument of ``queries.ingest.session`` is unchanged:
 a worker's events may be written before their batch's intent, as events always could
 (a restart deletes the events past its position before reading on).
 
