@@ -97,3 +97,24 @@ def test_a_dimension_process_that_fails_or_dies_stops_the_run_and_a_rerun_counts
             assert sum(doc["hits"] for doc in db[coll].find()) == LINES, coll
     finally:
         db.client.close()
+
+
+def test_two_logs_in_one_run_each_have_their_recorder_in_the_dimension_process(tmp_path, log):
+    other = tmp_path / "other.log"
+    other.write_text(log.read_text(encoding="utf-8")[:200_000].rsplit("\n", 1)[0] + "\n",
+                     encoding="utf-8")
+    lines = LINES + len(other.read_text(encoding="utf-8").splitlines())
+    store = str(tmp_path / "store")
+    script = ("import sys\nfrom dashboard.cli import main\nfrom queries.ingest import run\n"
+              "run.PARALLEL_BYTES = 0\nmain(sys.argv[1:])\n")
+    run = subprocess.run([sys.executable, "-c", script, "ingest", "--site", "logs", "--jobs",
+                          "2", "--store", store, str(log), str(other)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    db = queries.connect(store, read_only=True)
+    try:
+        assert sum(doc["hits"] for doc in db["dims.monthly"].find()) == lines
+        writers = {writer for doc in db["dims.monthly"].find() for writer in doc["flushes"]}
+        assert len(writers) == 2             # one recorder (flush guard) per log
+    finally:
+        db.client.close()
