@@ -15,7 +15,7 @@ from faultkit import counted
 import queries
 from dashboard.cli import main
 from queries.dimensions import DimensionRecorder
-from queries.dimensions.counters import LogTally
+from queries.dimensions.tally import LogTally
 from queries.ingest.dimwriter import PackedUnits, unit_documents
 from queries.ingest.logformat import LineParser, columns
 

@@ -21,7 +21,7 @@ from itertools import accumulate, repeat
 from operator import add
 
 from .. import validation
-from ..dimensions.counters import LogTally
+from ..dimensions.tally import LogTally
 from ..errors import InvalidPageError, InvalidSiteError
 from ..events.collection import EventTotals, EventWriter
 from ..stats.recorder import day_unit
