@@ -48,8 +48,9 @@ def children_cpu() -> float:
 
 
 def ingest_once(log: Path, dimensions: bool, events: bool, jobs: int) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of this process and its worker processes): the machine
-    is shared, and CPU time is what other processes' load disturbs least."""
+    """(wall seconds, CPU seconds of this process and its worker and dimension
+    processes): the machine is shared, and CPU time is what other processes' load
+    disturbs least."""
     where = tempfile.mkdtemp(prefix="hitboard-bench-")
     # Forked before the store opens, as `hitboard ingest` starts them (spawned if this
     # process runs another thread: the summary says which).
@@ -70,7 +71,7 @@ def ingest_once(log: Path, dimensions: bool, events: bool, jobs: int) -> tuple[f
         finally:
             ingestor.close()
             if pool is not None:
-                pool.close()          # the workers end: their CPU time is counted
+                pool.close()          # its processes end: their CPU time is counted
         return (time.perf_counter() - started,
                 time.process_time() + children_cpu() - cpu)
     finally:
