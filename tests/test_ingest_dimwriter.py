@@ -15,8 +15,9 @@ from faultkit import counted
 import queries
 from dashboard.cli import main
 from queries.dimensions import DimensionRecorder
+from queries.dimensions.counters import unit_documents
 from queries.dimensions.tally import LogTally
-from queries.ingest.dimwriter import PackedUnits, unit_documents
+from queries.ingest.dimwriter import PackedUnits
 from queries.ingest.logformat import LineParser, columns
 
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
@@ -43,7 +44,8 @@ def test_packed_units_unpack_to_the_units_and_count_the_recorders_documents(
     recorder = DimensionRecorder(embedded_db, writer="w-dims", flush_interval=3600)
     try:
         recorder.add_pending(units)
-        assert len(unit_documents(packed.keys)) == recorder.status().pending_documents > 20
+        documents = {doc for key in packed.keys for doc in unit_documents(key)}
+        assert len(documents) == recorder.status().pending_documents > 20
     finally:
         recorder.close(timeout=2.0)
 

@@ -109,6 +109,13 @@ def hour_unit(site: str, ts: dt.datetime) -> tuple:
     return ("u", site, ts.year, ts.month, ts.day, ts.hour)
 
 
+def unit_documents(key: tuple) -> tuple[tuple, tuple, tuple]:
+    """The counter documents a unit (``hour_unit``) touches: its hour, day and month."""
+    _, site, year, month, day, hour = key
+    return ((HOURLY, site, year, month, day, hour), (DAILY, site, year, month, day),
+            (MONTHLY, site, year, month))
+
+
 class _PairSketches(dict):
     """(dimension, value) -> the value sketch a visitor with that pair updates in one
     bucket, made on first use: the humans' or the bots' sketch of the value (a visitor
@@ -181,9 +188,7 @@ class DimensionRecorder(HitRecorder):
         self._admit(key, n, lambda unit: _add(unit, dims, n))
 
     def _open_unit(self, key: tuple) -> tuple[dict, set]:
-        _, site, year, month, day, hour = key
-        self._pending_docs.update(((HOURLY, site, year, month, day, hour),
-                                   (DAILY, site, year, month, day), (MONTHLY, site, year, month)))
+        self._pending_docs.update(unit_documents(key))
         unit = self._pending[key] = ({}, set())    # {values: hits}, {(visitor, values)}
         return unit
 

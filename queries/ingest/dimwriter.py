@@ -26,7 +26,6 @@ from contextlib import suppress
 from typing import NamedTuple
 
 from ..dimensions import DimensionRecorder
-from ..dimensions.counters import DAILY, HOURLY, MONTHLY
 from ..errors import HitboardError
 from ..processes import as_child
 from ..store.connection import bulk_loading, connect
@@ -46,16 +45,6 @@ class PackedUnits(NamedTuple):
 
     def unpack(self) -> dict:
         return pickle.loads(self.data)
-
-
-def unit_documents(keys) -> set[tuple]:
-    """The counter documents that units of these keys touch (as the DimensionRecorder
-    counts its pending documents)."""
-    docs: set[tuple] = set()
-    for _, site, year, month, day, hour in keys:
-        docs.update(((HOURLY, site, year, month, day, hour), (DAILY, site, year, month, day),
-                     (MONTHLY, site, year, month)))
-    return docs
 
 
 class DimensionWriter:

@@ -47,12 +47,13 @@ from contextlib import suppress
 from pymongo import ReturnDocument
 
 from ..dimensions import DimensionRecorder
+from ..dimensions.counters import unit_documents
 from ..errors import HitboardError
 from ..events.collection import stream_key
 from ..stats import schema
 from ..stats.recorder import HitRecorder
 from ..store.connection import atomic
-from .dimwriter import DimensionWriter, PackedUnits, unit_documents
+from .dimwriter import DimensionWriter, PackedUnits
 from .tail import FileId
 
 # A batch ends after BATCH_LINES lines or once its flush would write BATCH_DOCUMENTS
@@ -258,7 +259,8 @@ class _DimensionsThere:
         if not units:
             return
         packed = units if isinstance(units, PackedUnits) else PackedUnits.of(units)
-        self._documents |= unit_documents(packed.keys)
+        for key in packed.keys:
+            self._documents.update(unit_documents(key))
         self.writer.add(self.name, packed)
 
     def pending_documents(self) -> int:
