@@ -19,7 +19,7 @@ class LogTally:
     Lines come as columns and are counted in C (``map``, ``zip``, ``Counter``): their
     hours and ``RecordCoder`` keys are looked up, (hour, key) pairs counted, and
     (hour, address, agent, key) visits gathered in a set; a visitor is its address and
-    agent, joined into the sketches' string once per distinct visit."""
+    agent, joined into the sketches' string once per visitor and shared by its visits."""
 
     def __init__(self):
         self.coder = RecordCoder()
@@ -38,7 +38,8 @@ class LogTally:
                                     strict=True))
 
     def pending(self) -> dict:
-        """{hour unit: ({values: hits}, {(visitor, values)})}, as ``_add`` keeps them."""
+        """{hour unit: ({values: hits}, {(visitor, values)})}, the DimensionRecorder's
+        pending units (``counters._add`` keeps them so)."""
         values, units = self.coder.values, self._hours.units
         out = {unit: ({}, set()) for unit in units}
         parts = [out[unit] for unit in units]
