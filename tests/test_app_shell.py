@@ -97,8 +97,10 @@ def test_changing_site_clears_the_pages(app):
 
 
 def test_at_most_ten_pages_the_most_visited_and_the_note_says_so(app):
-    now = dt.datetime.now(dt.UTC)
-    seed(get_services(app.server).db, "alpha", [(now, f"/p{i:02d}", i) for i in range(1, 11)])
+    # An hour ago: the ranking ends at the start of the current minute, so hits of "now"
+    # fall outside it during the first minute of an hour.
+    hour_ago = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
+    seed(get_services(app.server).db, "alpha", [(hour_ago, f"/p{i:02d}", i) for i in range(1, 11)])
     chosen = [f"/p{i:02d}" for i in range(11)]
     out = shell.sync_shell({"shell-pages"}, "?site=alpha", "alpha", chosen, "UTC", "light")
     search, pages, note = out["search"], out["pages"], out["note"]
