@@ -100,11 +100,20 @@ def test_remembered_paths_read_as_on_first_use(monkeypatch):
     first = splice.changes(update)
     assert set(splice._PATHS) == {"minute.3.12", "hourly.3", "daily", "f"}
     second = splice.changes(update)
-    leaves = [(k, v.op, v.value) for k, v in second["minute"]["3"].items()]
-    assert first.keys() == second.keys() and leaves == [("12", "$inc", 1)]
+    assert first.keys() == second.keys() and second["minute"]["3"] == {"12": ("$inc", 1)}
     for refused in ("_id.x", "a..b", "a.$b"):
         assert splice.changes({"$set": {refused: 1}}) is None
         assert splice.changes({"$set": {refused: 1}}) is None
     monkeypatch.setattr(splice, "_PATHS", {f"p{i}": ((), f"p{i}") for i in range(100_000)})
-    assert splice.changes({"$inc": {"a.b": 1}})["a"]["b"].value == 1
+    assert splice.changes({"$inc": {"a.b": 1}})["a"]["b"] == ("$inc", 1)
     assert len(splice._PATHS) == 1
+
+
+def test_paths_under_parents_met_before_join_their_node():
+    """Runs of paths under the same parents share a node, and parents left and met
+    again find theirs: the tree is the one the paths give in any order."""
+    tree = splice.changes({"$inc": {"v.b.x": 1, "v.b.y": 2, "v.o.z": 3, "v.b.w": 4, "n": 5}})
+    assert tree == {"v": {"b": {"x": ("$inc", 1), "y": ("$inc", 2), "w": ("$inc", 4)},
+                          "o": {"z": ("$inc", 3)}}, "n": ("$inc", 5)}
+    for clash in ({"a": 1, "a.b": 1}, {"a.b": 1, "a": 1}, {"a.b": 1, "c.d": 1, "a.b.c": 1}):
+        assert splice.changes({"$inc": clash}) is None

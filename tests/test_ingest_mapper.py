@@ -6,6 +6,7 @@ import datetime as dt
 
 from fakes import stored_count
 
+from queries.dimensions.classify import RecordCoder
 from queries.events.collection import EventWriter, stream_key
 from queries.ingest.mapper import LineMapper, split_lines
 from queries.stats.recorder import HitRecorder
@@ -73,3 +74,18 @@ def test_a_recorder_takes_a_tally_as_if_it_had_recorded_the_hits(embedded_db):
             direct.record("s", page, T)
         assert merged.status().pending_hits == direct.status().pending_hits == 4
         assert merged._pending == direct._pending
+
+
+def test_a_mapper_keeps_its_coder_from_chunk_to_chunk_until_it_is_full(monkeypatch):
+    """Inputs met in an earlier chunk are not classified again, and a full coder makes
+    way for a new one: the tallies are the same either way."""
+    chunk = b"".join([line("/a"), line("/b", 404), line("/c", agent="Googlebot/2.1")])
+    mapper = LineMapper()
+    first = mapper.map_chunk(chunk, 0, "s", 1, None)
+    coder = mapper._coder
+    assert mapper.map_chunk(chunk, 0, "s", 1, None).units == first.units
+    assert mapper._coder is coder and not coder.full
+    monkeypatch.setattr(RecordCoder, "MAX_ENTRIES", 3)
+    assert coder.full
+    assert mapper.map_chunk(chunk, 0, "s", 1, None).units == first.units
+    assert mapper._coder is not coder

@@ -110,8 +110,10 @@ class RecordCoder:
     each part classified once per distinct input. A tally of many lines then hashes five
     ints per hit where it would hash ten (dimension, value) pairs, and joins the pairs
     once per distinct key (:meth:`values`): what ``classify`` gives, for a fraction of
-    the cost per line. Its tables grow with the distinct inputs it sees: one coder per
-    chunk of lines."""
+    the cost per line. Its tables grow with the distinct inputs it sees: a mapper keeps
+    one until it is ``full``, then starts another."""
+
+    MAX_ENTRIES = 200_000     # inputs, parts and values tuples held before ``full``
 
     def __init__(self):
         self._numbers: dict[tuple, int] = {}
@@ -138,6 +140,12 @@ class RecordCoder:
             map(self._countries.__getitem__, lines["host"]),
             map(self._requests.__getitem__, zip(lines["path"], lines["status"], strict=True)),
             strict=True))
+
+    @property
+    def full(self) -> bool:
+        tables = (self._referrers, self._campaigns, self._agents, self._countries,
+                  self._requests, self._numbers, self._values)
+        return sum(map(len, tables)) >= self.MAX_ENTRIES
 
     def values(self, key: tuple[int, ...]) -> tuple:
         """The (dimension, value) pairs of ``key``: ``Dimensions.values``."""

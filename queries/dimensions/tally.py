@@ -21,8 +21,8 @@ class LogTally:
     (hour, address, agent, key) visits gathered in a set; a visitor is its address and
     agent, joined into the sketches' string once per visitor and shared by its visits."""
 
-    def __init__(self):
-        self.coder = RecordCoder()
+    def __init__(self, coder: RecordCoder | None = None):
+        self.coder = RecordCoder() if coder is None else coder
         self._hours = _HourUnits()
         self._counts: Counter = Counter()       # (hour, key) -> hits
         self._visits: set[tuple] = set()        # (hour, address, agent, key)

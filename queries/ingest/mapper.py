@@ -21,6 +21,7 @@ from itertools import accumulate, repeat
 from operator import add
 
 from .. import validation
+from ..dimensions.classify import RecordCoder
 from ..dimensions.tally import LogTally
 from ..errors import InvalidPageError, InvalidSiteError
 from ..events.collection import EventTotals, EventWriter
@@ -54,6 +55,7 @@ class LineMapper:
         self.dimensions = dimensions
         self._sites: dict[str, str | None] = {}
         self._names: dict[tuple[str, str], tuple[str, str] | None] = {}
+        self._coder: RecordCoder | None = None   # kept from chunk to chunk
 
     def map(self, lines: Iterable[tuple[str, int]], default_site: str, stream: int,
             events: EventWriter | None) -> Tally:
@@ -107,7 +109,9 @@ class LineMapper:
         if records:
             lines = columns(records)
             if self.dimensions:
-                dimensions = LogTally()
+                if self._coder is None or self._coder.full:
+                    self._coder = RecordCoder()      # what it knew is classified again
+                dimensions = LogTally(self._coder)
                 dimensions.add_lines(record_sites, lines)
                 tally.units = dimensions.pending()
             if events is not None:

@@ -130,13 +130,14 @@ def _created(tree: dict, prefix: str = "") -> dict:
     for name, change in tree.items():
         if type(change) is dict:
             out[name] = _created(change, f"{prefix}{name}.")
-        elif change.op == "$inc":
-            value = change.value
+            continue
+        op, value = change
+        if op == "$inc":
             if not isinstance(value, _NUMBERS) or isinstance(value, bool):
                 raise WriteError(f"cannot $inc by a non-number ({prefix}{name})", code=14)
             out[name] = 0 + value          # as apply's ``current + value`` from 0
         else:
-            out[name] = _clone(change.value)
+            out[name] = _clone(value)
     return out
 
 
