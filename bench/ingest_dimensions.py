@@ -1,9 +1,12 @@
 """Cost of issue 12's dimensions: ingest with and without them, and 12-month reads.
 
 Usage: .venv/bin/python bench/ingest_dimensions.py [--copies N] [--rounds R] [--jobs J]
+       [--repeated]
 
 1. Ingest: the shared log repeated ``--copies`` times (each copy shifted by 4 days, so
-   agents and addresses repeat as in a longer log), into a fresh embedded store, with
+   agents and addresses repeat as in a longer log; with ``--repeated`` the copies keep
+   their dates, as bench/ingest_vs_goaccess.py's file does, and each adds to the same
+   hours), into a fresh embedded store, with
    dimensions and without, rounds alternating, best of each; with raw events (the
    default of ``hitboard ingest``) and without. Goal: with dimensions within 20%.
 2. Reads: 365 days of synthetic dimensions (load generator backfill, one site); the
@@ -79,12 +82,14 @@ def ingest_once(log: Path, dimensions: bool, events: bool, jobs: int) -> tuple[f
         shutil.rmtree(where, ignore_errors=True)
 
 
-def bench_ingest(copies: int, rounds: int, jobs: int) -> None:
+def bench_ingest(copies: int, rounds: int, jobs: int, repeated: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "access.log"
-        lines = logs.shifted(LOG, copies * len(LOG.read_bytes().splitlines()), log)
+        make, shape = ((logs.repeated, "same dates") if repeated
+                       else (logs.shifted, "each copy 4 days later"))
+        lines = make(LOG, copies * len(LOG.read_bytes().splitlines()), log)
         workers = f"{jobs} worker processes" if jobs > 1 else "no worker process"
-        print(f"== ingest: {lines:,} lines ({copies} x shared log), {workers} (as "
+        print(f"== ingest: {lines:,} lines ({copies} x shared log, {shape}), {workers} (as "
               f"`hitboard ingest --jobs {jobs}`), best of {rounds} ==")
         for events in (True, False):
             wall = {True: float("inf"), False: float("inf")}
@@ -143,10 +148,12 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--days", type=int, default=365)
+    parser.add_argument("--repeated", action="store_true",
+                        help="copies keep their dates (default: each 4 days later)")
     parser.add_argument("--jobs", type=int, default=resolve().ingest_jobs,
                         help="ingest worker processes (default: hitboard ingest's)")
     args = parser.parse_args()
-    bench_ingest(args.copies, args.rounds, args.jobs)
+    bench_ingest(args.copies, args.rounds, args.jobs, args.repeated)
     bench_reads(args.days)
 
 

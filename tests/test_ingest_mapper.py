@@ -8,6 +8,7 @@ from fakes import stored_count
 
 from queries.dimensions.classify import RecordCoder
 from queries.events.collection import EventWriter, stream_key
+from queries.ingest import mapper
 from queries.ingest.mapper import LineMapper, split_lines
 from queries.stats.recorder import HitRecorder
 
@@ -89,3 +90,15 @@ def test_a_mapper_keeps_its_coder_from_chunk_to_chunk_until_it_is_full(monkeypat
     assert coder.full
     assert mapper.map_chunk(chunk, 0, "s", 1, None).units == first.units
     assert mapper._coder is not coder
+
+
+def test_dimensions_counted_slice_by_slice_are_those_of_the_whole_chunk(monkeypatch):
+    chunk = b"".join([line("/a"), line("/b", 404), line("/c", agent="Googlebot/2.1"),
+                      b"junk\n", line("/a", agent="curl/8.0"), line("/d")] * 3)
+    whole = LineMapper().map_chunk(chunk, 0, "s", 1, None)
+    for size in (1, 2, 4):
+        monkeypatch.setattr(mapper, "SLICE_LINES", size)
+        sliced = LineMapper().map_chunk(chunk, 0, "s", 1, None)
+        assert sliced.units == whole.units and sliced.hits == whole.hits
+    (counts, pairs), = whole.units.values()
+    assert sum(counts.values()) == 15 and len(pairs) == 5
