@@ -59,9 +59,9 @@ RUN = textwrap.dedent("""
     from queries.dimensions import DimensionRecorder
     from queries.ingest import run as ingest
     ingest.PARALLEL_BYTES = 0             # this small file goes to the workers too
-    def fail(self, seq=None):
+    def fail(self, seq=None, writing=None):
         raise OperationFailure("disk full")
-    def die(self, seq=None):
+    def die(self, seq=None, writing=None):
         os._exit(9)
     DimensionRecorder.flush = {"fails": fail, "dies": die}[sys.argv[1]]
     main(sys.argv[2:])

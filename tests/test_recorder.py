@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 from fakes import (
@@ -292,3 +293,27 @@ def test_a_failed_numbered_batch_keeps_its_number(db):
 def test_a_writer_id_must_be_a_safe_field_name(embedded_db, writer):
     with pytest.raises(queries.HitboardError, match="invalid writer id"):
         queries.HitRecorder(embedded_db, writer=writer)
+
+
+def test_a_flush_computes_its_documents_before_it_enters_writing(db, monkeypatch):
+    """``writing`` (the ingest's turn of the store's write lock) holds the writes alone:
+    what is written is unchanged."""
+    seen: list[str] = []
+
+    @contextmanager
+    def writing():
+        seen.append("enter")
+        yield
+        seen.append("exit")
+
+    recorder = queries.HitRecorder(db, flush_interval=IDLE)
+    compute, write = recorder._documents, recorder._write
+    monkeypatch.setattr(recorder, "_documents",
+                        lambda pending: (seen.append("documents"), compute(pending))[1])
+    monkeypatch.setattr(recorder, "_write", lambda batch: (seen.append("write"), write(batch))[1])
+    hits = _hits(30)
+    _record_all(recorder, hits)
+    recorder.flush(writing=writing)
+    assert seen == ["documents", "enter", "write", "exit"]
+    assert counters(db) == expected_counters(hits)
+    recorder.close()

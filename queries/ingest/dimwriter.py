@@ -23,12 +23,13 @@ import os
 import pickle
 from collections.abc import Callable
 from contextlib import suppress
+from functools import partial
 from typing import NamedTuple
 
 from ..dimensions import DimensionRecorder
 from ..errors import HitboardError
 from ..processes import as_child
-from ..store.connection import bulk_loading, connect
+from ..store.connection import atomic, bulk_loading, connect
 from . import gcmode
 
 
@@ -142,7 +143,7 @@ def _serve(conn, parent: int, store: str, database: str | None) -> None:
             elif op == "flush":
                 writer, seq = args
                 if error is None:
-                    recorders[writer].flush(seq=seq)
+                    recorders[writer].flush(seq=seq, writing=partial(atomic, db))
             elif op == "close":
                 recorders.pop(args[0]).close(timeout=2.0)
         except Exception as exc:          # the ingest process reports it and stops

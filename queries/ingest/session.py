@@ -43,6 +43,7 @@ import os
 import socket
 import uuid
 from contextlib import suppress
+from functools import partial
 
 from pymongo import ReturnDocument
 
@@ -182,17 +183,18 @@ class LogSession:
         self._intent_saved = True
 
     def flush_hits(self) -> None:
-        """(c): the batch's hits and dimensions, under number ``seq``. The hits in one
-        turn of the embedded store's write lock (worker processes write events
-        meanwhile), the dimensions in it too or, from the dimension process, once it is
-        free (their documents computed meanwhile). A failure rolls back what it was
-        writing, which the guards make safe: the recorders re-send what they hold, and
-        a replay of the batch what they do not."""
+        """(c): the batch's dimensions and hits, under number ``seq``. Each recorder
+        computes its documents, then writes them in one turn of the embedded store's
+        write lock (worker processes write events between turns); the dimension
+        process computes its documents while this one computes the hits', and the
+        first one ready writes first. A failure rolls back what it was writing, which
+        the guards make safe: the recorders re-send what they hold, and a replay of
+        the batch what they do not."""
         done = None
-        with atomic(self.db):
-            if self.dimensions is not None:
-                done = self.dimensions.start_flush(self.seq)
-            self.recorder.flush(seq=self.seq)
+        writing = partial(atomic, self.db)
+        if self.dimensions is not None:
+            done = self.dimensions.start_flush(self.seq, writing)
+        self.recorder.flush(seq=self.seq, writing=writing)
         if done is not None:
             done()
 
@@ -238,8 +240,8 @@ class _DimensionsHere:
     def pending_documents(self) -> int:
         return self.recorder.status().pending_documents
 
-    def start_flush(self, seq: int):
-        self.recorder.flush(seq=seq)
+    def start_flush(self, seq: int, writing):
+        self.recorder.flush(seq=seq, writing=writing)
         return _done
 
     def close(self) -> None:
@@ -266,7 +268,9 @@ class _DimensionsThere:
     def pending_documents(self) -> int:
         return len(self._documents)
 
-    def start_flush(self, seq: int):
+    def start_flush(self, seq: int, writing):
+        """The dimension process writes in its own turns of the lock (``writing`` is
+        this process's)."""
         self._documents = set()
         return self.writer.start_flush(self.name, seq)
 

@@ -34,6 +34,8 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from pymongo import UpdateOne
@@ -229,18 +231,23 @@ class HitRecorder:
         )
 
     # -- flushing ------------------------------------------------------------------
-    def flush(self, seq: int | None = None) -> int:
+    def flush(self, seq: int | None = None,
+              writing: Callable[[], AbstractContextManager] = nullcontext) -> int:
         """Write everything pending; returns documents written. Raises the database's
         error if it fails; the increments are kept and retried. ``seq`` numbers the new
         batch and must exceed every number used before (a failed batch, retried first,
-        keeps its own); with a ``writer`` id only a numbered flush starts a batch."""
+        keeps its own); with a ``writer`` id only a numbered flush starts a batch.
+        ``writing()`` is entered around each batch's writes, not while its documents
+        are computed (``queries.store.connection.atomic``: one turn of the embedded
+        store's write lock, which other writers need meanwhile)."""
         with self._flush_lock:
             if seq is not None and seq <= self._seq:
                 raise validation.InvalidRangeError(
                     f"flush number {seq} must exceed the last one used, {self._seq}")
             written = 0
             if self._failed is not None:
-                written += self._write(self._failed)
+                with writing():
+                    written += self._write(self._failed)
             with self._lock:
                 if not self._pending or (seq is None and self._writer is not None):
                     return written
@@ -249,7 +256,8 @@ class HitRecorder:
                 self._pending, self._pending_hits, self._pending_docs = {}, 0, set()
             batch = _Batch(self._seq, self._documents(pending), hits)
             self._failed = batch
-            return written + self._write(batch)
+            with writing():
+                return written + self._write(batch)
 
     def _try_flush(self) -> bool:
         try:
