@@ -24,6 +24,7 @@ _SIZE = {"minute": dt.timedelta(minutes=1), "hour": dt.timedelta(hours=1),
          "day": dt.timedelta(days=1)}
 _DAYS_BACK = {"7d": 6, "30d": 29, "90d": 89, "12m": 364}
 DAY = dt.timedelta(days=1)
+FIRST_SECOND = dt.timedelta(seconds=1)
 
 
 @dataclass(frozen=True)
@@ -54,11 +55,14 @@ def local_midnight(moment: dt.datetime, zone: ZoneInfo, days_back: int = 0) -> d
 
 
 def preset_range(preset: str, now: dt.datetime, tz: str) -> tuple[dt.datetime, dt.datetime]:
-    """``today`` and the rolling ranges end now; ``yesterday`` is the whole local day."""
+    """``today`` and the rolling ranges end now; ``yesterday`` is the whole local day.
+    ``now`` is the start of the current cache bucket, which is midnight itself in the
+    first minute of a day: today then ends a second later, inside its first minute,
+    shown as still filling (not an empty range)."""
     zone = validation.timezone(tz)
     today = local_midnight(now, zone)
     if preset == "today":
-        return today, now
+        return today, max(now, today + FIRST_SECOND)
     if preset == "yesterday":
         return local_midnight(now, zone, 1), today
     if preset in _DAYS_BACK:

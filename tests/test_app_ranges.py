@@ -4,6 +4,7 @@ import datetime as dt
 
 import pytest
 
+from dashboard.history_view import ends_inside_a_bucket
 from dashboard.ranges import (
     Period,
     auto_granularity,
@@ -23,6 +24,16 @@ def test_today_and_yesterday_are_local_days():
         dt.datetime(2026, 11, 20, 23, 0, tzinfo=UTC), NOW)
     assert preset_range("yesterday", NOW, "Europe/Paris") == (
         dt.datetime(2026, 11, 19, 23, 0, tzinfo=UTC), dt.datetime(2026, 11, 20, 23, 0, tzinfo=UTC))
+
+
+def test_today_in_the_first_minute_of_a_day_is_that_minute_still_filling():
+    """Now is the cache bucket's start: midnight itself for a minute, when "today" was
+    an empty range (an error on History, and on Live's links to it)."""
+    midnight = dt.datetime(2026, 11, 20, 23, 0, tzinfo=UTC)     # in Paris
+    shown = period("today", "auto", midnight, "Europe/Paris")
+    assert (shown.start, shown.granularity) == (midnight, "minute")
+    assert dt.timedelta(0) < shown.end - shown.start < dt.timedelta(minutes=1)
+    assert ends_inside_a_bucket(shown, "Europe/Paris")
 
 
 def test_a_local_day_across_a_dst_change_lasts_25_hours():
