@@ -25,7 +25,7 @@ from ..dimensions.classify import RecordCoder
 from ..dimensions.tally import LogTally
 from ..errors import InvalidPageError, InvalidSiteError
 from ..events.collection import EventTotals, EventWriter
-from ..stats.recorder import day_unit
+from ..stats.writes import day_unit
 from .logformat import LineParser, LogRecord, columns
 
 MAX_NAMES = 100_000      # (site, page) validations remembered

@@ -45,18 +45,12 @@ from .. import validation
 from ..errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
 from . import exithooks, schema
 from .nextday import MAX_ACTIVE_PAGES, NextDay
-from .writes import Increment, RecorderStatus, increments, targets
+from .writes import Increment, RecorderStatus, day_unit, increments, targets
 
 log = logging.getLogger(__name__)
 RACE_RETRIES = 5
 RECORD_ATTEMPTS = 3
 WRITER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # becomes a field name: flushes.<writer>
-
-
-def day_unit(names: tuple[str, str], ts: dt.datetime) -> tuple[tuple, int]:
-    """A hit's pending unit, (site, page, UTC day), and its minute of that day: the
-    recorder's pending format, which tallies made apart from it use too."""
-    return (*names, ts.year, ts.month, ts.day), ts.hour * 60 + ts.minute
 
 
 @dataclass

@@ -27,6 +27,13 @@ class Increment:
     inc: Counter = field(default_factory=Counter)
 
 
+def day_unit(names: tuple[str, str], ts: dt.datetime) -> tuple[tuple, int]:
+    """A hit's pending unit, (site, page, UTC day), and its minute of that day: the
+    recorder's pending format (what :func:`increments` takes), which tallies made apart
+    from it use too."""
+    return (*names, ts.year, ts.month, ts.day), ts.hour * 60 + ts.minute
+
+
 def increments(pending: dict[tuple, dict[int, int]]) -> dict[tuple[str, str], Increment]:
     """The ``$inc`` of every document touched by minute counts ``{(site, page, year,
     month, day): {minute of the UTC day: hits}}``, keyed by (collection, _id)."""
