@@ -75,7 +75,7 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
     traces = []
     for page in current.columns:
         trace = {"type": "scatter", "x": x, "y": current[page].to_numpy(),
-                 "name": page_label(page), "mode": "lines", "customdata": custom,
+                 "name": page_label(page), "mode": _line_mode(x), "customdata": custom,
                  "line": {"color": colors.get(page), "width": 2},
                  "hovertemplate": f"{when}{_escape(page_label(page))}: %{{y:,}}"
                                   "<extra></extra>"}
@@ -102,6 +102,12 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
     return go.Figure(data=traces, layout=layout)
 
 
+def _line_mode(x) -> str:
+    """Lines, with markers when there is one bucket (today's first minute, yesterday by
+    day): a line through one point draws nothing."""
+    return "lines+markers" if len(x) == 1 else "lines"
+
+
 def integer_ticks(highest) -> dict:
     """Whole-number ticks for small counts: Plotly would label 0, 0.5, 1… as "0 1 1"."""
     highest = 0 if pd.isna(highest) else float(highest)
@@ -123,7 +129,7 @@ def _previous_traces(current, previous, x, granularity, mode, colors) -> list[di
         traces.append({
             "type": "scatter", "x": x,
             "y": values.to_numpy(dtype=float, na_value=float("nan")),
-            "name": label, "mode": "lines", "opacity": 0.8 if total else 0.6,
+            "name": label, "mode": _line_mode(x), "opacity": 0.8 if total else 0.6,
             "line": {"color": PREVIOUS_TOTAL_COLOR if total else colors.get(key),
                      "width": 2 if total else 1.5, "dash": "dash" if total else "dot"},
             "customdata": when,

@@ -69,6 +69,16 @@ def test_the_incomplete_last_bucket_is_shaded():
     assert not timeseries_figure(current, granularity="hour").layout.shapes
 
 
+@pytest.mark.parametrize("mode", ["lines", "stacked"])
+def test_one_bucket_is_drawn_with_a_marker_a_line_through_one_point_being_invisible(mode):
+    """Today's first minute, yesterday by day: one point per series."""
+    one = frame({"*": [3]}, freq="min")
+    figure = timeseries_figure(one, granularity="minute", mode=mode, previous=one)
+    assert [t.mode for t in figure.data] == ["lines+markers", "lines+markers"]
+    assert {t.mode for t in timeseries_figure(frame({"*": [3, 4]}), granularity="hour",
+                                              mode=mode, previous=one).data} == {"lines"}
+
+
 def test_small_counts_get_whole_number_ticks_only():
     small = timeseries_figure(frame({"*": [0, 3, 1]}), granularity="minute")
     assert (small.layout.yaxis.dtick, small.layout.yaxis.tick0) == (1, 0)
