@@ -25,6 +25,7 @@ class KpiChange:
     change: float | None  # % against the previous period; None: nothing before
     note: str = ""
     good_when_up: bool = True
+    waiting: bool = False   # nothing to compare yet: "–", not "new"
 
 
 def _text(value: str) -> str:
@@ -95,7 +96,8 @@ def kpi_change_cards(kpis: Sequence[KpiChange]) -> list:
             html.Div(k.label, className="kpi-label"),
             html.Div(k.value, id=k.id, className="kpi-value"),
             html.Div(className="kpi-note", children=[
-                html.Span(format_change(k.change, 1), className=f"change {trend}"),
+                html.Span(format_change(k.change, 0 if k.waiting else 1),
+                          className=f"change {trend}"),
                 f" vs previous period{k.note}"]),
         ]))
     return cards

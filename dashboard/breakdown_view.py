@@ -27,7 +27,7 @@ from queries.dimensions.pages import PAGES_READ, ranked_pages
 from queries.events.filtered import PAGE, filtered_breakdowns
 
 from . import reads
-from .ranges import Period
+from .ranges import Period, comparable
 from .state import ASSETS_KEY, BOTS_KEY, filter_pair, first
 
 PANELS = {PAGE: "Pages", "referrer": "Referrers", "status": "Status codes",
@@ -143,7 +143,8 @@ class Panels:
     frames: dict[str, pd.DataFrame]
     not_found: pd.DataFrame
     current: Figures
-    previous: Figures
+    compared: Figures | None    # the current period's whole hours (``ranges.comparable``)
+    previous: Figures | None    # the same hours of the previous period
     bot_share: float
     notes: tuple[str, ...]
 
@@ -245,7 +246,12 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
                    pages: tuple[str, ...], seconds: int) -> Panels:
     """Every panel and KPI of the view, read through the shared cache."""
     current, bots, status = _figures(site, shown, tz, options, seconds)
-    before, _, _ = _figures(site, previous, tz, options, seconds)
+    compared = before = None
+    cut = comparable(shown, previous, tz)
+    if cut is not None:
+        compared = current if cut[0] == shown else _figures(site, cut[0], tz, options,
+                                                            seconds)[0]
+        before = _figures(site, cut[1], tz, options, seconds)[0]
     humans = humans_only(options)
     share = _bot_share(site, shown, tz, options, bots, seconds)
     notes = []
@@ -294,4 +300,4 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
     elif pages:
         notes.append("Panels and KPIs are for the whole site; the chart shows the "
                      "selected pages, bots included.")
-    return Panels(frames, not_found, current, before, share, tuple(notes))
+    return Panels(frames, not_found, current, compared, before, share, tuple(notes))

@@ -156,23 +156,30 @@ def _share(share: float, options) -> str:
 
 
 def _kpis(panels, humans: bool) -> list:
-    now, before = panels.current, panels.previous
+    now, compared, before = panels.current, panels.compared, panels.previous
 
-    def change(a, b):
+    def change(figure: str):
+        """The change of the period's whole hours against the same hours before."""
+        if compared is None or before is None:
+            return None
+        a, b = getattr(compared, figure), getattr(before, figure)
         return None if a is None or b is None else change_percent(a, b)
 
     rate = "–" if now.errors is None else f"{100 * now.errors:.1f} %"
     visits = "–" if now.per_visit is None else f"{now.per_visit:.2f}"
+    waiting = compared is None
+    wait = " (from the first whole hour)" if waiting else ""
     return kpi_change_cards([
-        KpiChange("history-kpi-hits", "Hits", f"{now.hits:,}", change(now.hits, before.hits)),
+        KpiChange("history-kpi-hits", "Hits", f"{now.hits:,}", change("hits"), wait,
+                  waiting=waiting),
         KpiChange("history-kpi-visitors", "Visitors",
-                  "–" if now.visitors is None else f"{now.visitors:,}",
-                  change(now.visitors, before.visitors)),
-        KpiChange("history-kpi-pervisit", "Views per visit", visits,
-                  change(now.per_visit, before.per_visit)),
-        KpiChange("history-kpi-errors", "4xx/5xx rate", rate,
-                  change(now.errors, before.errors),
+                  "–" if now.visitors is None else f"{now.visitors:,}", change("visitors"),
+                  wait, waiting=waiting),
+        KpiChange("history-kpi-pervisit", "Views per visit", visits, change("per_visit"),
+                  wait, waiting=waiting),
+        KpiChange("history-kpi-errors", "4xx/5xx rate", rate, change("errors"),
                   (" (humans" if humans else " (all hits")
-                  + (", from raw events)" if now.errors_from_events else ")"),
-                  good_when_up=False),
+                  + (", from raw events" if now.errors_from_events else "")
+                  + ("; from the first whole hour)" if waiting else ")"),
+                  good_when_up=False, waiting=waiting),
     ])

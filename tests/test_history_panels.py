@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from dimkit import BOTS, NEWS, TOTAL, ingest_sample
 
-from dashboard import breakdown_view
+from dashboard import breakdown_view, history_panels
 from dashboard.breakdown_view import HUMANS, Options, series_source
 from dashboard.state import filter_pair, parse_search
 from queries import InvalidRangeError
@@ -219,3 +219,35 @@ def test_without_raw_events_the_filtered_error_rate_says_it_cannot_follow(app, t
     assert _kpi(out, "errors")[0] == "–"
     assert any("cannot follow referrer = (direct)" in str(n.children) for n in out["notes"])
     assert out["share"].startswith("39% bots among referrer = (direct)")   # counters
+
+
+def test_kpi_changes_set_whole_hours_against_the_same_hours_before(app, tmp_path):
+    """Today to 01:30 against yesterday: the KPIs' change leaves today's hour 1, still
+    filling, and yesterday's whole hour 1 out of both sides."""
+    from dashboard.ranges import Period
+    from dashboard.services import get_services
+
+    db = get_services(app.server).db
+    today = dt.datetime.now(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    yesterday = today - dt.timedelta(days=1)
+    ingest_sample(db, "s", tmp_path, start=yesterday, step=dt.timedelta(minutes=5))
+    ingest_sample(db, "s", tmp_path, start=today, step=dt.timedelta(minutes=1))
+    humans, hour = Options(None, False, False), dt.timedelta(hours=1)
+
+    def panels(start, end):
+        shown = Period(start, end, "minute")
+        return breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
+                                             humans, (), 60)
+
+    view = panels(today, today + dt.timedelta(hours=1, minutes=30))
+    assert view.current.hits == TOTAL - BOTS                    # the headline: everything
+    assert view.compared == panels(today, today + hour).current
+    assert view.previous == panels(yesterday, yesterday + hour).current
+    assert view.previous.hits < panels(yesterday, yesterday + 1.5 * hour).current.hits
+    first = panels(today, today + dt.timedelta(minutes=20))
+    assert first.compared is None and first.previous is None
+    cards = {"kpis": history_panels._kpis(first, humans=True)}
+    change = cards["kpis"][0].children[2].children[0].children
+    assert change == "–" and _kpi(cards, "hits")[1] == (
+        " vs previous period (from the first whole hour)")
+    assert _kpi(cards, "errors")[1].endswith("(humans; from the first whole hour)")
