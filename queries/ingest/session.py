@@ -226,7 +226,8 @@ class LogSession:
 
 class _DimensionsHere:
     """A session's dimension recorder in this process: ``start_flush`` flushes at once,
-    in the caller's turn of the write lock, and returns the function that waits."""
+    its writes in a turn of ``writing`` of their own, and returns the function that
+    waits."""
 
     def __init__(self, recorder: DimensionRecorder):
         self.recorder = recorder
