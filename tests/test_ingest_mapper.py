@@ -102,3 +102,20 @@ def test_dimensions_counted_slice_by_slice_are_those_of_the_whole_chunk(monkeypa
         assert sliced.units == whole.units and sliced.hits == whole.hits
     (counts, pairs), = whole.units.values()
     assert sum(counts.values()) == 15 and len(pairs) == 5
+
+
+def test_a_deferred_tally_holds_what_its_dimensions_are_counted_from_later():
+    """A worker's tally hands over the hit counts with its dimensions' input (counted by
+    its thread afterwards) and the hour units they will touch, across hours and sites."""
+    later = T + dt.timedelta(hours=3)
+    chunk = b"".join([line("/a"), line("/b", 404), line("/c", agent="Googlebot/2.1"),
+                      b"junk\n", line("/a", vhost="other.example"),
+                      line("/d").replace(f"{T:%H:%M:%S}".encode(), f"{later:%H:%M:%S}".encode())])
+    now = LineMapper(site=None).map_chunk(chunk, 0, "s", 1, None)
+    deferring = LineMapper(site=None, defer_dimensions=True)
+    deferred = deferring.map_chunk(chunk, 0, "s", 1, None)
+    assert deferred.units == {} and deferred.hits == now.hits
+    assert len(now.units) == 3                  # two sites; two hours of one
+    assert sorted(mapper.hour_units(deferred.hits)) == sorted(now.units)
+    assert deferring.count_dimensions(deferred.slices) == now.units
+    assert now.slices is None

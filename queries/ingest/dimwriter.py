@@ -14,6 +14,13 @@ transaction, which its argument allows: each document's guard makes a re-sent fl
 no-op wherever it was applied, and the checkpoint commits (d) only once both are done.
 A writer that dies (killed, out of memory) is an error of the run, which stops: the next
 run completes the flush.
+
+Forked workers hand over a chunk's hit counts first and count its dimensions after, in a
+thread (``workers``), sending the units here directly (:attr:`DimensionWriter.units`);
+the ingest process only *claims* them for a log's recorder, in file order
+(:class:`Deferred`). A flush waits for the units it claimed: the hit counters' flush
+then starts sooner, and this process merges units as they come. A worker that dies
+before sending them stops the run (``workers_alive``), as one dying before its tally.
 """
 
 from __future__ import annotations
@@ -21,6 +28,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import queue
+import threading
+from collections import deque
 from collections.abc import Callable
 from contextlib import suppress
 from functools import partial
@@ -48,16 +58,31 @@ class PackedUnits(NamedTuple):
         return pickle.loads(self.data)
 
 
+class Deferred(NamedTuple):
+    """A tally's units that its worker process sends here once counted: ``chunk`` names
+    them (the pass and first byte of its lines), ``keys`` are their hour units
+    (``mapper.hour_units``), what a batch's size is counted from."""
+
+    chunk: tuple[int, int]
+    keys: list[tuple]
+
+
 class DimensionWriter:
     """A forked process holding the dimension recorders of an ingest, which it drives
-    through a pipe, command after command. Start it before the store opens (it connects
-    itself, on its first recorder); :meth:`close` stops it."""
+    through a pipe, command after command; worker processes send it units on
+    :attr:`units` (``(chunk, pickled units or None, error or None)``). Start it before
+    the store opens (it connects itself, on its first recorder); :meth:`close` stops it.
+    ``workers_alive()``, while a flush is awaited, says whether the units it waits for
+    can still come."""
 
     def __init__(self, store: str, database: str | None):
         context = multiprocessing.get_context("fork")
         self._conn, child = context.Pipe()
+        self.units = context.Queue()
+        self.workers_alive: Callable[[], bool] = lambda: True
         self._process = context.Process(target=_serve, name="hitboard-dimensions",
-                                        args=(child, os.getpid(), store, database),
+                                        args=(child, self.units, os.getpid(), store,
+                                              database),
                                         daemon=True)
         self._process.start()
         child.close()
@@ -69,6 +94,11 @@ class DimensionWriter:
         """Merge units into ``writer``'s recorder (no answer awaited: an error comes
         with the next flush's)."""
         self._send(("add", writer, units.data))
+
+    def claim(self, writer: str, deferred: Deferred) -> None:
+        """The units a worker sends for ``deferred.chunk`` are ``writer``'s, after those
+        claimed before."""
+        self._send(("claim", writer, deferred.chunk))
 
     def start_flush(self, writer: str, seq: int) -> Callable[[], None]:
         """Flush ``writer``'s recorder under ``seq``, there, while this process goes on;
@@ -101,6 +131,13 @@ class DimensionWriter:
 
     def _answer(self) -> None:
         try:
+            while not self._conn.poll(0.5):
+                if not self._process.is_alive():
+                    raise self._died()
+                if not self.workers_alive():
+                    raise HitboardError(
+                        "an ingest worker process died (killed, or out of memory?); what "
+                        "was merged before is kept: run again to resume, or with --jobs 1")
             error = self._conn.recv()
         except (EOFError, ConnectionResetError, OSError):
             raise self._died() from None
@@ -114,41 +151,108 @@ class DimensionWriter:
                              "resume, or with --jobs 1")
 
 
-def _serve(conn, parent: int, store: str, database: str | None) -> None:
-    """The writer's loop: commands in order; answers to all but ``add``."""
+def _serve(conn, units, parent: int, store: str, database: str | None) -> None:
+    """The writer process: commands and units, each read by a thread of its own into
+    one queue, handled by :class:`_Server`."""
     as_child(parent)
     gcmode.enter()
-    db, recorders, error = None, {}, None
+    events: queue.SimpleQueue = queue.SimpleQueue()
+    for kind, source in ((COMMAND, conn.recv), (UNITS, units.get)):
+        threading.Thread(target=_feed, args=(kind, source, events), daemon=True).start()
+    _Server(conn, store, database).run(events)
+
+
+COMMAND, UNITS = "command", "units"
+
+
+def _feed(kind: str, source, events: queue.SimpleQueue) -> None:
+    """``(kind, item)`` for each item of ``source``, into ``events``."""
     while True:
         try:
-            command = conn.recv()
-        except EOFError:
+            events.put((kind, source()))
+        except (EOFError, OSError):       # the ingest process is gone
+            events.put((COMMAND, ("stop",)))
             return
+
+
+class _Server:
+    """Commands in order, answering all but ``add`` and ``claim``. Units come as
+    workers send them; a writer's claimed units are merged in the order claimed, as soon
+    as they are there, and its flush waits for all of them."""
+
+    def __init__(self, conn, store: str, database: str | None):
+        self.conn, self.store, self.database = conn, store, database
+        self.db = None
+        self.recorders: dict[str, DimensionRecorder] = {}
+        self.claims: dict[str, deque] = {}
+        self.arrived: dict[tuple, tuple] = {}
+        self.errors: dict[str, str] = {}
+        self.commands: deque = deque()
+
+    def run(self, events: queue.SimpleQueue) -> None:
+        while True:
+            kind, item = events.get()
+            if kind == UNITS:
+                chunk, data, error = item
+                self.arrived[chunk] = (data, error)
+                self._merge_claimed()
+            else:
+                self.commands.append(item)
+            while self.commands and self._ready(self.commands[0]):
+                if not self._handle(self.commands.popleft()):
+                    return
+
+    def _ready(self, command: tuple) -> bool:
+        """A flush waits for the units its writer claimed."""
+        return command[0] != "flush" or not self.claims.get(command[1])
+
+    def _merge_claimed(self) -> None:
+        for writer, claimed in self.claims.items():
+            while claimed and claimed[0] in self.arrived:
+                data, error = self.arrived.pop(claimed.popleft())
+                self._add(writer, data, error)
+
+    def _add(self, writer: str, data: bytes | None, error: str | None = None) -> None:
+        if error is not None:
+            self.errors.setdefault(writer, f"a worker counting them: {error}")
+        elif data is not None and writer not in self.errors:
+            try:
+                self.recorders[writer].add_pending(pickle.loads(data))
+            except Exception as exc:          # the flush reports it
+                self.errors[writer] = f"{type(exc).__name__}: {exc}"
+
+    def _handle(self, command: tuple) -> bool:
+        """Carry out one command; False once told to stop."""
         op, args = command[0], command[1:]
         if op == "stop":
-            return
+            return False
+        if op == "add":
+            self._add(*args)
+            return True
+        if op == "claim":
+            writer, chunk = args
+            self.claims.setdefault(writer, deque()).append(chunk)
+            self._merge_claimed()
+            return True
+        error = None
         try:
             if op == "open":
-                if db is None:
-                    db = connect(store, database)
-                    bulk_loading(db)
+                if self.db is None:
+                    self.db = connect(self.store, self.database)
+                    bulk_loading(self.db)
                 writer, bound = args
-                recorders[writer] = DimensionRecorder(db, writer=writer,
-                                                      max_pending_docs=bound)
-            elif op == "add":
-                writer, data = args
-                if error is None:
-                    recorders[writer].add_pending(pickle.loads(data))
-                continue
+                self.recorders[writer] = DimensionRecorder(self.db, writer=writer,
+                                                           max_pending_docs=bound)
             elif op == "flush":
                 writer, seq = args
+                error = self.errors.pop(writer, None)
                 if error is None:
-                    recorders[writer].flush(seq=seq, writing=partial(atomic, db))
+                    self.recorders[writer].flush(seq=seq, writing=partial(atomic, self.db))
             elif op == "close":
-                recorders.pop(args[0]).close(timeout=2.0)
+                self.recorders.pop(args[0]).close(timeout=2.0)
+                self.claims.pop(args[0], None)
+                self.errors.pop(args[0], None)
         except Exception as exc:          # the ingest process reports it and stops
-            error = error or f"{type(exc).__name__}: {exc}"
-            if op == "add":
-                continue
-        conn.send(error)
-        error = None
+            error = f"{type(exc).__name__}: {exc}"
+        self.conn.send(error)
+        return True

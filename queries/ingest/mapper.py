@@ -9,6 +9,8 @@ mapper runs in the ingest process or in worker processes (``queries.ingest.worke
 one code path either way. Events leave before their tally is returned, so they are
 always stored before the flush that counts their hits (step (b) of
 ``queries.ingest.session``); their places in the file make a second write a no-op.
+A worker process may count a chunk's dimensions after handing over its tally
+(``defer_dimensions``: the tally then holds their input, ``slices``).
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from ..stats.writes import day_unit
 from .logformat import LineParser, LogRecord, columns
 
 MAX_NAMES = 100_000      # (site, page) validations remembered
-# A chunk's dimensions are counted a slice of lines at a time, while the slice's records
-# are in the CPU's cache: holding a whole chunk's records for them cost ~1.5 µs a line.
+# A chunk's records are turned into the dimensions' columns a slice of lines at a time,
+# while the slice is in the CPU's cache (transposing a whole chunk's records at its end
+# cost ~1.5 µs a line); counting the columns later costs what counting them at once does.
 SLICE_LINES = 1024
 
 
@@ -43,19 +46,25 @@ class Tally:
     first: dt.datetime | None = None
     last: dt.datetime | None = None
     hits: dict = field(default_factory=dict)    # HitRecorder pending: key -> {minute: n}
-    units: dict = field(default_factory=dict)   # DimensionRecorder pending: key -> unit
+    units: object = field(default_factory=dict)  # DimensionRecorder pending: key -> unit
     events: EventTotals | None = None           # the events this tally's lines wrote
+    # With ``defer_dimensions``: the dimensions' input, (sites, columns) per slice of
+    # lines, for ``LineMapper.count_dimensions``; ``units`` is then empty.
+    slices: list | None = None
 
 
 class LineMapper:
     """Parses lines of one ``format``. Each hit's site is ``site`` if given, else the
-    line's virtual host, else the ``default_site`` passed with the lines."""
+    line's virtual host, else the ``default_site`` passed with the lines.
+    ``defer_dimensions``: tallies hold their dimensions' input rather than their units,
+    for :meth:`count_dimensions` (a worker process's thread) to count."""
 
     def __init__(self, site: str | None = None, format: str = "auto",
-                 dimensions: bool = True):
+                 dimensions: bool = True, defer_dimensions: bool = False):
         self.site = None if site is None else validation.site(site)
         self.parser = LineParser(format)
         self.dimensions = dimensions
+        self.defer_dimensions = defer_dimensions
         self._sites: dict[str, str | None] = {}
         self._names: dict[tuple[str, str], tuple[str, str] | None] = {}
         self._coder: RecordCoder | None = None   # kept from chunk to chunk
@@ -70,7 +79,7 @@ class LineMapper:
             events.totals = tally.events = EventTotals()
         parse, rejected, sites, hits = (self.parser.parse, tally.rejected, tally.sites,
                                         tally.hits)
-        dimensions = LogTally(self._chunk_coder()) if self.dimensions else None
+        slices = [] if self.dimensions else None
         part, part_sites = [], []                   # the dimensions' slice of lines
         records, record_sites, offsets = [], [], []  # the events' lines
         first = last = None
@@ -102,13 +111,12 @@ class LineMapper:
                 first = ts
             if last is None or ts > last:
                 last = ts
-            if dimensions is not None:
+            if slices is not None:
                 part.append(record)
                 part_sites.append(site)
                 if len(part) == SLICE_LINES:
-                    dimensions.add_lines(part_sites, columns(part))
-                    part.clear()
-                    part_sites.clear()
+                    slices.append((part_sites, columns(part)))
+                    part, part_sites = [], []
             if events is not None:
                 records.append(record)
                 record_sites.append(site)
@@ -117,13 +125,23 @@ class LineMapper:
             sites[site] += sum(minutes.values())
         tally.lines, tally.first, tally.last = lines_seen, first, last
         tally.parsed = sum(sites.values())
-        if dimensions is not None:
+        if slices is not None:
             if part:
-                dimensions.add_lines(part_sites, columns(part))
-            tally.units = dimensions.pending()
+                slices.append((part_sites, columns(part)))
+            if self.defer_dimensions:
+                tally.slices = slices
+            else:
+                tally.units = self.count_dimensions(slices)
         if records:
             events.write_lines(columns(records), record_sites, stream, offsets)
         return tally
+
+    def count_dimensions(self, slices: list) -> dict:
+        """The DimensionRecorder's pending units of a tally's ``slices``."""
+        dimensions = LogTally(self._chunk_coder())
+        for sites, lines in slices:
+            dimensions.add_lines(sites, lines)
+        return dimensions.pending()
 
     def _chunk_coder(self) -> RecordCoder:
         """The coder of the next chunk: the last one's, until it is full."""
@@ -154,6 +172,14 @@ class LineMapper:
             names = None
         self._names[(site, page)] = names
         return names
+
+
+def hour_units(hits: dict) -> list[tuple]:
+    """The DimensionRecorder's units (``counters.hour_unit``) of a tally's hits: the
+    documents its dimensions will touch, known before they are counted."""
+    return list({("u", site, year, month, day, minute // 60)
+                 for (site, _, year, month, day), minutes in hits.items()
+                 for minute in minutes})
 
 
 def split_lines(data: bytes, start: int) -> Iterator[tuple[str, int]]:

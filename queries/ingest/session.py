@@ -54,7 +54,7 @@ from ..events.collection import stream_key
 from ..stats import schema
 from ..stats.recorder import HitRecorder
 from ..store.connection import atomic
-from .dimwriter import DimensionWriter, PackedUnits
+from .dimwriter import Deferred, DimensionWriter, PackedUnits
 from .tail import FileId
 
 # A batch ends after BATCH_LINES lines or once its flush would write BATCH_DOCUMENTS
@@ -258,13 +258,19 @@ class _DimensionsThere:
         self._documents: set[tuple] = set()
         writer.open(name, 2 * RECORDER_BOUND)
 
-    def add(self, units: dict | PackedUnits) -> None:
-        if not units:
+    def add(self, units: dict | PackedUnits | Deferred) -> None:
+        """Send a tally's units, or claim those its worker sends (``Deferred``)."""
+        if isinstance(units, Deferred):
+            keys = units.keys
+            self.writer.claim(self.name, units)
+        elif units:
+            packed = units if isinstance(units, PackedUnits) else PackedUnits.of(units)
+            keys = packed.keys
+            self.writer.add(self.name, packed)
+        else:
             return
-        packed = units if isinstance(units, PackedUnits) else PackedUnits.of(units)
-        for key in packed.keys:
+        for key in keys:
             self._documents.update(unit_documents(key))
-        self.writer.add(self.name, packed)
 
     def pending_documents(self) -> int:
         return len(self._documents)

@@ -12,11 +12,16 @@ a worker's events may be written before their batch's intent, as events always c
 
 Workers are ``queries.processes``' (spawned, or forked before the store opens; deaf
 to Ctrl-C, dying with the ingest process even when it is killed, so no orphan writes
-after it).
+after it). Forked ones hand over a chunk's tally before counting its dimensions, which
+a thread of theirs then sends to the dimension process (:class:`_Counting`): the ingest
+process merges the hit counts and flushes them meanwhile.
 """
 
 from __future__ import annotations
 
+import pickle
+import queue
+import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures.process import BrokenProcessPool
@@ -28,11 +33,12 @@ from ..errors import HitboardError
 from ..events.collection import EventWriter
 from ..store.connection import bulk_loading, connect
 from . import gcmode
-from .dimwriter import DimensionWriter, PackedUnits
-from .mapper import LineMapper, Tally
+from .dimwriter import Deferred, DimensionWriter, PackedUnits
+from .mapper import LineMapper, Tally, hour_units
 
 _config: WorkerConfig | None = None
-_worker: tuple[LineMapper, EventWriter | None] | None = None
+_units = None               # the dimension process's queue of units, when forked with it
+_worker: tuple[LineMapper, EventWriter | None, _Counting | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -49,23 +55,27 @@ class WorkerConfig:
     event_batch: int
 
 
-def _start(config: WorkerConfig) -> None:
-    global _config
-    _config = config
+def _start(config: WorkerConfig, units=None) -> None:
+    global _config, _units
+    _config, _units = config, units
     gcmode.enter()
     if config.dimensions:
         agents.prepare()
 
 
 def _map(data: bytes, start: int, default_site: str, stream: int) -> Tally:
-    mapper, events = _worker or _connected()
+    mapper, events, counting = _worker or _connected()
     tally = mapper.map_chunk(data, start, default_site, stream, events)
-    if tally.units:         # pickled here, unpickled by the dimension recorder alone
+    if tally.slices is not None:
+        chunk = (stream, start)
+        counting.add(chunk, tally.slices)
+        tally.slices, tally.units = None, Deferred(chunk, hour_units(tally.hits))
+    elif tally.units:       # pickled here, unpickled by the dimension recorder alone
         tally.units = PackedUnits.of(tally.units)
     return tally
 
 
-def _connected() -> tuple[LineMapper, EventWriter | None]:
+def _connected() -> tuple[LineMapper, EventWriter | None, _Counting | None]:
     """The worker's mapper and event writer, made with its first task: a forked worker
     starts before the ingest process has opened the store, and a store that cannot be
     opened is the ingest process's error to report, not a traceback of the worker."""
@@ -75,8 +85,36 @@ def _connected() -> tuple[LineMapper, EventWriter | None]:
     bulk_loading(db)
     events = (EventWriter(db, config.write_concern, keyed=True, batch_size=config.event_batch)
               if config.events else None)
-    _worker = (LineMapper(config.site, config.format, config.dimensions), events)
+    defer = config.dimensions and _units is not None
+    mapper = LineMapper(config.site, config.format, config.dimensions, defer_dimensions=defer)
+    _worker = (mapper, events, _Counting(mapper, _units) if defer else None)
     return _worker
+
+
+class _Counting:
+    """A worker's thread counting the dimensions of the chunks it has handed over, in
+    order, and sending their units to the dimension process. At most ``BACKLOG`` chunks
+    wait (their lines are held meanwhile): the worker maps no further ahead."""
+
+    BACKLOG = 2
+
+    def __init__(self, mapper: LineMapper, units):
+        self.mapper, self.units = mapper, units
+        self.chunks: queue.Queue = queue.Queue(maxsize=self.BACKLOG)
+        threading.Thread(target=self._run, name="hitboard-counting", daemon=True).start()
+
+    def add(self, chunk: tuple[int, int], slices: list) -> None:
+        self.chunks.put((chunk, slices))
+
+    def _run(self) -> None:
+        while True:
+            chunk, slices = self.chunks.get()
+            try:
+                units = self.mapper.count_dimensions(slices)
+                data = pickle.dumps(units, pickle.HIGHEST_PROTOCOL) if units else None
+                self.units.put((chunk, data, None))
+            except Exception as exc:         # the flush that waits for them says so
+                self.units.put((chunk, None, f"{type(exc).__name__}: {exc}"))
 
 
 class WorkerPool:
@@ -93,7 +131,18 @@ class WorkerPool:
         # runs yet. A spawned pool's ingest keeps its recorders.
         self.dimensions = (DimensionWriter(config.store, config.database)
                            if self.forked and config.dimensions else None)
-        self.executor = processes.pool(jobs, _start, config, fork=self.forked)
+        units = None if self.dimensions is None else self.dimensions.units
+        self.executor = processes.pool(jobs, _start, config, units, fork=self.forked)
+        if self.dimensions is not None:
+            self.dimensions.workers_alive = self._alive
+
+    def _alive(self) -> bool:
+        """False once a worker has died (the pool then takes no task)."""
+        try:
+            self.executor.submit(int)
+        except BrokenProcessPool:
+            return False
+        return True
 
     def map(self, tasks: Iterable[tuple[object, tuple]]) -> Iterator[tuple[object, Tally]]:
         """``(label, (data, start, default_site, stream))`` tasks → ``(label, tally)``,
