@@ -43,10 +43,8 @@ class LogTally:
         values, units = self.coder.values, self._hours.units
         out = {unit: ({}, set()) for unit in units}
         parts = [out[unit] for unit in units]
-        for (hour, key), n in self._counts.items():
-            by_values = parts[hour][0]
-            joined = values(key)
-            by_values[joined] = by_values.get(joined, 0) + n
+        for (hour, key), n in self._counts.items():     # a key gives one values tuple
+            parts[hour][0][values(key)] = n
         visitors: dict[tuple, str] = {}        # one string per visitor: pickled once
         for hour, host, agent, key in self._visits:
             visitor = visitors.get((host, agent))
