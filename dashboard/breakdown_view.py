@@ -184,10 +184,11 @@ def _figures(site: str, shown: Period, tz: str, options: Options, seconds: int
         whole = _cached(queries.series, site, shown.start, shown.end,
                         coarse(shown).granularity, tz=tz, seconds=seconds)
         return Figures(int(whole.to_numpy().sum()), None, None), bots, status
-    if source is None:
-        hits = int(bots["hits"].sum())
+    if source in (None, HUMANS):     # the whole site's sketches: to the hour
+        hits = int(bots["hits"].sum() if source is None
+                   else bots.loc[bots["value"] == HUMANS[1], "hits"].sum())
         people = _cached(dim_reads.visitors, site, shown.start, shown.end, tz=tz,
-                         seconds=seconds)
+                         humans=source == HUMANS, seconds=seconds)
     else:
         frame = bots if source[0] == "bot" else _cached(
             dim_reads.breakdown, site, source[0], shown.start, shown.end, tz=tz,

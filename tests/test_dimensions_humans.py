@@ -163,3 +163,48 @@ def test_weighted_hits_count_once_each(db):
     humans = reads.breakdown(db, "w", "status", *span, humans=True)
     assert as_counts(humans) == {"200": 3_000_001}
     assert humans["visitors"].tolist() == [1]
+
+
+HUMAN_AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0"
+
+
+def record_hours(db, day: dt.datetime, hits: list[tuple[int, str, str]]) -> None:
+    """Hits ``(hour, address, agent)`` of ``day``, one flush per hour (as a server's
+    recorder flushes), so each hour's sketches are saved on their own."""
+    with DimensionRecorder(db, flush_interval=3600) as recorder:
+        for hour, address, agent in hits:
+            recorder.record(SITE, "/", day.replace(hour=hour),
+                            classify(SITE, "/", agent=agent, address=address))
+            recorder.flush()
+
+
+def test_human_visitors_of_a_range_within_a_day_are_its_hours(db):
+    """The whole-site sketches keep the humans apart, so a range cut within a day counts
+    its own hours' human visitors: the ``bot = human`` value's sketches are per day, the
+    whole day's six, bounded by the range's four human hits."""
+    day = dt.datetime(2026, 3, 14, tzinfo=dt.UTC)
+    record_hours(db, day, [(10, "81.0.0.1", HUMAN_AGENT), (10, "81.0.0.2", HUMAN_AGENT),
+                           (10, "66.249.66.1", GOOGLEBOT), (11, "81.0.0.3", HUMAN_AGENT),
+                           (11, "81.0.0.1", HUMAN_AGENT)]
+                 + [(14, f"81.0.0.{i}", HUMAN_AGENT) for i in (4, 5, 6)])
+    morning = (day.replace(hour=10), day.replace(hour=12))
+    assert reads.visitors(db, SITE, *morning, humans=True) == 3
+    assert reads.visitors(db, SITE, *morning) == 4
+    assert reads.visitors(db, SITE, day, day + dt.timedelta(days=1), humans=True) == 6
+    assert reads.breakdown(db, SITE, "bot", *morning).set_index("value").loc[
+        "human", "visitors"] == 4
+
+
+def test_compaction_keeps_the_human_visitors_and_old_documents_read_everyone(db):
+    day = dt.datetime(2026, 3, 14, tzinfo=dt.UTC)
+    for address, agent in (("81.0.0.1", HUMAN_AGENT), ("66.249.66.1", GOOGLEBOT),
+                           ("81.0.0.2", HUMAN_AGENT)):
+        record_hours(db, day, [(10, address, agent)])       # a recorder (owner) each
+    hour = (day.replace(hour=10), day.replace(hour=11))
+    assert db[sketches.HOURLY].count_documents({}) == 3
+    assert sketches.compact_all(db, day + dt.timedelta(days=40)) > 0
+    assert db[sketches.HOURLY].count_documents({}) == 1
+    assert reads.visitors(db, SITE, *hour, humans=True) == 2
+    assert reads.visitors(db, SITE, *hour) == 3
+    db[sketches.HOURLY].update_many({}, {"$unset": {"h": ""}})   # written before ``h``
+    assert reads.visitors(db, SITE, *hour, humans=True) == 3

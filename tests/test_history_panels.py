@@ -251,3 +251,31 @@ def test_kpi_changes_set_whole_hours_against_the_same_hours_before(app, tmp_path
     assert change == "–" and _kpi(cards, "hits")[1] == (
         " vs previous period (from the first whole hour)")
     assert _kpi(cards, "errors")[1].endswith("(humans; from the first whole hour)")
+
+
+def test_the_human_visitors_kpi_of_part_of_a_day_is_its_hours_own(app):
+    """Two people make five hits at 00:xx and five others come at 05:xx: 00:00-01:00
+    has two human visitors (the value sketches, per day at the finest, would say the
+    day's seven, cut to the five hits), a bot left out."""
+    from dashboard.ranges import Period
+    from dashboard.services import get_services
+    from queries.dimensions import DimensionRecorder, classify
+
+    db = get_services(app.server).db
+    day = dt.datetime(2026, 3, 14, tzinfo=dt.UTC)
+    agent = "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0"
+    hits = ([(0, "81.0.0.1", agent)] * 3 + [(0, "81.0.0.2", agent)] * 2
+            + [(0, "66.249.66.1", "Googlebot/2.1 (+http://www.google.com/bot.html)")]
+            + [(5, f"81.0.0.{i}", agent) for i in range(3, 8)])
+    with DimensionRecorder(db, flush_interval=3600) as recorder:
+        for hour, address, who in hits:
+            recorder.record("s", "/", day.replace(hour=hour, minute=10),
+                            classify("s", "/", agent=who, address=address))
+    shown = Period(day, day + dt.timedelta(hours=1), "minute")
+    view = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
+                                         Options(None, False, False), (), 60)
+    assert (view.current.hits, view.current.visitors) == (5, 2)
+    everyone = Options(None, True, False)
+    view = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
+                                         everyone, (), 60)
+    assert (view.current.hits, view.current.visitors) == (6, 3)

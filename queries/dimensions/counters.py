@@ -280,7 +280,8 @@ class DimensionRecorder(HitRecorder):
     def _sketch_docs(self, coll: str, meta: dict, pair_sets: list[set],
                      kept: dict[str, dict]) -> list[tuple[str, dict]]:
         """This process's sketch documents of a counter document's bucket, updated with
-        the flush's (visitor, values) pairs: the whole site, and for days and months one
+        the flush's (visitor, values) pairs: the whole site (everyone, and the human
+        visitors apart: any range's, to the hour), and for days and months one
         document per dimension with a sketch per value the counters kept (the rest under
         (other)). Each sketch gets each visitor once: the pairs are sorted by visitor and
         a visitor's values (which share most values: browser, country...) gathered in
@@ -293,12 +294,15 @@ class DimensionRecorder(HitRecorder):
             if len(self._sketch_state) >= MAX_SKETCH_BUCKETS:
                 self._sketch_state.clear()           # later updates go to new documents
                 self._owner = uuid.uuid4().hex[:12]
-            state = self._sketch_state[key] = (sketches.new(), {})
-        overall, by_dim = state
+            state = self._sketch_state[key] = (sketches.new(), sketches.new(), {})
+        overall, people, by_dim = state
         touched: set[str] = set()
         if level == "hour":
             for visitor in {visitor for pairs in pair_sets for visitor, _ in pairs}:
                 overall.update(visitor)
+            for visitor in {visitor for pairs in pair_sets for visitor, values in pairs
+                            if IS_BOT not in values}:
+                people.update(visitor)
         else:
             humans = _PairSketches(by_dim, kept, False)
             bots = _PairSketches(by_dim, kept, True)
@@ -309,8 +313,12 @@ class DimensionRecorder(HitRecorder):
                 found = [values for _, values in group]
                 if len(found) == 1:               # one values tuple: one sketch a dim
                     values = found[0]
-                    for sketch in map((bots if IS_BOT in values else humans).__getitem__,
-                                      values):
+                    if IS_BOT in values:
+                        sketches_of = bots
+                    else:
+                        sketches_of = humans
+                        people.update(visitor)
+                    for sketch in map(sketches_of.__getitem__, values):
                         sketch.update(visitor)
                     continue
                 human_pairs.clear()
@@ -318,6 +326,8 @@ class DimensionRecorder(HitRecorder):
                 targets.clear()
                 for values in found:
                     (bot_pairs if IS_BOT in values else human_pairs).update(values)
+                if human_pairs:
+                    people.update(visitor)
                 targets.update(map(humans.__getitem__, human_pairs))
                 targets.update(map(bots.__getitem__, bot_pairs))
                 for sketch in targets:
@@ -326,7 +336,7 @@ class DimensionRecorder(HitRecorder):
         date, site = meta["date"], meta["site"]
         self._saves += 1
         out = [(sketches.TOTALS[level], {**sketches.partial_doc(
-            sketches.partial_id(self._owner, level, date, site), meta, overall),
+            sketches.partial_id(self._owner, level, date, site), meta, overall, people),
             "n": self._saves})]
         for dim in sorted(touched):
             doc_id = sketches.partial_id(self._owner, level, date, site, dim)

@@ -252,14 +252,14 @@ def value_bot_share(db, site: str, by: str, value: str, start, end, tz="UTC") ->
     return bots / hits if hits else 0.0
 
 
-def visitors(db, site: str, start, end, tz="UTC") -> int:
-    """Distinct (address, agent) pairs in the range: the union of its sketches (months,
-    days, and hours at its edges)."""
+def visitors(db, site: str, start, end, tz="UTC", humans: bool = False) -> int:
+    """Distinct (address, agent) pairs in the range, bots left out if ``humans``: the
+    union of its sketches (months, days, and hours at its edges)."""
     site, _, _, _, parts = _prepare(db, site, start, end, tz)
     docs = (sketches.fetch(db, "month", site, parts[MONTHLY])
             + sketches.fetch(db, "day", site, parts[DAILY])
             + sketches.fetch(db, "hour", site, parts[HOURLY]))
-    return sketches.estimate(sketches.load(doc["s"]) for doc in docs)
+    return sketches.estimate(sketches.whole(doc, humans) for doc in docs)
 
 
 def _series_edges(site: str, start, end, granularity: str, tz: str, what: str):
@@ -286,7 +286,7 @@ def visitors_series(db, site: str, start, end, granularity: str = "day",
     for level, dates in wanted.items():
         for doc in sketches.fetch(db, level, site, sorted(dates)):
             loaded.setdefault((level, _utc(doc["metadata"]["date"])), []).append(
-                sketches.load(doc["s"]))
+                sketches.whole(doc))
     rows = []
     for a, b in zip(edges, edges[1:], strict=False):
         bucket = pieces(a, b)

@@ -9,8 +9,9 @@ that wrote it. Visitors over any range are the *union* of the sketches of its bu
 never a sum of counts. A union is idempotent (adding a sketch twice changes nothing),
 which makes re-sent flushes, restarts and concurrent compaction harmless.
 
-``visitors.hourly|daily|monthly``: ``{_id, metadata: {date, site, page: "*"}, n, s}``,
-the whole site per UTC hour, day, month; ``n`` numbers the owner's saves. The bucket's
+``visitors.hourly|daily|monthly``: ``{_id, metadata: {date, site, page: "*"}, n, s, h}``,
+the whole site per UTC hour, day, month: ``s`` everyone, ``h`` the human visitors (those
+with a hit whose ``bot`` is ``human``); ``n`` numbers the owner's saves. The bucket's
 counter document (``dims.*``) lists the owners in ``owners``, so every read is by
 ``_id``. ``visitors.values``: per site, UTC day or month and
 dimension, one small sketch per value for its human visitors and one for its bots
@@ -23,8 +24,9 @@ A visitor goes into exactly one of a value's two sketches, so splitting costs no
 a value's visitors are its human sketch (bots left out) or the union of both (everyone).
 Documents written before the split hold one sketch per value, humans and bots together,
 without ``b``: read as humans, they include those bots (reads say so, see ``reads``).
-The whole-site sketches (``visitors.hourly|daily|monthly``) are not split: the human
-visitors of a range are the ``bot = human`` value's sketch, per day and month.
+The whole-site sketches keep the human visitors in a sketch of their own (``h``), so a
+range's human visitors are read to the hour, as everyone's are; documents written before
+it have none and read ``s`` (their bots count as visitors).
 
 Only sketches are stored: HLL registers derived from 64-bit hashes of the pairs, no
 address, agent or hash of one per visitor.
@@ -89,8 +91,14 @@ def partial_id(owner: str, level: str, date: dt.datetime, site: str, dim: str = 
     return f"{level[0]}/{date:%Y%m%d%H}/{site}/{dim}/{owner}"
 
 
-def partial_doc(doc_id: str, meta: dict, sketch: hll_sketch) -> dict:
-    return {"_id": doc_id, "metadata": meta, "s": dump(sketch)}
+def partial_doc(doc_id: str, meta: dict, sketch: hll_sketch, humans: hll_sketch) -> dict:
+    return {"_id": doc_id, "metadata": meta, "s": dump(sketch), "h": dump(humans)}
+
+
+def whole(doc: dict, humans: bool = False) -> hll_sketch:
+    """A whole-site sketch document's everyone, or its human visitors (``s`` in a
+    document written before they had a sketch of their own)."""
+    return load(doc.get("h", doc["s"]) if humans else doc["s"])
 
 
 def value_doc(doc_id: str, meta: dict, level: str, dim: str,
@@ -157,8 +165,9 @@ def compact_bucket(db, level: str, site: str, date: dt.datetime) -> int:
         return 0
     owner = f"c{uuid.uuid4().hex[:12]}"
     meta = totals[0]["metadata"]
-    merged = [(TOTALS[level], {**partial_doc(partial_id(owner, level, date, site), meta,
-                                             union(load(d["s"]) for d in totals)), "n": 0})]
+    merged = [(TOTALS[level], {**partial_doc(
+        partial_id(owner, level, date, site), meta, union(whole(d) for d in totals),
+        union(whole(d, humans=True) for d in totals)), "n": 0})]
     old = [(TOTALS[level], totals)]
     if level != "hour":
         for dim in DIMENSIONS:
