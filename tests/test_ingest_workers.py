@@ -180,3 +180,34 @@ def test_without_worker_processes_the_lines_are_mapped_here_and_the_run_says_so(
         assert any("no worker processes (no /dev/shm)" in note for note in summary.notes)
     finally:
         db.client.close()
+
+
+def test_a_workers_counting_thread_sends_each_chunks_units_or_its_error_and_yields():
+    """What a forked worker's thread sends the dimension process for the chunks it has
+    handed over: their units as counted at once, or the error; at a lower priority."""
+    import os
+    import pickle
+    import queue
+
+    from queries.ingest import workers
+    from queries.ingest.mapper import LineMapper
+
+    chunk = LOG.read_bytes()[:200_000].rsplit(b"\n", 1)[0] + b"\n"
+    mapper = LineMapper(SITE, defer_dimensions=True)
+    slices = mapper.map_chunk(chunk, 0, SITE, 1, None).slices
+    units: queue.Queue = queue.Queue()
+    counting = workers._Counting(mapper, units)
+    try:
+        counting.add((1, 0), slices)
+        counting.add((1, 9), [("not", "columns")])
+        sent, data, error = units.get(timeout=30)
+        assert (sent, error) == ((1, 0), None)
+        assert pickle.loads(data) == LineMapper(SITE).map_chunk(chunk, 0, SITE, 1, None).units
+        sent, data, error = units.get(timeout=30)
+        assert (sent, data) == ((1, 9), None) and error.startswith("TypeError: ")
+        if sys.platform == "linux":
+            assert os.getpriority(os.PRIO_PROCESS, counting.thread.native_id) == \
+                os.getpriority(os.PRIO_PROCESS, 0) + workers.NICENESS
+    finally:
+        counting.close()
+    assert not counting.thread.is_alive()
