@@ -1,7 +1,7 @@
 """Cost of issue 12's dimensions: ingest with and without them, and 12-month reads.
 
 Usage: .venv/bin/python bench/ingest_dimensions.py [--copies N] [--rounds R] [--jobs J]
-       [--repeated]
+       [--repeated] [--paired N [--baseline CHECKOUT]]
 
 1. Ingest: the shared log repeated ``--copies`` times (each copy shifted by 4 days, so
    agents and addresses repeat as in a longer log; with ``--repeated`` the copies keep
@@ -13,21 +13,31 @@ Usage: .venv/bin/python bench/ingest_dimensions.py [--copies N] [--rounds R] [--
    store is closed and opened again before each read (cold), then every breakdown and
    the visitors count for the 12 months are timed, each breakdown also with bots left
    out (``humans=True``, read second, warm). Goal: each <= 300 ms.
+
+``--paired N`` replaces both: the ingest with raw events, each run in a process of its
+own, N rounds of (``--baseline``'s code with dimensions, this code with them, this code
+without), means and medians. Runs of one machine drift (another tenant, the CPU's
+clock) more than a version changes; runs side by side drift together.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
+import os
 import resource
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-# As in bench/loadgen.py: this folder's dashboard.py would shadow the package.
-sys.path[0] = str(Path(__file__).resolve().parents[1])
+# As in bench/loadgen.py: this folder's dashboard.py would shadow the package. A paired
+# run of another checkout's code names it (``one_run``).
+sys.path[0] = os.environ.get("HITBOARD_BENCH_CODE") or str(Path(__file__).resolve().parents[1])
 
 import queries  # noqa: E402
 from bench import logs  # noqa: E402
@@ -106,6 +116,44 @@ def bench_ingest(copies: int, rounds: int, jobs: int, repeated: bool = False) ->
             print(f"worker processes {' and '.join(sorted(STARTS))}")
 
 
+def one_run(checkout: Path, log: Path, dimensions: bool, jobs: int) -> float:
+    """The wall seconds of ``ingest_once`` (raw events on) run by ``checkout``'s code in
+    a process of its own (this script, ``--one``)."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--one", str(log), "--jobs", str(jobs),
+         *(["--dimensions"] if dimensions else [])],
+        capture_output=True, text=True, check=True, cwd=checkout,
+        env={**os.environ, "HITBOARD_BENCH_CODE": str(checkout)})
+    return float(done.stdout.split()[-1])
+
+
+def bench_paired(copies: int, rounds: int, jobs: int, repeated: bool,
+                 baseline: Path) -> None:
+    here = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "access.log"
+        lines = (logs.repeated if repeated else logs.shifted)(
+            LOG, copies * len(LOG.read_bytes().splitlines()), log)
+        print(f"== paired: {lines:,} lines ({'same dates' if repeated else 'in time order'}"
+              f"), raw events on, {jobs} jobs, {rounds} rounds of (baseline {baseline} with "
+              "dimensions, this with, this without) ==")
+        runs = {"baseline": [], "with": [], "without": []}
+        for _ in range(rounds):
+            runs["baseline"].append(one_run(baseline, log, True, jobs))
+            runs["with"].append(one_run(here, log, True, jobs))
+            runs["without"].append(one_run(here, log, False, jobs))
+            print("  " + "  ".join(f"{k} {v[-1]:.2f} s" for k, v in runs.items()))
+        mean = {k: statistics.fmean(v) for k, v in runs.items()}
+        median = {k: statistics.median(v) for k, v in runs.items()}
+        for name, of in (("mean", mean), ("median", median)):
+            print(f"{name:6}: baseline {of['baseline']:.2f} s "
+                  f"({of['baseline'] / of['without'] - 1:+.0%}), this {of['with']:.2f} s "
+                  f"({of['with'] / of['without'] - 1:+.0%}), without dimensions "
+                  f"{of['without']:.2f} s; this against baseline "
+                  f"{of['with'] / of['baseline']:.2f}x")
+        print(json.dumps({k: [round(x, 3) for x in v] for k, v in runs.items()}))
+
+
 def bench_reads(days: int) -> None:
     where = tempfile.mkdtemp(prefix="hitboard-bench-reads-")
     try:
@@ -152,7 +200,20 @@ def main() -> None:
                         help="copies keep their dates (default: each 4 days later)")
     parser.add_argument("--jobs", type=int, default=resolve().ingest_jobs,
                         help="ingest worker processes (default: hitboard ingest's)")
+    parser.add_argument("--paired", type=int, default=0, metavar="N",
+                        help="N rounds of paired runs against --baseline, nothing else")
+    parser.add_argument("--baseline", type=Path, default=Path(__file__).resolve().parents[1],
+                        help="a checkout to compare with (default: this one)")
+    parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--dimensions", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one:
+        print(ingest_once(args.one, args.dimensions, True, args.jobs)[0])
+        return
+    if args.paired:
+        bench_paired(args.copies, args.paired, args.jobs, args.repeated,
+                     args.baseline.resolve())
+        return
     bench_ingest(args.copies, args.rounds, args.jobs, args.repeated)
     bench_reads(args.days)
 
