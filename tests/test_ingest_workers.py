@@ -184,7 +184,8 @@ def test_without_worker_processes_the_lines_are_mapped_here_and_the_run_says_so(
 
 def test_a_workers_counting_thread_sends_each_chunks_units_or_its_error():
     """What a forked worker's thread sends the dimension process for the chunks it has
-    handed over: their units as counted at once, or the error."""
+    handed over: their units as counted at once, or the error; at a lower priority."""
+    import os
     import pickle
     import queue
 
@@ -204,6 +205,9 @@ def test_a_workers_counting_thread_sends_each_chunks_units_or_its_error():
         assert pickle.loads(data) == LineMapper(SITE).map_chunk(chunk, 0, SITE, 1, None).units
         sent, data, error = units.get(timeout=30)
         assert (sent, data) == ((1, 9), None) and error.startswith("TypeError: ")
+        if sys.platform == "linux":       # behind the mapping and the hit counts
+            assert os.getpriority(os.PRIO_PROCESS, counting.thread.native_id) == \
+                os.getpriority(os.PRIO_PROCESS, 0) + workers.NICENESS
     finally:
         counting.close()
     assert not counting.thread.is_alive()
