@@ -196,11 +196,12 @@ class _Server:
                 chunk, data, error = item
                 self.arrived[chunk] = (data, error)
                 self._merge_claimed()
+            elif item[0] == "stop":       # even behind a flush still waiting for units
+                return
             else:
                 self.commands.append(item)
             while self.commands and self._ready(self.commands[0]):
-                if not self._handle(self.commands.popleft()):
-                    return
+                self._handle(self.commands.popleft())
 
     def _ready(self, command: tuple) -> bool:
         """A flush waits for the units its writer claimed."""
@@ -221,19 +222,17 @@ class _Server:
             except Exception as exc:          # the flush reports it
                 self.errors[writer] = f"{type(exc).__name__}: {exc}"
 
-    def _handle(self, command: tuple) -> bool:
-        """Carry out one command; False once told to stop."""
+    def _handle(self, command: tuple) -> None:
+        """Carry out one command, answering all but ``add`` and ``claim``."""
         op, args = command[0], command[1:]
-        if op == "stop":
-            return False
         if op == "add":
             self._add(*args)
-            return True
+            return
         if op == "claim":
             writer, chunk = args
             self.claims.setdefault(writer, deque()).append(chunk)
             self._merge_claimed()
-            return True
+            return
         error = None
         try:
             if op == "open":
@@ -255,4 +254,3 @@ class _Server:
         except Exception as exc:          # the ingest process reports it and stops
             error = f"{type(exc).__name__}: {exc}"
         self.conn.send(error)
-        return True
