@@ -20,7 +20,7 @@ thread (``workers``), sending the units here directly (:attr:`DimensionWriter.un
 the ingest process only *claims* them for a log's recorder, in file order
 (:class:`Deferred`). A flush waits for the units it claimed: the hit counters' flush
 then starts sooner, and this process merges units as they come. A worker that dies
-before sending them stops the run (``workers_alive``), as one dying before its tally.
+before sending them stops the run (``check_workers``), as one dying before its tally.
 """
 
 from __future__ import annotations
@@ -72,14 +72,14 @@ class DimensionWriter:
     through a pipe, command after command; worker processes send it units on
     :attr:`units` (``(chunk, pickled units or None, error or None)``). Start it before
     the store opens (it connects itself, on its first recorder); :meth:`close` stops it.
-    ``workers_alive()``, while a flush is awaited, says whether the units it waits for
-    can still come."""
+    ``check_workers()``, called while a flush is awaited, raises the run's error once
+    the units it waits for can no longer come."""
 
     def __init__(self, store: str, database: str | None):
         context = multiprocessing.get_context("fork")
         self._conn, child = context.Pipe()
         self.units = context.Queue()
-        self.workers_alive: Callable[[], bool] = lambda: True
+        self.check_workers: Callable[[], None] = lambda: None
         self._process = context.Process(target=_serve, name="hitboard-dimensions",
                                         args=(child, self.units, os.getpid(), store,
                                               database),
@@ -134,10 +134,7 @@ class DimensionWriter:
             while not self._conn.poll(0.5):
                 if not self._process.is_alive():
                     raise self._died()
-                if not self.workers_alive():
-                    raise HitboardError(
-                        "an ingest worker process died (killed, or out of memory?); what "
-                        "was merged before is kept: run again to resume, or with --jobs 1")
+                self.check_workers()
             error = self._conn.recv()
         except (EOFError, ConnectionResetError, OSError):
             raise self._died() from None

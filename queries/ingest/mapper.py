@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate, repeat
 from operator import add
+from typing import TYPE_CHECKING
 
 from .. import validation
 from ..dimensions.classify import RecordCoder
@@ -29,6 +30,9 @@ from ..errors import InvalidPageError, InvalidSiteError
 from ..events.collection import EventTotals, EventWriter
 from ..stats.writes import day_unit
 from .logformat import LineParser, LogRecord, columns
+
+if TYPE_CHECKING:
+    from .dimwriter import Deferred, PackedUnits
 
 MAX_NAMES = 100_000      # (site, page) validations remembered
 # A chunk's records are turned into the dimensions' columns a slice of lines at a time,
@@ -46,7 +50,9 @@ class Tally:
     first: dt.datetime | None = None
     last: dt.datetime | None = None
     hits: dict = field(default_factory=dict)    # HitRecorder pending: key -> {minute: n}
-    units: object = field(default_factory=dict)  # DimensionRecorder pending: key -> unit
+    # DimensionRecorder pending (key -> unit); in a worker, packed or deferred for the
+    # dimension process (``dimwriter``).
+    units: dict | PackedUnits | Deferred = field(default_factory=dict)
     events: EventTotals | None = None           # the events this tally's lines wrote
     # With ``defer_dimensions``: the dimensions' input, (sites, columns) per slice of
     # lines, for ``LineMapper.count_dimensions``; ``units`` is then empty.

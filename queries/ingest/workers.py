@@ -137,6 +137,11 @@ class _Counting:
                 self.units.put((chunk, None, f"{type(exc).__name__}: {exc}"))
 
 
+def _died() -> HitboardError:
+    return HitboardError("an ingest worker process died (killed, or out of memory?); what "
+                         "was merged before is kept: run again to resume, or with --jobs 1")
+
+
 class WorkerPool:
     """``jobs`` worker processes; :meth:`map` returns tallies in the order of its tasks.
     Once the lines are mapped, the processes may serve other work (``executor``): the
@@ -154,15 +159,14 @@ class WorkerPool:
         units = None if self.dimensions is None else self.dimensions.units
         self.executor = processes.pool(jobs, _start, config, units, fork=self.forked)
         if self.dimensions is not None:
-            self.dimensions.workers_alive = self._alive
+            self.dimensions.check_workers = self._check_alive
 
-    def _alive(self) -> bool:
-        """False once a worker has died (the pool then takes no task)."""
+    def _check_alive(self) -> None:
+        """Raise the run's error once a worker has died (the pool then takes no task)."""
         try:
             self.executor.submit(int)
         except BrokenProcessPool:
-            return False
-        return True
+            raise _died() from None
 
     def map(self, tasks: Iterable[tuple[object, tuple]]) -> Iterator[tuple[object, Tally]]:
         """``(label, (data, start, default_site, stream))`` tasks → ``(label, tally)``,
@@ -179,9 +183,7 @@ class WorkerPool:
                 label, future = pending.popleft()
                 yield label, future.result()
         except BrokenProcessPool:
-            raise HitboardError(
-                "an ingest worker process died (killed, or out of memory?); what was "
-                "merged before is kept: run again to resume, or with --jobs 1") from None
+            raise _died() from None
 
     def close(self) -> None:
         """Stop the workers: tasks not started are dropped, those running end first
