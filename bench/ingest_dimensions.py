@@ -116,15 +116,16 @@ def bench_ingest(copies: int, rounds: int, jobs: int, repeated: bool = False) ->
             print(f"worker processes {' and '.join(sorted(STARTS))}")
 
 
-def one_run(checkout: Path, log: Path, dimensions: bool, jobs: int) -> float:
-    """The wall seconds of ``ingest_once`` (raw events on) run by ``checkout``'s code in
-    a process of its own (this script, ``--one``)."""
+def one_run(checkout: Path, log: Path, dimensions: bool, jobs: int) -> tuple[float, float]:
+    """The wall and CPU seconds of ``ingest_once`` (raw events on) run by ``checkout``'s
+    code in a process of its own (this script, ``--one``)."""
     done = subprocess.run(
         [sys.executable, __file__, "--one", str(log), "--jobs", str(jobs),
          *(["--dimensions"] if dimensions else [])],
         capture_output=True, text=True, check=True, cwd=checkout,
         env={**os.environ, "HITBOARD_BENCH_CODE": str(checkout)})
-    return float(done.stdout.split()[-1])
+    wall, cpu = done.stdout.split()[-2:]
+    return float(wall), float(cpu)
 
 
 def bench_paired(copies: int, rounds: int, jobs: int, repeated: bool,
@@ -138,10 +139,14 @@ def bench_paired(copies: int, rounds: int, jobs: int, repeated: bool,
               f"), raw events on, {jobs} jobs, {rounds} rounds of (baseline {baseline} with "
               "dimensions, this with, this without) ==")
         runs = {"baseline": [], "with": [], "without": []}
+        cpu = {name: [] for name in runs}
         for _ in range(rounds):
-            runs["baseline"].append(one_run(baseline, log, True, jobs))
-            runs["with"].append(one_run(here, log, True, jobs))
-            runs["without"].append(one_run(here, log, False, jobs))
+            for name, checkout, dimensions in (("baseline", baseline, True),
+                                               ("with", here, True),
+                                               ("without", here, False)):
+                wall, used = one_run(checkout, log, dimensions, jobs)
+                runs[name].append(wall)
+                cpu[name].append(used)
             print("  " + "  ".join(f"{k} {v[-1]:.2f} s" for k, v in runs.items()))
         mean = {k: statistics.fmean(v) for k, v in runs.items()}
         median = {k: statistics.median(v) for k, v in runs.items()}
@@ -151,6 +156,11 @@ def bench_paired(copies: int, rounds: int, jobs: int, repeated: bool,
                   f"({of['with'] / of['without'] - 1:+.0%}), without dimensions "
                   f"{of['without']:.2f} s; this against baseline "
                   f"{of['with'] / of['baseline']:.2f}x")
+        used = {k: statistics.fmean(v) for k, v in cpu.items()}
+        print(f"CPU   : baseline {used['baseline']:.2f} s "
+              f"({used['baseline'] / used['without'] - 1:+.0%}), this {used['with']:.2f} s "
+              f"({used['with'] / used['without'] - 1:+.0%}), without dimensions "
+              f"{used['without']:.2f} s (means, all processes)")
         print(json.dumps({k: [round(x, 3) for x in v] for k, v in runs.items()}))
 
 
@@ -208,7 +218,7 @@ def main() -> None:
     parser.add_argument("--dimensions", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(ingest_once(args.one, args.dimensions, True, args.jobs)[0])
+        print(*ingest_once(args.one, args.dimensions, True, args.jobs))
         return
     if args.paired:
         bench_paired(args.copies, args.paired, args.jobs, args.repeated,

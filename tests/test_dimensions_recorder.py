@@ -182,9 +182,9 @@ def test_bad_arguments_are_clear_errors(db):
 def test_evicted_sketch_buckets_continue_in_new_documents(db, monkeypatch):
     """Past MAX_SKETCH_BUCKETS the recorder forgets its sketches and writes later ones to
     documents of a new owner: the union still counts everyone once."""
-    from queries.dimensions import counters
+    from queries.dimensions import sketching
 
-    monkeypatch.setattr(counters, "MAX_SKETCH_BUCKETS", 2)
+    monkeypatch.setattr(sketching, "MAX_SKETCH_BUCKETS", 2)
     recorder = _recorder(db)
     for i in range(30):
         dims = classify(SITE, "/", agent=CHROME, address=f"8.8.8.{i % 10 + 1}")

@@ -25,17 +25,16 @@ the documents it has not seen before (one ``find`` per collection per flush) and
 remembers what it wrote. With one writer (the embedded store belongs to one process) the
 cap is exact; writers running side by side on MongoDB may each add values in the same
 second, so a document can then exceed the cap by the values of those few flushes.
-Visitor sketches (see ``sketches``) are written before the counters, each flush.
+Visitor sketches (``sketching``, stored as ``sketches`` says) are written before the
+counters, each flush.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-import uuid
 from collections import Counter
-from itertools import chain, groupby
-from operator import itemgetter
+from itertools import chain
 
 from pymongo import UpdateOne
 from pymongo.errors import PyMongoError
@@ -46,19 +45,16 @@ from ..stats import schema
 from ..stats.recorder import HitRecorder
 from ..stats.writes import Increment
 from . import sketches
-from .classify import BOT, Dimensions
+from .classify import Dimensions
 from .encoding import OTHER, cap, escape
+from .sketching import IS_BOT, BucketSketches
 
 log = logging.getLogger(__name__)
 HOURLY, DAILY, MONTHLY = "dims.hourly", "dims.daily", "dims.monthly"
 COLLECTIONS = (HOURLY, DAILY, MONTHLY)
 MAX_KNOWN = 50_000        # documents whose values are remembered between flushes
-MAX_SKETCH_BUCKETS = 500  # sketch buckets held in memory before starting new documents
 WHOLE = validation.WHOLE_SITE
 
-
-IS_BOT = ("bot", BOT)
-_VISITOR = itemgetter(0)
 
 
 def _by_pair(counts: dict) -> tuple[Counter, Counter, int]:
@@ -104,6 +100,21 @@ def _add(unit: tuple[dict, set], dims: Dimensions, n: int) -> None:
         pairs.add((dims.visitor, values))
 
 
+def _entry(raw: dict, coll: str, site: str, date: dt.datetime, level: str,
+           made: list | None = None) -> tuple[dict, Counter, Counter, list, list]:
+    """A flush's sums for one counter document (metadata, hits per pair, bot hits per
+    pair, (visitor, values) pair sets, [hits, bot hits]), made on first use (and then
+    appended to ``made``)."""
+    key = (coll, sketches.bucket_id(site, date, level))
+    entry = raw.get(key)
+    if entry is None:
+        entry = raw[key] = (schema.metadata(date, site, WHOLE), Counter(), Counter(), [],
+                            [0, 0])
+        if made is not None:
+            made.append(entry)
+    return entry
+
+
 def hour_unit(site: str, ts: dt.datetime) -> tuple:
     """A hit's pending unit: its site and UTC hour."""
     return ("u", site, ts.year, ts.month, ts.day, ts.hour)
@@ -114,28 +125,6 @@ def unit_documents(key: tuple) -> tuple[tuple, tuple, tuple]:
     _, site, year, month, day, hour = key
     return ((HOURLY, site, year, month, day, hour), (DAILY, site, year, month, day),
             (MONTHLY, site, year, month))
-
-
-class _PairSketches(dict):
-    """(dimension, value) -> the value sketch a visitor with that pair updates in one
-    bucket, made on first use: the humans' or the bots' sketch of the value (a visitor
-    goes into one of them, so humans are read alone and everyone is their union); a
-    value the counters' cap summed under (other) goes to the (other) sketch."""
-
-    def __init__(self, by_dim: dict, kept: dict[str, dict], is_bot: bool):
-        super().__init__()
-        self.by_dim, self.kept, self.is_bot = by_dim, kept, is_bot
-
-    def __missing__(self, pair: tuple[str, str]):
-        dim, value = pair
-        if escape(value) not in self.kept.get(dim, ()):
-            value = OTHER
-        per_value = self.by_dim.setdefault(dim, {})
-        sketch = per_value.get((value, self.is_bot))
-        if sketch is None:
-            sketch = per_value[(value, self.is_bot)] = sketches.new(sketches.LG_K_VALUE)
-        self[pair] = sketch
-        return sketch
 
 
 class _Docs(dict):
@@ -153,11 +142,9 @@ class DimensionRecorder(HitRecorder):
         super().__init__(db, **kwargs)
         self._known: dict[tuple[str, str], dict[str, set[str]]] = {}
         # Everything this process has counted into each sketch bucket, written whole to
-        # documents only it writes (their ids carry ``_owner``): no other writer can
+        # documents only it writes (their ids carry its owner name): no other writer can
         # race it, and readers take the union of every owner's document.
-        self._sketch_state: dict[tuple, tuple] = {}
-        self._owner = uuid.uuid4().hex[:12]
-        self._saves = 0
+        self._sketches = BucketSketches()
 
     def record(self, site: str, page: str, ts: dt.datetime | None = None,
                dims: Dimensions | None = None, n: int = 1) -> None:
@@ -207,26 +194,29 @@ class DimensionRecorder(HitRecorder):
     def _documents(self, pending: dict) -> _Docs:
         """The capped ``$inc`` of every counter document and the sketch documents."""
         raw: dict[tuple[str, str], tuple[dict, Counter, Counter, list, list]] = {}
+        days = []
         for (_, site, year, month, day, hour), (counts, visitor_pairs) in pending.items():
             start = dt.datetime(year, month, day, hour, tzinfo=dt.UTC)
             pairs, bots, bot_hits = _by_pair(counts)    # once per hour, summed upwards
             hits = sum(counts.values())
-            for coll, date, level in ((HOURLY, start, "hour"),
-                                      (DAILY, start.replace(hour=0), "day"),
-                                      (MONTHLY, start.replace(hour=0, day=1), "month")):
-                doc_key = (coll, sketches.bucket_id(site, date, level))
-                entry = raw.get(doc_key)
-                if entry is None:
-                    entry = raw[doc_key] = (schema.metadata(date, site, WHOLE), Counter(),
-                                            Counter(), [], [0, 0])
-                entry[1].update(pairs)
-                entry[2].update(bots)
-                entry[3].append(visitor_pairs)
-                entry[4][0] += hits
-                entry[4][1] += bot_hits
+            raw[(HOURLY, sketches.bucket_id(site, start, "hour"))] = (      # one per unit
+                schema.metadata(start, site, WHOLE), pairs, bots, [visitor_pairs],
+                [hits, bot_hits])
+            entry = _entry(raw, DAILY, site, start.replace(hour=0), "day", days)
+            entry[1].update(pairs)
+            entry[2].update(bots)
+            entry[3].append(visitor_pairs)
+            entry[4][0] += hits
+            entry[4][1] += bot_hits
+        for meta, pairs, bots, _, (hits, bot_hits) in days:     # months sum their days
+            entry = _entry(raw, MONTHLY, meta["site"], meta["date"].replace(day=1), "month")
+            entry[1].update(pairs)
+            entry[2].update(bots)
+            entry[4][0] += hits
+            entry[4][1] += bot_hits
         known = self._known_values(list(raw))
         docs = _Docs()
-        docs.sketches = []
+        flushed = []
         for doc_key, (meta, pairs, bot_pairs, pair_sets, (hits, bot_hits)) in raw.items():
             inc = {"hits": hits, "bh": bot_hits}        # bh even when 0: split
             doc_known = known.get(doc_key)
@@ -245,10 +235,11 @@ class DimensionRecorder(HitRecorder):
                     name = f"b.{dim}.{name if name in kept else escape(OTHER)}"
                     bot_inc[name] = bot_inc.get(name, 0) + n
                 inc.update(bot_inc)
-            docs.sketches.extend(self._sketch_docs(doc_key[0], meta, pair_sets,
-                                                   kept_by_dim))
-            doc = docs[doc_key] = Increment(doc_key[0], meta, inc)
-            doc.owner = self._owner          # registered with the counters (see _update)
+            flushed.append((sketches.LEVELS[doc_key[0]], meta, pair_sets, kept_by_dim))
+            docs[doc_key] = Increment(doc_key[0], meta, inc)
+        docs.sketches = self._sketches.documents(flushed)
+        for doc in docs.values():
+            doc.owner = self._sketches.owner    # registered with the counters (_update)
         return docs
 
     def _known_values(self, keys: list[tuple[str, str]]) -> dict:
@@ -276,73 +267,6 @@ class DimensionRecorder(HitRecorder):
                 values = {dim: set(v) for dim, v in found.get(doc_id, {}).items()}
                 self._known[(coll, doc_id)] = known[(coll, doc_id)] = values
         return known
-
-    def _sketch_docs(self, coll: str, meta: dict, pair_sets: list[set],
-                     kept: dict[str, dict]) -> list[tuple[str, dict]]:
-        """This process's sketch documents of a counter document's bucket, updated with
-        the flush's (visitor, values) pairs: the whole site (everyone, and the human
-        visitors apart: any range's, to the hour), and for days and months one
-        document per dimension with a sketch per value the counters kept (the rest under
-        (other)). Each sketch gets each visitor once: the pairs are sorted by visitor and
-        a visitor's values (which share most values: browser, country...) gathered in
-        sets reused from visitor to visitor (a sketch update costs more than a set
-        insertion, and nothing per visitor outlives its turn)."""
-        level = sketches.LEVELS[coll]
-        key = (level, meta["site"], meta["date"])
-        state = self._sketch_state.get(key)
-        if state is None:
-            if len(self._sketch_state) >= MAX_SKETCH_BUCKETS:
-                self._sketch_state.clear()           # later updates go to new documents
-                self._owner = uuid.uuid4().hex[:12]
-            state = self._sketch_state[key] = (sketches.new(), sketches.new(), {})
-        overall, people, by_dim = state
-        touched: set[str] = set()
-        if level == "hour":
-            for visitor in {visitor for pairs in pair_sets for visitor, _ in pairs}:
-                overall.update(visitor)
-            for visitor in {visitor for pairs in pair_sets for visitor, values in pairs
-                            if IS_BOT not in values}:
-                people.update(visitor)
-        else:
-            humans = _PairSketches(by_dim, kept, False)
-            bots = _PairSketches(by_dim, kept, True)
-            human_pairs, bot_pairs, targets = set(), set(), set()
-            ordered = sorted(chain.from_iterable(pair_sets), key=_VISITOR)
-            for visitor, group in groupby(ordered, key=_VISITOR):
-                overall.update(visitor)
-                found = [values for _, values in group]
-                if len(found) == 1:               # one values tuple: one sketch a dim
-                    values = found[0]
-                    if IS_BOT in values:
-                        sketches_of = bots
-                    else:
-                        sketches_of = humans
-                        people.update(visitor)
-                    for sketch in map(sketches_of.__getitem__, values):
-                        sketch.update(visitor)
-                    continue
-                human_pairs.clear()
-                bot_pairs.clear()
-                targets.clear()
-                for values in found:
-                    (bot_pairs if IS_BOT in values else human_pairs).update(values)
-                if human_pairs:
-                    people.update(visitor)
-                targets.update(map(humans.__getitem__, human_pairs))
-                targets.update(map(bots.__getitem__, bot_pairs))
-                for sketch in targets:
-                    sketch.update(visitor)
-            touched = {dim for dim, _ in humans} | {dim for dim, _ in bots}
-        date, site = meta["date"], meta["site"]
-        self._saves += 1
-        out = [(sketches.TOTALS[level], {**sketches.partial_doc(
-            sketches.partial_id(self._owner, level, date, site), meta, overall, people),
-            "n": self._saves})]
-        for dim in sorted(touched):
-            doc_id = sketches.partial_id(self._owner, level, date, site, dim)
-            out.append((sketches.VALUES, {**sketches.value_doc(doc_id, meta, level, dim,
-                                                                by_dim[dim]), "n": self._saves}))
-        return out
 
     def _update(self, seq: int, doc_id: str, doc: Increment) -> UpdateOne:
         """The HitRecorder's guarded upsert, also naming the sketch owner of the bucket."""
