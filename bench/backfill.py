@@ -100,13 +100,14 @@ def dimensions_phase(db, model: TrafficModel, args) -> None:
             return result
 
         dimensions.flush = timed_flush
-        original = dimensions.record
+        original = dimensions.record_many
 
-        def counting_record(site, page, ts=None, dims=None, n=1):
-            counted[1] += n
-            original(site, page, ts, dims, n)
+        def counting_record_many(hits):
+            hits = list(hits)
+            counted[1] += sum(n for *_, n in hits)
+            original(hits)
 
-        dimensions.record = counting_record
+        dimensions.record_many = counting_record_many
         hits = backfill_dimensions(dimensions, model, args.rate, args.days, NOW)
     wall, cpu = meter.total()
     print(f"dimensions: {hits:,} hits, {wall:.1f} s wall, {cpu:.1f} s CPU")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from queries import HitboardError
 from queries.dimensions import CAPS, DimensionRecorder, classify, reads, sketches
 from queries.dimensions.counters import COLLECTIONS, DAILY, HOURLY, MONTHLY, hour_unit
 from queries.dimensions.tally import LogTally
@@ -161,10 +162,6 @@ def test_concurrent_writers_lose_no_visitor_and_compaction_keeps_the_union(db):
 
 
 def test_bad_arguments_are_clear_errors(db):
-    import pytest
-
-    from queries import HitboardError
-
     with pytest.raises(HitboardError, match="unknown dimension"):
         reads.breakdown(db, SITE, "$where", *DAY)
     with pytest.raises(HitboardError):
@@ -214,3 +211,19 @@ def test_a_log_tally_holds_what_classify_gives_hit_by_hit():
         pairs.add((dims.visitor, dims.values))
     assert tally.pending() == expected
     assert len(expected) > 20 and sum(len(p) for _, p in expected.values()) > 1000
+
+
+def test_record_many_counts_what_record_counts_and_checks_every_hit_first(db):
+    hits = [(SITE, f"/p{i % 3}", T0 + dt.timedelta(hours=i % 4),
+             classify(SITE, f"/p{i % 3}", agent=CHROME, address=f"8.8.4.{i % 7}"), i % 2 + 1)
+            for i in range(40)]
+    one_by_one, at_once = _recorder(db), _recorder(db)
+    for hit in hits:
+        one_by_one.record(*hit)
+    at_once.record_many(hits)
+    assert at_once._pending == one_by_one._pending
+    with pytest.raises(HitboardError):
+        at_once.record_many([hits[0], (SITE, "/", T0, hits[0][3], 0)])
+    assert at_once.status().pending_hits == one_by_one.status().pending_hits
+    for recorder in (one_by_one, at_once):
+        recorder.close()

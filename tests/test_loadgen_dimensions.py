@@ -105,3 +105,34 @@ def test_raw_events_and_counters_classify_each_hit_alike(embedded_db):
         assert abs(reads.visitors(embedded_db, site, *DAY) - len(pairs)) <= 0.02 * len(pairs)
         for host, _ in pairs:                    # documentation addresses only
             assert host.startswith(("2001:db8::", "192.0.2.", "198.51.100.", "203.0.113."))
+
+
+def test_backfilled_and_live_visitors_view_a_few_pages_each(embedded_db):
+    """The demo's figures read as a site's: a backfilled day at the demo's rate and a
+    minute of live traffic both show a few views per visitor (History's KPI), not the
+    hundred a few draws per cell gave. A day: 3-12 (people come back in a day); the
+    live minute: 2-6."""
+    from dashboard.loadgen.demo import DEMO
+
+    model = DEMO.model()
+    site = model.site_names[0]
+    with DimensionRecorder(embedded_db, flush_interval=3600) as dimensions:
+        backfill_history(embedded_db, model, DEMO.rate, days=1, now=NOON,
+                         dimensions=dimensions)
+    yesterday = (DAY[0] - dt.timedelta(days=1), DAY[0])
+    hits = int(queries.series(embedded_db, site, *yesterday, "day")["*"].sum())
+    assert 3 < hits / reads.visitors(embedded_db, site, *yesterday) < 12
+
+    clock, minute = Clock(), (NOON + dt.timedelta(hours=2), NOON + dt.timedelta(hours=3))
+    recorder = queries.HitRecorder(embedded_db, flush_interval=3600)
+    dimensions = DimensionRecorder(embedded_db, flush_interval=3600)
+    runner = LoadRunner(recorder, model, 50, clock=clock, wall=lambda: minute[0],
+                        dimensions=dimensions)
+    runner.step(0.0)
+    for _ in range(600):
+        clock.now += 0.1
+        runner.step(clock.now)
+    recorder.close()
+    dimensions.close()
+    hits = int(queries.series(embedded_db, site, *minute, "hour")["*"].sum())
+    assert 2 < hits / reads.visitors(embedded_db, site, *minute) < 6

@@ -32,30 +32,39 @@ def backfill_history(db, model: TrafficModel, rate: float, days: int = 30,
     check_days(days)
     now = now or dt.datetime.now(dt.UTC)
     queries.register_synthetic(db, model.site_names)
-    total = (days + 1) * len(model.site_names)
-    totals = queries.backfill(db, history(model, rate, days, now), total=total,
-                              progress=progress)
+    site_days = (days + 1) * len(model.site_names)
+    # Progress counts site-days, once for the counts and once for the dimensions.
+    total = site_days * (1 if dimensions is None else 2)
+    totals = queries.backfill(db, history(model, rate, days, now), total=site_days,
+                              progress=progress and (lambda done, _: progress(done, total)))
     if dimensions is not None:
-        backfill_dimensions(dimensions, model, rate, days, now)
+        backfill_dimensions(dimensions, model, rate, days, now, progress=progress and (
+            lambda done, _: progress(site_days + done, total)))
     return totals
 
 
 def backfill_dimensions(dimensions, model: TrafficModel, rate: float, days: int,
-                        now: dt.datetime) -> int:
+                        now: dt.datetime, progress: Progress | None = None) -> int:
     """The same history's hits per page and hour, given synthetic dimensions (the
-    counts are seeded, so they equal the backfilled ones); flushed day by day."""
+    counts are seeded, so they equal the backfilled ones); flushed day by day. Cells go
+    hour by hour, so a visit runs on to other pages of its hour."""
     visitors = SyntheticVisitors(dimensions, model.seed + 1)
     hits = 0
-    for counts in history(model, rate, days, now):
-        hourly = counts.counts.reshape(len(counts.pages), 24, 60).sum(axis=2)
-        pages, hours = hourly.nonzero()
-        cells = hourly[pages, hours]
+    total = (days + 1) * len(model.site_names)
+    for done, counts in enumerate(history(model, rate, days, now), 1):
+        by_hour = counts.counts.reshape(len(counts.pages), 24, 60).sum(axis=2).T
+        hours, pages = by_hour.nonzero()
+        cells = by_hour[hours, pages]
         drawn = visitors.draw_many(counts.site, cells)
-        for page, hour, visits in zip(pages.tolist(), hours.tolist(), drawn, strict=True):
-            when = counts.day + dt.timedelta(hours=hour, minutes=30)
-            visitors.record_visits(counts.site, counts.pages[page], when, visits)
+        visitors.record_cells([
+            (counts.site, counts.pages[page],
+             counts.day + dt.timedelta(hours=hour, minutes=30), visits)
+            for page, hour, visits in zip(pages.tolist(), hours.tolist(), drawn,
+                                          strict=True)])
         hits += int(cells.sum())
         dimensions.flush()
+        if progress:
+            progress(done, total)
     return hits
 
 

@@ -204,14 +204,14 @@ class LoadRunner:
             sent += n
             if self._visitors is None:
                 continue
-            visits = self._visitors.draw(site, n)
-            cells.append((site, page, n, visits))
-            if self._dimensions is not None:
-                try:
-                    self._visitors.record_visits(site, page, when, visits)
-                except HitboardError as exc:
-                    self.errors += 1
-                    self.last_error = f"dimensions: {exc}"
+            cells.append((site, page, n, self._visitors.draw(site, n)))
+        if self._dimensions is not None and cells:
+            try:
+                self._visitors.record_cells([(site, page, when, visits)
+                                             for site, page, _, visits in cells])
+            except HitboardError as exc:
+                self.errors += 1
+                self.last_error = f"dimensions: {exc}"
         if self._events is not None and cells:
             try:
                 self._events(cells, when, span)

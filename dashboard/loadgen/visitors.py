@@ -1,9 +1,12 @@
 """Plausible dimensions for synthetic hits: a seeded population of visitors (browser,
 country; a few return often, most rarely: Zipf), a bot share, a referrer mix, UTM
-campaigns and status codes. Each draw (a :class:`Visit`) is recorded into a
-``DimensionRecorder`` and handed to the raw events (``events.EventFeed``), so the same
-hit is the same request in both: same agent (bot or human), referrer, campaign, status
-and client, and so the same visitor (address, agent) for the sketches and for the events.
+campaigns and status codes. Hits come in visits of a few views (``VIEWS_PER_VISIT`` on
+average), which run on from page to page and from one call to the next, so a visitor
+views several pages, arrives from one referrer and moves on from the site itself. Each
+piece of a visit on one page (a :class:`Visit`) is recorded into a ``DimensionRecorder``
+and handed to the raw events (``events.EventFeed``), so the same hit is the same request
+in both: same agent (bot or human), referrer, campaign, status and client, and so the
+same visitor (address, agent) for the sketches and for the events.
 
 Clients come from the documentation address ranges (RFC 3849 for the population, one
 address each; RFC 5737 for the bots), so no real host is named; a visitor's country is
@@ -20,9 +23,12 @@ import numpy as np
 
 from queries.dimensions import classify
 
-POPULATION = 20_000
+POPULATION = 200_000
 ZIPF_S = 0.7
-DRAWS_PER_CELL = 4        # each (site, page) share of a tick is split over this many visitors
+VIEWS_PER_VISIT = 4.0     # mean hits of a visit (geometric): what History's KPI shows
+# At most this many new visits a call (a backfilled site-day, a tick's page): past it
+# visits grow longer, so a backfill at thousands of hits/s stays seconds, not hours.
+MAX_VISITS = 12_000
 BOT_SHARE = 0.12
 AGENTS = (  # (user agent, weight)
     ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -86,6 +92,24 @@ class Visit(NamedTuple):
     status: int
 
 
+class _Visitor(NamedTuple):
+    """Who makes a visit, and where from: its landing page's referrer and campaign,
+    its later pages' referrer (the site itself; a bot's stays ``-``)."""
+
+    agent: str
+    host: str
+    country: str
+    referrer: str
+    moving_on: str
+    query: str
+
+    def visit(self, share: int, status: int, landing: bool) -> Visit:
+        if landing:
+            return Visit(share, self.agent, self.host, self.country, self.referrer,
+                         self.query, status)
+        return Visit(share, self.agent, self.host, self.country, self.moving_on, "", status)
+
+
 def person_host(person: int) -> str:
     return f"2001:db8::{person + 1:x}"
 
@@ -95,10 +119,10 @@ def bot_host(index: int) -> str:
 
 
 class SyntheticVisitors:
-    """``draw(site, n)`` gives ``n`` synthetic hits a few visits, and ``record_visits``
-    counts them into the dimension recorder. Draws are
-    numpy's, a whole batch of cells at a time (``draw_many``): a backfilled day of a
-    thousand pages is ~100,000 visits. Same seed, same visits."""
+    """``draw_many(site, counts)`` cuts cells of hits into visits, and ``record_cells``
+    counts them into the dimension recorder. Draws are numpy's, a whole batch of
+    cells at a time: a backfilled day is tens of thousands of visits. Same seed, same
+    calls, same visits."""
 
     def __init__(self, dimensions, seed: int = 0):
         self.dimensions = dimensions
@@ -110,49 +134,93 @@ class SyntheticVisitors:
         self._people = zipf / zipf[-1]
         self._bots = [(agent, bot_host(i)) for i, agent in enumerate(_pick(rng, BOTS, 200))]
         self._tables = [_table(t) for t in (REFERRERS, CAMPAIGNS, STATUSES)]
+        self._open: dict[str, tuple[_Visitor, int]] = {}   # site -> visit going on, hits left
 
     def draw(self, site: str, n: int) -> list[Visit]:
-        """``n`` hits as a few visits (at most ``DRAWS_PER_CELL``)."""
+        """The visits of ``n`` hits on one page."""
         return self.draw_many(site, [n])[0]
 
     def draw_many(self, site: str, counts) -> list[list[Visit]]:
-        """The visits of each cell of ``counts`` hits: at most ``DRAWS_PER_CELL`` a cell,
-        sharing its hits as evenly as they can; each a person (Zipf: a few return often)
-        or, one in ``1 / BOT_SHARE``, a bot."""
+        """The visits of each cell of ``counts`` hits, cells taken in order: the hits
+        are cut into visits of 1, 2, 3... views (geometric, ``VIEWS_PER_VISIT`` on
+        average), so a visit reaching a cell's end goes on in the next cell, on its
+        next page, or in the next call. Each visit is a person (Zipf: a few return
+        often) or, one in ``1 / BOT_SHARE``, a bot; it arrives from a drawn referrer
+        and campaign, and its later pages from the site itself."""
         counts = np.asarray(counts, dtype=np.int64)
-        per_cell = np.minimum(counts, DRAWS_PER_CELL)
-        ends = np.cumsum(per_cell)
-        cell = np.repeat(np.arange(len(counts)), per_cell)
-        slot = np.arange(len(cell)) - (ends - per_cell)[cell]
-        shares = counts[cell] // per_cell[cell] + (slot < counts[cell] % per_cell[cell])
-        rng, k = self._rng, len(cell)
-        people = _indices(rng, self._people, k)
-        bots = rng.random(k) < BOT_SHARE
-        which_bot = rng.integers(len(self._bots), size=k)
-        picks = [_indices(rng, cumulative, k) for _, cumulative in self._tables]
-        visits = [self._visit(site, *drawn) for drawn in zip(
-            shares.tolist(), people.tolist(), bots.tolist(), which_bot.tolist(),
-            *(p.tolist() for p in picks), strict=True)]
-        return [visits[a:b] for a, b in zip((ends - per_cell).tolist(), ends.tolist(),
-                                            strict=True)]
+        cell_ends = np.cumsum(counts)
+        total = int(cell_ends[-1]) if len(counts) else 0
+        if total == 0:
+            return [[] for _ in range(len(counts))]
+        going, left = self._open.pop(site, (None, 0))
+        carried = min(left, total)
+        sizes = self._sizes(total - carried)
+        visit_ends = np.cumsum(np.concatenate(([carried] if going else [], sizes)),
+                               dtype=np.int64)
+        if visit_ends.size and visit_ends[-1] > total:
+            left_over = int(visit_ends[-1]) - total
+        else:
+            left_over = left - carried
+        bounds = np.union1d(cell_ends, np.minimum(visit_ends, total))
+        bounds = bounds[bounds > 0]
+        starts = np.concatenate(([0], bounds[:-1]))
+        cell_of = np.searchsorted(cell_ends, starts, side="right")
+        visit_of = np.searchsorted(visit_ends, starts, side="right")
+        landing = np.concatenate(([going is None], visit_of[1:] != visit_of[:-1]))
+        visitors = ([going] if going else []) + self._visitors(site, len(sizes))
+        if left_over and visitors:
+            self._open[site] = (visitors[-1], left_over)
+        statuses = self._tables[2][0]
+        status_of = _indices(self._rng, self._tables[2][1], len(starts))
+        pieces = [visitors[v].visit(int(size), statuses[s], first) for v, size, s, first in zip(
+            visit_of.tolist(), (bounds - starts).tolist(), status_of.tolist(),
+            landing.tolist(), strict=True)]
+        splits = np.searchsorted(cell_of, np.arange(len(counts) + 1)).tolist()
+        return [pieces[a:b] for a, b in zip(splits, splits[1:], strict=False)]
 
-    def _visit(self, site: str, share: int, person: int, bot: bool, which_bot: int,
-               referrer: int, campaign: int, status: int) -> Visit:
-        (referrers, _), (campaigns, _), (statuses, _) = self._tables
-        if bot:
-            agent, host = self._bots[which_bot]
-            return Visit(share, agent, host, "US", "-", "", statuses[status])
-        url = referrers[referrer]
-        return Visit(share, self._agents[person], self._hosts[person], self._countries[person],
-                     f"https://{site}/" if url == "SELF" else url, campaigns[campaign],
-                     statuses[status])
+    def _sizes(self, hits: int) -> np.ndarray:
+        """Sizes of new visits covering ``hits`` (the last may run past them): about
+        ``VIEWS_PER_VISIT`` hits each, more past ``MAX_VISITS`` visits, never more
+        than ``MAX_VISITS`` of them."""
+        if hits <= 0:
+            return np.zeros(0, dtype=np.int64)
+        mean = max(VIEWS_PER_VISIT, hits / MAX_VISITS)
+        sizes = self._rng.geometric(1 / mean, int(hits / mean) + 8)
+        while sizes.sum() < hits:
+            sizes = np.concatenate((sizes, self._rng.geometric(1 / mean, 64)))
+        sizes = sizes[:int(np.searchsorted(np.cumsum(sizes), hits)) + 1][:MAX_VISITS]
+        sizes[-1] += max(hits - int(sizes.sum()), 0)     # the last visit takes the rest
+        return sizes
 
-    def record_visits(self, site: str, page: str, when: dt.datetime,
-                      visits: list[Visit]) -> None:
-        """The visits' dimensions, classified as their raw events will be (the visitor is
-        the (address, agent) pair; the drawn country overrides the address's)."""
-        for visit in visits:
-            dims = classify(site, page, query=visit.query, status=visit.status,
-                            referrer_url=visit.referrer, agent=visit.agent,
-                            address=visit.host, country=visit.country, vhost=site)
-            self.dimensions.record(site, page, when, dims, visit.share)
+    def _visitors(self, site: str, k: int) -> list[_Visitor]:
+        rng = self._rng
+        people = _indices(rng, self._people, k).tolist()
+        bots = (rng.random(k) < BOT_SHARE).tolist()
+        which_bot = rng.integers(len(self._bots), size=k).tolist()
+        referrers, campaigns = (_indices(rng, cumulative, k).tolist()
+                                for _, cumulative in self._tables[:2])
+        (referrer_urls, _), (queries, _) = self._tables[:2]
+        own = f"https://{site}/"
+        out = []
+        for person, bot, robot, referrer, campaign in zip(
+                people, bots, which_bot, referrers, campaigns, strict=True):
+            if bot:
+                agent, host = self._bots[robot]
+                out.append(_Visitor(agent, host, "US", "-", "-", ""))
+                continue
+            url = referrer_urls[referrer]
+            out.append(_Visitor(self._agents[person], self._hosts[person],
+                                self._countries[person], own if url == "SELF" else url,
+                                own, queries[campaign]))
+        return out
+
+    def record_cells(self, cells: list[tuple[str, str, dt.datetime, list[Visit]]]) -> None:
+        """The visits of ``(site, page, when, visits)`` cells, classified as their raw
+        events will be (the visitor is the (address, agent) pair; the drawn country
+        overrides the address's), recorded at once."""
+        self.dimensions.record_many(
+            (site, page, when, classify(site, page, query=visit.query, status=visit.status,
+                                        referrer_url=visit.referrer, agent=visit.agent,
+                                        address=visit.host, country=visit.country,
+                                        vhost=site), visit.share)
+            for site, page, when, visits in cells for visit in visits)

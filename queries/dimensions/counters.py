@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections import Counter
+from collections.abc import Iterable
 from itertools import chain
 
 from pymongo import UpdateOne
@@ -153,16 +154,7 @@ class DimensionRecorder(HitRecorder):
         visitor's assets share one pair)."""
         if self._closed:
             raise RecorderOverloadedError("the recorder is closed")
-        if dims is None:
-            raise validation.InvalidRangeError("a dimension record needs its dimensions")
-        if ts is None:
-            ts = self._clock()
-        if type(ts) is not dt.datetime or ts.tzinfo is not dt.UTC:   # else already UTC
-            ts = validation.timestamp(ts)
-        if type(n) is not int or n < 1:
-            raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
-        site, _ = self._names.get((site, page)) or self._validate(site, page)
-        key = hour_unit(site, ts)
+        key = self._unit_key(site, page, ts, dims, n)
         with self._lock:
             # The hour's unit is open and nothing calls for a flush: what _admit would
             # do, without its retries (most hits of an ingest or a busy site land here).
@@ -173,6 +165,33 @@ class DimensionRecorder(HitRecorder):
                 self._stats["hits_accepted"] += n
                 return
         self._admit(key, n, lambda unit: _add(unit, dims, n))
+
+    def record_many(self, hits: Iterable[tuple[str, str, dt.datetime, Dimensions, int]]
+                    ) -> None:
+        """``record`` of each ``(site, page, ts, dims, n)``, all checked first, then
+        counted hour by hour as ``add_pending`` does: one turn of the lock per hour
+        rather than per hit (a backfill records a day's visits at once)."""
+        pending: dict[tuple, tuple[dict, set]] = {}
+        for site, page, ts, dims, n in hits:
+            key = self._unit_key(site, page, ts, dims, n)
+            unit = pending.get(key)
+            if unit is None:
+                unit = pending[key] = ({}, set())
+            _add(unit, dims, n)
+        self.add_pending(pending)
+
+    def _unit_key(self, site: str, page: str, ts, dims, n) -> tuple:
+        """The hour unit of a checked hit (clear errors for bad arguments)."""
+        if dims is None:
+            raise validation.InvalidRangeError("a dimension record needs its dimensions")
+        if ts is None:
+            ts = self._clock()
+        if type(ts) is not dt.datetime or ts.tzinfo is not dt.UTC:   # else already UTC
+            ts = validation.timestamp(ts)
+        if type(n) is not int or n < 1:
+            raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
+        site, _ = self._names.get((site, page)) or self._validate(site, page)
+        return hour_unit(site, ts)
 
     def _open_unit(self, key: tuple) -> tuple[dict, set]:
         self._pending_docs.update(unit_documents(key))
