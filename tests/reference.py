@@ -96,11 +96,15 @@ def expected_series(hits, site, pages, granularity, start, end, zone, step_minut
     return sorted(buckets), counts
 
 
-def expected_top(hits, site, start, end, zone) -> Counter:
-    """Hits per page over the whole local hours overlapping [start, end)."""
-    first = floor_local(start, "hour", zone)
+def expected_top(hits, site, start, end) -> Counter:
+    """Hits per page over [start, end) to the minute: ``start`` floored, ``end`` raised
+    to a whole minute."""
+    first = start.replace(second=0, microsecond=0)
+    last = end.replace(second=0, microsecond=0)
+    if last < end:
+        last += dt.timedelta(minutes=1)
     totals: Counter = Counter()
     for ts, hit_site, page, n in hits:
-        if hit_site == site and first <= floor_local(ts, "hour", zone) < end:
+        if hit_site == site and first <= ts.replace(second=0, microsecond=0) < last:
             totals[page] += n
     return totals

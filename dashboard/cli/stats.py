@@ -117,10 +117,11 @@ def report(site, pages, granularity, source, metric, start, end, tz, fmt, store)
 @format_option
 @store_option
 def top(site, start, end, tz, n, fmt, store):
-    """The most visited pages of a site over a range (whole hours of --tz)."""
+    """The most visited pages of a site over a range (to the minute; dates and times
+    are read in --tz)."""
     begin, finish = _range(start, end, tz)
     with _database(store, read_only=True) as db:
-        frame = queries.top_pages(db, site, begin, finish, n=n, tz=tz)
+        frame = queries.top_pages(db, site, begin, finish, n=n)
     rows = [{"page": page, "hits": int(hits)} for page, hits in frame["hits"].items()]
     _emit(rows, ("page", "hits"), fmt)
 
