@@ -17,7 +17,7 @@ import pandas as pd
 from ..stats.catalog import top_pages
 from .assets import kind
 from .classify import BOT
-from .reads import breakdown
+from .reads import breakdown, whole_hours
 
 PAGE = "page"
 # Pages read before static files are left out, so that ``n`` pages remain (a site's top
@@ -39,7 +39,7 @@ def ranked_pages(db, site: str, start: dt.datetime, end: dt.datetime, tz: str = 
                   else bots["hits"].sum())
     note, every_hit = "", False
     if not counted or int(frame["hits"].sum()) < counted:
-        every = top_pages(db, site, start, end, n=PAGES_READ, tz=tz)
+        every = top_pages(db, site, *whole_hours(start, end, tz), n=PAGES_READ)
         frame = pd.DataFrame({"value": [str(p) for p in every.index],
                               "hits": every["hits"].to_numpy(dtype="int64"),
                               "visitors": pd.array([None] * len(every), dtype="Int64")})

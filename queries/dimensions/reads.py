@@ -78,15 +78,21 @@ def pieces(start: dt.datetime, end: dt.datetime, hours: bool = True) -> dict[str
     return out
 
 
+def whole_hours(start, end, tz) -> tuple[dt.datetime, dt.datetime]:
+    """The whole hours of ``tz`` that ``[start, end)`` overlaps, the dimensions' finest
+    unit (checked)."""
+    start, end = validation.time_range(start, end)
+    zone, tick = validation.timezone(tz), dt.timedelta(microseconds=1)
+    # Only the range's first and last hours of the zone matter (not every edge between).
+    return (bucket_edges(start, start + tick, "hour", zone)[0],
+            bucket_edges(end - tick, end, "hour", zone)[-1])
+
+
 def _prepare(db, site, start, end, tz, page=None):
     """Validated site and page, and the range in whole hours of ``tz`` cut in pieces."""
     site = validation.site(site)
     page = WHOLE if page in (None, "", WHOLE) else validation.page(page)
-    start, end = validation.time_range(start, end)
-    zone, tick = validation.timezone(tz), dt.timedelta(microseconds=1)
-    # Only the range's first and last hours of the zone matter (not every edge between).
-    start = bucket_edges(start, start + tick, "hour", zone)[0]
-    end = bucket_edges(end - tick, end, "hour", zone)[-1]
+    start, end = whole_hours(start, end, tz)
     return site, page, start, end, pieces(start, end)
 
 
