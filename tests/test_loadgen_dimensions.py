@@ -23,23 +23,31 @@ class Clock:
         return self.now
 
 
+def _live(db, model: TrafficModel, rate: float, ticks: int, wall=NOON,
+          events=None) -> LoadRunner:
+    """``ticks`` tenths of a second of live traffic at ``rate`` hits/s, stamped
+    ``wall``, into recorders closed at the end."""
+    clock = Clock()
+    recorder = queries.HitRecorder(db, flush_interval=3600)
+    dimensions = DimensionRecorder(db, flush_interval=3600)
+    runner = LoadRunner(recorder, model, rate, clock=clock, wall=lambda: wall,
+                        dimensions=dimensions, events=events)
+    runner.step(0.0)
+    for _ in range(ticks):
+        clock.now += 0.1
+        runner.step(clock.now)
+    recorder.close()
+    dimensions.close()
+    return runner
+
+
 def _values(db, site, by):
     frame = reads.breakdown(db, site, by, *DAY)
     return dict(zip(frame["value"], frame["hits"], strict=True))
 
 
 def test_live_traffic_has_every_dimension(embedded_db):
-    clock = Clock()
-    recorder = queries.HitRecorder(embedded_db, flush_interval=3600)
-    dimensions = DimensionRecorder(embedded_db, flush_interval=3600)
-    runner = LoadRunner(recorder, TrafficModel(diurnal=0.0, seed=3), 2_000, clock=clock,
-                        wall=lambda: NOON, dimensions=dimensions)
-    runner.step(0.0)
-    for _ in range(50):
-        clock.now += 0.1
-        runner.step(clock.now)
-    recorder.close()
-    dimensions.close()
+    runner = _live(embedded_db, TrafficModel(diurnal=0.0, seed=3), 2_000, 50)
     site = "shop.example"
     bots = _values(embedded_db, site, "bot")
     total = sum(bots.values())
@@ -76,19 +84,10 @@ def test_raw_events_and_counters_classify_each_hit_alike(embedded_db):
     from queries.events.collection import EventWriter
     from queries.events.filtered import filtered_breakdowns
 
-    clock = Clock()
-    recorder = queries.HitRecorder(embedded_db, flush_interval=3600)
-    dimensions = DimensionRecorder(embedded_db, flush_interval=3600)
     writer = EventWriter(embedded_db)
-    runner = LoadRunner(recorder, TrafficModel(sites=2, diurnal=0.0, seed=5), 1_000,
-                        clock=clock, wall=lambda: NOON, dimensions=dimensions,
-                        events=EventFeed(writer, 5))
-    runner.step(0.0)
-    for _ in range(30):
-        clock.now += 0.1
-        runner.step(clock.now)
-    for closing in (recorder, dimensions, writer):
-        closing.close()
+    runner = _live(embedded_db, TrafficModel(sites=2, diurnal=0.0, seed=5), 1_000, 30,
+                   events=EventFeed(writer, 5))
+    writer.close()
     assert runner.errors == 0
     for site in TrafficModel(sites=2).site_names:
         for dim in ("bot", "browser", "device", "referrer", "status", "utm_campaign", "kind",
@@ -123,16 +122,7 @@ def test_backfilled_and_live_visitors_view_a_few_pages_each(embedded_db):
     hits = int(queries.series(embedded_db, site, *yesterday, "day")["*"].sum())
     assert 3 < hits / reads.visitors(embedded_db, site, *yesterday) < 12
 
-    clock, minute = Clock(), (NOON + dt.timedelta(hours=2), NOON + dt.timedelta(hours=3))
-    recorder = queries.HitRecorder(embedded_db, flush_interval=3600)
-    dimensions = DimensionRecorder(embedded_db, flush_interval=3600)
-    runner = LoadRunner(recorder, model, 50, clock=clock, wall=lambda: minute[0],
-                        dimensions=dimensions)
-    runner.step(0.0)
-    for _ in range(600):
-        clock.now += 0.1
-        runner.step(clock.now)
-    recorder.close()
-    dimensions.close()
+    minute = (NOON + dt.timedelta(hours=2), NOON + dt.timedelta(hours=3))
+    _live(embedded_db, model, 50, 600, wall=minute[0])
     hits = int(queries.series(embedded_db, site, *minute, "hour")["*"].sum())
     assert 2 < hits / reads.visitors(embedded_db, site, *minute) < 6
