@@ -155,7 +155,7 @@ class SyntheticVisitors:
         going, left = self._open.pop(site, (None, 0))
         carried = min(left, total)
         sizes = self._sizes(total - carried)
-        visit_ends = np.cumsum(np.concatenate(([carried] if going else [], sizes)),
+        visit_ends = np.cumsum(np.concatenate(([carried] if going is not None else [], sizes)),
                                dtype=np.int64)
         if visit_ends.size and visit_ends[-1] > total:
             left_over = int(visit_ends[-1]) - total
@@ -167,7 +167,7 @@ class SyntheticVisitors:
         cell_of = np.searchsorted(cell_ends, starts, side="right")
         visit_of = np.searchsorted(visit_ends, starts, side="right")
         landing = np.concatenate(([going is None], visit_of[1:] != visit_of[:-1]))
-        visitors = ([going] if going else []) + self._visitors(site, len(sizes))
+        visitors = ([going] if going is not None else []) + self._visitors(site, len(sizes))
         if left_over and visitors:
             self._open[site] = (visitors[-1], left_over)
         statuses = self._tables[2][0]
