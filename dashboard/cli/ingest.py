@@ -50,7 +50,8 @@ class _Stop:
 @click.argument("files", nargs=-1, required=True,
                 type=click.Path(exists=True, dir_okay=False, readable=True))
 @click.option("--site", help="Site of every hit (default: the line's virtual host, "
-              "else the file name without .log/.N/.gz).")
+              "else the file name without .log/.N/.gz). Named by its host "
+              "(example.com), its own pages as referrers count as (internal).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="Access-log format; auto recognises combined and common, with or "
               "without a virtual-host prefix.")
