@@ -101,6 +101,58 @@ def _add(unit: tuple[dict, set], dims: Dimensions, n: int) -> None:
         pairs.add((dims.visitor, values))
 
 
+def _sums(pending: dict) -> dict[tuple[str, str], tuple]:
+    """A flush's pending hours summed into their counter documents (``_entry``): each
+    hour's pairs counted once, its day summing its hours, its month its days."""
+    raw: dict[tuple[str, str], tuple] = {}
+    days: list[tuple] = []
+    for (_, site, year, month, day, hour), (counts, visitor_pairs) in pending.items():
+        start = dt.datetime(year, month, day, hour, tzinfo=dt.UTC)
+        pairs, bots, bot_hits = _by_pair(counts)
+        hits = sum(counts.values())
+        raw[(HOURLY, sketches.bucket_id(site, start, "hour"))] = (      # one per unit
+            schema.metadata(start, site, WHOLE), pairs, bots, [visitor_pairs],
+            [hits, bot_hits])
+        entry = _entry(raw, DAILY, site, start.replace(hour=0), "day", days)
+        entry[1].update(pairs)
+        entry[2].update(bots)
+        entry[3].append(visitor_pairs)
+        entry[4][0] += hits
+        entry[4][1] += bot_hits
+    for meta, pairs, bots, _, (hits, bot_hits) in days:
+        entry = _entry(raw, MONTHLY, meta["site"], meta["date"].replace(day=1), "month")
+        entry[1].update(pairs)
+        entry[2].update(bots)
+        entry[4][0] += hits
+        entry[4][1] += bot_hits
+    return raw
+
+
+def _capped_inc(pairs: Counter, bot_pairs: Counter, totals: list[int],
+                known: dict[str, set[str]] | None) -> tuple[dict, dict[str, dict]]:
+    """One counter document's ``$inc`` and the values it keeps per dimension: each
+    dimension capped against the values the document holds (``known``, which grows with
+    the values kept; None: unreadable, no new value), the bots counted where ``v`` is."""
+    hits, bot_hits = totals
+    inc = {"hits": hits, "bh": bot_hits}        # bh even when 0: split
+    kept_by_dim = {}
+    bots = _by_dimension(bot_pairs)
+    for dim, values in _by_dimension(pairs).items():
+        have = None if known is None else known.setdefault(dim, set())
+        kept = cap(dim, have, values)
+        if have is not None:
+            have.update(kept)
+        kept_by_dim[dim] = kept
+        prefix = f"v.{dim}."
+        inc.update({prefix + name: n for name, n in kept.items()})  # one each
+        bot_inc: dict[str, int] = {}
+        for name, n in bots.get(dim, {}).items():
+            name = f"b.{dim}.{name if name in kept else escape(OTHER)}"
+            bot_inc[name] = bot_inc.get(name, 0) + n
+        inc.update(bot_inc)
+    return inc, kept_by_dim
+
+
 def _entry(raw: dict, coll: str, site: str, date: dt.datetime, level: str,
            made: list | None = None) -> tuple[dict, Counter, Counter, list, list]:
     """A flush's sums for one counter document (metadata, hits per pair, bot hits per
@@ -212,48 +264,12 @@ class DimensionRecorder(HitRecorder):
     # -- flushing ------------------------------------------------------------------------
     def _documents(self, pending: dict) -> _Docs:
         """The capped ``$inc`` of every counter document and the sketch documents."""
-        raw: dict[tuple[str, str], tuple[dict, Counter, Counter, list, list]] = {}
-        days = []
-        for (_, site, year, month, day, hour), (counts, visitor_pairs) in pending.items():
-            start = dt.datetime(year, month, day, hour, tzinfo=dt.UTC)
-            pairs, bots, bot_hits = _by_pair(counts)    # once per hour, summed upwards
-            hits = sum(counts.values())
-            raw[(HOURLY, sketches.bucket_id(site, start, "hour"))] = (      # one per unit
-                schema.metadata(start, site, WHOLE), pairs, bots, [visitor_pairs],
-                [hits, bot_hits])
-            entry = _entry(raw, DAILY, site, start.replace(hour=0), "day", days)
-            entry[1].update(pairs)
-            entry[2].update(bots)
-            entry[3].append(visitor_pairs)
-            entry[4][0] += hits
-            entry[4][1] += bot_hits
-        for meta, pairs, bots, _, (hits, bot_hits) in days:     # months sum their days
-            entry = _entry(raw, MONTHLY, meta["site"], meta["date"].replace(day=1), "month")
-            entry[1].update(pairs)
-            entry[2].update(bots)
-            entry[4][0] += hits
-            entry[4][1] += bot_hits
+        raw = _sums(pending)
         known = self._known_values(list(raw))
         docs = _Docs()
         flushed = []
-        for doc_key, (meta, pairs, bot_pairs, pair_sets, (hits, bot_hits)) in raw.items():
-            inc = {"hits": hits, "bh": bot_hits}        # bh even when 0: split
-            doc_known = known.get(doc_key)
-            kept_by_dim = {}
-            bots = _by_dimension(bot_pairs)
-            for dim, values in _by_dimension(pairs).items():
-                have = None if doc_known is None else doc_known.setdefault(dim, set())
-                kept = cap(dim, have, values)
-                if have is not None:
-                    have.update(kept)
-                kept_by_dim[dim] = kept
-                prefix = f"v.{dim}."
-                inc.update({prefix + name: n for name, n in kept.items()})  # one each
-                bot_inc: dict[str, int] = {}
-                for name, n in bots.get(dim, {}).items():   # where v counted them
-                    name = f"b.{dim}.{name if name in kept else escape(OTHER)}"
-                    bot_inc[name] = bot_inc.get(name, 0) + n
-                inc.update(bot_inc)
+        for doc_key, (meta, pairs, bot_pairs, pair_sets, totals) in raw.items():
+            inc, kept_by_dim = _capped_inc(pairs, bot_pairs, totals, known.get(doc_key))
             flushed.append((sketches.LEVELS[doc_key[0]], meta, pair_sets, kept_by_dim))
             docs[doc_key] = Increment(doc_key[0], meta, inc)
         docs.sketches = self._sketches.documents(flushed)
