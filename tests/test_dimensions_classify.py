@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 from crawlerdetect import CrawlerDetect
+from hypothesis import given
+from hypothesis import strategies as st
 
 from queries.dimensions import agents, assets, classify, encoding, geo, referrer
 from queries.dimensions.classify import RecordCoder
@@ -134,6 +136,29 @@ def test_cap_keeps_most_frequent_and_sums_the_rest():
     again = encoding.cap("device", set(kept), {"v0": 3, "v9": 1})
     assert again == {"(other)": 3, "v9": 1}
     assert encoding.cap("device", None, {"new": 2}) == {"(other)": 2}
+
+
+@given(known=st.sets(st.sampled_from([f"v{i}" for i in range(8)] + ["(other)"]), max_size=6),
+       counts=st.dictionaries(st.sampled_from([f"v{i}" for i in range(12)] + ["(other)"]),
+                              st.integers(1, 9), max_size=12),
+       readable=st.booleans())
+def test_cap_keeps_every_hit_within_the_cap_and_the_known_values_as_they_are(
+        known, counts, readable):
+    """Whether every value fits (the quick path) or not: no hit lost, the document never
+    past its cap, the values it holds counted as themselves, the new ones most frequent
+    first."""
+    limit = encoding.CAPS["device"]                  # 5: four values and (other)
+    known = known if readable else None
+    kept = encoding.cap("device", known, counts)
+    assert sum(kept.values()) == sum(counts.values())
+    held = (known or set()) | set(kept)
+    assert len(held - {"(other)"}) <= max(limit - 1, len((known or set()) - {"(other)"}))
+    for value in (counts.keys() & (known or set())) - {"(other)"}:
+        assert kept[value] == counts[value]
+    new_kept = [v for v in kept if v not in (known or set()) and v != "(other)"]
+    spilled = [n for v, n in counts.items() if v not in kept]
+    assert not spilled or all(counts[v] >= max(spilled) for v in new_kept)
+    assert readable or not new_kept
 
 
 def test_classify_a_log_hit():

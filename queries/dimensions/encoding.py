@@ -55,8 +55,10 @@ def cap(dimension: str, known: set[str] | None, counts: dict[str, int]) -> dict[
     holds more than ``CAPS[dimension]`` values. ``known`` None (unreadable): no new value."""
     limit = CAPS[dimension]
     other = escape(OTHER)
-    free = 0 if known is None else limit - 1 - len(known - {other})
+    free = 0 if known is None else limit - 1 - len(known) + (other in known)
     known = known if known is not None else set()
+    if len(counts) <= free or counts.keys() <= known:   # every value fits: the usual case
+        return dict(counts)
     kept: dict[str, int] = {}
     overflow = 0
     new = []

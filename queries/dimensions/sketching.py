@@ -17,6 +17,8 @@ import uuid
 from itertools import chain, groupby
 from operator import itemgetter
 
+from datasketches import hll_union, tgt_hll_type
+
 from . import sketches
 from .classify import BOT
 from .encoding import OTHER, escape
@@ -29,7 +31,8 @@ _LEVELS = ("hour", "day", "month")
 
 class _Bucket:
     """What this process has counted into one bucket: everyone, the human visitors, and
-    (days and months) a sketch per (dimension, value, is bot)."""
+    (days and months) a sketch per (dimension, value, is bot); a month's are unions
+    (``_merge_into``)."""
 
     __slots__ = ("overall", "people", "by_dim")
 
@@ -141,8 +144,12 @@ class BucketSketches:
             bucket.people), "n": self._saves})]
         for dim in sorted(dims):
             doc_id = sketches.partial_id(self.owner, level, date, site, dim)
+            values = bucket.by_dim[dim]
+            if level == "month":                # unions (see _merge_into)
+                values = {key: held.get_result(tgt_hll_type.HLL_4)
+                          for key, held in values.items()}
             out.append((sketches.VALUES, {**sketches.value_doc(
-                doc_id, meta, level, dim, bucket.by_dim[dim]), "n": self._saves}))
+                doc_id, meta, level, dim, values), "n": self._saves}))
         return out
 
 
@@ -207,13 +214,14 @@ def _count_month(bucket: _Bucket, days, kept: dict[str, dict]) -> set[str]:
 
 def _merge_into(bucket: _Bucket, kept: dict[str, dict], is_bot: bool,
                 pair: tuple[str, str], sketch) -> None:
-    """The month's sketch of ``pair`` (its value, or (other) if the month's counters
-    sent it there) becomes its union with the day's ``sketch`` (a copy, if it had none:
-    the day's sketch goes on counting the day alone)."""
+    """The day's ``sketch`` added to the month's union of ``pair`` (its value, or
+    (other) if the month's counters sent it there). A month holds unions, not sketches:
+    adding to one is a single call, and its sketch is made when it is saved."""
     dim, value = pair
     if escape(value) not in kept.get(dim, ()):
         value = OTHER
     per_value = bucket.by_dim.setdefault(dim, {})
     held = per_value.get((value, is_bot))
-    per_value[(value, is_bot)] = sketches.union(
-        (sketch,) if held is None else (held, sketch), sketches.LG_K_VALUE)
+    if held is None:
+        held = per_value[(value, is_bot)] = hll_union(sketches.LG_K_VALUE)
+    held.update(sketch)
