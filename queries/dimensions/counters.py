@@ -105,27 +105,28 @@ def _sums(pending: dict) -> dict[tuple[str, str], tuple]:
     """A flush's pending hours summed into their counter documents (``_entry``): each
     hour's pairs counted once, its day summing its hours, its month its days."""
     raw: dict[tuple[str, str], tuple] = {}
-    days: list[tuple] = []
     for (_, site, year, month, day, hour), (counts, visitor_pairs) in pending.items():
         start = dt.datetime(year, month, day, hour, tzinfo=dt.UTC)
         pairs, bots, bot_hits = _by_pair(counts)
-        hits = sum(counts.values())
-        raw[(HOURLY, sketches.bucket_id(site, start, "hour"))] = (      # one per unit
+        hour_entry = raw[(HOURLY, sketches.bucket_id(site, start, "hour"))] = (  # one a unit
             schema.metadata(start, site, WHOLE), pairs, bots, [visitor_pairs],
-            [hits, bot_hits])
-        entry = _entry(raw, DAILY, site, start.replace(hour=0), "day", days)
-        entry[1].update(pairs)
-        entry[2].update(bots)
-        entry[3].append(visitor_pairs)
-        entry[4][0] += hits
-        entry[4][1] += bot_hits
-    for meta, pairs, bots, _, (hits, bot_hits) in days:
-        entry = _entry(raw, MONTHLY, meta["site"], meta["date"].replace(day=1), "month")
-        entry[1].update(pairs)
-        entry[2].update(bots)
-        entry[4][0] += hits
-        entry[4][1] += bot_hits
+            [sum(counts.values()), bot_hits])
+        _add_to(_entry(raw, DAILY, site, start.replace(hour=0), "day"), hour_entry)
+    for day_entry in [entry for (coll, _), entry in raw.items() if coll == DAILY]:
+        meta = day_entry[0]
+        _add_to(_entry(raw, MONTHLY, meta["site"], meta["date"].replace(day=1), "month"),
+                day_entry)
     return raw
+
+
+def _add_to(entry: tuple, part: tuple) -> None:
+    """A document's sums (``_entry``) plus those of a part of it (an hour of a day, a
+    day of a month)."""
+    entry[1].update(part[1])
+    entry[2].update(part[2])
+    entry[3].extend(part[3])
+    entry[4][0] += part[4][0]
+    entry[4][1] += part[4][1]
 
 
 def _capped_inc(pairs: Counter, bot_pairs: Counter, totals: list[int],
@@ -153,18 +154,15 @@ def _capped_inc(pairs: Counter, bot_pairs: Counter, totals: list[int],
     return inc, kept_by_dim
 
 
-def _entry(raw: dict, coll: str, site: str, date: dt.datetime, level: str,
-           made: list | None = None) -> tuple[dict, Counter, Counter, list, list]:
+def _entry(raw: dict, coll: str, site: str, date: dt.datetime, level: str
+           ) -> tuple[dict, Counter, Counter, list, list]:
     """A flush's sums for one counter document (metadata, hits per pair, bot hits per
-    pair, (visitor, values) pair sets, [hits, bot hits]), made on first use (and then
-    appended to ``made``)."""
+    pair, (visitor, values) pair sets, [hits, bot hits]), made on first use."""
     key = (coll, sketches.bucket_id(site, date, level))
     entry = raw.get(key)
     if entry is None:
         entry = raw[key] = (schema.metadata(date, site, WHOLE), Counter(), Counter(), [],
                             [0, 0])
-        if made is not None:
-            made.append(entry)
     return entry
 
 
