@@ -4,10 +4,18 @@ positions that resume only the same file."""
 from __future__ import annotations
 
 import datetime as dt
+import os
+import subprocess
+import sys
 
 import pytest
 
-from queries.ingest.session import IngestTakenOverError, LogSession
+from queries.ingest.session import (
+    IngestBusyError,
+    IngestTakenOverError,
+    LogSession,
+    process_identity,
+)
 from queries.ingest.tail import FileId
 from queries.stats import schema
 
@@ -30,11 +38,31 @@ def sessions(embedded_db, tmp_path):
         session.close()
 
 
-def test_a_second_owner_takes_over_and_the_first_stops_before_writing(sessions):
+def test_a_second_run_is_refused_while_the_first_runs_and_takes_over_once_it_ends(
+        embedded_db, sessions):
+    first = sessions()
+    with pytest.raises(IngestBusyError, match="this run is reading .*a.log already"):
+        sessions()
+    first.close()                              # its process lets the checkpoint go
+    second = sessions()
+    with pytest.raises(IngestTakenOverError, match="has taken over"):
+        first.begin()
+    killed = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                            capture_output=True, text=True, check=True)
+    embedded_db[schema.CHECKPOINTS].update_one(        # as if it had been killed
+        {"_id": second.id}, {"$set": {"process": [int(killed.stdout), 1]}})
+    assert sessions().owner != second.owner
+
+
+def test_a_checkpoint_held_by_a_process_id_now_reused_is_taken_over(embedded_db, sessions):
     first = sessions()
     first.start(FID, "h", size=10)
     first.reading(FID, 0, lambda: "h")
     first.consumed(10, 1)
+    pid, started = process_identity(os.getpid())
+    assert started is not None                 # Linux: the start time tells them apart
+    embedded_db[schema.CHECKPOINTS].update_one(
+        {"_id": first.id}, {"$set": {"process": [pid, started - 1]}})
     second = sessions()
     with pytest.raises(IngestTakenOverError, match="has taken over"):
         first.begin()                          # (a) refused: nothing of it is written
@@ -68,6 +96,7 @@ def test_epochs_and_positions(embedded_db, sessions):
     assert saved["state"] == "done" and saved["position"] == {
         "device": 1, "inode": 10, "head": "h2", "epoch": 2, "offset": 20, "line": 1}
 
+    session.close()
     again = sessions()
     assert again.start(fid, "h2", size=20) == 20 and again.line == 1       # resumes
     assert again.start(fid, "h2", size=19) == 0 and again.file["epoch"] == 3  # shorter
@@ -76,3 +105,17 @@ def test_epochs_and_positions(embedded_db, sessions):
     assert again.start(fid, "h2", size=99, from_start=True) == 0
     assert again.file["epoch"] == 6
 
+
+
+def test_a_killed_process_not_yet_reaped_holds_nothing():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert process_identity(child.pid) is not None
+        child.kill()
+        until = 50
+        while process_identity(child.pid) is not None and until:   # a zombie until waited
+            until -= 1
+            subprocess.run(["sleep", "0.1"], check=True)
+        assert process_identity(child.pid) is None
+    finally:
+        child.wait()

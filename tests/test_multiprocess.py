@@ -92,6 +92,10 @@ def test_serve_ingest_and_rollup_share_one_store(tmp_path):
         _wait(lambda: _total(store, "logs") == 6000, "ingest --follow to count 6,000 lines",
               procs=procs)
         _wait(lambda: _total(store, "beacon") == BEACON_HITS, "the beacon hits", procs=procs)
+        again = subprocess.run([HITBOARD, "ingest", str(log), "--site", "logs"], env=env,
+                               capture_output=True, text=True, timeout=WAIT)
+        assert again.returncode == 1 and "is reading" in again.stderr, again.stderr[-2000:]
+        assert "Traceback" not in again.stderr
         page = urllib.request.urlopen(f"http://127.0.0.1:{port}/?site=logs",
                                       timeout=REQUEST_TIMEOUT)
         assert page.status == 200

@@ -31,8 +31,14 @@ An epoch numbers each pass over a file: a new file at the path (rotation, replac
 a truncation, ``--from-start``. Event buckets carry it, so a truncated file's reused
 offsets and a file counted again on purpose never collide with events already stored.
 
-One process owns a checkpoint at a time: opening it takes ``owner``, and (a) and (d)
-require it, so a process that another has taken over stops at its next flush.
+One process owns a checkpoint at a time: opening it takes ``owner`` and records the
+process (its pid and start time), and (a) and (d) require ``owner``. A second run on
+the path refuses while that process runs (:class:`IngestBusyError`), so two runs never
+write events of the same bytes (cut into different chunks, they would be stored twice);
+it takes the checkpoint over once the first has ended, killed or not. Checkpoints are
+per host, so the process is always one of this host's; where process ids are not
+comparable (containers of one host name sharing a store) a takeover can still happen,
+and the first run then stops at its next flush.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from contextlib import suppress
 from functools import partial
 
 from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from ..dimensions import DimensionRecorder
 from ..dimensions.counters import unit_documents
@@ -75,6 +82,30 @@ class IngestTakenOverError(HitboardError):
     pass
 
 
+class IngestBusyError(HitboardError):
+    pass
+
+
+def process_identity(pid: int) -> list | None:
+    """[pid, start time] of a running process, None if there is none (or only its
+    zombie): a pid alone may since name another process. The start time is Linux's
+    (``/proc``, in clock ticks after boot); elsewhere a live pid is taken as the same
+    process."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:          # alive, someone else's
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        state, started = fields[0], int(fields[19])   # fields 3 and 22 of stat
+    except (OSError, IndexError, ValueError):
+        return [pid, None]
+    return None if state in (b"Z", b"X") else [pid, started]   # killed, not yet reaped
+
+
 class LogSession:
     """One log path's checkpoint and recorder during a run (see the module doc)."""
 
@@ -87,13 +118,7 @@ class LogSession:
         self.id, self.writer, self.owner = f"ingest:{key}", f"ingest-{key}", uuid.uuid4().hex
         self.options = options
         self._stream: tuple[int | None, int] = (None, 0)  # (epoch, its stream key)
-        doc = db[schema.CHECKPOINTS].find_one_and_update(
-            {"_id": self.id},
-            {"$set": {"owner": self.owner, "host": self.host, "path": self.path,
-                      "writer": self.writer},
-             "$setOnInsert": {"seq": 0, "epochs": 0, "state": DONE, "position": None,
-                              "ranges": []}},
-            upsert=True, return_document=ReturnDocument.AFTER)
+        doc = self._claim()
         self.seq, self.epochs, self.position = doc["seq"], doc["epochs"], doc["position"]
         self.interrupted: list[dict] = doc["ranges"] if doc["state"] == FLUSHING else []
         self.interrupted_options = doc.get("options")
@@ -111,6 +136,34 @@ class LogSession:
                 _DimensionsThere(dimension_writer, writer) if dimension_writer is not None
                 else _DimensionsHere(DimensionRecorder(db, writer=writer,
                                                        max_pending_docs=2 * RECORDER_BOUND)))
+
+    def _claim(self) -> dict:
+        """Take the checkpoint (made if new), unless the process that holds it still
+        runs: a compare-and-set on its ``owner``, tried again if another run took it
+        between the read and the write."""
+        checkpoints = self.db[schema.CHECKPOINTS]
+        claim = {"owner": self.owner, "host": self.host, "path": self.path,
+                 "writer": self.writer, "process": process_identity(os.getpid())}
+        while True:
+            doc = checkpoints.find_one({"_id": self.id})
+            if doc is None:
+                with suppress(DuplicateKeyError):
+                    checkpoints.insert_one({"_id": self.id, **claim, "seq": 0, "epochs": 0,
+                                            "state": DONE, "position": None, "ranges": []})
+                    return {**claim, "seq": 0, "epochs": 0, "state": DONE,
+                            "position": None, "ranges": []}
+                continue
+            holder = doc.get("process")
+            if holder is not None and process_identity(holder[0]) == holder:
+                who = ("this run" if holder[0] == os.getpid()
+                       else f"another `hitboard ingest` (process {holder[0]})")
+                raise IngestBusyError(f"{who} is reading {self.path} already: stop it "
+                                      "first (this one has written nothing)")
+            taken = checkpoints.find_one_and_update(
+                {"_id": self.id, "owner": doc.get("owner")}, {"$set": claim},
+                return_document=ReturnDocument.AFTER)
+            if taken is not None:
+                return taken
 
     def pending_documents(self) -> int:
         """The documents the next flush writes: what ends a batch early."""
@@ -216,11 +269,14 @@ class LogSession:
                 f"another `hitboard ingest` has taken over {self.path}; this one stops")
 
     def close(self) -> int:
-        """Stop the recorder; returns the hits it holds unwritten (lines read after the
-        last flush: the next run reads them again)."""
+        """Stop the recorder and let the checkpoint go; returns the hits it holds
+        unwritten (lines read after the last flush: the next run reads them again)."""
         self.recorder.close(timeout=2.0)
         if self.dimensions is not None:
             self.dimensions.close()
+        with suppress(PyMongoError):     # a run killed instead leaves a dead process
+            self.db[schema.CHECKPOINTS].update_one({"_id": self.id, "owner": self.owner},
+                                                   {"$set": {"process": None}})
         return self.recorder.status().pending_hits
 
 
