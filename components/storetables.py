@@ -1,8 +1,10 @@
-"""The Data page's tables: what each collection holds, and how each chart query runs."""
+"""The Data page's tables: the logs ingested, what each collection holds, and how each
+chart query runs."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from zoneinfo import ZoneInfo
 
 from dash import html
 
@@ -87,3 +89,41 @@ def plans_table(plans: Sequence[dict], table_id: str | None = None) -> html.Tabl
         labels = head[:3] + (("Plan",) if p.get("reason") else head[3:])
         rows.append(html.Tr(_labelled(labels if first else labels[1:], cells)))
     return _table(head, rows, table_id)
+
+
+def logs_table(logs: Sequence[dict], tz: ZoneInfo, table_id: str | None = None) -> html.Table:
+    """One row per log path ingested: ``path, host, lines, hits, rejected`` ({reason:
+    lines}), ``updated`` (aware, or None), ``pid, running`` (None: another host's) and
+    ``interrupted``, shown in ``tz``."""
+    head = ("Log file", "Reading now", "Lines", "Hits", "Not read", "Last written")
+    rows = [html.Tr(_labelled(head, [
+        html.Td([html.Code(log["path"]), html.Br(), html.Small(log["host"], className="hint")],
+                className="page-cell"),
+        html.Td(_reading(log)),
+        html.Td(f"{log['lines']:,}", className="num"),
+        html.Td(f"{log['hits']:,}", className="num"),
+        html.Td(_rejected(log["rejected"])),
+        html.Td("–" if log["updated"] is None
+                else log["updated"].astimezone(tz).strftime("%Y-%m-%d %H:%M:%S")),
+    ])) for log in logs]
+    return _table(head, rows, table_id)
+
+
+def _reading(log: dict) -> str:
+    if log["running"] is None:
+        return f"unknown (read on {log['host']})"
+    state = f"yes, process {log['pid']}" if log["running"] else "no"
+    if log["interrupted"] and not log["running"]:
+        state += " (a batch was interrupted: the next run completes it)"
+    return state
+
+
+def _rejected(rejected: dict[str, int]) -> list | str:
+    """Lines that parsed into no hit, by reason (``queries.ingest.logformat.Reject``)."""
+    total = sum(rejected.values())
+    if not total:
+        return "0"
+    reasons = ", ".join(f"{n:,} {reason.replace('_', ' ')}"
+                        for reason, n in sorted(rejected.items(), key=lambda r: -r[1]))
+    return [html.Span(f"{total:,}", className="num"), html.Br(),
+            html.Small(reasons, className="hint")]

@@ -118,10 +118,8 @@ def _parse_id(value):
 
 
 def _public(doc: dict) -> dict:
-    time = doc["time"]
-    if time.tzinfo is None:  # pymongo returns naive UTC unless tz_aware
-        time = time.replace(tzinfo=dt.UTC)
-    return {"id": str(doc["_id"]), "site": doc.get("site", ALL_SITES), "time": time,
+    return {"id": str(doc["_id"]), "site": doc.get("site", ALL_SITES),
+            "time": validation.stored_time(doc["time"]),
             "text": doc.get("text", ""), "kind": doc.get("kind", "note"),
             "author": doc.get("author", "")}
 

@@ -54,6 +54,12 @@ def timestamp(value) -> dt.datetime:
     return value.astimezone(dt.UTC)
 
 
+def stored_time(value: dt.datetime) -> dt.datetime:
+    """A time read back from the store, aware and in UTC: MongoDB hands back naive UTC
+    (pymongo without ``tz_aware``), the embedded store aware."""
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+
+
 def timezone(name) -> ZoneInfo:
     if isinstance(name, ZoneInfo):
         return name

@@ -290,6 +290,8 @@ def test_a_crash_at_any_step_of_a_flush_then_a_rerun_counts_each_line_once(
     try:                                # issue 12's counters: each line once too
         assert sum(doc["hits"] for doc in db["dims.monthly"].find()) == lines
         assert sum(doc["hits"] for doc in db["dims.hourly"].find()) == lines
+        # and the Data page's figures of the log (queries.ingest.logs)
+        assert checkpoint(db)["totals"] == {"lines": lines, "hits": lines}
     finally:
         db.client.close()
 

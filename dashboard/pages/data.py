@@ -1,4 +1,5 @@
-"""Data: what the store holds, how each chart's query runs, and where it could be sharded.
+"""Data: the logs ingested, what the store holds, how each chart's query runs, and where
+it could be sharded.
 
 Each chart query of the live and historical pages is run once through a recorder and
 explained: a MongoDB server names the index it used; the embedded store also shows
@@ -17,7 +18,7 @@ from dash import Input, Output, callback, dcc, html
 import queries
 from components import message
 from components.shardadvice import shard_advice
-from components.storetables import collections_table, plans_table
+from components.storetables import collections_table, logs_table, plans_table
 from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.services import get_services
@@ -26,6 +27,7 @@ from dashboard.state import ShellState, parse_search
 from queries import validation
 from queries.dimensions.pages import ranked_pages
 from queries.events.recent import recent_hits
+from queries.ingest.logs import log_ingests
 from queries.sharding import plan as shardplan
 from queries.sharding import text as shardtext
 from queries.stats.kpis import hit_totals
@@ -91,6 +93,17 @@ def _plan_rows(db, site: str, pages, tz: str) -> list[dict]:
     return rows
 
 
+def _logs(db, tz: str) -> html.Section:
+    """The logs ``hitboard ingest`` has read into this store, and the lines it could not."""
+    logs = [dataclasses.asdict(log) for log in log_ingests(db)]
+    body = (logs_table(logs, validation.timezone(tz), table_id="data-logs") if logs else
+            html.P(["No log has been ingested into this store: ",
+                    html.Code("hitboard ingest FILE"), " (", html.Code("--follow"),
+                    " to keep reading it)."]))
+    return html.Section(className="card", children=[
+        html.H2("Log files (hitboard ingest)", className="card-title"), body])
+
+
 def _retention(days: int) -> html.Ul:
     variable = html.Code(env_name("events_ttl_days"))
     items = [html.Li([f"Raw events: kept {days} days after ingestion (", variable,
@@ -109,6 +122,7 @@ def show(search):
     sections = [html.P(className="wrap-anywhere", children=[
         "Reading ", html.Code(store), f" ({kind}), database ", html.Code(db.name), "."])]
     try:
+        sections.append(_logs(db, shell.tz))
         collections = inspect.collections(db)
         sections += [
             html.Section(className="card", children=[

@@ -41,10 +41,6 @@ def dimension(name) -> str:
     return name
 
 
-def _utc(date: dt.datetime) -> dt.datetime:
-    return date.replace(tzinfo=dt.UTC) if date.tzinfo is None else date.astimezone(dt.UTC)
-
-
 def _next_month(t: dt.datetime) -> dt.datetime:
     return t.replace(year=t.year + t.month // 12, month=t.month % 12 + 1)
 
@@ -291,7 +287,7 @@ def visitors_series(db, site: str, start, end, granularity: str = "day",
         wanted["hour"].update(bucket[HOURLY])
     for level, dates in wanted.items():
         for doc in sketches.fetch(db, level, site, sorted(dates)):
-            loaded.setdefault((level, _utc(doc["metadata"]["date"])), []).append(
+            loaded.setdefault((level, validation.stored_time(doc["metadata"]["date"])), []).append(
                 sketches.whole(doc))
     rows = []
     for a, b in zip(edges, edges[1:], strict=False):
@@ -337,7 +333,7 @@ def filtered_series(db, site: str, by: str, value: str, start, end,
                 if humans:
                     n -= doc.get("b", {}).get(dim, {}).get(name, 0)
                     unsplit += unsplit_bots(doc)
-                found[(coll, _utc(doc["metadata"]["date"]))] = n
+                found[(coll, validation.stored_time(doc["metadata"]["date"]))] = n
     rows = []
     for a, b in zip(edges, edges[1:], strict=False):
         if wanted[HOURLY]:

@@ -41,6 +41,7 @@ from collections.abc import Iterable
 from datasketches import hll_sketch, hll_union, tgt_hll_type
 from pymongo import ReplaceOne
 
+from .. import validation
 from ..stats import schema
 from .encoding import DIMENSIONS
 
@@ -221,12 +222,8 @@ def _compact(db, level: str, date_filter: dict) -> int:
                                         {"owners": 1, "metadata": 1}):
         if len(doc.get("owners", {})) > 1:
             meta = doc["metadata"]
-            removed += compact_bucket(db, level, meta["site"], _aware(meta["date"]))
+            removed += compact_bucket(db, level, meta["site"], validation.stored_time(meta["date"]))
     return removed
-
-
-def _aware(date: dt.datetime) -> dt.datetime:
-    return date.replace(tzinfo=dt.UTC) if date.tzinfo is None else date
 
 
 def compact_all(db, before: dt.datetime) -> int:
@@ -262,10 +259,10 @@ def compact_due(db, now: dt.datetime | None = None) -> int:
     last run, and once a day (and the first time) every closed bucket, for the old ones
     written again since (an old log ingested, a backfill). Then the checkpoint advances;
     a failed run leaves it, so the next run does its buckets again (harmless)."""
-    now = _aware(now) if now is not None else dt.datetime.now(dt.UTC)
+    now = validation.stored_time(now) if now is not None else dt.datetime.now(dt.UTC)
     done = db[schema.CHECKPOINTS].find_one({"_id": CHECKPOINT_ID}) or {}
-    since = _aware(done["until"]) if done.get("until") else None
-    swept = _aware(done["swept"]) if done.get("swept") else None
+    since = validation.stored_time(done["until"]) if done.get("until") else None
+    swept = validation.stored_time(done["swept"]) if done.get("swept") else None
     if since is not None and since >= now:
         return 0
     full = since is None or swept is None or now - swept >= SWEEP_EVERY

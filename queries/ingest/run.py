@@ -139,6 +139,7 @@ class Ingestor:
         session.recorder.add_pending(tally.hits)
         if session.dimensions is not None:
             session.dimensions.add(tally.units)
+        session.counted(tally.lines, tally.parsed, tally.rejected)
         summary.lines += tally.lines
         summary.parsed += tally.parsed
         summary.hits += tally.parsed

@@ -3,9 +3,11 @@ SIGTERM, SIGKILL or power loss, in batch and ``--follow`` mode.
 
 One document in ``checkpoints`` per log path (and host)::
 
-    {_id: "ingest:<hash>", host, path, writer, owner, seq, epochs, state, options,
+    {_id: "ingest:<hash>", host, path, writer, owner, process, seq, epochs, state,
+     options, updated,
      position: {device, inode, head, epoch, offset, line},      # everything before: done
-     ranges: [{device, inode, path, head, epoch, from, to, line, lines}]}   # in flight
+     ranges: [{device, inode, path, head, epoch, from, to, line, lines}],   # in flight
+     totals: {lines, hits, rejected: {reason: lines}}}    # every batch committed, summed
 
 Every flush of a batch of lines takes four steps, see ``queries.ingest.run._flush``:
 
@@ -14,8 +16,9 @@ Every flush of a batch of lines takes four steps, see ``queries.ingest.run._flus
 (b) the batch's events are inserted, in buckets named by the pass (writer and epoch)
     and the byte offset of their first line (:mod:`queries.events.collection`);
 (c) its hits are flushed by a HitRecorder whose guard id is ``writer``, numbered ``seq``;
-(d) ``commit``: ``position`` moves to the end of the ranges and ``state`` becomes
-    "done", in one write.
+(d) ``commit``: ``position`` moves to the end of the ranges, ``state`` becomes
+    "done" and the batch's lines are added to ``totals``, in one write (so a batch
+    completed by a later run is added once, by that run).
 
 A kill before (a) has written nothing for the lines past ``position``: they are read
 again. A kill after (a) and before (d) leaves the intent: the next run reads exactly
@@ -48,6 +51,7 @@ import hashlib
 import os
 import socket
 import uuid
+from collections import Counter
 from contextlib import suppress
 from functools import partial
 
@@ -125,6 +129,7 @@ class LogSession:
         self.ranges: list[dict] = list(self.interrupted)   # read, not yet committed
         self._intent_saved = bool(self.interrupted)
         self.file: dict | None = None    # the file being read: identity, head, epoch
+        self.batch: Counter = Counter()  # the batch's lines, hits and rejected lines
         self.offset = self.line = 0      # where the next line starts; lines before it
         self.recorder = HitRecorder(db, writer=self.writer, max_pending_docs=RECORDER_BOUND)
         # Issue 12's dimensions and visitors, flushed in step (c) under the same number:
@@ -200,6 +205,11 @@ class LogSession:
         self.file = {name: span[name] for name in ("device", "inode", "path", "head", "epoch")}
         self.offset, self.line = span["from"], span["line"]
 
+    def counted(self, lines: int, hits: int, rejected: Counter) -> None:
+        """Mapped lines' figures, added to ``totals`` when their batch commits."""
+        self.batch.update({"lines": lines, "hits": hits})
+        self.batch.update({f"rejected.{reason}": n for reason, n in rejected.items()})
+
     def consumed(self, end: int, lines: int) -> None:
         """The lines up to byte ``end`` (``lines`` of them) were fed."""
         last = self.ranges[-1] if self.ranges else None
@@ -258,12 +268,15 @@ class LogSession:
                          "head": last["head"], "epoch": last["epoch"], "offset": last["to"],
                          "line": last["line"] + last["lines"]}
         self._save({"state": DONE, "ranges": [], "position": self.position,
-                    "updated": dt.datetime.now(dt.UTC)})
+                    "updated": dt.datetime.now(dt.UTC)},
+                   {f"totals.{name}": n for name, n in self.batch.items()})
         self.ranges, self.interrupted, self._intent_saved = [], [], False
+        self.batch = Counter()
 
-    def _save(self, fields: dict) -> None:
+    def _save(self, fields: dict, add: dict | None = None) -> None:
+        update = {"$set": fields, **({"$inc": add} if add else {})}
         done = self.db[schema.CHECKPOINTS].update_one({"_id": self.id, "owner": self.owner},
-                                                      {"$set": fields})
+                                                      update)
         if not done.matched_count:
             raise IngestTakenOverError(
                 f"another `hitboard ingest` has taken over {self.path}; this one stops")

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
+import socket
 
 import pytest
+from dash.testing.wait import until
 from dashkit import dashboard_app
+from selenium.common.exceptions import StaleElementReferenceException
 
 import queries
 from queries.events.collection import EventWriter
+from queries.ingest import run as ingest
 
 pytestmark = pytest.mark.browser
 
@@ -46,7 +50,45 @@ def test_data_page_shows_collections_plans_and_shard_advice(dash_duo, app):
     assert "site_end" in recent and "USING INDEX" in plans
     advice = dash_duo.find_element("#data-shard-advice").text
     assert "Recommendation:" in advice
+    assert "No log has been ingested into this store" in dash_duo.find_element(
+        "#data-content").text
     assert dash_duo.get_logs() == []
+
+
+def test_data_page_lists_the_logs_ingested_and_their_lines_not_read(dash_duo, tmp_path):
+    store, log = str(tmp_path / "store"), tmp_path / "access.log"
+    line = '10.0.0.1 - - [14/Mar/2026:10:00:00 +0000] "GET /p HTTP/1.1" 200 5 "-" "ua"\n'
+
+    def ingest_more(good: int, junk: int) -> None:
+        with log.open("a") as out:
+            out.writelines([line] * good + ["junk\n"] * junk)
+        db = queries.connect(store)
+        ingestor = ingest.Ingestor(db, site="logs")
+        try:
+            ingest.ingest_file(ingestor, log, "logs")
+        finally:
+            ingestor.close()
+            db.client.close()
+
+    ingest_more(good=12, junk=2)
+    with dashboard_app(store) as app:
+        dash_duo.start_server(app)
+        dash_duo.wait_for_page(f"{dash_duo.server_url}/data")
+        dash_duo.wait_for_element("#data-logs tbody tr", timeout=20)
+        assert cells(dash_duo)[:5] == [f"{log}\n{socket.gethostname()}", "no", "14", "12",
+                                       "2\n2 malformed"]
+        ingest_more(good=3, junk=1)                   # the page shows it once reloaded
+        dash_duo.driver.refresh()
+        until(lambda: cells(dash_duo)[2:5] == ["18", "15", "3\n3 malformed"], timeout=20)
+        assert dash_duo.get_logs() == []
+
+
+def cells(dash_duo) -> list[str]:
+    """The first log row's cells, [] while the page is being replaced."""
+    try:
+        return [td.text for td in dash_duo.find_elements("#data-logs tbody td")]
+    except StaleElementReferenceException:
+        return []
 
 
 def test_live_page_shows_the_newest_hits(dash_duo, app):
