@@ -133,7 +133,8 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
             now = dt.datetime.now(dt.UTC)
             services.recorder.record(site, page, now)
             _record_dimensions(services, site, page, query, referrer, now)
-            events.add(_with_referrer(_event(now, site, page, query, flask.request), referrer))
+            _record_event(events, _with_referrer(_event(now, site, page, query, flask.request),
+                                                 referrer))
         except BeaconError as exc:
             return _refuse(str(exc), exc.status, allowed)
         except RecorderOverloadedError as exc:
@@ -211,6 +212,15 @@ def _record_dimensions(services: Services, site: str, page: str, query: str,
         services.dimensions.record(site, page, now, dims)
     except RecorderOverloadedError as exc:
         log.warning("dimensions of a hit on %s not counted: %s", site, exc)
+
+
+def _record_event(events: EventWriter, event: dict) -> None:
+    """The raw event of a counted hit: refused (its buffer full), it is logged, not
+    answered with an error a client would retry (counting the hit twice)."""
+    try:
+        events.add(event)
+    except RecorderOverloadedError as exc:
+        log.warning("raw event of a hit on %s not kept: %s", event["site"], exc)
 
 
 def _event(now: dt.datetime, site: str, page: str, query: str, request) -> dict:

@@ -181,7 +181,8 @@ def live_banner(_n, search):
         now = reads.now(60)
         found = reads.shared(expected.hour_excursion, site, now, shell.pages, shell.tz,
                              seconds=reads.history_seconds())
-    except Exception:
+    except Exception as exc:
+        describe(exc)       # logged; no banner rather than a wrong one
         return None
     if found is None:
         return None
@@ -265,7 +266,8 @@ def _with_note(prefix: str, note: dict, search):
         patch["data"].append(note_trace(note, index, granularity))
         patch["layout"]["yaxis2"] = NOTES_AXIS
         return patch
-    except Exception:
+    except Exception as exc:
+        describe(exc)       # logged; the note shows with the chart's next redraw
         return no_update
 
 

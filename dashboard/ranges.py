@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from zoneinfo import ZoneInfo
 
 from queries import validation
 from queries.errors import InvalidRangeError
@@ -49,24 +48,19 @@ class Period:
         return Period(first, first + span, self.granularity)
 
 
-def local_midnight(moment: dt.datetime, zone: ZoneInfo, days_back: int = 0) -> dt.datetime:
-    day = moment.astimezone(zone).date() - dt.timedelta(days=days_back)
-    return dt.datetime.combine(day, dt.time(), tzinfo=zone).astimezone(dt.UTC)
-
-
 def preset_range(preset: str, now: dt.datetime, tz: str) -> tuple[dt.datetime, dt.datetime]:
     """``today`` and the rolling ranges end now; ``yesterday`` is the whole local day.
     ``now`` is the start of the current cache bucket, which is midnight itself in the
     first minute of a day: today then ends a second later, inside its first minute,
     shown as still filling (not an empty range)."""
     zone = validation.timezone(tz)
-    today = local_midnight(now, zone)
+    today = validation.local_midnight(now, zone)
     if preset == "today":
         return today, max(now, today + FIRST_SECOND)
     if preset == "yesterday":
-        return local_midnight(now, zone, 1), today
+        return validation.local_midnight(now, zone, 1), today
     if preset in _DAYS_BACK:
-        return local_midnight(now, zone, _DAYS_BACK[preset]), now
+        return validation.local_midnight(now, zone, _DAYS_BACK[preset]), now
     raise InvalidRangeError(f"unknown range {preset!r}: use one of {', '.join(PRESETS)}")
 
 

@@ -100,8 +100,7 @@ def live_snapshot(site: str, pages: tuple[str, ...], tz: str, window_minutes: in
 
     def compute() -> LiveSnapshot:
         now = dt.datetime.fromtimestamp(bucket * seconds, dt.UTC)
-        midnight = now.astimezone(validation.timezone(tz)).replace(
-            hour=0, minute=0, second=0, microsecond=0)
+        midnight = validation.local_midnight(now, tz)
         minute = now.replace(second=0, microsecond=0)     # the current one: even at :00
         return LiveSnapshot(
             as_of=now,

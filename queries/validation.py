@@ -65,8 +65,16 @@ def timezone(name) -> ZoneInfo:
         return name
     try:
         return ZoneInfo(str(name))
-    except (ZoneInfoNotFoundError, ValueError, TypeError):
+    except (ZoneInfoNotFoundError, ValueError, TypeError, OSError):  # OSError: "Europe", a folder
         raise InvalidTimeZoneError(f"unknown time zone {name!r} (e.g. UTC, Europe/Paris)") from None
+
+
+def local_midnight(moment: dt.datetime, tz: str | ZoneInfo, days_back: int = 0) -> dt.datetime:
+    """The start, in UTC, of ``moment``'s day in ``tz``, or of the day ``days_back``
+    before it: a local day, 23 or 25 hours long where the clocks change."""
+    zone = timezone(tz)
+    day = moment.astimezone(zone).date() - dt.timedelta(days=days_back)
+    return dt.datetime.combine(day, dt.time(), tzinfo=zone).astimezone(dt.UTC)
 
 
 def time_range(start, end) -> tuple[dt.datetime, dt.datetime]:

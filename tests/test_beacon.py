@@ -12,6 +12,7 @@ from fakes import stored_events
 import queries
 from dashboard.beacon import GIF
 from dashboard.services import get_services
+from queries.events.collection import EventWriter
 
 
 @pytest.fixture
@@ -121,3 +122,16 @@ def test_an_overloaded_recorder_is_503(app, monkeypatch):
     monkeypatch.setattr(services.recorder, "record", refuse)
     response = app.server.test_client().get("/hit?site=blog&page=/")
     assert response.status_code == 503 and "waiting" in response.get_json()["error"]
+
+
+def test_a_hit_whose_event_buffer_is_full_is_counted_once_not_refused(app, monkeypatch,
+                                                                      caplog):
+    def refuse(*_a, **_k):
+        raise queries.RecorderOverloadedError("100000 events are waiting")
+
+    monkeypatch.setattr(EventWriter, "add", refuse)
+    response = app.server.test_client().get("/hit?site=blog&page=/")
+    assert response.status_code == 200           # counted: a retry would count it twice
+    services = written(app)
+    assert queries.list_pages(services.db, "blog") == ["/"]
+    assert "raw event of a hit on blog not kept: 100000 events" in caplog.text

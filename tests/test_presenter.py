@@ -36,6 +36,13 @@ def test_today_is_counted_from_midnight_in_the_zone(db):
     assert today_vs_yesterday(db, "s", NOW, "UTC").today == 1
 
 
+def test_yesterday_is_read_to_the_same_local_time_on_a_day_the_clocks_change(db):
+    now = utc(2026, 3, 29, 11, 1)            # 13:01 in Paris, summer time since 02:00
+    seed(db, "s", [(utc(2026, 3, 28, 11, 30), "/", 5),    # yesterday 12:30 (winter time)
+                   (utc(2026, 3, 28, 12, 2), "/", 50)])   # yesterday 13:02: after 13:01
+    assert today_vs_yesterday(db, "s", now, "Europe/Paris").yesterday == 5
+
+
 def test_ticker_names_page_referrer_host_and_known_country(db):
     writer = EventWriter(db)
     for event in (

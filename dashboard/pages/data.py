@@ -47,8 +47,7 @@ def layout(**_query):
 def chart_reads(site: str, pages, tz: str, now: dt.datetime) -> list[tuple]:
     """(chart, read function, arguments) of every chart the live and history pages draw,
     with their default ranges."""
-    midnight = now.astimezone(validation.timezone(tz)).replace(
-        hour=0, minute=0, second=0, microsecond=0)
+    midnight = validation.local_midnight(now, tz)
     month_ago, week_ago = now - dt.timedelta(days=30), now - dt.timedelta(days=7)
     return [
         ("Live · hits per minute", queries.minute_series,

@@ -152,12 +152,13 @@ def refresh_line(_n, window, search):
         seconds = reads.live_seconds()
         now = reads.now(seconds)
         points = reads.shared(minute_counts, site, now, int(window or 15), seconds=seconds)
-    except Exception:
+        start = now - dt.timedelta(minutes=int(window or 15))
+        notes = reads.shared(annotations_between, site, start, now + dt.timedelta(minutes=1),
+                             seconds=seconds)
+    except Exception as exc:
+        describe(exc)       # logged; the screen keeps its last line
         return no_update
     zone = validation.timezone(tz)
-    start = now - dt.timedelta(minutes=int(window or 15))
-    notes = reads.shared(annotations_between, site, start, now + dt.timedelta(minutes=1),
-                         seconds=seconds)
     return {"x": [t.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S") for t, _ in points],
             "y": [v for _, v in points], "window": int(window or 15),
             "now": now.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S"),
@@ -232,13 +233,13 @@ def refresh_views(_n, theme, search):
             return no_update, no_update
         seconds = reads.history_seconds()
         now = reads.now(seconds)
-        midnight = now.astimezone(validation.timezone(tz)).replace(
-            hour=0, minute=0, second=0, microsecond=0)
-        days = reads.shared(queries.daily_series, site, midnight - dt.timedelta(days=29),
+        midnight = validation.local_midnight(now, tz)
+        days = reads.shared(queries.daily_series, site, validation.local_midnight(now, tz, 29),
                             now, tz=tz, seconds=seconds)
         top = reads.shared(ranked_pages, site, midnight, now + MINUTE, tz=tz, n=10,
                            seconds=seconds)
-    except Exception:
+    except Exception as exc:
+        describe(exc)       # logged; the screen keeps its last views
         return no_update, no_update
     return ui.days_figure(days, theme).to_dict(), ui.bars_figure(top, theme).to_dict()
 

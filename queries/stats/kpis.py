@@ -27,7 +27,7 @@ def hit_totals(db, site: str, now: dt.datetime, pages: Sequence[str] | None = No
     now = validation.timestamp(now)
     minute = now.replace(second=0, microsecond=0)
     minutes = series(db, site, minute - 59 * MINUTE, minute + MINUTE, "minute", pages, zone)
-    midnight = now.astimezone(zone).replace(hour=0, minute=0, second=0, microsecond=0)
+    midnight = validation.local_midnight(now, zone)
     hours = series(db, site, midnight, minute + MINUTE, "hour", pages, zone)
     per_minute = minutes.sum(axis=1)
     return HitTotals(this_minute=int(per_minute.iloc[-1]), last_hour=int(per_minute.sum()),

@@ -49,10 +49,11 @@ def today_vs_yesterday(db, site: str, now: dt.datetime, tz: str = "UTC") -> DayC
     zone = validation.timezone(tz)
     now = validation.timestamp(now)
     end = now.replace(second=0, microsecond=0) + MINUTE
-    midnight = now.astimezone(zone).replace(hour=0, minute=0, second=0, microsecond=0)
+    midnight = validation.local_midnight(now, zone)
+    same_time = (end.astimezone(zone) - DAY).astimezone(dt.UTC)  # local: 23 or 25 h back
     today = series(db, site, midnight, end, "minute", tz=zone).to_numpy().sum()
-    yesterday = series(db, site, midnight - DAY, end - DAY, "minute",
-                       tz=zone).to_numpy().sum()
+    yesterday = series(db, site, validation.local_midnight(now, zone, 1), same_time,
+                       "minute", tz=zone).to_numpy().sum()
     return DayComparison(today=int(today), yesterday=int(yesterday))
 
 
