@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from bson import Int64
 from pymongo.errors import WriteError
 
-from .matcher import rank, sort_key
+from .matcher import sort_key
 
 OPERATORS = ("$set", "$unset", "$inc", "$min", "$max", "$setOnInsert", "$push")
 _NUMBERS = (int, float, Int64)
@@ -157,13 +157,3 @@ def seed(filter: Mapping) -> dict:
             continue
         _apply_one(doc, "$set", key, condition)
     return doc
-
-
-def touched_paths(update: Mapping) -> list[str]:
-    """Every field path an operator update may change (for index maintenance)."""
-    return [path for op, fields in update.items() if isinstance(fields, Mapping)
-            for path in fields]
-
-
-def is_number(value) -> bool:
-    return rank(value) == 2
