@@ -40,7 +40,7 @@ from pymongo.write_concern import WriteConcern
 
 from ..errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
 from ..stats import schema
-from . import buckets, upgrade
+from . import buckets, expired, upgrade
 
 INGESTED_INDEX = "ingested"
 WRITE_CONCERNS = ("0", "1", "majority")
@@ -76,6 +76,8 @@ def ensure_event_indexes(db) -> list[str]:
                 for name, spec in events.index_information().items()}
     names = [name if existing.get(name) == tuple(keys) else events.create_index(keys, name=name)
              for name, keys in INDEXES.items()]
+    names += [db[expired.COLLECTION].create_index(keys, name=name)
+              for name, keys in expired.INDEXES.items()]
     upgrade.move_old_events(db)
     return names
 
@@ -83,13 +85,11 @@ def ensure_event_indexes(db) -> list[str]:
 def expire(db, retention: int, rolled_up_until: dt.datetime,
            now: dt.datetime | None = None) -> int:
     """Delete the events ingested more than ``retention`` days ago that the rollups have
-    read (ingested before ``rolled_up_until``); returns how many."""
+    read (ingested before ``rolled_up_until``), their hourly totals kept for the rollups
+    (``expired``); returns how many."""
     now = now or dt.datetime.now(dt.UTC)
     cutoff = min(now - dt.timedelta(days=check_retention(retention)), rolled_up_until)
-    old = {"ingested": {"$lt": cutoff}}
-    leaving = buckets.events_in(db, old)
-    db[schema.EVENTS].delete_many(old)
-    return leaving
+    return expired.expire(db, {"ingested": {"$lt": cutoff}})
 
 
 # A log line's fields (``queries.ingest.logformat.LogRecord``) stored as events' columns.
@@ -105,8 +105,10 @@ def forget(db, stream: int, offset: int) -> int:
     """Delete the events of the pass ``stream`` from byte ``offset`` on (buckets never
     straddle it: an ingest resumes only where a chunk of lines ended); returns how many
     buckets left."""
+    name = buckets.stream_name(stream)
+    expired.forget(db, name, offset)
     return db[schema.EVENTS].delete_many(
-        {"stream": buckets.stream_name(stream), "first": {"$gte": offset}}).deleted_count
+        {"stream": name, "first": {"$gte": offset}}).deleted_count
 
 
 def write_concern(value: str | int | None) -> WriteConcern | None:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import compress
 
 from ..stats import schema
-from . import buckets
+from . import buckets, expired
 
 # The fields a grouped read may ask for, by short name (``grouped``).
 FIELDS = {"h": "host", "a": "user_agent", "r": "referrer", "q": "query", "s": "status",
@@ -36,25 +36,10 @@ def touched_hours(db, since: dt.datetime) -> dict[str, set[dt.datetime]]:
 
 def hourly_totals(db, site: str, hours: Iterable[dt.datetime],
                   ) -> Iterator[tuple[dt.datetime, str, object, int, int]]:
-    """``(hour, path, status, hits, bytes)`` over the site's events of ``hours``: one
-    read per run of consecutive hours."""
-    totals: dict[tuple, list[int]] = {}
-    for lo, hi in runs(sorted(hours)):
-        for bucket in buckets.overlapping(db, site, lo, hi, ("path", "status", "bytes")):
-            n, times = bucket["n"], buckets.times(bucket)
-            paths = buckets.column(bucket, "path", n)
-            rows = zip(times, paths, buckets.column(bucket, "status", n),
-                       buckets.column(bucket, "bytes", n), strict=True)
-            for t, path, status, size in _within(rows, bucket, lo, hi):
-                key = (t // buckets.HOUR_MS, path, status)
-                entry = totals.get(key)
-                if entry is None:
-                    totals[key] = [1, size or 0]
-                else:
-                    entry[0] += 1
-                    entry[1] += size or 0
-    for (hour, path, status), (hits, size) in totals.items():
-        yield schema.from_epoch_ms(hour * buckets.HOUR_MS), path, status, hits, size
+    """``(hour, path, status, hits, bytes)`` over the site's events of ``hours``, those
+    a retention has deleted included (``expired``): one read per run of consecutive
+    hours."""
+    return expired.hourly_totals(db, site, runs(sorted(hours)))
 
 
 def grouped(db, site: str, start: dt.datetime, end: dt.datetime, fields: Sequence[str],
