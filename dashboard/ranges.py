@@ -98,9 +98,16 @@ def auto_granularity(start: dt.datetime, end: dt.datetime) -> str:
 
 def period(preset: str, granularity: str, now: dt.datetime, tz: str,
            start: str | None = None, end: str | None = None) -> Period:
-    """The period a view shows; refuses a granularity that would draw too many points."""
+    """The period a view shows; refuses a granularity that would draw too many points.
+    A custom range ends now at the latest (today's drill-down is today so far, as the
+    "Today" preset: no future hours drawn as empty, flagged or compared), and one that
+    has not begun is refused."""
     if preset == "custom":
         first, last = custom_range(start, end, tz)
+        if first >= now:
+            raise InvalidRangeError(f"the range starts in the future ({start}): nothing "
+                                    "has been counted yet")
+        last = min(last, max(now, first + FIRST_SECOND))
     else:
         first, last = preset_range(preset, now, tz)
     chosen = auto_granularity(first, last) if granularity == "auto" else granularity

@@ -87,6 +87,15 @@ def test_custom_range_reads_dates_in_the_zone_and_excludes_the_end():
         custom_range("2026-11-08", "2026-11-01", "UTC")
 
 
+def test_a_custom_range_ends_now_at_the_latest_and_cannot_begin_in_the_future():
+    today = period("custom", "hour", NOW, "Europe/Paris", "2026-11-21", "2026-11-22")
+    assert today == period("today", "hour", NOW, "Europe/Paris")   # today's drill-down
+    past = period("custom", "hour", NOW, "UTC", "2026-11-20", "2026-11-21")
+    assert past.end == dt.datetime(2026, 11, 21, tzinfo=UTC)
+    with pytest.raises(InvalidRangeError, match="starts in the future"):
+        period("custom", "minute", NOW, "UTC", "2026-11-21T14:00", "2026-11-21T15:00")
+
+
 @pytest.mark.parametrize(("span", "expected"), [
     (dt.timedelta(hours=1), "minute"), (dt.timedelta(days=2), "minute"),
     (dt.timedelta(days=2, minutes=1), "hour"), (dt.timedelta(days=31), "hour"),

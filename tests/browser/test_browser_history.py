@@ -117,3 +117,18 @@ def test_click_a_day_for_its_hours_then_download_the_csv(app, seeded, dash_duo):
     dash_duo.wait_for_contains_text("#history-period", "per day")
     assert url_query(dash_duo)["range"] == ["90d"]
     assert dash_duo.get_logs() == []
+
+
+def test_click_today_for_its_hours_so_far_not_the_hours_to_come(app, seeded, dash_duo):
+    open_page(dash_duo, app, "/history?site=s&tz=Asia/Tokyo&range=7d&gran=day")
+    dash_duo.wait_for_contains_text("#history-period", "per day")
+    point_at(dash_duo, "#history-graph", seeded.isoformat())
+    before = dt.datetime.now(TOKYO).hour + 1
+    ActionChains(dash_duo.driver).click().perform()
+    dash_duo.wait_for_contains_text("#history-period", "per hour")
+    hours = dash_duo.driver.execute_script(
+        "return document.querySelector('#history-graph .js-plotly-plot').data[0].x.length")
+    assert before <= hours <= dt.datetime.now(TOKYO).hour + 1      # none after now
+    tomorrow = (seeded + dt.timedelta(days=1)).strftime("%d %b")
+    assert tomorrow not in dash_duo.find_element("#history-period").text
+    assert dash_duo.get_logs() == []
