@@ -78,7 +78,9 @@ def floor_local(ts: dt.datetime, granularity: str, zone: ZoneInfo) -> dt.datetim
 def expected_series(hits, site, pages, granularity, start, end, zone, step_minutes=15):
     """(bucket starts, {(bucket, page): hits}) for ``queries.series``: buckets are the
     local buckets met walking [floor(start), end) in ``step_minutes`` (a divisor of every
-    zone offset tested); page "*" counts the whole site."""
+    zone offset tested), holding the hits of [start, end) to the minute
+    (``minute_window``); page "*" counts the whole site."""
+    lo, hi = minute_window(start, end)
     first = floor_local(start, granularity, zone)
     step = dt.timedelta(minutes=1 if granularity == "minute" else step_minutes)
     buckets, cursor = set(), first
@@ -88,7 +90,8 @@ def expected_series(hits, site, pages, granularity, start, end, zone, step_minut
     counts: Counter = Counter()
     for ts, hit_site, page, n in hits:
         bucket = floor_local(ts, granularity, zone)
-        if hit_site != site or bucket not in buckets:
+        if (hit_site != site or bucket not in buckets
+                or not lo <= ts.replace(second=0, microsecond=0) < hi):
             continue
         for column in pages:
             if column in (page, WHOLE_SITE):
@@ -96,13 +99,17 @@ def expected_series(hits, site, pages, granularity, start, end, zone, step_minut
     return sorted(buckets), counts
 
 
-def expected_top(hits, site, start, end) -> Counter:
-    """Hits per page over [start, end) to the minute: ``start`` floored, ``end`` raised
-    to a whole minute."""
+def minute_window(start, end) -> tuple[dt.datetime, dt.datetime]:
+    """[start, end) to the minute, as the counters hold it: ``start`` floored, ``end``
+    raised to a whole minute."""
     first = start.replace(second=0, microsecond=0)
     last = end.replace(second=0, microsecond=0)
-    if last < end:
-        last += dt.timedelta(minutes=1)
+    return first, (last + dt.timedelta(minutes=1) if last < end else last)
+
+
+def expected_top(hits, site, start, end) -> Counter:
+    """Hits per page over [start, end) to the minute (``minute_window``)."""
+    first, last = minute_window(start, end)
     totals: Counter = Counter()
     for ts, hit_site, page, n in hits:
         if hit_site == site and first <= ts.replace(second=0, microsecond=0) < last:

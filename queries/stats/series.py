@@ -4,8 +4,10 @@ Every read is one indexed ``find`` on ``(metadata.site, metadata.page, metadata.
 with a projection of just the counters it needs. Counts are read at a *base* resolution
 stored in UTC (minute, hour or day) and summed into buckets of the requested time zone:
 a local day in Europe/Paris reads the hours of two UTC daily documents; in a zone whose
-offset is not a whole hour (Asia/Kolkata) hours come from minutes. Buckets are
-``[start, end)`` with start floored and end ceiled to whole buckets of that zone.
+offset is not a whole hour (Asia/Kolkata) hours come from minutes. Buckets are whole
+buckets of that zone (the first floored, the last ceiled), and count the hits of
+``[start, end)`` only, to the minute: a bucket that ``start`` or ``end`` cuts holds its
+part.
 """
 
 from __future__ import annotations
@@ -41,8 +43,7 @@ def series(db, site: str, start: dt.datetime, end: dt.datetime, granularity: str
     if granularity == "minute" and end - start > MAX_MINUTE_SPAN:
         raise InvalidRangeError("minute granularity is limited to 400 days: choose hour or day")
     edges = bucket_edges(start, end, granularity, zone)
-    base = _base_resolution(edges)
-    counts = fetch_counts(db, site, {"$in": page_list}, base, edges[0], edges[-1])
+    counts = _range_counts(db, site, {"$in": page_list}, edges, start, end)
     index = pd.DatetimeIndex(edges[:-1]).tz_convert(zone).rename("time")
     values = np.zeros((len(index), len(page_list)), dtype="int64")
     if len(counts):
@@ -99,6 +100,28 @@ def _next(edge: dt.datetime, granularity: str, zone) -> dt.datetime:
         wall = (edge.astimezone(zone).replace(tzinfo=None) + dt.timedelta(days=1))
         return wall.replace(tzinfo=zone).astimezone(dt.UTC).astimezone(zone)
     return (edge.astimezone(dt.UTC) + _STEP[granularity]).astimezone(zone)
+
+
+def _range_counts(db, site: str, page_filter, edges: list[dt.datetime], start: dt.datetime,
+                  end: dt.datetime) -> pd.DataFrame:
+    """The counts of ``[start, end)``: whole buckets at their base resolution, and a first
+    or last bucket that ``start`` or ``end`` cuts at the resolution the cut needs (a
+    period ending at 11:28, compared with one ending today at 11:28, counts its last day
+    to 11:28, not whole)."""
+    start, end = _floor(start, "minute"), _ceil_minute(end)     # the counters' finest step
+    lo = edges[1] if start > edges[0] else edges[0]
+    hi = edges[-2] if end < edges[-1] else edges[-1]
+    if lo >= hi:                       # one bucket, cut at both ends, or none whole
+        return fetch_counts(db, site, page_filter, _base_resolution([start, end]), start, end)
+    parts = [fetch_counts(db, site, page_filter, _base_resolution(edges), lo, hi)]
+    parts += [fetch_counts(db, site, page_filter, _base_resolution([a, b]), a, b)
+              for a, b in ((start, lo), (hi, end)) if a < b]
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+
+
+def _ceil_minute(t: dt.datetime) -> dt.datetime:
+    floored = t.replace(second=0, microsecond=0)
+    return floored if floored == t else floored + _STEP["minute"]
 
 
 def _base_resolution(edges: list[dt.datetime]) -> str:
