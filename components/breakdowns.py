@@ -22,10 +22,10 @@ class KpiChange:
     id: str
     label: str
     value: str
-    change: float | None  # % against the previous period; None: nothing before
+    change: float | None  # % against the previous period; None: "new" or "–"
     note: str = ""
     good_when_up: bool = True
-    waiting: bool = False   # nothing to compare yet: "–", not "new"
+    new: bool = False       # nothing before and something now: "new" (else None is "–")
 
 
 def _text(value: str) -> str:
@@ -34,10 +34,12 @@ def _text(value: str) -> str:
 
 def breakdown_panel(dim: str, title: str, frame: pd.DataFrame,
                     href: Callable[[str], str | None], active: str | None = None,
-                    extra=None, panel_id: str | None = None) -> html.Section:
+                    extra=None, panel_id: str | None = None,
+                    empty: str = "No hits") -> html.Section:
     """One card: the frame's rows (value, hits, visitors) most hits first, each with a
     bar scaled to the first. ``href(value)`` is the link filtering by the value (None:
-    not a link); ``active`` is the value the view is filtered by."""
+    not a link); ``active`` is the value the view is filtered by; ``empty`` what an
+    empty frame says."""
     top = int(frame["hits"].max()) if len(frame) else 0
     rows = []
     for record in frame.itertuples(index=False):
@@ -58,14 +60,14 @@ def breakdown_panel(dim: str, title: str, frame: pd.DataFrame,
     body = html.Table(className="bd-table", children=[
         html.Thead(html.Tr([html.Th(title), html.Th("Hits", className="num"),
                             html.Th("Visitors", className="num")])),
-        html.Tbody(rows or [html.Tr(html.Td("No hits", colSpan=3, className="muted"))]),
+        html.Tbody(rows or [html.Tr(html.Td(empty, colSpan=3, className="muted"))]),
     ])
     return html.Section(className="card bd-card", id=panel_id or f"history-panel-{dim}",
                         children=[body, extra] if extra is not None else [body])
 
 
-def not_found_list(frame: pd.DataFrame) -> html.Div:
-    """The most requested paths answered 404."""
+def not_found_list(frame: pd.DataFrame, empty: str = "No 404 in this range.") -> html.Div:
+    """The most requested paths answered 404; ``empty`` what none says."""
     # The count comes first and floats right: the path wraps beside it, so a path that
     # fills its line never pushes the count into the next item.
     items = [html.Li([html.Span(f"{int(r.hits):,}", className="num"),
@@ -73,7 +75,7 @@ def not_found_list(frame: pd.DataFrame) -> html.Div:
              for r in frame.itertuples(index=False)]
     return html.Div(className="bd-notfound", id="history-notfound", children=[
         html.H3("Not found (404)", className="bd-subtitle"),
-        html.Ol(items) if items else html.P("No 404 in this range.", className="muted"),
+        html.Ol(items) if items else html.P(empty, className="muted"),
     ])
 
 
@@ -96,7 +98,7 @@ def kpi_change_cards(kpis: Sequence[KpiChange]) -> list:
             html.Div(k.label, className="kpi-label"),
             html.Div(k.value, id=k.id, className="kpi-value"),
             html.Div(className="kpi-note", children=[
-                html.Span(format_change(k.change, 0 if k.waiting else 1),
+                html.Span(format_change(k.change, 1 if k.new else 0),
                           className=f"change {trend}"),
                 f" vs previous period{k.note}"]),
         ]))

@@ -13,6 +13,7 @@ before bots were counted apart cannot leave their bots out: the page says how ma
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -123,7 +124,7 @@ def coarse(shown: Period) -> Period:
 
 @dataclass(frozen=True)
 class Figures:
-    """The KPIs of one period: hits, visitors, views per visit, 4xx/5xx rate."""
+    """The KPIs of one period: hits, visitors, views per visitor, 4xx/5xx rate."""
 
     hits: int
     visitors: int | None
@@ -131,7 +132,8 @@ class Figures:
     errors_from_events: bool = False  # the filter's rate, counted from raw events
 
     @property
-    def per_visit(self) -> float | None:
+    def per_visitor(self) -> float | None:
+        """Hits per distinct visitor of the period (not per visit: visits are not kept)."""
         return self.hits / self.visitors if self.visitors else None
 
 
@@ -147,6 +149,10 @@ class Panels:
     previous: Figures | None    # the same hours of the previous period
     bot_share: float
     notes: tuple[str, ...]
+    # Whether the visitors of ``compared`` and ``previous`` are theirs: a filtered
+    # value's come from sketches kept per UTC day, so only whole UTC days compare.
+    visitors_comparable: bool = True
+    empty: str | None = None    # what empty panels say, when not "no hits"
 
 
 def _cached(fn, *args, seconds, **kwargs):
@@ -255,7 +261,7 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
         before = _figures(site, cut[1], tz, options, seconds)[0]
     humans = humans_only(options)
     share = _bot_share(site, shown, tz, options, bots, seconds)
-    notes = []
+    notes, empty = [], None
     if humans and status.attrs.get("unsplit"):
         notes.append(f"{status.attrs['unsplit']:,} bot hits in this range were stored "
                      "before bots were counted apart: the panels, KPIs and a filtered "
@@ -280,6 +286,8 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
                          "finest step).")
         not_found = found.panels["notfound"].head(TOP_N).rename(
             columns={"value": "path"})[["path", "hits"]]
+        if current.hits and not found.hits:
+            empty = "No raw events are kept of these hits."
     else:
         frames = {}
         frames[PAGE], pages_note = _pages(site, shown, tz, options, seconds)
@@ -301,4 +309,12 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
     elif pages:
         notes.append("Panels and KPIs are for the whole site; the chart shows the "
                      "selected pages, bots included.")
-    return Panels(frames, not_found, current, compared, before, share, tuple(notes))
+    comparable_visitors = not options.filter or (cut is not None and all(
+        _whole_utc_days(p) for p in cut))
+    return Panels(frames, not_found, current, compared, before, share, tuple(notes),
+                  comparable_visitors, empty)
+
+
+def _whole_utc_days(period: Period) -> bool:
+    return all(t == t.replace(hour=0, minute=0, second=0, microsecond=0)
+               for t in (period.start.astimezone(dt.UTC), period.end.astimezone(dt.UTC)))

@@ -136,9 +136,11 @@ def render_panels(search):
 
     cards = []
     for dim, title in PANELS.items():
-        extra = not_found_list(panels.not_found) if dim == "status" else None
+        empty = {"empty": panels.empty} if panels.empty else {}
+        extra = not_found_list(panels.not_found, **empty) if dim == "status" else None
         cards.append(breakdown_panel(dim, title, panels.frames[dim], link(dim),
-                                     active_value if dim == active_dim else None, extra))
+                                     active_value if dim == active_dim else None, extra,
+                                     **empty))
     chip = (filter_chip(series_label(options.filter), _href(query, **{FILTER_KEY: None}))
             if options.filter else None)
     share = _share(panels.bot_share, options)
@@ -155,31 +157,44 @@ def _share(share: float, options) -> str:
     return f"{share:.0%} bots{among}" + (" (included)" if options.bots else " (left out)")
 
 
+# Figures read from the value sketches, kept per UTC day under a filter.
+PER_DAY = ("visitors", "per_visitor")
+
+
 def _kpis(panels, humans: bool) -> list:
     now, compared, before = panels.current, panels.compared, panels.previous
 
-    def change(figure: str):
-        """The change of the period's whole hours against the same hours before."""
+    def change(figure: str) -> tuple[float | None, bool]:
+        """The change of the period's whole hours against the same hours before, and
+        whether it is "new" (nothing before, something now)."""
         if compared is None or before is None:
-            return None
+            return None, False
+        if figure in PER_DAY and not panels.visitors_comparable:
+            return None, False
         a, b = getattr(compared, figure), getattr(before, figure)
-        return None if a is None or b is None else change_percent(a, b)
+        if a is None or b is None:
+            return None, False
+        return change_percent(a, b), bool(a) and not b
+
+    def card(kpi_id: str, label: str, value: str, figure: str, note: str = "",
+             good_when_up: bool = True) -> KpiChange:
+        pct, new = change(figure)
+        return KpiChange(kpi_id, label, value, pct, note, good_when_up, new)
 
     rate = "–" if now.errors is None else f"{100 * now.errors:.1f} %"
-    visits = "–" if now.per_visit is None else f"{now.per_visit:.2f}"
-    waiting = compared is None
-    wait = " (from the first whole hour)" if waiting else ""
+    per_visitor = "–" if now.per_visitor is None else f"{now.per_visitor:.2f}"
+    wait = " (from the first whole hour)" if compared is None else ""
+    per_day = ("" if compared is None or panels.visitors_comparable
+               else " (a value's visitors are kept per UTC day: not comparable here)")
     return kpi_change_cards([
-        KpiChange("history-kpi-hits", "Hits", f"{now.hits:,}", change("hits"), wait,
-                  waiting=waiting),
-        KpiChange("history-kpi-visitors", "Visitors",
-                  "–" if now.visitors is None else f"{now.visitors:,}", change("visitors"),
-                  wait, waiting=waiting),
-        KpiChange("history-kpi-pervisit", "Views per visit", visits, change("per_visit"),
-                  wait, waiting=waiting),
-        KpiChange("history-kpi-errors", "4xx/5xx rate", rate, change("errors"),
-                  (" (humans" if humans else " (all hits")
-                  + (", from raw events" if now.errors_from_events else "")
-                  + ("; from the first whole hour)" if waiting else ")"),
-                  good_when_up=False, waiting=waiting),
+        card("history-kpi-hits", "Hits", f"{now.hits:,}", "hits", wait),
+        card("history-kpi-visitors", "Visitors",
+             "–" if now.visitors is None else f"{now.visitors:,}", "visitors", wait + per_day),
+        card("history-kpi-pervisitor", "Views per visitor", per_visitor, "per_visitor",
+             wait + per_day),
+        card("history-kpi-errors", "4xx/5xx rate", rate, "errors",
+             (" (humans" if humans else " (all hits")
+             + (", from raw events" if now.errors_from_events else "")
+             + ("; from the first whole hour)" if compared is None else ")"),
+             good_when_up=False),
     ])

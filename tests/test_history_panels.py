@@ -216,7 +216,11 @@ def test_without_raw_events_the_filtered_error_rate_says_it_cannot_follow(app, t
     ingest_sample(db, "s", tmp_path)
     db[schema.EVENTS].delete_many({})
     out = render_panels("?site=s&range=7d&filter=referrer:(direct)")
-    assert _kpi(out, "errors")[0] == "–"
+    assert _kpi(out, "errors")[0] == "–" and _change(out, "errors") == "–"   # not "new"
+    said = str(out["panels"])
+    assert "No 404 in this range" not in said and "No hits" not in said
+    assert said.count("No raw events are kept of these hits") == 1 + len(
+        breakdown_view.DIMENSION_PANELS) + 1          # every panel and the 404 list
     assert any("cannot follow referrer = (direct)" in str(n.children) for n in out["notes"])
     assert out["share"].startswith("39% bots among referrer = (direct)")   # counters
 
@@ -279,3 +283,46 @@ def test_the_human_visitors_kpi_of_part_of_a_day_is_its_hours_own(app):
     view = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
                                          everyone, (), 60)
     assert (view.current.hits, view.current.visitors) == (6, 3)
+
+
+def _change(out, name: str) -> str:
+    for card in out["kpis"]:
+        if card.children[1].id == f"history-kpi-{name}":
+            return card.children[2].children[0].children
+    raise AssertionError(name)
+
+
+def test_a_change_is_new_only_with_something_now_and_nothing_before():
+    Figures = breakdown_view.Figures
+    now, before = Figures(12, 3, None), Figures(0, 0, 0.5)
+    panels = breakdown_view.Panels({}, None, now, now, before, 0.0, ())
+    out = {"kpis": history_panels._kpis(panels, humans=True)}
+    assert _change(out, "hits") == "new" and _change(out, "visitors") == "new"
+    assert _change(out, "pervisitor") == "–"          # nothing before to divide
+    assert _change(out, "errors") == "–"              # no rate now: not "new"
+
+
+def test_a_filtered_values_visitors_compare_only_over_whole_utc_days(app, tmp_path):
+    """A value's visitors come from sketches kept per UTC day: today so far against
+    yesterday's same hours would set part of a day against all of one."""
+    from dashboard.ranges import Period
+    from dashboard.services import get_services
+
+    day = dt.datetime(2026, 3, 14, tzinfo=dt.UTC)
+    ingest_sample(get_services(app.server).db, "s", tmp_path, start=day + dt.timedelta(hours=9))
+    filtered = Options(("referrer", "(direct)"), False, False)
+
+    def out(start, end, options=filtered):
+        shown = Period(start, end, "hour")
+        panels = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
+                                               options, (), 60)
+        return panels, {"kpis": history_panels._kpis(panels, humans=True)}
+
+    part, cards = out(day, day + dt.timedelta(hours=13))
+    assert not part.visitors_comparable and _change(cards, "visitors") == "–"
+    assert "kept per UTC day" in _kpi(cards, "visitors")[1]
+    assert _change(cards, "pervisitor") == "–" and _change(cards, "hits") != "–"
+    whole, cards = out(day, day + dt.timedelta(days=1))
+    assert whole.visitors_comparable and "kept per UTC day" not in _kpi(cards, "visitors")[1]
+    assert out(day, day + dt.timedelta(hours=13), Options(None, False, False))[0] \
+        .visitors_comparable                       # the site's sketches are hourly
