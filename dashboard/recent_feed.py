@@ -3,27 +3,37 @@ the page includes it with two lines (the section, and the callback's registratio
 
 from __future__ import annotations
 
-from dash import Input, Output, callback, html
+from collections.abc import Mapping
+
+from dash import Input, Output, State, callback, html, no_update
 
 from components import message, segmented
 from components.recent import recent_table
 from dashboard import reads
 from dashboard.feedback import describe
-from dashboard.state import ShellState, parse_search
+from dashboard.state import ShellState, changed_search, choice, parse_search, updated
 from queries.events.recent import recent_hits
 
 SIZES = {"20": "20", "100": "100", "1000": "1,000"}
 DEFAULT_SIZE = "20"
+SIZE_KEY = "recent"
 
 
-def recent_section() -> html.Section:
+def recent_section(query: Mapping[str, list[str]]) -> html.Section:
+    """The card, showing as many rows as the URL's ``recent`` asks."""
     return html.Section(className="card card-wide", children=[
         html.Div(className="toolbar", children=[
             html.H2("Recent hits", className="card-title"),
-            segmented("live-recent-n", SIZES, DEFAULT_SIZE),
+            segmented("live-recent-n", SIZES, choice(query, SIZE_KEY, SIZES, DEFAULT_SIZE)),
         ]),
         html.Div(id="live-recent", children=recent_table([])),
     ])
+
+
+def choose_size(size, search):
+    """The rows chosen → URL, so a reload or a page re-rendered keeps them."""
+    new = updated(parse_search(search), **{SIZE_KEY: None if size == DEFAULT_SIZE else size})
+    return changed_search(new, search) or no_update
 
 
 def register_recent_callbacks() -> None:
@@ -35,6 +45,12 @@ def register_recent_callbacks() -> None:
         Input("live-recent-n", "value"),
         Input("url", "search"),
     )(refresh_recent)
+    callback(
+        Output("url", "search", allow_duplicate=True),
+        Input("live-recent-n", "value"),
+        State("url", "search"),
+        prevent_initial_call=True,
+    )(choose_size)
 
 
 def refresh_recent(_n, size, search):

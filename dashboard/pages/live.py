@@ -86,7 +86,7 @@ def layout(**query):
             ]),
         ]),
         live_people_section(),
-        recent_section(),
+        recent_section(q),
         dcc.Interval(id="live-interval", interval=REFRESH_MS),
         dcc.Interval(id="live-clock", interval=1000),
         dcc.Store(id="live-updated"),

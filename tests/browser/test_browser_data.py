@@ -100,6 +100,10 @@ def test_live_page_shows_the_newest_hits(dash_duo, app):
     dash_duo.find_element("#live-recent-n label:nth-child(2)").click()
     dash_duo.wait_for_text_to_equal("#live-recent-table tbody tr:nth-child(30) td:nth-child(5)",
                                     "1,029", timeout=20)
+    until(lambda: "recent=100" in dash_duo.driver.current_url, timeout=10)
+    dash_duo.driver.refresh()                      # the rows chosen survive a reload
+    dash_duo.wait_for_text_to_equal("#live-recent-table tbody tr:nth-child(30) td:nth-child(5)",
+                                    "1,029", timeout=20)
     assert dash_duo.get_logs() == []
 
 
