@@ -26,11 +26,12 @@ def format_change(change: float | None, current: int = 0) -> str:
 
 
 def totals_table(current: pd.DataFrame, previous: pd.DataFrame | None = None,
-                 pages: list[str] | tuple[str, ...] = (), table_id: str | None = None):
+                 pages: list[str] | tuple[str, ...] = (), table_id: str | None = None,
+                 previous_title: str = "Previous period"):
     """One row per column of ``current`` (a series frame): its total and, with a
-    previous period, the previous total and the change."""
+    compared period (``previous_title``), its total and the change."""
     colors = page_colors(list(pages) or list(current.columns))
-    head = ["Page", "Hits"] + (["Previous period", "Change"] if previous is not None else [])
+    head = ["Page", "Hits"] + ([previous_title, "Change"] if previous is not None else [])
     rows = []
     for page in current.columns:
         total = int(current[page].sum())

@@ -49,6 +49,16 @@ def comparison_period(query, shown: Period, tz: str) -> Period:
     return shown.previous(tz)
 
 
+def comparison_title(query) -> str:
+    """The compared period's column title in the totals."""
+    kind = choice(query, "vs", COMPARE_WITH, "previous")
+    if kind == "yoy":
+        return "A year earlier"
+    if kind == "custom":
+        return f"From {first(query, 'vsstart')}"
+    return "Previous period"
+
+
 def _wall_moved(when: dt.datetime, shift: dt.timedelta, zone) -> dt.datetime:
     local = when.astimezone(zone).replace(tzinfo=None) + shift
     return local.replace(tzinfo=zone).astimezone(dt.UTC)

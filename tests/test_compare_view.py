@@ -47,6 +47,8 @@ def test_history_draws_the_year_earlier_and_says_which_dates(app):
     figure = page_module("history").render(search)["figure"]
     previous = [t for t in figure.data if t.name and "previous" in t.name.lower()]
     assert sum(v for v in previous[0].y if v == v) == 42
+    totals = str(page_module("history").render(search)["totals"])
+    assert "A year earlier" in totals and "Previous period" not in totals
     assert compare_view.describe_comparison(search).startswith("dashed: ")
     assert compare_view.choose_comparison("yoy", "", "?site=s") == "?site=s&compare=1&vs=yoy"
     assert compare_view.choose_comparison(

@@ -22,7 +22,11 @@ from components import (
     timeseries_figure,
     totals_table,
 )
-from dashboard.compare_view import compare_controls, register_compare_callbacks
+from dashboard.compare_view import (
+    compare_controls,
+    comparison_title,
+    register_compare_callbacks,
+)
 from dashboard.feedback import describe
 from dashboard.history_panels import (
     kpi_slot,
@@ -208,7 +212,8 @@ def render(search):
         uirevision=f"history|{search}")
     figure = decorate_history(figure, view, search)
     totals = totals_table(view.current, view.previous, pages=view.shell.pages,
-                          table_id="history-totals-table")
+                          table_id="history-totals-table",
+                          previous_title=comparison_title(parse_search(search)))
     return {"figure": figure, "totals": totals, "period": period_label(shown, view.shell.tz),
             "hint": _hint(shown.granularity), "alert": None, "plotted": _plotted(view)}
 
