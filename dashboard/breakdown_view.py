@@ -94,18 +94,31 @@ def filtered_reader(site: str, source: tuple[str, str], tz: str, seconds: int,
     return read
 
 
+@dataclass(frozen=True)
+class ChartSource:
+    """What the chart draws: hits per page (``source`` None), or the hits of one
+    dimension's value (humans only if ``humans``), read by ``read`` per period."""
+
+    period: Period
+    read: Callable[[Period], pd.DataFrame] | None = None
+    source: tuple[str, str] | None = None
+    humans: bool = False
+
+
 def chart_reader(query, site: str, shown: Period, pages: tuple[str, ...], tz: str,
-                 seconds: int) -> tuple[Period, Callable[[Period], pd.DataFrame] | None]:
-    """The period the chart shows and its reader when the URL filters it (None: hits
-    per page as usual). A bad filter raises a message."""
+                 seconds: int) -> ChartSource:
+    """The period the chart shows and what it reads: a filter, humans, or hits per page
+    as usual. A bad filter raises a message."""
     options = Options.from_query(query)
     source = series_source(options, pages)
     if source == HUMANS and (shown.granularity == "minute"
                              or not counted(site, shown, tz, seconds)):
-        return shown, None  # bots are told apart per hour at the finest: every hit
+        return ChartSource(shown)  # bots are told apart per hour at the finest: every hit
     if source is None:
-        return shown, None
-    return coarse(shown), filtered_reader(site, source, tz, seconds, humans_only(options))
+        return ChartSource(shown)
+    humans = humans_only(options)
+    return ChartSource(coarse(shown), filtered_reader(site, source, tz, seconds, humans),
+                       source, humans)
 
 
 def counted(site: str, shown: Period, tz: str, seconds: int) -> bool:

@@ -31,6 +31,8 @@ class View:
     previous: pd.DataFrame | None = None
     incomplete: bool = False
     known_sites: tuple[str, ...] = ()
+    source: tuple[str, str] | None = None   # the dimension's value the chart shows, if any
+    humans: bool = False
 
     @property
     def unknown_site(self) -> bool:
@@ -62,13 +64,15 @@ def compute_view(search: str | None) -> View:
     known = tuple(reads.shared(queries.list_sites, seconds=seconds))
     if site not in known:
         return View(shell, controls, site, None, known_sites=known)
-    shown, read = breakdown_view.chart_reader(query, site, shown, shell.pages, shell.tz,
-                                              seconds)  # a filter, or humans only
-    read = read or (lambda p: _series(site, p, shell, seconds))
+    chart = breakdown_view.chart_reader(query, site, shown, shell.pages, shell.tz,
+                                        seconds)  # a filter, or humans only
+    shown = chart.period
+    read = chart.read or (lambda p: _series(site, p, shell, seconds))
     current = read(shown)
     previous = read(comparison_period(query, shown, shell.tz)) if controls.compare else None
     return View(shell, controls, site, shown, current, previous,
-                incomplete=ends_inside_a_bucket(shown, shell.tz), known_sites=known)
+                incomplete=ends_inside_a_bucket(shown, shell.tz), known_sites=known,
+                source=chart.source, humans=chart.humans)
 
 
 def ends_inside_a_bucket(shown: Period, tz: str) -> bool:

@@ -70,9 +70,9 @@ def _notes(site: str, start: dt.datetime, end: dt.datetime) -> list[dict]:
                         seconds=reads.live_seconds())
 
 
-def _band(site, start, end, granularity, pages, tz):
+def _band(site, start, end, granularity, pages, tz, source=None, humans=False):
     return reads.shared(expected.expected_range, site, start, end, granularity, pages, tz,
-                        seconds=reads.history_seconds())
+                        source=source, humans=humans, seconds=reads.history_seconds())
 
 
 # -- History ------------------------------------------------------------------------------
@@ -87,7 +87,7 @@ def decorate_history(figure: go.Figure, view, search: str | None) -> go.Figure:
         one_series = len(view.current.columns) == 1 or view.controls.mode == "stacked"
         if shown.granularity in BAND_GRANULARITIES and one_series:
             band = _band(view.site, shown.start, shown.end, shown.granularity,
-                         shell.pages, shell.tz)
+                         shell.pages, shell.tz, view.source, view.humans)  # as the chart
             if band is not None:
                 add_band(figure, band.frame, band.weeks, index, shown.granularity,
                          view.current.sum(axis=1), shell.theme, view.incomplete)

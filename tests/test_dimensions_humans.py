@@ -86,6 +86,21 @@ def test_filtered_series_and_404_list_count_humans(sample):
     assert int(reads.filtered_series(*bots, humans=True)["hits"].sum()) == 0
 
 
+def test_a_daily_filtered_series_counts_only_the_hours_of_its_range(sample):
+    """The sample's hits fall in 12:00-13:00: a day bucket the range cuts reads its
+    hours (a week ago until the same hour, set against today so far)."""
+    db, (day, _) = sample
+    hour = dt.timedelta(hours=1)
+
+    def hits(start, end):
+        return int(reads.filtered_series(db, SITE, "bot", "human", start, end, "day")
+                   ["hits"].sum())
+
+    assert hits(day, day + 12 * hour) == 0
+    assert hits(day, day + 12.5 * hour) == hits(day, day + 24 * hour) == TOTAL - BOTS
+    assert hits(day + 13 * hour, day + 48 * hour) == 0
+
+
 def test_documents_without_the_split_still_read_and_say_so(sample):
     """Counters and sketches as stored before bots were counted apart: humans read as
     everyone, with the bot hits that could not be left out reported."""

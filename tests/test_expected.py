@@ -87,3 +87,27 @@ def test_counting_noise_is_not_an_excursion(embedded_db):
     assert expected.hour_excursion(db, "s", TODAY + dt.timedelta(hours=3)) is None
     band = expected.expected_range(db, "s", TODAY - dt.timedelta(days=1), TODAY, "hour")
     assert (band.frame["above"] > band.frame["high"] * 1.09).all()
+
+
+def test_the_band_of_a_chart_of_humans_leaves_bots_out_as_the_chart_does(embedded_db):
+    """The History chart shows humans by default: a band of every hit stood above it by
+    the bot share, flagging ordinary hours as below the usual."""
+    from dimkit import GOOGLEBOT
+
+    from queries.dimensions import DimensionRecorder, classify
+
+    db, hour = embedded_db, TODAY - dt.timedelta(days=1) + dt.timedelta(hours=9)
+    person = classify("s", "/a", status=200, agent="Mozilla/5.0 Firefox/120.0",
+                      address="81.2.69.160")
+    bot = classify("s", "/a", status=200, agent=GOOGLEBOT, address="66.249.66.1")
+    with DimensionRecorder(db, flush_interval=3600) as recorder:
+        for week in range(1, 9):
+            when = hour - dt.timedelta(days=7 * week)
+            for _ in range(10):
+                queries.log_hit(db, when, "s", "/a")
+            recorder.record("s", "/a", when, person, n=7)
+            recorder.record("s", "/a", when, bot, n=3)
+    everyone = expected.expected_range(db, "s", hour, hour + dt.timedelta(hours=1), "hour")
+    humans = expected.expected_range(db, "s", hour, hour + dt.timedelta(hours=1), "hour",
+                                     source=("bot", "human"), humans=True)
+    assert everyone.frame["median"].iloc[0] == 10 and humans.frame["median"].iloc[0] == 7

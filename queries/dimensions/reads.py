@@ -311,8 +311,9 @@ def _hours(start: dt.datetime, end: dt.datetime) -> list[dt.datetime]:
 def filtered_series(db, site: str, by: str, value: str, start, end,
                     granularity: str = "day", tz="UTC", humans: bool = False) -> pd.DataFrame:
     """Hits per hour or day of ``tz`` of the hits whose ``by`` is ``value`` (e.g.
-    referrer = news.example), from the counters alone: index ``time``, column ``hits``;
-    bots left out if ``humans`` (``attrs["unsplit"]``: old bot hits that could not be)."""
+    referrer = news.example) in [start, end) to the hour, from the counters alone: index
+    ``time``, column ``hits``; bots left out if ``humans`` (``attrs["unsplit"]``: old bot
+    hits that could not be)."""
     dim = dimension(by)
     site, zone, edges = _series_edges(site, start, end, granularity, tz,
                                      "a filtered series comes")
@@ -321,10 +322,17 @@ def filtered_series(db, site: str, by: str, value: str, start, end,
                          *((f"b.{dim}.{name}", "v.bot", "bh") if humans else ()))
     found: dict[tuple[str, dt.datetime], int] = {}
     unsplit = 0
-    parts = pieces(edges[0], edges[-1])
-    wanted = {MONTHLY: [], DAILY: _days(parts), HOURLY: []}
-    if granularity == "hour" or any(e.hour or e.minute for e in edges):
-        wanted = {MONTHLY: [], DAILY: [], HOURLY: _hours(edges[0], edges[-1])}
+    # Each bucket's hits of [start, end) to the hour (the counters' finest): a bucket the
+    # range cuts (today so far; a week ago until the same hour) reads its hours.
+    first, last = _floor(validation.timestamp(start), HOUR), _ceil(validation.timestamp(end), HOUR)
+    spans = [(max(a, first), min(b, last)) for a, b in zip(edges, edges[1:], strict=False)]
+    by_day = granularity == "day" and not any(e.hour or e.minute for e in edges)
+    whole = [by_day and span == (a, b)
+             for span, a, b in zip(spans, edges, edges[1:], strict=False)]
+    wanted = {MONTHLY: [], HOURLY: [h for (a, b), w in zip(spans, whole, strict=True)
+                                    if not w for h in _hours(a, b)],
+              DAILY: [d for (a, b), w in zip(spans, whole, strict=True)
+                      if w for d in _days(pieces(a, b, hours=False))]}
     for coll, dates in wanted.items():
         if dates:
             ids = [sketches.bucket_id(site, date, sketches.LEVELS[coll]) for date in dates]
@@ -335,12 +343,12 @@ def filtered_series(db, site: str, by: str, value: str, start, end,
                     unsplit += unsplit_bots(doc)
                 found[(coll, validation.stored_time(doc["metadata"]["date"]))] = n
     rows = []
-    for a, b in zip(edges, edges[1:], strict=False):
-        if wanted[HOURLY]:
-            hits = sum(found.get((HOURLY, h), 0) for h in _hours(a, b))
-        else:
+    for (a, b), edge, w in zip(spans, edges, whole, strict=False):
+        if w:
             hits = sum(found.get((DAILY, d), 0) for d in _days(pieces(a, b, hours=False)))
-        rows.append((a.astimezone(zone), hits))
+        else:
+            hits = sum(found.get((HOURLY, h), 0) for h in _hours(a, b))
+        rows.append((edge.astimezone(zone), hits))
     frame = pd.DataFrame(rows, columns=["time", "hits"]).set_index("time")
     frame["hits"] = frame["hits"].astype("int64")
     frame.attrs["unsplit"] = unsplit

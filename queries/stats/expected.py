@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import validation
+from ..dimensions.reads import filtered_series
 from ..validation import WHOLE_SITE
 from . import schema
 from .series import bucket_edges, series
@@ -81,9 +82,11 @@ def first_day(db, site: str) -> dt.datetime | None:
 
 def expected_range(db, site: str, start: dt.datetime, end: dt.datetime, granularity: str,
                    pages=None, tz="UTC", weeks: int = WEEKS,
-                   min_weeks: int = MIN_WEEKS) -> ExpectedRange | None:
-    """The band of the total of ``pages`` over ``[start, end)``; None with too little
-    history."""
+                   min_weeks: int = MIN_WEEKS, source: tuple[str, str] | None = None,
+                   humans: bool = False) -> ExpectedRange | None:
+    """The band of the total of ``pages`` over ``[start, end)``, or of the hits whose
+    dimension ``source`` = (dimension, value) is that value (humans only if ``humans``),
+    as a chart of them draws; None with too little history."""
     zone = validation.timezone(tz)
     start, end = validation.time_range(start, end)
     past = _past_weeks(db, site, start, weeks, zone)
@@ -95,8 +98,10 @@ def expected_range(db, site: str, start: dt.datetime, end: dt.datetime, granular
     columns = []
     for k in past:
         shift = dt.timedelta(days=7 * k)
-        frame = series(db, site, _moved(start, -shift, zone), _moved(end, -shift, zone),
-                       granularity, pages, zone)
+        first, last = _moved(start, -shift, zone), _moved(end, -shift, zone)
+        frame = (series(db, site, first, last, granularity, pages, zone) if source is None
+                 else filtered_series(db, site, *source, first, last, granularity, zone,
+                                      humans))
         total = frame.sum(axis=1)
         by_key = {t.tz_localize(None) + shift: v for t, v in total.items()}
         columns.append([by_key.get(key, np.nan) for key in keys])
