@@ -299,8 +299,9 @@ def compute_panels(site: str, shown: Period, previous: Period, tz: str, options:
                          "finest step).")
         not_found = found.panels["notfound"].head(TOP_N).rename(
             columns={"value": "path"})[["path", "hits"]]
-        if current.hits and not found.hits:
-            empty = "No raw events are kept of these hits."
+        if found.hits < current.hits:      # the panels see only what raw events keep
+            empty = (f"None among the {found.hits:,} of these hits whose raw events are "
+                     "kept." if found.hits else "No raw events are kept of these hits.")
     else:
         frames = {}
         frames[PAGE], pages_note = _pages(site, shown, tz, options, seconds)

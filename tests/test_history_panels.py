@@ -326,3 +326,19 @@ def test_a_filtered_values_visitors_compare_only_over_whole_utc_days(app, tmp_pa
     assert whole.visitors_comparable and "kept per UTC day" not in _kpi(cards, "visitors")[1]
     assert out(day, day + dt.timedelta(hours=13), Options(None, False, False))[0] \
         .visitors_comparable                       # the site's sketches are hourly
+
+
+def test_filtered_panels_with_part_of_their_raw_events_say_what_they_count(app, tmp_path):
+    from dashboard.history_url import shown_period
+    from dashboard.services import get_services
+
+    db = get_services(app.server).db
+    older = ingest_sample(db, "s", tmp_path) - dt.timedelta(days=2)
+    db[schema.EVENTS].delete_many({})                 # these hits' raw events are gone
+    ingest_sample(db, "s", tmp_path, start=older)
+    query = parse_search("?site=s&range=7d&filter=referrer:(direct)")
+    shown = shown_period(query)
+    panels = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
+                                           Options.from_query(query), (), 60)
+    assert panels.current.hits == 2 * 23
+    assert panels.empty == "None among the 23 of these hits whose raw events are kept."
