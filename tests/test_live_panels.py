@@ -15,6 +15,7 @@ from dashboard.services import get_services
 from queries.dimensions import reads
 from queries.ingest.run import Ingestor, ingest_file
 from queries.stats import schema
+from queries.stats.writes import log_hit
 
 NOW = utc(2026, 3, 14, 12, 20)
 NEWS = "https://news.example/story"
@@ -120,3 +121,15 @@ def test_a_busy_window_says_its_visitors_are_a_lower_bound(app, tmp_path, monkey
     notes = [card.children[2].children for card in cards]
     assert notes[0] == "last 60 minutes; at least: from the newest 1 hits"
     assert notes[1] == "last 60 seconds"           # none in the last minute: complete
+
+
+def test_an_hour_whose_hits_mostly_have_no_raw_events_reads_the_counters(db, tmp_path):
+    """Right after a backfill, the last hour's hits are counted and have no events: ten
+    live ones must not read as the hour's referrers."""
+    _day_and_hour(db, tmp_path)
+    hour = (NOW - dt.timedelta(hours=1), NOW)
+    for _ in range(100):                      # counted, as a backfill counts: no events
+        log_hit(db, NOW - dt.timedelta(minutes=30), "s", "/")
+    frame = reads.recent_breakdown(db, "s", "referrer", *hour, humans=True)
+    assert frame["visitors"].isna().all()
+    assert "raw events kept for only 8 of its 108 hits" in frame.attrs["note"]

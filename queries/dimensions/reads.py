@@ -16,7 +16,7 @@ from collections import Counter
 import pandas as pd
 
 from .. import validation
-from ..stats.series import bucket_edges
+from ..stats.series import bucket_edges, series
 from . import page_reads, sketches
 from .classify import BOT
 from .counters import DAILY, HOURLY, MONTHLY
@@ -195,27 +195,35 @@ def breakdown(db, site: str, by: str, start: dt.datetime, end: dt.datetime, tz="
     return frame
 
 
+# The share of a window's hits its raw events must hold for Live to read them (a
+# backfilled hour has counters and no events).
+COVERED = 0.9
+
+
 def recent_breakdown(db, site: str, by: str, start, end, n: int | None = None,
                      humans: bool = False) -> pd.DataFrame:
     """Hits and visitors per value of ``by`` over exactly [start, end) (Live's last
     hour), from the raw events of that window: a value's visitors are those of the same
     hits (value sketches are per UTC day at the finest, so ``breakdown`` would give the
     day's visitors beside the hour's hits). Without events in the window (a source that
-    writes none: ``--no-events``), or with more than ``page_reads.MAX_SCANNED`` (a busy
-    site: the read is refreshed every few seconds), the counters give the hits of its
-    whole hours, and no visitors; ``attrs["note"]`` says so."""
+    writes none: ``--no-events``; a backfill), with events for less than ``COVERED`` of
+    its hits, or with more than ``page_reads.MAX_SCANNED`` (a busy site: the read is
+    refreshed every few seconds), the counters give the hits of its whole hours, and no
+    visitors; ``attrs["note"]`` says so."""
     dim = dimension(by)
     site = validation.site(site)
     start, end = validation.time_range(start, end)
     events = count_events(db, site, start, end, page_reads.MAX_SCANNED)
-    if 0 < events <= page_reads.MAX_SCANNED:
+    hits = int(series(db, site, start, end, "minute").to_numpy().sum())
+    if 0 < events <= page_reads.MAX_SCANNED and events >= COVERED * hits:
         frame = events_breakdown(db, site, dim, start, end, humans)
         frame.attrs["note"] = ""
     else:
         frame = breakdown(db, site, dim, start, end, humans=humans)
         frame["visitors"] = pd.array([None] * len(frame), dtype="Int64")
         why = (f"over {page_reads.MAX_SCANNED:,} hits in this hour, too many to read as "
-               "raw events every few seconds" if events else
+               "raw events every few seconds" if events > page_reads.MAX_SCANNED else
+               f"raw events kept for only {events:,} of its {hits:,} hits" if events else
                "no raw events kept for this hour")
         frame.attrs["note"] = (f"{why}: hits from the counters' whole hours, visitors "
                                "unknown") if len(frame) else ""
