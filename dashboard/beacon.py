@@ -96,8 +96,9 @@ def read_post(body: bytes) -> dict:
 def validate(values: dict, allowed: frozenset[str] | None) -> tuple[str, str, str]:
     """(site, page, query) or :class:`BeaconError`; values must be plain strings."""
     for key in FIELDS + OPTIONAL:
-        if key in values and not isinstance(values[key], str):
-            raise BeaconError(f"{key} must be a string, got {type(values[key]).__name__}")
+        if key in values and not isinstance(values[key], str) and not (
+                key in OPTIONAL and values[key] is None):      # null: not sent
+            raise BeaconError(f"{key} must be a string, got {_json_type(values[key])}")
     site = validation.site(values["site"])
     page, _, query = values["page"].partition("?")
     page = validation.page(page)
@@ -166,13 +167,22 @@ def _check_origin(policy: OriginPolicy, site: str, origin: str | None) -> None:
         raise BeaconError(f"origin {origin[:100]!r} may not send hits for site {site!r}", 403)
 
 
+def _json_type(value) -> str:
+    """What a sender wrote, in JSON's words (not Python's ``dict`` or ``NoneType``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    return {dict: "an object", list: "an array"}.get(type(value), "a number")
+
+
 def _referrer(values: dict) -> str | None:
     """The page's own referrer (``document.referrer``), when the sender gives it."""
     referrer = values.get("referrer")
     if referrer is None:
         return None
     if not isinstance(referrer, str):
-        raise BeaconError(f"referrer must be a string, got {type(referrer).__name__}")
+        raise BeaconError(f"referrer must be a string, got {_json_type(referrer)}")
     if len(referrer) > MAX_REFERRER or "\x00" in referrer:
         raise BeaconError(f"referrer must be at most {MAX_REFERRER} characters, without NUL")
     return referrer or None

@@ -75,9 +75,11 @@ def test_get_validation(app, query, reason):
 
 
 @pytest.mark.parametrize("body, reason", [
-    ('{"site": "blog", "page": {"$gt": ""}}', "page must be a string, got dict"),
+    ('{"site": "blog", "page": {"$gt": ""}}', "page must be a string, got an object"),
     ('{"site": {"$ne": null}, "page": "/a"}', "site must be a string"),
-    ('{"site": "blog", "page": ["/a"]}', "page must be a string, got list"),
+    ('{"site": "blog", "page": ["/a"]}', "page must be a string, got an array"),
+    ('{"site": "blog", "page": null}', "page must be a string, got null"),
+    ('{"site": "blog", "page": 3}', "page must be a string, got a number"),
     ('{"site": "blog"}', "missing page"),
     ('{"site": "blog", "page": "/a", "$where": "1"}', "unexpected field"),
     ('["blog", "/a"]', "JSON object"),

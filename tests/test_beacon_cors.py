@@ -94,9 +94,11 @@ def test_sendbeacon_bodies_and_referrer(open_app):
                                headers={"Origin": "http://127.0.0.1:1"})
         assert response.status_code == 204
     assert client.get("/hit?site=blog&page=/b&referrer=").status_code == 200
+    unsent = json.dumps({"site": "blog", "page": "/b", "referrer": None})   # JSON null
+    assert client.post("/hit", data=unsent).status_code == 204
     bad = client.post("/hit", data=json.dumps({"site": "blog", "page": "/a", "referrer": 3}))
     assert bad.status_code == 400 and "referrer must be a string" in bad.get_json()["error"]
-    assert counted(open_app, "blog") == {"/a": 2, "/b": 1}
+    assert counted(open_app, "blog") == {"/a": 2, "/b": 2}
     services = get_services(open_app.server)
     for closer in services._closers:
         closer()
