@@ -73,13 +73,20 @@ def rollup_table(table: pd.DataFrame, *, level: str, component_id: str) -> html.
     body = [html.Tr([html.Td(row["bucket"], **{"data-label": head[0]})]
                     + ([html.Td(row["page"], className="page-cell", **{"data-label": "Page"})]
                        if by_page else []) + [
-        html.Td(f"{row[c]:,}" if isinstance(row[c], int) else row[c], className="num",
-                **{"data-label": METRICS.get(c, c)})
+        html.Td(_cell(row[c]), className="num", **{"data-label": METRICS.get(c, c)})
         for c in COLUMNS]) for row in rollup_rows(table, level=level)]
     # On a phone each bucket becomes a card naming its columns (assets/ops.css).
     return html.Div(style={"overflowX": "auto"}, children=html.Table(
         id=component_id, className="totals stack-on-phone stack-grid",
         children=[html.Thead(html.Tr([html.Th(h) for h in head])), html.Tbody(body)]))
+
+
+def _cell(value) -> str:
+    """Counts with thousands separators; means with one decimal each (13,472.0 beside
+    13,599.3, not 13472 beside 13599.3)."""
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.1f}" if isinstance(value, float) else value
 
 
 def consistency_badge(level: str, checked: int, differing: pd.DataFrame,

@@ -38,6 +38,8 @@ def test_table_rows():
     header, body = rendered.children
     assert len(header.children.children) == 10 and len(body.children) == 2
     assert body.children[0].children[0].children == "2015-05-11"
+    cells = [td.children for td in body.children[1].children]
+    assert cells[1:4] == ["20", "500", "25.0"]        # a whole mean keeps its decimal
 
 
 def test_badge_states():
