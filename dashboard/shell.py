@@ -22,11 +22,12 @@ from queries.errors import HitboardError
 from . import reads
 from .state import (
     MAX_PAGES,
+    SHELL_KEYS,
     THEMES,
     ShellState,
     changed_search,
+    encode,
     parse_search,
-    shell_search,
     updated,
 )
 
@@ -44,6 +45,9 @@ def layout():
     return html.Div(id="app-root", className="app theme-light", children=[
         dcc.Location(id="url", refresh=False),
         dcc.Location(id="navigate", refresh="callback-nav"),
+        # Each page's own query (range, filter...) as last seen in this tab: going back
+        # to a page through the nav finds it as it was left (``nav_links``).
+        dcc.Store(id="shell-views", storage_type="session", data={}),
         html.Header(className="topbar", children=[
             html.Div(className="topbar-row", children=[
                 dcc.Link("hitboard", href="/", className="brand"),
@@ -158,16 +162,28 @@ def page_options(site: str | None, search_value: str | None, selected) -> list[s
     return selected + [p for p in matches if p not in selected][:MAX_OPTIONS]
 
 
-def nav_links(pathname: str | None, search: str | None) -> list:
-    """A link per registered page, keeping the shell's part of the query string."""
-    keep = shell_search(parse_search(search))
+def nav_links(pathname: str | None, search: str | None, views: dict | None = None) -> list:
+    """A link per registered page, keeping the shell's part of the query string and,
+    for another page, its own part as it was last left (``views``: path -> search);
+    the current page's link opens it afresh."""
+    query = parse_search(search)
+    shell = {k: v for k, v in query.items() if k in SHELL_KEYS}
     links = []
     for page in sorted(dash.page_registry.values(), key=lambda p: p.get("order") or 0):
         path = page["relative_path"]
-        active = " active" if (pathname or "/") == path else ""
-        links.append(dcc.Link(page["name"], href=path + keep, className="nav-link" + active,
+        here = (pathname or "/") == path
+        own = {k: v for k, v in parse_search((views or {}).get(path)).items()
+               if k not in SHELL_KEYS}
+        href = path + encode(shell if here else {**own, **shell})   # here: a fresh view
+        links.append(dcc.Link(page["name"], href=href,
+                              className="nav-link" + (" active" if here else ""),
                               id=f"nav-{page['module'].rsplit('.', 1)[-1]}"))
     return links
+
+
+def remember_view(pathname: str | None, search: str | None, views: dict | None) -> dict:
+    """``views`` with this page's query as its last."""
+    return {**(views or {}), pathname or "/": search or ""}
 
 
 def register_callbacks(app: dash.Dash) -> None:
@@ -191,7 +207,15 @@ def register_callbacks(app: dash.Dash) -> None:
         Output("shell-nav", "children"),
         Input("url", "pathname"),
         Input("url", "search"),
+        State("shell-views", "data"),
     )(nav_links)
+
+    app.callback(
+        Output("shell-views", "data"),
+        Input("url", "pathname"),
+        Input("url", "search"),
+        State("shell-views", "data"),
+    )(remember_view)
 
     app.clientside_callback(
         """function(theme) {

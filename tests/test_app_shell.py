@@ -127,3 +127,13 @@ def test_navigation_keeps_the_shell_state_and_marks_the_current_page(app):
     assert by_name["History"].href == "/history?site=alpha&tz=UTC"
     assert "active" in by_name["History"].className
     assert "active" not in by_name["Live"].className
+
+
+def test_navigation_back_to_a_page_finds_it_as_it_was_left(app):
+    views = shell.remember_view("/history", "?site=alpha&range=30d&compare=1", {})
+    views = shell.remember_view("/", "?site=alpha&window=15", views)
+    links = {link.children: link.href
+             for link in shell.nav_links("/", "?site=beta&tz=UTC&window=15", views)}
+    assert links["History"] == "/history?site=beta&tz=UTC&compare=1&range=30d"
+    assert links["Live"] == "/?site=beta&tz=UTC"        # here: afresh
+    assert links["Data"] == "/data?site=beta&tz=UTC"

@@ -132,3 +132,18 @@ def test_click_today_for_its_hours_so_far_not_the_hours_to_come(app, seeded, das
     tomorrow = (seeded + dt.timedelta(days=1)).strftime("%d %b")
     assert tomorrow not in dash_duo.find_element("#history-period").text
     assert dash_duo.get_logs() == []
+
+
+def test_back_to_history_through_the_nav_finds_the_view_as_it_was_left(app, seeded,
+                                                                       dash_duo):
+    open_page(dash_duo, app, "/history?site=s&tz=Asia/Tokyo&range=30d&compare=1")
+    dash_duo.wait_for_contains_text("#history-totals", f"{11 * sum(range(1, 30)):,}")
+    dash_duo.find_element("#nav-live").click()
+    until(lambda: urlsplit(dash_duo.driver.current_url).path == "/", timeout=10)
+    dash_duo.driver.refresh()                       # the tab remembers across a reload
+    dash_duo.wait_for_element("#nav-history", timeout=20).click()
+    dash_duo.wait_for_contains_text("#history-totals", f"{11 * sum(range(1, 30)):,}")
+    query = url_query(dash_duo)
+    assert (query["range"], query["compare"], query["tz"]) == (["30d"], ["1"], ["Asia/Tokyo"])
+    assert checked(dash_duo, "history-range") == "30d"
+    assert dash_duo.get_logs() == []
