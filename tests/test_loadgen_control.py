@@ -89,7 +89,8 @@ def test_backfill_runs_in_the_background_with_progress(generator):
     state = generator.status().backfill
     assert (state.running, state.done, state.total, state.error) == (False, 8, 8, "")
     assert state.hits == sum(
-        int(queries.daily_series(generator.db, site, now - dt.timedelta(days=3), now)["*"].sum())
+        int(queries.daily_series(generator.db, site, now.replace(hour=0) - dt.timedelta(days=3),
+                                 now)["*"].sum())                   # 3 whole days and today
         for site in ("shop.example", "blog.example"))
     assert seen[-1] == 8
     with pytest.raises(InvalidRangeError):
