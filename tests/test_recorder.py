@@ -114,6 +114,14 @@ def test_failed_flush_then_recovery_loses_and_duplicates_nothing(db, faults):
     assert stats["pending_hits"] == 0
     assert stats["hits_written"] == stats["hits_accepted"]
     assert counters(db) == expected_counters(first + second)
+    # Each document is applied once per batch, a partial write's part included.
+    assert stats["documents_written"] == _documents(first) + _documents(second)
+
+
+def _documents(hits) -> int:
+    """The daily and monthly documents a batch of ``hits`` touches, ``*`` included."""
+    return len({(coll, site, name, ts.date() if coll == "d" else (ts.year, ts.month))
+                for ts, site, page, _ in hits for name in (page, "*") for coll in "dm"})
 
 
 def test_background_thread_retries_with_backoff_until_written(db):

@@ -311,6 +311,7 @@ class HitRecorder:
                     del batch.docs[key]
                 total += len(keys) - len(failed) - len(raced)
                 if failed:
+                    self._stats["documents_written"] += total   # applied before the error
                     raise
                 if raced:
                     keys = raced
