@@ -95,7 +95,8 @@ def test_serve_ingest_and_rollup_share_one_store(tmp_path):
         again = subprocess.run([HITBOARD, "ingest", str(log), "--site", "logs"], env=env,
                                capture_output=True, text=True, timeout=WAIT)
         assert again.returncode == 1 and "is reading" in again.stderr, again.stderr[-2000:]
-        assert "Traceback" not in again.stderr
+        assert "Traceback" not in again.stderr and "resume" not in again.stderr
+        assert again.stdout == ""                       # no summary of nothing read
         page = urllib.request.urlopen(f"http://127.0.0.1:{port}/?site=logs",
                                       timeout=REQUEST_TIMEOUT)
         assert page.status == 200

@@ -17,6 +17,7 @@ from queries.events.collection import WRITE_CONCERNS
 from queries.ingest import gcmode
 from queries.ingest import run as ingesting
 from queries.ingest.logformat import FORMATS
+from queries.ingest.session import IngestBusyError
 from queries.rollups.build import RollupRun, finish_rollups, run_rollups, start_rollups
 from queries.rollups.parallel import RollupWorkers
 from queries.store.connection import bulk_loading
@@ -122,6 +123,9 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
         db.client.close()
         if pool is not None:
             pool.close()
+    if isinstance(failure, IngestBusyError) and not ingestor.summary.lines:  # only why not
+        click.echo(f"Error: {failure}", err=True)
+        sys.exit(1)
     summary = ingestor.summary
     for note in summary.notes:
         click.echo(note, err=True)
