@@ -133,9 +133,8 @@ class HitRecorder:
         self._admit(key, n, add)
 
     def add_pending(self, pending: dict) -> None:
-        """Count hits tallied apart from this recorder, held in its pending format
-        (``queries.ingest.mapper``: the ingest's lines are parsed in worker processes),
-        unit by unit, with ``record``'s bounds."""
+        """Count hits tallied apart from this recorder, in its pending format (ingest's
+        worker processes parse lines: ``queries.ingest.mapper``), with ``record``'s bounds."""
         if self._closed:
             raise RecorderOverloadedError("the recorder is closed")
         for key, part in pending.items():
@@ -289,9 +288,9 @@ class HitRecorder:
         return written
 
     def _write_collection(self, batch: _Batch, coll: str, keys: list[tuple[str, str]]) -> int:
-        """One unordered ``bulk_write``; documents it applied leave the batch. Returns how
-        many it applied. Outcome unknown (no BulkWriteError) leaves them all: the retry's
-        guard sorts out which were applied."""
+        """One unordered ``bulk_write``; documents it applied leave the batch (and count as
+        written even when it raises). Returns how many. An unknown outcome (no
+        BulkWriteError) leaves them all: the retry's guard sorts out which were applied."""
         total = 0
         for _ in range(RACE_RETRIES):
             self._stats["db_operations"] += len(keys)
@@ -311,7 +310,7 @@ class HitRecorder:
                     del batch.docs[key]
                 total += len(keys) - len(failed) - len(raced)
                 if failed:
-                    self._stats["documents_written"] += total   # applied before the error
+                    self._stats["documents_written"] += total
                     raise
                 if raced:
                     keys = raced
