@@ -135,8 +135,8 @@ def render_panels(search):
         return lambda value: _href(query, **{FILTER_KEY: f"{dim}:{value}"})
 
     cards = []
+    empty = {"empty": panels.empty} if panels.empty else {}
     for dim, title in PANELS.items():
-        empty = {"empty": panels.empty} if panels.empty else {}
         extra = not_found_list(panels.not_found, **empty) if dim == "status" else None
         cards.append(breakdown_panel(dim, title, panels.frames[dim], link(dim),
                                      active_value if dim == active_dim else None, extra,

@@ -214,8 +214,9 @@ def recent_breakdown(db, site: str, by: str, start, end, n: int | None = None,
     site = validation.site(site)
     start, end = validation.time_range(start, end)
     events = count_events(db, site, start, end, page_reads.MAX_SCANNED)
-    hits = int(series(db, site, start, end, "minute").to_numpy().sum())
-    if 0 < events <= page_reads.MAX_SCANNED and events >= COVERED * hits:
+    hits = (int(series(db, site, start, end, "minute").to_numpy().sum())
+            if 0 < events <= page_reads.MAX_SCANNED else None)   # a busy hour needs no count
+    if hits is not None and events >= COVERED * hits:
         frame = events_breakdown(db, site, dim, start, end, humans)
         frame.attrs["note"] = ""
     else:

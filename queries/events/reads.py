@@ -122,11 +122,6 @@ def _inside(bucket: dict, start: dt.datetime, end: dt.datetime) -> list[bool] | 
     return [lo <= t < hi for t in buckets.times(bucket)]
 
 
-def _within(rows, bucket: dict, start: dt.datetime, end: dt.datetime):
-    keep = _inside(bucket, start, end)
-    return rows if keep is None else compress(rows, keep)
-
-
 def runs(hours: list[dt.datetime]) -> list[tuple[dt.datetime, dt.datetime]]:
     """Sorted hours → ``[start, end)`` ranges of consecutive hours."""
     out: list[list[dt.datetime]] = []

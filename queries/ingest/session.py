@@ -152,11 +152,11 @@ class LogSession:
         while True:
             doc = checkpoints.find_one({"_id": self.id})
             if doc is None:
+                new = {"_id": self.id, **claim, "seq": 0, "epochs": 0, "state": DONE,
+                       "position": None, "ranges": []}
                 with suppress(DuplicateKeyError):
-                    checkpoints.insert_one({"_id": self.id, **claim, "seq": 0, "epochs": 0,
-                                            "state": DONE, "position": None, "ranges": []})
-                    return {**claim, "seq": 0, "epochs": 0, "state": DONE,
-                            "position": None, "ranges": []}
+                    checkpoints.insert_one(new)
+                    return new
                 continue
             holder = doc.get("process")
             if holder is not None and process_identity(holder[0]) == holder:
