@@ -5,6 +5,7 @@ import io
 
 import pandas as pd
 import pytest
+import time_machine
 from dash import no_update
 from dashkit import noon_hits, page_module, seed
 
@@ -12,6 +13,12 @@ from dashboard.history_view import compute_view
 from dashboard.services import get_services
 
 TOKYO = "Asia/Tokyo"
+TOKYO_ZONE = dt.timezone(dt.timedelta(hours=9))
+# Instants of a Tokyo day: just after midnight, after noon (when the seeded hits are),
+# in its last minute.
+INSTANTS = {"00:48": dt.datetime(2026, 11, 25, 0, 48, tzinfo=TOKYO_ZONE),
+            "13:00": dt.datetime(2026, 11, 25, 13, 0, tzinfo=TOKYO_ZONE),
+            "23:59": dt.datetime(2026, 11, 25, 23, 59, tzinfo=TOKYO_ZONE)}
 UNCHANGED = dict.fromkeys(("search", "start_date", "end_date", "preset"), no_update)
 
 
@@ -20,11 +27,17 @@ def history(app):
     return page_module("history")
 
 
+@pytest.fixture(params=INSTANTS, autouse=True)
+def now(request):
+    """Every test at each instant of ``INSTANTS``: the clock is frozen there."""
+    with time_machine.travel(INSTANTS[request.param], tick=False):
+        yield INSTANTS[request.param]
+
+
 @pytest.fixture
-def seeded(app):
+def seeded(app, now):
     """Hits at local noon in Tokyo 1..9 days ago, 10·k hits k days ago, on two pages."""
-    zone = dt.timezone(dt.timedelta(hours=9))
-    hits = noon_hits(zone, dt.datetime.now(zone).date(), days=9)
+    hits = noon_hits(TOKYO_ZONE, now.date(), days=9)
     seed(get_services(app.server).db, "s", hits)
     return hits
 
@@ -45,7 +58,9 @@ def test_seven_days_in_tokyo_count_the_last_six_full_days(history, seeded):
     assert sum(figure.data[0].y) == 11 * sum(range(1, 7))
 
 
-def test_pages_compare_and_stacked_mode(history, seeded):
+def test_pages_compare_and_stacked_mode(history, seeded, now):
+    """7 days so far (6 whole days and today until now) against the 7 days before until
+    the same time: the day 7 days ago counts only once its noon is past."""
     search = f"?site=s&page=/a&page=/b&tz={TOKYO}&range=7d&compare=1&mode=stacked&gran=day"
     out = history.render(search)
     figure, table, hint = out["figure"], out["totals"], out["hint"]
@@ -54,7 +69,10 @@ def test_pages_compare_and_stacked_mode(history, seeded):
     assert hint == "Click a day to see its hours."
     rows = table.children[1].children
     a_row = [cell.children for cell in rows[0].children[1:]]
-    assert a_row == [f"{10 * sum(range(1, 7)):,}", f"{10 * sum(range(7, 10)):,}", "−12.5 %"]
+    before = 10 * sum(range(7 if now.hour >= 12 else 8, 10))
+    change = (10 * sum(range(1, 7)) - before) / before * 100
+    assert a_row == [f"{10 * sum(range(1, 7)):,}", f"{before:,}",
+                     f"{change:+.1f} %".replace("-", "−")]
 
 
 def test_csv_is_the_plotted_series(history, seeded):
