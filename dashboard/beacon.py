@@ -28,6 +28,7 @@ import flask
 
 from queries import validation
 from queries.dimensions import classify
+from queries.dimensions.classify import Dimensions
 from queries.errors import HitboardError, RecorderOverloadedError
 from queries.events.collection import EventWriter
 
@@ -132,8 +133,9 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
             _check_origin(policy, site, origin)
             referrer = _referrer(values)
             now = dt.datetime.now(dt.UTC)
-            services.recorder.record(site, page, now)
-            _record_dimensions(services, site, page, query, referrer, now)
+            dims = _dimensions(services, site, page, query, referrer)
+            services.recorder.record(site, page, now, bots=int(dims.bot))
+            _record_dimensions(services, site, page, now, dims)
             _record_event(events, _with_referrer(_event(now, site, page, query, flask.request),
                                                  referrer))
         except BeaconError as exc:
@@ -203,21 +205,26 @@ def _script() -> flask.Response:
                                    "Access-Control-Allow-Origin": "*"})
 
 
-def _record_dimensions(services: Services, site: str, page: str, query: str,
-                       ref: str | None, now: dt.datetime) -> None:
-    """Referrer, UTM, agent, country and visitor of a counted hit. The hit is already
-    counted: if the dimension recorder refuses (overloaded), it is counted in its
-    ``refused`` statistic and logged, not answered with an error a client would retry."""
-    if services.dimensions is None:
-        return
+def _dimensions(services: Services, site: str, page: str, query: str,
+                ref: str | None) -> Dimensions:
+    """Referrer, UTM, agent, country and visitor of a hit, as the site counts them."""
     request = flask.request
     try:
         page_host = urlsplit(request.referrer or "").hostname
     except ValueError:
         page_host = None
-    dims = classify(site, page, query=query, referrer_url=ref,
+    return classify(site, page, query=query, referrer_url=ref,
                     agent=request.user_agent.string or None, address=request.remote_addr,
-                    vhost=page_host)
+                    vhost=page_host, unknown_bots=services.sites.get(site).unknown_bots)
+
+
+def _record_dimensions(services: Services, site: str, page: str, now: dt.datetime,
+                       dims: Dimensions) -> None:
+    """The dimensions of a counted hit. The hit is already counted: if the dimension
+    recorder refuses (overloaded), it is counted in its ``refused`` statistic and
+    logged, not answered with an error a client would retry."""
+    if services.dimensions is None:
+        return
     try:
         services.dimensions.record(site, page, now, dims)
     except RecorderOverloadedError as exc:

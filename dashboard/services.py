@@ -14,6 +14,7 @@ import flask
 
 import queries
 from queries.dimensions import DimensionRecorder
+from queries.stats.sites import SettingsCache
 
 from .cache import ResultCache
 from .settings import Settings
@@ -28,18 +29,19 @@ class Services:
     db: object
     recorder: queries.HitRecorder | None
     cache: ResultCache
-    # Issue 12's dimensions and visitor sketches, beside the hit recorder (None read-only).
+    # Dimensions and visitor sketches, beside the hit recorder (None read-only).
     dimensions: DimensionRecorder | None = None
+    sites: SettingsCache | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
     closed: bool = False
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
         db = queries.connect(settings.store, settings.database, read_only=settings.readonly)
+        recorder = dimensions = None
         try:
             if not settings.readonly:
                 queries.ensure_indexes(db)
-            recorder = dimensions = None
             if not settings.readonly:
                 recorder = queries.HitRecorder(db, flush_interval=settings.flush_interval)
                 dimensions = DimensionRecorder(db, flush_interval=settings.flush_interval)
@@ -48,7 +50,7 @@ class Services:
                 recorder.close()
             db.client.close()
             raise
-        return cls(settings, db, recorder, ResultCache(), dimensions)
+        return cls(settings, db, recorder, ResultCache(), dimensions, SettingsCache(db))
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Run ``closer`` when the app shuts down (before the recorder's last flush), e.g.

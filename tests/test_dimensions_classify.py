@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from queries.dimensions import agents, assets, classify, encoding, geo, referrer
-from queries.dimensions.classify import RecordCoder
+from queries.dimensions.classify import RecordCoder, is_bot_agent
 from queries.ingest.logformat import LineParser, columns
 
 CHROME = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -54,11 +54,24 @@ def test_agents_browser_os_device():
     assert agents.parse(GOOGLEBOT).bot and agents.parse(GOOGLEBOT).device == "bot"
 
 
-def test_non_browser_clients_and_empty_agents_are_bots():
+def test_non_browser_clients_are_bots():
     for agent in ("curl/8.5.0", "python-requests/2.31", "Go-http-client/1.1",
-                  "Wget/1.21", "UptimeRobot/2.0", "", None, "-"):
+                  "Wget/1.21", "UptimeRobot/2.0"):
         assert agents.parse(agent).bot, agent
     assert not agents.parse(CHROME).bot
+
+
+def test_hits_without_an_agent_are_people_unless_the_site_says_bots():
+    """GoAccess counts them; ``--unknowns-as-crawlers`` is its other choice."""
+    for agent in ("", None, "-", "  "):
+        assert agents.parse(agent) == agents.Agent("Other", "Other", "unknown", False)
+        people = dict(classify("s", "/", agent=agent).values)
+        assert (people["bot"], people["device"]) == ("human", "unknown")
+        assert not classify("s", "/", agent=agent).bot
+        bots = classify("s", "/", agent=agent, unknown_bots=True)
+        assert bots.bot and dict(bots.values)["device"] == "bot"
+        assert is_bot_agent(agent, unknown_bots=True) and not is_bot_agent(agent)
+    assert not classify("s", "/", agent=CHROME, unknown_bots=True).bot
 
 
 def test_the_crawler_list_uses_both_engines_and_the_exclusions():

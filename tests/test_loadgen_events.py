@@ -41,7 +41,7 @@ def test_same_seed_same_events():
 
 
 class Recorder:
-    def record(self, *args):
+    def record(self, *args, **kwargs):
         pass
 
     def status(self):

@@ -19,7 +19,7 @@ class FakeRecorder:
         self.calls = []
         self.refuse = refuse
 
-    def record(self, site, page, ts=None, n=1):
+    def record(self, site, page, ts=None, n=1, bots=0):
         if self.refuse:
             raise RecorderOverloadedError("full")
         self.calls.append((site, page, ts, n))

@@ -317,7 +317,7 @@ def test_a_flush_computes_its_documents_before_it_enters_writing(db, monkeypatch
     recorder = queries.HitRecorder(db, flush_interval=IDLE)
     compute, write = recorder._documents, recorder._write
     monkeypatch.setattr(recorder, "_documents",
-                        lambda pending: (seen.append("documents"), compute(pending))[1])
+                        lambda *pending: (seen.append("documents"), compute(*pending))[1])
     monkeypatch.setattr(recorder, "_write", lambda batch: (seen.append("write"), write(batch))[1])
     hits = _hits(30)
     _record_all(recorder, hits)

@@ -77,6 +77,49 @@ def test_every_read_equals_a_brute_force_count(db, tz, case):
                 _check(frame, zone, buckets, counts, cols)
 
 
+@pytest.mark.parametrize("tz", ("Asia/Kathmandu", "America/St_Johns"))
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=scenarios(), data=st.data())
+def test_people_are_hits_less_bots_at_every_granularity(db, tz, case, data):
+    """``humans``: each hit's bots drawn among its ``n``; the brute-force count of the
+    rest, in zones a quarter and a half hour off whole hours."""
+    _, hits, start, end, pages = case
+    clear(db)
+    bots = [data.draw(st.integers(0, n)) for *_, n in hits]
+    with queries.HitRecorder(db, flush_interval=3600) as recorder:
+        for (ts, site, page, n), b in zip(hits, bots, strict=True):
+            recorder.record(site, page, ts, n=n, bots=b)
+    people = [(ts, site, validation.page(page), n - b)
+              for (ts, site, page, n), b in zip(hits, bots, strict=True) if n > b]
+    zone = ZoneInfo(tz)
+    columns = [validation.page(p) for p in pages]
+    for granularity in ("minute", "hour", "day"):
+        for selection, cols in ((None, ["*"]), (pages, columns)):
+            frame = queries.series(db, SITES[0], start, end, granularity, selection, tz=tz,
+                                   humans=True)
+            buckets, counts = expected_series(people, SITES[0], cols, granularity, start,
+                                              end, zone)
+            _check(frame, zone, buckets, counts, cols)
+            assert frame.attrs["unsplit"] == 0
+
+
+def test_documents_without_bot_counters_count_as_people_and_say_so(db):
+    ts = dt.datetime(2026, 11, 20, 10, 5, tzinfo=UTC)
+    for collection, doc in ((schema.DAILY, {"daily": 3, "hourly": {"10": 3},
+                                            "minute": {"10": {"5": 3}}}),
+                            (schema.MONTHLY, {"monthly": 3, "daily": {"20": 3}})):
+        date = schema.day_start(ts) if collection == schema.DAILY else schema.month_start(ts)
+        doc_id = (schema.daily_id if collection == schema.DAILY else schema.monthly_id)(
+            date, "old", "*")
+        db[collection].insert_one({"_id": doc_id, "metadata": schema.metadata(date, "old", "*"),
+                                   **doc})
+    for granularity in ("minute", "hour", "day"):
+        frame = queries.series(db, "old", ts.replace(hour=0, minute=0), ts.replace(hour=23),
+                               granularity, humans=True)
+        assert int(frame.to_numpy().sum()) == 3 and frame.attrs["unsplit"] == 3
+
+
 def test_named_readers_match_series(db):
     start = dt.datetime(2026, 3, 28, 22, tzinfo=UTC)
     queries.log_hit(db, start + dt.timedelta(hours=3, minutes=7), "site-1", "/a")

@@ -20,12 +20,26 @@ def test_log_hit_writes_the_storage_contract(db):
     assert doc == {"_id": "20261121/site-1/index.html",
                    "metadata": {"date": dt.datetime(2026, 11, 21, tzinfo=UTC),
                                 "site": "site-1", "page": "/index.html"},
-                   "daily": 1, "hourly": {"12": 1}, "minute": {"12": {"45": 1}}}
+                   "daily": 1, "hourly": {"12": 1}, "minute": {"12": {"45": 1}},
+                   "bots": {"daily": 0}}
     month = db[schema.MONTHLY].find_one({"_id": "202611/site-1/index.html"})
     assert month["monthly"] == 1 and month["daily"] == {"21": 1}
+    assert month["bots"] == {"monthly": 0}
     assert month["metadata"]["date"] == dt.datetime(2026, 11, 1, tzinfo=UTC)
     assert db[schema.DAILY].find_one({"_id": "20261121/site-1*"})["daily"] == 1
     assert db[schema.MONTHLY].find_one({"_id": "202611/site-1*"})["monthly"] == 1
+
+
+def test_a_bot_hit_is_counted_again_under_bots(db):
+    ts = dt.datetime(2026, 11, 21, 12, 45, tzinfo=UTC)
+    queries.log_hit(db, ts, "site-1", "/a", bot=True)
+    queries.log_hit(db, ts, "site-1", "/a")
+    for doc_id in ("20261121/site-1/a", "20261121/site-1*"):
+        doc = db[schema.DAILY].find_one({"_id": doc_id})
+        assert doc["daily"] == 2 and doc["minute"] == {"12": {"45": 2}}
+        assert doc["bots"] == {"daily": 1, "hourly": {"12": 1}, "minute": {"12": {"45": 1}}}
+    month = db[schema.MONTHLY].find_one({"_id": "202611/site-1/a"})
+    assert month["bots"] == {"monthly": 1, "daily": {"21": 1}}
 
 
 def test_pages_with_dots_and_dollars_are_values(db):
@@ -62,7 +76,8 @@ def test_preallocate_never_overwrites_counts(db):
 
 def test_increments_coalesce_minute_counts_into_each_documents_inc():
     docs = writes.increments({("s", "/a", 2026, 11, 21): {0: 2, 61: 1},
-                              ("s", "/b", 2026, 11, 21): {0: 4}})
+                              ("s", "/b", 2026, 11, 21): {0: 4}},
+                             bots={("s", "/b", 2026, 11, 21): {0: 3}})
     day = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
     month = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
     pages = ("/a", "/b", "*")
@@ -70,7 +85,10 @@ def test_increments_coalesce_minute_counts_into_each_documents_inc():
                          | {(schema.MONTHLY, schema.monthly_id(month, "s", p)) for p in pages})
     whole = docs[(schema.DAILY, schema.daily_id(day, "s", "*"))]
     assert whole.inc == {"minute.0.0": 6, "minute.1.1": 1, "hourly.0": 6, "hourly.1": 1,
-                         "daily": 7}
+                         "daily": 7, "bots.minute.0.0": 3, "bots.hourly.0": 3,
+                         "bots.daily": 3}
     assert whole.metadata == schema.metadata(day, "s", "*")
     assert docs[(schema.MONTHLY, schema.monthly_id(month, "s", "/a"))].inc == {
-        "monthly": 3, "daily.21": 3}
+        "monthly": 3, "daily.21": 3, "bots.monthly": 0}
+    assert docs[(schema.MONTHLY, schema.monthly_id(month, "s", "/b"))].inc == {
+        "monthly": 4, "daily.21": 4, "bots.monthly": 3, "bots.daily.21": 3}

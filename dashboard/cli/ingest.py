@@ -20,6 +20,7 @@ from queries.ingest.logformat import FORMATS
 from queries.ingest.session import IngestBusyError
 from queries.rollups.build import RollupRun, finish_rollups, run_rollups, start_rollups
 from queries.rollups.parallel import RollupWorkers
+from queries.stats.sites import UNKNOWN_AGENTS, set_unknown_agents, site_settings
 from queries.store.connection import bulk_loading
 
 from .annotate import note_ingest
@@ -69,8 +70,13 @@ class _Stop:
               help="Worker processes that parse a large log and roll up a long one "
               "(default: "
               "$HITBOARD_INGEST_JOBS, else 2 on a machine with 2 cores or more; 1: none).")
+@click.option("--unknown-agents-as", "unknown_agents", type=click.Choice(UNKNOWN_AGENTS),
+              default=None, help="Count hits without a user agent (a common-format log "
+              "has none) as people or as bots; kept as the site's setting (default: the "
+              "site's setting, else human).")
 @store_option
-def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs, store):
+def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
+           unknown_agents, store):
     """Read Apache/Nginx access logs: one hit per parsed line, plus raw events.
 
     Each line counts once, even if ingest is killed: a file is read on from where the
@@ -81,7 +87,10 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
     default_sites = {os.path.abspath(f): site or ingesting.site_from_filename(f)
                      for f in files}
     settings = command_settings(store=store, ingest_jobs=jobs)
-    pool = _forked_workers(settings, files, site, fmt, not no_events, write_concern, follow)
+    named = {site} if site else set(default_sites.values())
+    unknown_agents = _unknown_agents(store, named, unknown_agents)
+    pool = _forked_workers(settings, files, site, fmt, not no_events, write_concern, follow,
+                           unknown_agents == "bot")
     try:
         db = open_db(store)
     except BaseException:
@@ -93,11 +102,12 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
     try:
         with gcmode.bulk():
             queries.ensure_indexes(db)
+            set_unknown_agents(db, named, unknown_agents)
             bulk_loading(db)
             ingestor = ingesting.Ingestor(db, site=site, format=fmt, events=not no_events,
                                           write_concern=write_concern,
                                           jobs=settings.ingest_jobs, store=settings.store,
-                                          pool=pool)
+                                          pool=pool, unknown_bots=unknown_agents == "bot")
             rollups = None if follow or no_events else _Rollups(db, settings, pool)
             with _Stop() as stop:
                 try:
@@ -145,7 +155,24 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
         sys.exit(128 + stop.signal)
 
 
-def _forked_workers(settings, files, site, fmt, events, write_concern, follow):
+def _unknown_agents(store: str | None, sites: set[str], chosen: str | None) -> str:
+    """How this run counts hits without a user agent: as asked, else as the named sites'
+    settings say (read before the workers fork)."""
+    if chosen is not None:
+        return chosen
+    db = open_db(store, read_only=True)
+    try:
+        settings = {site_settings(db, name).unknown_agents for name in sites}
+    finally:
+        db.client.close()
+    if len(settings) > 1:
+        raise HitboardError("these sites count hits without a user agent differently: "
+                            "ingest them apart, or say how with --unknown-agents-as")
+    return settings.pop() if settings else "human"
+
+
+def _forked_workers(settings, files, site, fmt, events, write_concern, follow,
+                    unknown_bots):
     """The worker processes of a batch ingest large enough to need them, forked now,
     before the store opens (``queries.processes``): each starts mapping ~0.6 s sooner
     than a spawned one."""
@@ -154,7 +181,8 @@ def _forked_workers(settings, files, site, fmt, events, write_concern, follow):
         return None
     return ingesting.fork_workers(
         ingesting.worker_config(settings.store, None, site, fmt, events, write_concern,
-                                dimensions=True), settings.ingest_jobs)
+                                dimensions=True, unknown_bots=unknown_bots),
+        settings.ingest_jobs)
 
 
 class _Rollups:

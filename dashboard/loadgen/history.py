@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 import queries
+from queries.dimensions.classify import is_bot_agent
 from queries.stats.backfill import BackfillTotals, DayCounts, Progress, check_days
 
 from .model import TrafficModel
@@ -28,30 +33,25 @@ def backfill_history(db, model: TrafficModel, rate: float, days: int = 30,
                      now: dt.datetime | None = None, progress: Progress | None = None,
                      dimensions=None) -> BackfillTotals:
     """Register the model's sites as synthetic, then write ``days`` days of their history
-    (and, given a DimensionRecorder, their dimensions and visitors)."""
+    (and, given a DimensionRecorder, their dimensions and visitors, with the bot hits
+    counted apart in the statistics too)."""
     check_days(days)
     now = now or dt.datetime.now(dt.UTC)
     queries.register_synthetic(db, model.site_names)
     site_days = (days + 1) * len(model.site_names)
-    # Progress counts site-days, once for the counts and once for the dimensions.
-    total = site_days * (1 if dimensions is None else 2)
-    totals = queries.backfill(db, history(model, rate, days, now), total=site_days,
-                              progress=progress and (lambda done, _: progress(done, total)))
+    items = history(model, rate, days, now)
     if dimensions is not None:
-        backfill_dimensions(dimensions, model, rate, days, now, progress=progress and (
-            lambda done, _: progress(site_days + done, total)))
-    return totals
+        items = with_visitors(items, dimensions, model.seed + 1)
+    return queries.backfill(db, items, total=site_days, progress=progress)
 
 
-def backfill_dimensions(dimensions, model: TrafficModel, rate: float, days: int,
-                        now: dt.datetime, progress: Progress | None = None) -> int:
-    """The same history's hits per page and hour, given synthetic dimensions (the
-    counts are seeded, so they equal the backfilled ones); flushed day by day. Cells go
-    hour by hour, so a visit runs on to other pages of its hour."""
-    visitors = SyntheticVisitors(dimensions, model.seed + 1)
-    hits = 0
-    total = (days + 1) * len(model.site_names)
-    for done, counts in enumerate(history(model, rate, days, now), 1):
+def with_visitors(items: Iterable[DayCounts], dimensions, seed: int) -> Iterator[DayCounts]:
+    """Each site-day of ``items`` cut into visits, hour by hour (a visit runs on to
+    other pages of its hour), their dimensions recorded and flushed day by day; yielded
+    with the bot hits among its minutes (the visits' bots' shares, drawn among the
+    minutes of their page and hour)."""
+    visitors = SyntheticVisitors(dimensions, seed)
+    for counts in items:
         by_hour = counts.counts.reshape(len(counts.pages), 24, 60).sum(axis=2).T
         hours, pages = by_hour.nonzero()
         cells = by_hour[hours, pages]
@@ -61,8 +61,43 @@ def backfill_dimensions(dimensions, model: TrafficModel, rate: float, days: int,
              counts.day + dt.timedelta(hours=hour, minutes=30), visits)
             for page, hour, visits in zip(pages.tolist(), hours.tolist(), drawn,
                                           strict=True)])
-        hits += int(cells.sum())
         dimensions.flush()
+        bots = np.array([sum(v.share for v in visits if is_bot_agent(v.agent))
+                         for visits in drawn], dtype=np.int64)
+        rng = np.random.default_rng(zlib.crc32(f"{counts.site}/{counts.day:%Y%m%d}".encode()))
+        yield dataclasses.replace(counts, bots=bot_minutes(counts.counts, pages, hours, bots,
+                                                            rng))
+
+
+def bot_minutes(counts: np.ndarray, pages: np.ndarray, hours: np.ndarray, bots: np.ndarray,
+                rng: np.random.Generator) -> np.ndarray:
+    """Per page and minute, the bot hits among ``counts`` (pages × 1440): ``bots[i]``
+    hits of cell ``(pages[i], hours[i])`` drawn without replacement among its minutes'
+    hits, for all cells at once (each cell's hits in random order, its first
+    ``bots[i]`` taken)."""
+    out = np.zeros_like(counts)
+    if not bots.sum():
+        return out
+    per_cell = counts.reshape(len(counts), 24, 60)[pages, hours]          # cells × 60
+    sizes = per_cell.sum(axis=1)
+    cell = np.repeat(np.arange(len(sizes)), sizes)
+    minute = np.repeat(np.tile(np.arange(60), len(sizes)), per_cell.ravel())
+    order = np.lexsort((rng.random(len(cell)), cell))       # by cell, random within one
+    rank = np.arange(len(order)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    chosen = order[rank < bots[cell[order]]]
+    np.add.at(out, (pages[cell[chosen]], hours[cell[chosen]] * 60 + minute[chosen]), 1)
+    return out
+
+
+def backfill_dimensions(dimensions, model: TrafficModel, rate: float, days: int,
+                        now: dt.datetime, progress: Progress | None = None) -> int:
+    """The dimensions of the same history alone (the counts are seeded, so they equal
+    the backfilled ones): hits counted. Benchmarks time this part apart."""
+    hits = 0
+    total = (days + 1) * len(model.site_names)
+    items = with_visitors(history(model, rate, days, now), dimensions, model.seed + 1)
+    for done, counts in enumerate(items, 1):
+        hits += int(counts.counts.sum())
         if progress:
             progress(done, total)
     return hits

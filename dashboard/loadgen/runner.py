@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from queries import HitboardError, InvalidRangeError
+from queries.dimensions.classify import is_bot_agent
 
 from .model import TrafficModel
 from .visitors import SyntheticVisitors
@@ -195,16 +196,17 @@ class LoadRunner:
         for index in np.flatnonzero(counts):
             site, page = self._cells[index]
             n = int(counts[index])
+            visits = None if self._visitors is None else self._visitors.draw(site, n)
+            bots = sum(v.share for v in visits if is_bot_agent(v.agent)) if visits else 0
             try:
-                self.recorder.record(site, page, when, n)
+                self.recorder.record(site, page, when, n, bots=bots)
             except HitboardError as exc:
                 self.errors += n
                 self.last_error = str(exc)
                 continue
             sent += n
-            if self._visitors is None:
-                continue
-            cells.append((site, page, n, self._visitors.draw(site, n)))
+            if visits is not None:
+                cells.append((site, page, n, visits))
         if self._dimensions is not None and cells:
             try:
                 self._visitors.record_cells([(site, page, when, visits)

@@ -5,7 +5,9 @@ and the ``ua-parser-rs`` regex engine (~65 µs per agent against ~1.8 ms for its
 Python engine; ``device-detector`` took ~57 ms, see bench/dimensions.py). Bots:
 ``crawlerdetect``'s maintained crawler list (matched by :class:`CrawlerList`),
 ua-parser's ``Spider`` device, plus the obvious non-browser clients (curl, HTTP
-libraries, uptime monitors) and an empty agent.
+libraries, uptime monitors). A hit without an agent (a common-format log has none) is a
+person of an ``unknown`` device unless the site counts unknown agents as bots
+(GoAccess's ``--unknowns-as-crawlers``; see ``classify``).
 Agents repeat (558 distinct in the 10,000 lines of the shared log), so each distinct
 agent is parsed once: an LRU cache of ``CACHE_SIZE`` agents.
 """
@@ -25,6 +27,7 @@ CACHE_SIZE = 16_384
 MAX_PARSED = 1024          # longer agents are parsed on their first 1 KB
 OTHER = "Other"
 DESKTOP, MOBILE, TABLET, BOT = "desktop", "mobile", "tablet", "bot"
+UNKNOWN = "unknown"        # the device of a hit without a user agent
 HUMAN = "human"
 
 
@@ -106,10 +109,15 @@ def is_bot(agent: str | None) -> bool:
     return parse(agent).bot
 
 
+def is_unknown(agent: str | None) -> bool:
+    """A hit that names no agent: none, empty, blank or ``-``."""
+    return not agent or not agent.strip() or agent.strip() == "-"
+
+
 @lru_cache(maxsize=CACHE_SIZE)
 def _parse(agent: str) -> Agent:
     if not agent or agent == "-":
-        return Agent(OTHER, OTHER, BOT, True)
+        return Agent(OTHER, OTHER, UNKNOWN, False)
     result = _parser().parse(agent)
     browser = result.user_agent.family if result.user_agent else OTHER
     os_name = result.os.family if result.os else OTHER

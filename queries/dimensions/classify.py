@@ -53,9 +53,22 @@ def _request(path: str, status: int | None) -> tuple:
     return (*pairs, ("notfound", page)) if status == 404 else pairs
 
 
-def is_bot_agent(agent: str | None) -> bool:
+# A hit without an agent where the site counts such hits as bots (``unknown_bots``).
+_UNKNOWN_BOT = ((("browser", agents.OTHER), ("os", agents.OTHER), ("device", agents.BOT),
+                 ("bot", BOT)), True)
+
+
+def _agent_of(agent: str | None, unknown_bots: bool) -> tuple[tuple, bool]:
+    """The agent's pairs and bot flag; a missing agent is a person's unless
+    ``unknown_bots`` (GoAccess's ``--unknowns-as-crawlers``)."""
+    if unknown_bots and agents.is_unknown(agent):
+        return _UNKNOWN_BOT
+    return _agent(agent[:agents.MAX_PARSED] if agent else agent)
+
+
+def is_bot_agent(agent: str | None, unknown_bots: bool = False) -> bool:
     """Whether this user agent is a bot (cached, as in ``classify``)."""
-    return _agent(agent[:agents.MAX_PARSED] if agent else agent)[1]
+    return _agent_of(agent, unknown_bots)[1]
 
 
 _NO_UTM = tuple((name, referrer.NONE) for name in referrer.UTM_FIELDS)
@@ -80,21 +93,23 @@ def _parsed_utm(query: str) -> tuple:
 def classify(site: str, path: str, *, query: str | None = None, status: int | None = None,
              referrer_url: str | None = None, agent: str | None = None,
              address: str | None = None, vhost: str | None = None,
-             country: str | None = None, visitor: str | None = None) -> Dimensions:
+             country: str | None = None, visitor: str | None = None,
+             unknown_bots: bool = False) -> Dimensions:
     """The (dimension, value) pairs of one hit. ``status`` None (a beacon) is
     ``(none)``; 404s also count their path under ``notfound``. ``country`` and
-    ``visitor`` override the address-derived ones (synthetic traffic). Each part is
-    cached: agents, referrers, addresses and paths repeat."""
+    ``visitor`` override the address-derived ones (synthetic traffic); a hit without an
+    agent is a bot only if ``unknown_bots``. Each part is cached: agents, referrers,
+    addresses and paths repeat."""
     return _classify(site, path, query, status, referrer_url, agent, address, vhost,
-                     country, visitor)
+                     country, visitor, unknown_bots)
 
 
 _new = tuple.__new__   # a NamedTuple without its Python-level __new__ (hot path)
 
 
 def _classify(site, path, query, status, referrer_url, agent, address, vhost, country,
-              visitor) -> Dimensions:
-    agent_pairs, bot = _agent(agent[:agents.MAX_PARSED] if agent else agent)
+              visitor, unknown_bots=False) -> Dimensions:
+    agent_pairs, bot = _agent_of(agent, unknown_bots)
     ref = referrer_url[:1024] if referrer_url else referrer_url
     where = _country(address) if country is None else (("country", clean(country)),)
     values = (*_referrer(ref, site, vhost), *_utm(query), *agent_pairs, *where,
@@ -115,14 +130,13 @@ class RecordCoder:
 
     MAX_ENTRIES = 200_000     # inputs, parts and values tuples held before ``full``
 
-    def __init__(self):
+    def __init__(self, unknown_bots: bool = False):
         self._numbers: dict[tuple, int] = {}
         self._parts: list[tuple] = []
         self._referrers = _Numbered(self, lambda given: _referrer(
             given[0][:1024] if given[0] else given[0], given[1], given[2]))
         self._campaigns = _Numbered(self, _utm)
-        self._agents = _Numbered(self, lambda agent: _agent(
-            agent[:agents.MAX_PARSED] if agent else agent)[0])
+        self._agents = _Numbered(self, lambda agent: _agent_of(agent, unknown_bots)[0])
         self._countries = _Numbered(self, _country)
         self._requests = _Numbered(self, lambda given: _request(*given))
         self._values: dict[tuple[int, ...], tuple] = {}

@@ -252,15 +252,15 @@ class DimensionRecorder(HitRecorder):
     def _unit_hits(part: tuple[dict, set]) -> int:
         return sum(part[0].values())
 
-    @staticmethod
-    def _merge_unit(unit: tuple[dict, set], part: tuple[dict, set]) -> None:
+    def _merge_unit(self, unit: tuple[dict, set], part: tuple[dict, set], key=None,
+                    bot_part=None) -> None:
         counts, pairs = unit
         for values, n in part[0].items():
             counts[values] = counts.get(values, 0) + n
         pairs |= part[1]
 
     # -- flushing ------------------------------------------------------------------------
-    def _documents(self, pending: dict) -> _Docs:
+    def _documents(self, pending: dict, bots: dict | None = None) -> _Docs:
         """The capped ``$inc`` of every counter document and the sketch documents."""
         raw = _sums(pending)
         known = self._known_values(list(raw))

@@ -16,6 +16,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from ..events import reads as event_reads
+from ..stats.sites import site_settings
 from .classify import classify, is_bot_agent
 
 # Raw events a live read (Live, Present: refreshed every few seconds) looks at, at most:
@@ -37,11 +38,12 @@ def events_breakdown(db, site: str, dim: str, start: dt.datetime, end: dt.dateti
     fields = ("h", "a", *(f for f in _FIELDS.get(dim, ()) if not (f == "p" and page)))
     hits: Counter = Counter()
     visitors: dict[str, set] = {}
+    unknown_bots = site_settings(db, site).unknown_bots
     for key, n in event_reads.grouped(db, site, start, end, fields, page):
         path = page if page is not None else str(key.get("p") or "")
         dims = classify(site, path, query=key.get("q"), status=key.get("s"),
                         referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"),
-                        country=key.get("c"))
+                        country=key.get("c"), unknown_bots=unknown_bots)
         if humans and dims.bot:
             continue
         for name, value in dims.values:
@@ -96,5 +98,6 @@ def active_visitors(db, site: str, now: dt.datetime | None = None, minutes: int 
         if read > MAX_SCANNED:
             break
         pairs.add(pair)
-    count = sum(1 for _, agent in pairs if not (humans and is_bot_agent(agent)))
+    unknown_bots = site_settings(db, site).unknown_bots
+    count = sum(1 for _, agent in pairs if not (humans and is_bot_agent(agent, unknown_bots)))
     return Active(count, read <= MAX_SCANNED)

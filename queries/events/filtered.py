@@ -18,6 +18,7 @@ import pandas as pd
 from .. import validation
 from ..dimensions.classify import BOT, classify
 from ..dimensions.reads import dimension
+from ..stats.sites import site_settings
 from . import reads
 
 PAGE = "page"  # the event's path: a panel of its own beside the dimensions
@@ -48,11 +49,13 @@ def filtered_breakdowns(db, site: str, by: str, value: str, start: dt.datetime,
     people: dict[str, dict[str, set]] = {d: {} for d in wanted}
     everyone: set = set()
     total = 0
+    unknown_bots = site_settings(db, site).unknown_bots
     for key, count in reads.grouped(db, site, start, end, tuple(reads.FIELDS)):
         path = str(key.get("p") or "")
         dims = classify(site, path, query=key.get("q"), status=key.get("s"),
                         referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"),
-                        country=key.get("c"))   # synthetic events carry their country
+                        country=key.get("c"),   # synthetic events carry their country
+                        unknown_bots=unknown_bots)
         values = dict(dims.values)
         if values.get(by) != value or (humans_only and values.get("bot") == BOT):
             continue

@@ -24,7 +24,7 @@ from operator import add
 from typing import TYPE_CHECKING
 
 from .. import validation
-from ..dimensions.classify import RecordCoder
+from ..dimensions.classify import RecordCoder, is_bot_agent
 from ..dimensions.tally import LogTally
 from ..errors import InvalidPageError, InvalidSiteError
 from ..events.collection import EventTotals, EventWriter
@@ -50,6 +50,7 @@ class Tally:
     first: dt.datetime | None = None
     last: dt.datetime | None = None
     hits: dict = field(default_factory=dict)    # HitRecorder pending: key -> {minute: n}
+    bots: dict = field(default_factory=dict)    # the bot hits among them, the same way
     # DimensionRecorder pending (key -> unit); in a worker, packed or deferred for the
     # dimension process (``dimwriter``).
     units: dict | PackedUnits | Deferred = field(default_factory=dict)
@@ -63,10 +64,12 @@ class LineMapper:
     """Parses lines of one ``format``. Each hit's site is ``site`` if given, else the
     line's virtual host, else the ``default_site`` passed with the lines.
     ``defer_dimensions``: tallies hold their dimensions' input rather than their units,
-    for :meth:`count_dimensions` (a worker process's thread) to count."""
+    for :meth:`count_dimensions` (a worker process's thread) to count. ``unknown_bots``:
+    lines without a user agent are bots (else people)."""
 
     def __init__(self, site: str | None = None, format: str = "auto",
-                 dimensions: bool = True, defer_dimensions: bool = False):
+                 dimensions: bool = True, defer_dimensions: bool = False,
+                 unknown_bots: bool = False):
         self.site = None if site is None else validation.site(site)
         self.parser = LineParser(format)
         self.dimensions = dimensions
@@ -74,6 +77,8 @@ class LineMapper:
         self._sites: dict[str, str | None] = {}
         self._names: dict[tuple[str, str], tuple[str, str] | None] = {}
         self._coder: RecordCoder | None = None   # kept from chunk to chunk
+        self.unknown_bots = unknown_bots
+        self._bots = _BotAgents(unknown_bots)
 
     def map(self, lines: Iterable[tuple[str, int]], default_site: str, stream: int,
             events: EventWriter | None) -> Tally:
@@ -83,8 +88,9 @@ class LineMapper:
         tally = Tally()
         if events is not None:
             events.totals = tally.events = EventTotals()
-        parse, rejected, sites, hits = (self.parser.parse, tally.rejected, tally.sites,
-                                        tally.hits)
+        parse, rejected, sites, hits, bots = (self.parser.parse, tally.rejected, tally.sites,
+                                              tally.hits, tally.bots)
+        is_bot = self._bots.__getitem__
         slices = [] if self.dimensions else None
         part, part_sites = [], []                   # the dimensions' slice of lines
         records, record_sites, offsets = [], [], []  # the events' lines
@@ -113,6 +119,11 @@ class LineMapper:
             if minutes is None:
                 minutes = hits[key] = {}
             minutes[minute] = minutes.get(minute, 0) + 1
+            if is_bot(record.user_agent):
+                minutes = bots.get(key)
+                if minutes is None:
+                    minutes = bots[key] = {}
+                minutes[minute] = minutes.get(minute, 0) + 1
             if first is None or ts < first:
                 first = ts
             if last is None or ts > last:
@@ -152,7 +163,7 @@ class LineMapper:
     def _chunk_coder(self) -> RecordCoder:
         """The coder of the next chunk: the last one's, until it is full."""
         if self._coder is None or self._coder.full:
-            self._coder = RecordCoder()      # what it knew is classified again
+            self._coder = RecordCoder(self.unknown_bots)   # what it knew is classified again
         return self._coder
 
     def map_chunk(self, data: bytes, start: int, default_site: str, stream: int,
@@ -178,6 +189,21 @@ class LineMapper:
             names = None
         self._names[(site, page)] = names
         return names
+
+
+class _BotAgents(dict):
+    """User agent -> whether it is a bot, classified on first sight (a log repeats its
+    agents: a dictionary look-up a line), forgotten past ``MAX_NAMES`` agents."""
+
+    def __init__(self, unknown_bots: bool):
+        super().__init__()
+        self.unknown_bots = unknown_bots
+
+    def __missing__(self, agent: str | None) -> bool:
+        if len(self) >= MAX_NAMES:
+            self.clear()
+        bot = self[agent] = is_bot_agent(agent, self.unknown_bots)
+        return bot
 
 
 def hour_units(hits: dict) -> list[tuple]:

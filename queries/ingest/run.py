@@ -75,10 +75,11 @@ class IngestSummary:
 
 
 def worker_config(store: str, database: str | None, site: str | None, format: str,
-                  events: bool, write_concern: str | None, dimensions: bool) -> WorkerConfig:
+                  events: bool, write_concern: str | None, dimensions: bool,
+                  unknown_bots: bool = False) -> WorkerConfig:
     """What an Ingestor with these options starts its worker processes with."""
     return WorkerConfig(store, database, site, format, events, write_concern, dimensions,
-                        EVENT_BATCH)
+                        EVENT_BATCH, unknown_bots)
 
 
 def fork_workers(config: WorkerConfig, jobs: int) -> WorkerPool | None:
@@ -96,14 +97,16 @@ class Ingestor:
     host does, else the ``default_site`` passed with it. ``jobs`` > 1 maps large files in
     that many worker processes, which connect to ``store`` (``database``) themselves:
     ``pool`` if given (see ``fork_workers``; its caller closes it), else spawned when a
-    file needs them (closed by :meth:`close`)."""
+    file needs them (closed by :meth:`close`). ``unknown_bots``: lines without a user
+    agent are bots (by default people)."""
 
     def __init__(self, db, site: str | None = None, format: str = "auto",
                  events: bool = True, write_concern: str | None = None,
                  dimensions: bool = True, jobs: int = 1, store: str | None = None,
-                 database: str | None = None, pool: WorkerPool | None = None):
+                 database: str | None = None, pool: WorkerPool | None = None,
+                 unknown_bots: bool = False):
         self.db = db
-        self.mapper = LineMapper(site, format, dimensions)
+        self.mapper = LineMapper(site, format, dimensions, unknown_bots=unknown_bots)
         self.events = (EventWriter(db, write_concern, keyed=True, batch_size=EVENT_BATCH)
                        if events else None)
         self.options = {"site": self.mapper.site, "format": format, "events": events}
@@ -113,7 +116,7 @@ class Ingestor:
         if jobs > 1 and store is None:
             raise HitboardError("worker processes need the store to connect to")
         self._workers = (worker_config(store, database, site, format, events, write_concern,
-                                       dimensions) if jobs > 1 else None)
+                                       dimensions, unknown_bots) if jobs > 1 else None)
         if pool is not None and pool.config != self._workers:
             raise HitboardError("these worker processes were started for other options")
         self.jobs = jobs
@@ -136,7 +139,7 @@ class Ingestor:
                     f"{summary.events.failed:,} events could not be written "
                     f"({summary.events.errors[-1]}); stopped before counting their hits: "
                     "run again to resume")
-        session.recorder.add_pending(tally.hits)
+        session.recorder.add_pending(tally.hits, tally.bots)
         if session.dimensions is not None:
             session.dimensions.add(tally.units)
         session.counted(tally.lines, tally.parsed, tally.rejected)

@@ -57,6 +57,7 @@ class WorkerConfig:
     write_concern: str | None
     dimensions: bool
     event_batch: int
+    unknown_bots: bool = False
 
 
 def _start(config: WorkerConfig, units=None) -> None:
@@ -90,7 +91,8 @@ def _connected() -> tuple[LineMapper, EventWriter | None, _Counting | None]:
     events = (EventWriter(db, config.write_concern, keyed=True, batch_size=config.event_batch)
               if config.events else None)
     defer = config.dimensions and _units is not None
-    mapper = LineMapper(config.site, config.format, config.dimensions, defer_dimensions=defer)
+    mapper = LineMapper(config.site, config.format, config.dimensions, defer_dimensions=defer,
+                        unknown_bots=config.unknown_bots)
     _worker = (mapper, events, _Counting(mapper, _units) if defer else None)
     return _worker
 

@@ -47,12 +47,14 @@ _KEYS = [str(i) for i in range(60)]    # counter names of hours and minutes, mad
 
 @dataclass(frozen=True)
 class DayCounts:
-    """Hits of one site on one UTC day: ``counts[i, m]`` for ``pages[i]`` at minute ``m``."""
+    """Hits of one site on one UTC day: ``counts[i, m]`` for ``pages[i]`` at minute ``m``;
+    ``bots``, if known, the bot hits among them (same shape)."""
 
     site: str
     day: dt.datetime
     pages: Sequence[str]
     counts: np.ndarray
+    bots: np.ndarray | None = None
 
 
 @dataclass
@@ -119,7 +121,12 @@ def _checked(item: DayCounts) -> DayCounts:
                                 f"({len(pages)}, {MINUTES_PER_DAY}), got {counts.shape}")
     if len(counts) and counts.min() < 0:
         raise InvalidRangeError("backfill counts must not be negative")
-    return DayCounts(site, day, pages, counts.astype("int64"))
+    bots = np.zeros_like(counts) if item.bots is None else np.asarray(item.bots)
+    if bots.shape != counts.shape or bots.dtype.kind not in "iu" or (
+            len(bots) and (bots.min() < 0 or (bots > counts).any())):
+        raise InvalidRangeError("backfill bot counts must be integers of the counts' shape, "
+                                "0 to the hits of each minute")
+    return DayCounts(site, day, pages, counts.astype("int64"), bots.astype("int64"))
 
 
 class _Batch:
@@ -127,6 +134,7 @@ class _Batch:
 
     def __init__(self):
         self.daily: dict[str, tuple[dict, dict]] = {}      # _id: (fixed fields, counters)
+        # (month, site, page) -> [hits, bot hits] per day of the month
         self.monthly: dict[tuple[dt.datetime, str, str], np.ndarray] = {}
         self.hits: Counter = Counter()
         self.seeds: dict[str, tuple[dict, dict]] = {}   # rollups.backfilled
@@ -139,16 +147,17 @@ class _Batch:
     def add(self, item: DayCounts) -> None:
         site, day = item.site, item.day
         month = schema.month_start(day)
-        rows = [(page, item.counts[i]) for i, page in enumerate(item.pages)]
-        rows.append((WHOLE_SITE, item.counts.sum(axis=0)))
-        for page, minutes in rows:
+        rows = [(page, item.counts[i], item.bots[i]) for i, page in enumerate(item.pages)]
+        rows.append((WHOLE_SITE, item.counts.sum(axis=0), item.bots.sum(axis=0)))
+        for page, minutes, bots in rows:
             hits = int(minutes.sum())
             if not hits:
                 continue
             self.daily[schema.daily_id(day, site, page)] = (
-                {"metadata": schema.metadata(day, site, page)}, daily_counters(minutes))
-            days = self.monthly.setdefault((month, site, page), np.zeros(32, dtype="int64"))
-            days[day.day] += hits
+                {"metadata": schema.metadata(day, site, page)}, daily_counters(minutes, bots))
+            days = self.monthly.setdefault((month, site, page),
+                                           np.zeros((2, 32), dtype="int64"))
+            days[:, day.day] += (hits, int(bots.sum()))
             self.hits[(site, page)] += hits
         self._add_seeds(item)
 
@@ -207,9 +216,17 @@ def _insert_or_add(collection, docs: dict[str, tuple[dict, dict]]) -> tuple[int,
     return len(fresh) - len(late), len(again)
 
 
-def daily_counters(minutes: np.ndarray) -> dict:
-    """A daily document's counters from its 1440 minute counts; zeros are left out, as
-    live traffic leaves them out."""
+def daily_counters(minutes: np.ndarray, bots: np.ndarray | None = None) -> dict:
+    """A daily document's counters from its 1440 minute counts, and those of its bot
+    hits (``schema.BOTS``, always there: 0 without bots); zeros are left out, as live
+    traffic leaves them out."""
+    counters = _day_counters(minutes)
+    counters[schema.BOTS] = (_day_counters(bots) if bots is not None and bots.any()
+                             else {"daily": 0})
+    return counters
+
+
+def _day_counters(minutes: np.ndarray) -> dict:
     hourly, minute = {}, {}
     for hour, row in enumerate(minutes.reshape(24, 60).tolist()):
         if total := sum(row):
@@ -219,8 +236,13 @@ def daily_counters(minutes: np.ndarray) -> dict:
 
 
 def monthly_counters(days: np.ndarray) -> dict:
-    return {"monthly": int(days.sum()),
-            "daily": {str(d): int(days[d]) for d in np.flatnonzero(days)}}
+    """A monthly document's counters from [hits, bot hits] per day of the month."""
+    hits, bots = days
+    return {"monthly": int(hits.sum()),
+            "daily": {str(d): int(hits[d]) for d in np.flatnonzero(hits)},
+            schema.BOTS: {"monthly": int(bots.sum()),
+                          **({"daily": {str(d): int(bots[d]) for d in np.flatnonzero(bots)}}
+                             if bots.any() else {})}}
 
 
 def _flatten(counters: dict, prefix: str = ""):

@@ -53,6 +53,13 @@ RECORD_ATTEMPTS = 3
 WRITER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # becomes a field name: flushes.<writer>
 
 
+def _add_minute(units: dict[tuple, dict[int, int]], key: tuple, minute: int, n: int) -> None:
+    minutes = units.get(key)
+    if minutes is None:
+        minutes = units[key] = {}
+    minutes[minute] = minutes.get(minute, 0) + n
+
+
 @dataclass
 class _Batch:
     seq: int
@@ -92,6 +99,7 @@ class HitRecorder:
         # are derived at flush time, which keeps record() to a few dictionary operations.
         self._pending: dict[tuple, dict[int, int]] = {}
         self._pending_docs: set[tuple] = set()
+        self._pending_bots: dict[tuple, dict[int, int]] = {}    # the bot hits among them
         self._names: dict[tuple[str, str], tuple[str, str]] = {}
         self._pending_hits = 0
         self._failed: _Batch | None = None
@@ -107,14 +115,18 @@ class HitRecorder:
             exithooks.register(self)
 
     # -- recording -----------------------------------------------------------------
-    def record(self, site: str, page: str, ts: dt.datetime | None = None, n: int = 1) -> None:
-        """Count ``n`` hits; only memory is touched (the hot path of every request)."""
+    def record(self, site: str, page: str, ts: dt.datetime | None = None, n: int = 1,
+               bots: int = 0) -> None:
+        """Count ``n`` hits, ``bots`` of them by bots; only memory is touched (the hot
+        path of every request)."""
         if self._closed:
             raise RecorderOverloadedError("the recorder is closed")
         if ts is None or type(ts) is not dt.datetime or ts.tzinfo is not dt.UTC:
             ts = validation.timestamp(self._clock() if ts is None else ts)
         if type(n) is not int or n < 1:
             raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
+        if bots and (type(bots) is not int or not 0 <= bots <= n):
+            raise validation.InvalidRangeError(f"bot hits must be 0 to {n}, got {bots!r}")
         names = self._names.get((site, page)) or self._validate(site, page)
         key, minute = day_unit(names, ts)
         with self._lock:
@@ -123,32 +135,42 @@ class HitRecorder:
             minutes = self._pending.get(key)
             if minutes is not None and len(self._pending_docs) < self.max_pending_docs:
                 minutes[minute] = minutes.get(minute, 0) + n
+                if bots:
+                    _add_minute(self._pending_bots, key, minute, bots)
                 self._pending_hits += n
                 self._stats["hits_accepted"] += n
                 return
 
         def add(minutes: dict[int, int]) -> None:
             minutes[minute] = minutes.get(minute, 0) + n
+            if bots:
+                _add_minute(self._pending_bots, key, minute, bots)
 
         self._admit(key, n, add)
 
-    def add_pending(self, pending: dict) -> None:
+    def add_pending(self, pending: dict, bots: dict | None = None) -> None:
         """Count hits tallied apart from this recorder, in its pending format (ingest's
-        worker processes parse lines: ``queries.ingest.mapper``), with ``record``'s bounds."""
+        worker processes parse lines: ``queries.ingest.mapper``), with ``record``'s bounds;
+        ``bots``: the bot hits among them, in the same format."""
         if self._closed:
             raise RecorderOverloadedError("the recorder is closed")
+        bots = bots or {}
         for key, part in pending.items():
             self._admit(key, self._unit_hits(part),
-                        lambda unit, part=part: self._merge_unit(unit, part))
+                        lambda unit, key=key, part=part: self._merge_unit(
+                            unit, part, key, bots.get(key)))
 
     @staticmethod
     def _unit_hits(part: dict[int, int]) -> int:
         return sum(part.values())
 
-    @staticmethod
-    def _merge_unit(unit: dict[int, int], part: dict[int, int]) -> None:
+    def _merge_unit(self, unit: dict[int, int], part: dict[int, int], key: tuple,
+                    bot_part: dict[int, int] | None) -> None:
+        """Add a tallied unit and its bot hits (under the lock: one flush takes both)."""
         for minute, n in part.items():
             unit[minute] = unit.get(minute, 0) + n
+        for minute, n in (bot_part or {}).items():
+            _add_minute(self._pending_bots, key, minute, n)
 
     def _admit(self, key: tuple, n: int, add) -> None:
         """Count ``n`` hits into the pending unit ``key`` (``add(unit)`` does it, under the
@@ -197,9 +219,9 @@ class HitRecorder:
         self._tomorrow.note(dt.datetime(year, month, day, tzinfo=dt.UTC), site, page)
         return self._pending.setdefault(key, {})
 
-    def _documents(self, pending: dict) -> dict[tuple[str, str], Increment]:
+    def _documents(self, pending: dict, bots: dict) -> dict[tuple[str, str], Increment]:
         """The documents a flush writes (the dimension recorder counts other ones)."""
-        return increments(pending)
+        return increments(pending, bots)
 
     def _may_flush_now(self) -> bool:
         """False while a failed flush waits for its backoff: don't hammer a database down."""
@@ -245,9 +267,10 @@ class HitRecorder:
                 if not self._pending or (seq is None and self._writer is not None):
                     return written
                 self._seq = self._seq + 1 if seq is None else seq
-                pending, hits = self._pending, self._pending_hits
+                pending, bots, hits = self._pending, self._pending_bots, self._pending_hits
                 self._pending, self._pending_hits, self._pending_docs = {}, 0, set()
-            batch = _Batch(self._seq, self._documents(pending), hits)
+                self._pending_bots = {}
+            batch = _Batch(self._seq, self._documents(pending, bots), hits)
             self._failed = batch
             with writing():
                 return written + self._write(batch)

@@ -19,6 +19,13 @@ ROLLUPS = {level: f"rollups.{level}" for level in ROLLUP_LEVELS}
 STATS_INDEX = [("metadata.site", ASCENDING), ("metadata.page", ASCENDING),
                ("metadata.date", ASCENDING)]
 
+# A stats document's bot hits, counted as its hits are beside them (``bots.daily``,
+# ``bots.hourly.H``, ``bots.minute.H.M``; ``bots.monthly``, ``bots.daily.D``), so people
+# are hits - bots at every granularity. Every flush increments ``bots.daily`` (monthly:
+# ``bots.monthly``), by 0 if need be: a document without it was written before bots were
+# counted here, and its bots count as people (reads say how many hits that concerns).
+BOTS = "bots"
+
 # Bookkeeping field of a stats document: per recorder, the number of its last flush
 # applied to it (see recorder.py); it is never read by charts.
 FLUSHES = "flushes"
@@ -71,24 +78,30 @@ def daily_increments(ts: dt.datetime, n: int = 1) -> dict[str, int]:
 # a flush names hundreds of thousands of them.
 _MINUTE_PATHS = [f"minute.{m // 60}.{m % 60}" for m in range(1440)]
 _HOUR_PATHS = [f"hourly.{h}" for h in range(24)]
+_PATHS = {"": (_MINUTE_PATHS, _HOUR_PATHS, "daily"),
+          BOTS: ([f"{BOTS}.{p}" for p in _MINUTE_PATHS], [f"{BOTS}.{p}" for p in _HOUR_PATHS],
+                 f"{BOTS}.daily")}
 
 
-def day_increments(minutes: dict[int, int]) -> dict[str, int]:
-    """The daily document's ``$inc`` for ``{minute of the UTC day: hits}``."""
+def day_increments(minutes: dict[int, int], of: str = "") -> dict[str, int]:
+    """The daily document's ``$inc`` for ``{minute of the UTC day: hits}``; ``of=BOTS``:
+    for its bot hits."""
+    minute_paths, hour_paths, daily = _PATHS[of]
     inc: dict[str, int] = {}
     hourly: dict[int, int] = {}
     for minute, hits in minutes.items():
-        inc[_MINUTE_PATHS[minute]] = hits
+        inc[minute_paths[minute]] = hits
         hour = minute // 60
         hourly[hour] = hourly.get(hour, 0) + hits
     for hour, hits in hourly.items():
-        inc[_HOUR_PATHS[hour]] = hits
-    inc["daily"] = sum(hourly.values())
+        inc[hour_paths[hour]] = hits
+    inc[daily] = sum(hourly.values())
     return inc
 
 
-def monthly_increments(ts: dt.datetime, n: int = 1) -> dict[str, int]:
-    return {"monthly": n, f"daily.{ts.day}": n}
+def monthly_increments(ts: dt.datetime, n: int = 1, of: str = "") -> dict[str, int]:
+    prefix = f"{of}." if of else ""
+    return {f"{prefix}monthly": n, f"{prefix}daily.{ts.day}": n}
 
 
 def zero_daily(day: dt.datetime, site: str, page: str) -> dict:

@@ -7,7 +7,9 @@ a local day in Europe/Paris reads the hours of two UTC daily documents; in a zon
 offset is not a whole hour (Asia/Kolkata) hours come from minutes. Buckets are whole
 buckets of that zone (the first floored, the last ceiled), and count the hits of
 ``[start, end)`` only, to the minute: a bucket that ``start`` or ``end`` cuts holds its
-part.
+part. ``humans`` counts people alone: each counter less its ``bots`` twin
+(``schema.BOTS``), at every granularity; documents written before bots were counted
+there have no twin, and their hits count as people (``attrs["unsplit"]`` says how many).
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ _STEP = {"minute": dt.timedelta(minutes=1), "hour": dt.timedelta(hours=1)}
 
 
 def series(db, site: str, start: dt.datetime, end: dt.datetime, granularity: str,
-           pages: Sequence[str] | None = None, tz="UTC") -> pd.DataFrame:
+           pages: Sequence[str] | None = None, tz="UTC", humans: bool = False
+           ) -> pd.DataFrame:
     """Hits per bucket: a tz-aware index named ``time``, one integer column per page
-    (``*`` when ``pages`` is empty: the whole site)."""
+    (``*`` when ``pages`` is empty: the whole site); people's alone if ``humans``."""
     if granularity not in GRANULARITIES:
         raise InvalidRangeError(
             f"unknown granularity {granularity!r}: use one of {', '.join(GRANULARITIES)}"
@@ -43,7 +46,7 @@ def series(db, site: str, start: dt.datetime, end: dt.datetime, granularity: str
     if granularity == "minute" and end - start > MAX_MINUTE_SPAN:
         raise InvalidRangeError("minute granularity is limited to 400 days: choose hour or day")
     edges = bucket_edges(start, end, granularity, zone)
-    counts = _range_counts(db, site, {"$in": page_list}, edges, start, end)
+    counts = _range_counts(db, site, {"$in": page_list}, edges, start, end, humans)
     index = pd.DatetimeIndex(edges[:-1]).tz_convert(zone).rename("time")
     values = np.zeros((len(index), len(page_list)), dtype="int64")
     if len(counts):
@@ -54,6 +57,7 @@ def series(db, site: str, start: dt.datetime, end: dt.datetime, granularity: str
                   counts["hits"].to_numpy(dtype="int64"))
     frame = pd.DataFrame(values, index=index, columns=page_list)
     frame.columns.name = "page"
+    frame.attrs["unsplit"] = counts.attrs.get("unsplit", 0)
     return frame
 
 
@@ -103,7 +107,7 @@ def _next(edge: dt.datetime, granularity: str, zone) -> dt.datetime:
 
 
 def _range_counts(db, site: str, page_filter, edges: list[dt.datetime], start: dt.datetime,
-                  end: dt.datetime) -> pd.DataFrame:
+                  end: dt.datetime, humans: bool = False) -> pd.DataFrame:
     """The counts of ``[start, end)``: whole buckets at their base resolution, and a first
     or last bucket that ``start`` or ``end`` cuts at the resolution the cut needs (a
     period ending at 11:28, compared with one ending today at 11:28, counts its last day
@@ -112,11 +116,16 @@ def _range_counts(db, site: str, page_filter, edges: list[dt.datetime], start: d
     lo = edges[1] if start > edges[0] else edges[0]
     hi = edges[-2] if end < edges[-1] else edges[-1]
     if lo >= hi:                       # one bucket, cut at both ends, or none whole
-        return fetch_counts(db, site, page_filter, _base_resolution([start, end]), start, end)
-    parts = [fetch_counts(db, site, page_filter, _base_resolution(edges), lo, hi)]
-    parts += [fetch_counts(db, site, page_filter, _base_resolution([a, b]), a, b)
+        return fetch_counts(db, site, page_filter, _base_resolution([start, end]), start, end,
+                            humans)
+    parts = [fetch_counts(db, site, page_filter, _base_resolution(edges), lo, hi, humans)]
+    parts += [fetch_counts(db, site, page_filter, _base_resolution([a, b]), a, b, humans)
               for a, b in ((start, lo), (hi, end)) if a < b]
-    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    if len(parts) == 1:
+        return parts[0]
+    frame = pd.concat(parts, ignore_index=True)
+    frame.attrs["unsplit"] = sum(part.attrs["unsplit"] for part in parts)
+    return frame
 
 
 def _ceil_minute(t: dt.datetime) -> dt.datetime:
@@ -133,13 +142,16 @@ def _base_resolution(edges: list[dt.datetime]) -> str:
 
 
 def fetch_counts(db, site: str, page_filter, base: str, start: dt.datetime,
-                 end: dt.datetime) -> pd.DataFrame:
+                 end: dt.datetime, humans: bool = False) -> pd.DataFrame:
     """Non-zero UTC counts in ``[start, end)`` at the base resolution, as a frame with
-    columns ``ns`` (epoch nanoseconds of the unit's start), ``page`` and ``hits``."""
+    columns ``ns`` (epoch nanoseconds of the unit's start), ``page`` and ``hits``
+    (people's if ``humans``: ``attrs["unsplit"]``, hits of documents without bot counters,
+    counted as people)."""
     if base == "day":
+        projection = {"daily": 1}
         docs = _find(db, schema.MONTHLY, site, page_filter, schema.month_start(start),
-                     end - dt.timedelta(microseconds=1), {"daily": 1})
-        rows = _day_rows(docs)
+                     end - dt.timedelta(microseconds=1), _with_bots(projection, humans, "monthly"))
+        rows = _day_rows
     else:
         first_day, last_day = schema.day_start(start), schema.day_start(end - _STEP["minute"])
         if base == "hour":
@@ -150,11 +162,44 @@ def fetch_counts(db, site: str, page_filter, base: str, start: dt.datetime,
             hours = {(start + dt.timedelta(hours=i)).hour
                      for i in range(int((end - start) / dt.timedelta(hours=1)) + 2)}
             projection = {f"minute.{h}": 1 for h in sorted(hours)}
-        docs = _find(db, schema.DAILY, site, page_filter, first_day, last_day, projection)
-        rows = _hour_rows(docs) if base == "hour" else _minute_rows(docs)
-    frame = pd.DataFrame(rows, columns=["ns", "page", "hits"])
+        docs = _find(db, schema.DAILY, site, page_filter, first_day, last_day,
+                     _with_bots(projection, humans, "daily"))
+        rows = _hour_rows if base == "hour" else _minute_rows
     lo, hi = int(start.timestamp()) * 10**9, int(end.timestamp()) * 10**9
+    frame = _within(pd.DataFrame(rows(docs), columns=["ns", "page", "hits"]), lo, hi)
+    frame.attrs["unsplit"] = 0
+    if humans:
+        split = [doc for doc in docs if schema.BOTS in doc]
+        bots = _within(pd.DataFrame(rows(doc[schema.BOTS] | {"metadata": doc["metadata"]}
+                                         for doc in split),
+                                    columns=["ns", "page", "hits"]), lo, hi)
+        unsplit = _within(pd.DataFrame(rows(doc for doc in docs if schema.BOTS not in doc),
+                                       columns=["ns", "page", "hits"]), lo, hi)
+        frame = _less(frame, bots)
+        frame.attrs["unsplit"] = int(unsplit["hits"].sum())
+    return frame
+
+
+def _within(frame: pd.DataFrame, lo: int, hi: int) -> pd.DataFrame:
     return frame[(frame["ns"] >= lo) & (frame["ns"] < hi)]
+
+
+def _less(hits: pd.DataFrame, bots: pd.DataFrame) -> pd.DataFrame:
+    """``hits`` less ``bots`` unit by unit (a bot hit is always among the hits)."""
+    if not len(bots):
+        return hits
+    merged = hits.merge(bots, on=["ns", "page"], how="left", suffixes=("", "_bots"))
+    merged["hits"] -= merged["hits_bots"].fillna(0).astype("int64")
+    return merged.loc[merged["hits"] > 0, ["ns", "page", "hits"]].reset_index(drop=True)
+
+
+def _with_bots(projection: dict, humans: bool, level: str) -> dict:
+    """``projection`` and, for people, its twin under ``schema.BOTS`` plus the counter
+    every flush writes there (its presence says the document counts bots apart)."""
+    if not humans:
+        return projection
+    twin = {f"{schema.BOTS}.{path}": 1 for path in projection}
+    return {**projection, **twin, f"{schema.BOTS}.{level}": 1}
 
 
 def _find(db, collection, site, page_filter, first, last, projection) -> list[dict]:

@@ -34,10 +34,16 @@ def day_unit(names: tuple[str, str], ts: dt.datetime) -> tuple[tuple, int]:
     return (*names, ts.year, ts.month, ts.day), ts.hour * 60 + ts.minute
 
 
-def increments(pending: dict[tuple, dict[int, int]]) -> dict[tuple[str, str], Increment]:
+def increments(pending: dict[tuple, dict[int, int]],
+               bots: dict[tuple, dict[int, int]] | None = None
+               ) -> dict[tuple[str, str], Increment]:
     """The ``$inc`` of every document touched by minute counts ``{(site, page, year,
-    month, day): {minute of the UTC day: hits}}``, keyed by (collection, _id)."""
+    month, day): {minute of the UTC day: hits}}``, keyed by (collection, _id), with the
+    bot hits among them (``bots``, same format, same or fewer keys): ``schema.BOTS``.
+    Every document's bot counter is incremented, by 0 without bots: it says that the
+    document's bots are counted apart."""
     docs: dict[tuple[str, str], Increment] = {}
+    bots = bots or {}
 
     def add(collection, doc_id, meta, inc):
         doc = docs.get((collection, doc_id))
@@ -53,6 +59,14 @@ def increments(pending: dict[tuple, dict[int, int]]) -> dict[tuple[str, str], In
         first = schema.month_start(date)
         daily = schema.day_increments(minutes)
         monthly = schema.monthly_increments(date, daily["daily"])
+        bot_minutes = bots.get((site, page, year, month, day))
+        if bot_minutes:
+            daily.update(schema.day_increments(bot_minutes, schema.BOTS))
+            bot_total = daily[f"{schema.BOTS}.daily"]
+            monthly.update(schema.monthly_increments(date, bot_total, schema.BOTS))
+        else:
+            daily[f"{schema.BOTS}.daily"] = 0
+            monthly[f"{schema.BOTS}.monthly"] = 0
         for target in targets(page):
             add(schema.DAILY, schema.daily_id(date, site, target),
                 schema.metadata(date, site, target), daily)
@@ -61,22 +75,29 @@ def increments(pending: dict[tuple, dict[int, int]]) -> dict[tuple[str, str], In
     return docs
 
 
-def log_hit(db, ts: dt.datetime, site: str, page: str) -> None:
+def log_hit(db, ts: dt.datetime, site: str, page: str, bot: bool = False) -> None:
     """Count one hit the use case's way: two ``$inc`` upserts (daily and monthly document) for
     the page and two for the whole site. The reference the recorder must equal."""
     ts = validation.timestamp(ts)
     site, page = validation.site(site), validation.page(page)
     day, month = schema.day_start(ts), schema.month_start(ts)
+    minute = {ts.hour * 60 + ts.minute: 1}
+    daily = {**schema.daily_increments(ts),
+             **schema.day_increments(minute if bot else {}, schema.BOTS)}
+    monthly = {**schema.monthly_increments(ts),
+               **schema.monthly_increments(ts, int(bot), schema.BOTS)}
+    if not bot:
+        del monthly[f"{schema.BOTS}.daily.{ts.day}"]
     for target in targets(page):
         db[schema.DAILY].update_one(
             {"_id": schema.daily_id(day, site, target)},
-            {"$inc": schema.daily_increments(ts),
+            {"$inc": daily,
              "$setOnInsert": {"metadata": schema.metadata(day, site, target)}},
             upsert=True,
         )
         db[schema.MONTHLY].update_one(
             {"_id": schema.monthly_id(month, site, target)},
-            {"$inc": schema.monthly_increments(ts),
+            {"$inc": monthly,
              "$setOnInsert": {"metadata": schema.metadata(month, site, target)}},
             upsert=True,
         )
