@@ -184,14 +184,14 @@ def bench_reads(days: int) -> None:
             started = time.perf_counter()
             opening = started - opened
             if by == "visitors":
-                result = reads.visitors(db, site, start, now, tz="Europe/Paris")
+                result = reads.visitors(db, site, start, now).n
             else:
-                result = len(reads.breakdown(db, site, by, start, now, tz="Europe/Paris"))
+                result = len(reads.breakdown(db, site, by, start, now))
             took = (time.perf_counter() - started) * 1000
             humans = ""
             if by != "visitors":          # bots left out: v - b and the humans' sketches
                 started = time.perf_counter()
-                reads.breakdown(db, site, by, start, now, tz="Europe/Paris", humans=True)
+                reads.breakdown(db, site, by, start, now, humans=True)
                 humans = f", humans {(time.perf_counter() - started) * 1000:6.1f} ms"
             db.client.close()
             unit = "visitors" if by == "visitors" else "values"

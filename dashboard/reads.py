@@ -107,7 +107,7 @@ def live_snapshot(site: str, pages: tuple[str, ...], tz: str, window_minutes: in
             series=queries.minute_series(db, site, minute - dt.timedelta(minutes=window_minutes),
                                          minute + dt.timedelta(minutes=1), pages=pages, tz=tz),
             totals=hit_totals(db, site, now, pages=pages, tz=tz),
-            top=ranked_pages(db, site, midnight, now + dt.timedelta(minutes=1), tz=tz,
+            top=ranked_pages(db, site, midnight, now + dt.timedelta(minutes=1),
                              n=TOP_N, humans=humans),
         )
 

@@ -55,7 +55,7 @@ def test_beacon_hits_carry_referrer_utm_agent_and_visitors(app):
     assert _breakdown(services, "bot") == {"human": 2, "bot": 1}
     assert _breakdown(services, "country") == {"US": 3}
     assert _breakdown(services, "status") == {"(none)": 3}
-    assert reads.visitors(services.db, "blog", *_range()) == 2
+    assert reads.visitors(services.db, "blog", *_range()).n == 2
     for closer in services._closers:      # flush the buffered events as shutdown does
         closer()
     assert reads.active_visitors(services.db, "blog") == (2, True)

@@ -49,9 +49,9 @@ def _counts(db) -> dict:
     """Everything a reader sees: counters, visitors, a breakdown with its visitors."""
     frame = reads.breakdown(db, SITE, "referrer", *DAY)
     return {"counters": sorted((c, d["hits"]) for c in BUCKETS for d in db[c].find()),
-            "day": reads.visitors(db, SITE, *DAY), "month": reads.visitors(db, SITE, *MONTH),
+            "day": reads.visitors(db, SITE, *DAY).n, "month": reads.visitors(db, SITE, *MONTH).n,
             "hour": reads.visitors(db, SITE, T0.replace(minute=0),
-                                   T0.replace(minute=0) + dt.timedelta(hours=1)),
+                                   T0.replace(minute=0) + dt.timedelta(hours=1)).n,
             "referrers": frame[["value", "hits", "visitors"]].values.tolist()}
 
 
@@ -116,14 +116,14 @@ def test_a_writer_saving_during_compaction_keeps_its_update(db, monkeypatch):
     sketches.compact_closed(db, dt.datetime(2026, 3, 16, tzinfo=dt.UTC))
     monkeypatch.undo()
     assert calls
-    assert reads.visitors(db, SITE, *DAY) == 250
+    assert reads.visitors(db, SITE, *DAY).n == 250
     assert _near(reads.breakdown(db, SITE, "referrer", *DAY)["visitors"].tolist(), 250)
     writer.record(SITE, "/", T0, _hit(250))     # the writer goes on: still counted
     writer.close()
-    assert reads.visitors(db, SITE, *DAY) == 251
+    assert reads.visitors(db, SITE, *DAY).n == 251
     sketches.compact_closed(db, dt.datetime(2026, 3, 16, tzinfo=dt.UTC))
     assert db[sketches.DAILY].count_documents({}) == 1
-    assert reads.visitors(db, SITE, *DAY) == 251
+    assert reads.visitors(db, SITE, *DAY).n == 251
     assert _near(reads.breakdown(db, SITE, "referrer", *DAY)["visitors"].tolist(), 251)
 
 
@@ -149,11 +149,11 @@ def test_compaction_beside_a_concurrent_writer_loses_no_visitor(db):
         sketches.compact_all(db, MONTH[1])
         passes += 1
     thread.join()
-    assert reads.visitors(db, SITE, *DAY) == 320
+    assert reads.visitors(db, SITE, *DAY).n == 320
     sketches.compact_all(db, MONTH[1])
     assert _documents(db) == {sketches.HOURLY: 1, sketches.DAILY: 1, sketches.MONTHLY: 1}
-    assert reads.visitors(db, SITE, *DAY) == 320
-    assert reads.visitors(db, SITE, *MONTH) == 320
+    assert reads.visitors(db, SITE, *DAY).n == 320
+    assert reads.visitors(db, SITE, *MONTH).n == 320
     assert _near(reads.breakdown(db, SITE, "referrer", *DAY)["visitors"].tolist(), 320)
 
 

@@ -203,9 +203,9 @@ def test_human_visitors_of_a_range_within_a_day_are_its_hours(db):
                            (11, "81.0.0.1", HUMAN_AGENT)]
                  + [(14, f"81.0.0.{i}", HUMAN_AGENT) for i in (4, 5, 6)])
     morning = (day.replace(hour=10), day.replace(hour=12))
-    assert reads.visitors(db, SITE, *morning, humans=True) == 3
-    assert reads.visitors(db, SITE, *morning) == 4
-    assert reads.visitors(db, SITE, day, day + dt.timedelta(days=1), humans=True) == 6
+    assert reads.visitors(db, SITE, *morning, humans=True).n == 3
+    assert reads.visitors(db, SITE, *morning).n == 4
+    assert reads.visitors(db, SITE, day, day + dt.timedelta(days=1), humans=True).n == 6
     assert reads.breakdown(db, SITE, "bot", *morning).set_index("value").loc[
         "human", "visitors"] == 4
 
@@ -219,7 +219,7 @@ def test_compaction_keeps_the_human_visitors_and_old_documents_read_everyone(db)
     assert db[sketches.HOURLY].count_documents({}) == 3
     assert sketches.compact_all(db, day + dt.timedelta(days=40)) > 0
     assert db[sketches.HOURLY].count_documents({}) == 1
-    assert reads.visitors(db, SITE, *hour, humans=True) == 2
-    assert reads.visitors(db, SITE, *hour) == 3
+    assert reads.visitors(db, SITE, *hour, humans=True).n == 2
+    assert reads.visitors(db, SITE, *hour).n == 3
     db[sketches.HOURLY].update_many({}, {"$unset": {"h": ""}})   # written before ``h``
-    assert reads.visitors(db, SITE, *hour, humans=True) == 3
+    assert reads.visitors(db, SITE, *hour, humans=True).n == 3

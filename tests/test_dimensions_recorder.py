@@ -118,7 +118,7 @@ def test_a_resent_flush_counts_once(db):
     assert db[DAILY].find_one()["hits"] == 5
     assert db[HOURLY].find_one()["v"]["status"] == {"200": 5}
     assert db[sketches.DAILY].count_documents({}) == 2       # one per process: a union
-    assert reads.visitors(db, SITE, *DAY) == 1
+    assert reads.visitors(db, SITE, *DAY).n == 1
 
 
 def test_one_process_keeps_one_sketch_document_per_bucket(db):
@@ -131,7 +131,7 @@ def test_one_process_keeps_one_sketch_document_per_bucket(db):
     for coll in (sketches.HOURLY, sketches.DAILY, sketches.MONTHLY):
         assert db[coll].count_documents({}) == 1
     assert db[sketches.VALUES].count_documents({}) == 2 * 12    # day and month, 12 dims
-    assert reads.visitors(db, SITE, *DAY) == 20
+    assert reads.visitors(db, SITE, *DAY).n == 20
 
 
 def test_concurrent_writers_lose_no_visitor_and_compaction_keeps_the_union(db):
@@ -146,7 +146,7 @@ def test_concurrent_writers_lose_no_visitor_and_compaction_keeps_the_union(db):
     first.close()
     second.close()
     assert db[sketches.DAILY].count_documents({}) == 2
-    before = reads.visitors(db, SITE, *DAY)
+    before = reads.visitors(db, SITE, *DAY).n
     assert before == 300
     values_before = db[sketches.VALUES].count_documents({})
     assert sketches.compact_all(db, dt.datetime(2026, 4, 1, tzinfo=dt.UTC)) == (
@@ -154,7 +154,7 @@ def test_concurrent_writers_lose_no_visitor_and_compaction_keeps_the_union(db):
     for coll in (sketches.HOURLY, sketches.DAILY, sketches.MONTHLY):
         assert db[coll].count_documents({}) == 1
     assert db[sketches.VALUES].count_documents({}) == values_before // 2
-    assert reads.visitors(db, SITE, *DAY) == before
+    assert reads.visitors(db, SITE, *DAY).n == before
     assert sketches.compact_all(db, dt.datetime(2026, 4, 1, tzinfo=dt.UTC)) == 0
     frame = reads.breakdown(db, SITE, "browser", *DAY)
     assert frame["visitors"].tolist() == [300]
@@ -188,7 +188,7 @@ def test_evicted_sketch_buckets_continue_in_new_documents(db, monkeypatch):
         recorder.record(SITE, "/", T0 + dt.timedelta(hours=i % 5), dims)
         recorder.flush()
     recorder.close()
-    assert reads.visitors(db, SITE, *DAY) == 10
+    assert reads.visitors(db, SITE, *DAY).n == 10
     assert db[sketches.DAILY].count_documents({}) > 1
     frame = reads.breakdown(db, SITE, "country", *DAY)
     assert frame["visitors"].tolist() == [10] and frame["hits"].tolist() == [30]

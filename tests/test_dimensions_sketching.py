@@ -50,8 +50,8 @@ def test_a_months_visitors_are_the_union_of_its_days_per_value_and_bots_apart(db
     assert _visitors(reads.breakdown(db, SITE, "referrer", *MARCH, humans=True)) == humans
     assert _visitors(reads.breakdown(db, SITE, "referrer", *MARCH)) == everyone
     people = set().union(*(v for (_, bot), v in seen.items() if not bot))
-    assert reads.visitors(db, SITE, *MARCH, humans=True) == len(people)
-    assert reads.visitors(db, SITE, *MARCH) == len(set().union(*seen.values()))
+    assert reads.visitors(db, SITE, *MARCH, humans=True).n == len(people)
+    assert reads.visitors(db, SITE, *MARCH).n == len(set().union(*seen.values()))
 
 
 def test_a_value_a_day_sent_to_other_keeps_its_visitors_in_the_month(db, monkeypatch):

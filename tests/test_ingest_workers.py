@@ -63,8 +63,8 @@ def test_workers_store_what_the_ingest_process_stores(tmp_path, small_chunks):
         assert len(events) == 10_000
         assert [{k: v for k, v in doc.items() if k != "_id"}
                 for doc in stored_events(there)] == events
-        assert (reads.visitors(there, SITE, START, END)
-                == reads.visitors(here, SITE, START, END))
+        assert (reads.visitors(there, SITE, START, END).n
+                == reads.visitors(here, SITE, START, END).n)
         for name in ("lines", "parsed", "hits", "rejected", "sites", "first", "last"):
             assert getattr(summary_there, name) == getattr(summary_here, name), name
         assert summary_there.events.written == summary_here.events.written == 10_000
@@ -108,8 +108,8 @@ def test_forked_workers_store_what_the_ingest_process_stores(tmp_path, small_chu
         for coll in (schema.DAILY, schema.MONTHLY, "dims.hourly", "dims.daily",
                      "dims.monthly"):
             assert counters(there, coll) == counters(here, coll), coll
-        assert (reads.visitors(there, SITE, START, END)
-                == reads.visitors(here, SITE, START, END))
+        assert (reads.visitors(there, SITE, START, END).n
+                == reads.visitors(here, SITE, START, END).n)
         for by in ("referrer", "page", "browser"):
             assert (reads.breakdown(there, SITE, by, START, END).to_dict("records")
                     == reads.breakdown(here, SITE, by, START, END).to_dict("records")), by

@@ -71,9 +71,10 @@ def test_recent_breakdown_is_the_windows_events_and_never_more_visitors_than_hit
     assert (everyone["visitors"] <= everyone["hits"]).all()
     assert everyone["hits"].sum() == 8
     # The counters' value sketches cover the whole day (40 visitors from news.example):
-    # an hour's breakdown bounds them by its hits, as the events count them exactly.
-    day = reads.breakdown(db, "s", "referrer", *hour, humans=True)
-    assert day.values.tolist() == [["news.example", 6, 6]]
+    # an hour's breakdown counts the visitors of its own hours from their raw events.
+    counted = reads.breakdown(db, "s", "referrer", *hour, humans=True)
+    assert counted.values.tolist() == [["news.example", 6, 3]]
+    assert counted.attrs["exact"] and counted.attrs["visitors_exact"]
 
 
 def test_without_raw_events_the_hour_has_hits_and_no_visitors(db, tmp_path):

@@ -8,6 +8,7 @@ import datetime as dt
 import click
 
 from queries.dimensions import reads, sketches
+from queries.dimensions.spans import approximate_note
 
 from .common import store_option
 from .stats import (
@@ -46,7 +47,7 @@ def breakdown(site, by, start, end, tz, page, n, bots, fmt, store):
     begin, finish = _range(start, end, tz)
     humans = not bots and by != "bot"
     with _database(store, read_only=True) as db:
-        frame = reads.breakdown(db, site, by, begin, finish, tz=tz, page=page, n=n,
+        frame = reads.breakdown(db, site, by, begin, finish, page=page, n=n,
                                 humans=humans)
     rows = [{"value": row.value, "hits": int(row.hits),
              "visitors": None if row.visitors is None or row.visitors != row.visitors
@@ -54,6 +55,12 @@ def breakdown(site, by, start, end, tz, page, n, bots, fmt, store):
     _emit(rows, ("value", "hits", "visitors"), fmt)
     if frame.attrs.get("note"):
         click.echo(f"note: {frame.attrs['note']}", err=True)
+    if not frame.attrs.get("exact", True):
+        click.echo(f"note: {approximate_note(frame.attrs['counted'], tz, 'Hits')}", err=True)
+    elif not frame.attrs.get("visitors_exact", True):
+        click.echo("note: visitors per value come from the sketches of whole UTC days "
+                   "(the raw events of the range's other hours are no longer kept), each "
+                   "at most its hits", err=True)
 
 
 @click.command()
@@ -66,7 +73,10 @@ def visitors(site, start, end, tz, store):
     """Distinct visitors ((address, user agent) pairs) over a range, from sketches."""
     begin, finish = _range(start, end, tz)
     with _database(store, read_only=True) as db:
-        click.echo(reads.visitors(db, site, begin, finish, tz=tz))
+        found = reads.visitors(db, site, begin, finish)
+    click.echo(found.n)
+    if not found.exact:
+        click.echo(f"note: {approximate_note(found.counted, tz, 'Visitors')}", err=True)
 
 
 @click.command("compact-visitors")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..errors import InvalidRangeError
+
 MAX_VALUE = 200
 OTHER = "(other)"
 EMPTY = "(empty)"
@@ -30,6 +32,18 @@ CAPS = {
     "bot": 3, "kind": 3, "page": 300, "notfound": 100,
 }
 DIMENSIONS = tuple(CAPS)
+
+
+class UnknownDimensionError(InvalidRangeError):
+    pass
+
+
+def dimension(name) -> str:
+    """``name`` if it is a dimension, else a clear error."""
+    if name not in DIMENSIONS:
+        raise UnknownDimensionError(
+            f"unknown dimension {str(name)[:40]!r}: one of {', '.join(DIMENSIONS)}")
+    return name
 
 
 def clean(value) -> str:

@@ -30,11 +30,12 @@ _FIELDS = {"referrer": ("r",), "utm_source": ("q",), "utm_medium": ("q",),
            "page": ("p",), "country": ("c",)}
 
 
-def events_breakdown(db, site: str, dim: str, start: dt.datetime, end: dt.datetime,
-                     humans: bool = False, page: str | None = None) -> pd.DataFrame:
-    """Hits and exact visitors per value of ``dim`` among the site's raw events of
-    [start, end) (one ``page``'s if given), bots left out if ``humans``: both columns
-    count the same events, so a value never has more visitors than hits."""
+def event_values(db, site: str, dim: str, start: dt.datetime, end: dt.datetime,
+                 humans: bool = False, page: str | None = None, bots: bool = False
+                 ) -> dict[str, tuple[int, set]]:
+    """{value: (hits, visitors)} of ``dim`` among the site's raw events of [start, end)
+    (one ``page``'s if given), bots left out if ``humans``, bots alone if ``bots``; a
+    visitor is the string the sketches hash."""
     fields = ("h", "a", *(f for f in _FIELDS.get(dim, ()) if not (f == "p" and page)))
     hits: Counter = Counter()
     visitors: dict[str, set] = {}
@@ -44,13 +45,23 @@ def events_breakdown(db, site: str, dim: str, start: dt.datetime, end: dt.dateti
         dims = classify(site, path, query=key.get("q"), status=key.get("s"),
                         referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"),
                         country=key.get("c"), unknown_bots=unknown_bots)
-        if humans and dims.bot:
+        if (humans and dims.bot) or (bots and not dims.bot):
             continue
         for name, value in dims.values:
             if name == dim:
                 hits[value] += n
                 visitors.setdefault(value, set()).add(dims.visitor)
-    rows = [{"value": v, "hits": int(n), "visitors": len(visitors[v])} for v, n in hits.items()]
+    return {value: (n, visitors[value]) for value, n in hits.items()}
+
+
+def events_breakdown(db, site: str, dim: str, start: dt.datetime, end: dt.datetime,
+                     humans: bool = False, page: str | None = None) -> pd.DataFrame:
+    """Hits and exact visitors per value of ``dim`` among the site's raw events of
+    [start, end) (one ``page``'s if given), bots left out if ``humans``: both columns
+    count the same events, so a value never has more visitors than hits."""
+    found = event_values(db, site, dim, start, end, humans, page)
+    rows = [{"value": v, "hits": int(n), "visitors": len(people)}
+            for v, (n, people) in found.items()]
     rows.sort(key=lambda r: (-r["hits"], r["value"]))
     frame = pd.DataFrame(rows, columns=["value", "hits", "visitors"])
     frame["hits"] = frame["hits"].astype("int64")

@@ -17,7 +17,7 @@ import pandas as pd
 from ..stats.catalog import top_pages
 from .assets import kind
 from .classify import BOT
-from .reads import breakdown, whole_hours
+from .reads import breakdown
 
 PAGE = "page"
 # Pages read before static files are left out, so that ``n`` pages remain (a site's top
@@ -27,19 +27,21 @@ EVERY_HIT_NOTE = ("Pages count every hit, bots included, without visitors: part 
                   "range was recorded before pages were counted by bot.")
 
 
-def ranked_pages(db, site: str, start: dt.datetime, end: dt.datetime, tz: str = "UTC",
-                 n: int = 10, humans: bool = True, assets: bool = False) -> pd.DataFrame:
-    """The ``n`` pages with most hits in [start, end) (whole hours of ``tz``), bots left
-    out if ``humans``, static files left out unless ``assets``: index ``page``, columns
-    ``hits`` and ``visitors`` (as ``queries.top_pages``, which has no visitors);
-    ``attrs["every_hit"]`` when the hit counters ranked them (see the module doc)."""
-    frame = breakdown(db, site, PAGE, start, end, tz=tz, humans=humans)
-    bots = breakdown(db, site, "bot", start, end, tz=tz)
+def ranked_pages(db, site: str, start: dt.datetime, end: dt.datetime, n: int = 10,
+                 humans: bool = True, assets: bool = False,
+                 now: dt.datetime | None = None) -> pd.DataFrame:
+    """The ``n`` pages with most hits in [start, end), bots left out if ``humans``,
+    static files left out unless ``assets``: index ``page``, columns ``hits`` and
+    ``visitors`` (as ``queries.top_pages``, which has no visitors); ``attrs``:
+    ``every_hit`` when the hit counters ranked them (see the module doc), and the
+    breakdown's ``exact`` and ``counted``."""
+    frame = breakdown(db, site, PAGE, start, end, humans=humans, now=now)
+    bots = breakdown(db, site, "bot", start, end, now=now)
     counted = int(bots.loc[bots["value"] != BOT, "hits"].sum() if humans
                   else bots["hits"].sum())
     note, every_hit = "", False
     if not counted or int(frame["hits"].sum()) < counted:
-        every = top_pages(db, site, *whole_hours(start, end, tz), n=PAGES_READ)
+        every = top_pages(db, site, start, end, n=PAGES_READ)
         frame = pd.DataFrame({"value": [str(p) for p in every.index],
                               "hits": every["hits"].to_numpy(dtype="int64"),
                               "visitors": pd.array([None] * len(every), dtype="Int64")})
@@ -47,5 +49,6 @@ def ranked_pages(db, site: str, start: dt.datetime, end: dt.datetime, tz: str = 
     if not assets:
         frame = frame[frame["value"].map(kind) != "asset"]
     ranked = frame.head(max(int(n), 0)).set_index("value").rename_axis(PAGE)
-    ranked.attrs = {"note": note, "every_hit": every_hit}
+    ranked.attrs = {"note": note, "every_hit": every_hit, "exact": frame.attrs.get(
+        "exact", True) or every_hit, "counted": frame.attrs.get("counted", (start, end))}
     return ranked

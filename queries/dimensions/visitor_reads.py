@@ -1,0 +1,163 @@
+"""Distinct visitors over a range: the union of the sketches of its buckets, never a sum.
+
+The whole site has a sketch per UTC hour, day and month, so any range of whole hours
+reads a few of them; the parts of hours a range cuts come from the raw events (see
+``spans``), sketched the same way (a visitor is the same string), so they join the
+union. A dimension's values have sketches per UTC day and month only: the hours of a
+range that are not whole UTC days (its first and last day, unless one is today) come
+from the raw events too, within ``spans.EVENTS_BUDGET``; without them the whole days
+stand in, each value's visitors capped by its hits, and the result says it is not
+exact. A visitor is one (address, user agent) pair.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import NamedTuple
+
+import pandas as pd
+
+from .. import validation
+from ..stats.series import bucket_edges
+from . import sketches
+from .counted import pieces
+from .counters import DAILY, HOURLY, MONTHLY
+from .page_reads import event_values
+from .spans import (
+    DAY,
+    EVENTS_BUDGET,
+    Cover,
+    Span,
+    complete_hours,
+    cover,
+    covers,
+    floor_hour,
+)
+
+
+class Visitors(NamedTuple):
+    """Distinct visitors of a range, and whether they are exactly its own (else those of
+    ``counted``, the nearest whole hours or days)."""
+
+    n: int
+    exact: bool
+    counted: Span
+
+
+def _sketch_of(people: Iterable[str], lg_k: int = sketches.LG_K):
+    sketch = sketches.new(lg_k)
+    for visitor in people:
+        sketch.update(visitor)
+    return sketch
+
+
+def _site_docs(db, site: str, parts: dict) -> list[dict]:
+    return (sketches.fetch(db, "month", site, parts[MONTHLY])
+            + sketches.fetch(db, "day", site, parts[DAILY])
+            + sketches.fetch(db, "hour", site, parts[HOURLY]))
+
+
+def visitors(db, site: str, start, end, humans: bool = False,
+             now: dt.datetime | None = None) -> Visitors:
+    """Distinct visitors of [start, end), bots left out if ``humans``: the sketches of
+    its whole UTC hours and the raw events of the hours it cuts."""
+    site = validation.site(site)
+    start, end = validation.time_range(start, end)
+    found = cover(db, site, start, end, now)
+    return Visitors(visitors_over(db, site, found, humans), found.exact, found.counted)
+
+
+def visitors_over(db, site: str, found: Cover, humans: bool = False) -> int:
+    """The whole site's distinct visitors over a cover."""
+    parts = [sketches.whole(doc, humans) for doc in _site_docs(db, site, pieces(*found.hours))]
+    for start, end in found.events:
+        people = event_values(db, site, "bot", start, end, humans)
+        parts.append(_sketch_of(v for _, seen in people.values() for v in seen))
+    return sketches.estimate(parts)
+
+
+def value_visitors(db, site: str, dim: str, found: Cover, hits: dict[str, int],
+                   event_people: dict[str, set], humans: bool = False, bots: bool = False,
+                   now: dt.datetime | None = None, budget: int = EVENTS_BUDGET
+                   ) -> tuple[dict[str, int], bool]:
+    """Visitors per value of ``dim`` over ``found`` (whose hits per value are ``hits``;
+    ``event_people`` the visitors of its cut parts, from raw events), and whether they
+    are exact: whole UTC days and months from the value sketches, the hours of other
+    days from the raw events (see the module doc)."""
+    live = floor_hour(now or dt.datetime.now(dt.UTC))
+    days, rest = _days_and_rest(found.hours, live)
+    hours = [h for a, b in rest for h in _hours(a, b)]
+    exact = not hours or complete_hours(db, site, hours, budget, live) >= set(hours)
+    if not exact:                   # the whole days around stand in for those hours
+        days = pieces(found.hours[0], found.hours[1], hours=False)
+        rest = []
+    docs = (sketches.fetch(db, "month", site, days[MONTHLY], dim)
+            + sketches.fetch(db, "day", site, days[DAILY], dim))
+    groups: dict[str, list] = {}
+    for doc in docs:
+        for item in doc.get("values", ()):
+            if not (humans and item.get("b")) and not (bots and not item.get("b")):
+                groups.setdefault(item["v"], []).append(sketches.load(item["s"]))
+    people = {value: set(seen) for value, seen in event_people.items()}
+    for start, end in rest:
+        for value, (_, seen) in event_values(db, site, dim, start, end, humans,
+                                             bots=bots).items():
+            people.setdefault(value, set()).update(seen)
+    for value, seen in people.items():
+        groups.setdefault(value, []).append(_sketch_of(seen, sketches.LG_K_VALUE))
+    counted = {value: sketches.estimate(group, sketches.LG_K_VALUE)
+               for value, group in groups.items()}
+    if not exact:       # a day's visitors may outnumber the range's hits, which bound them
+        counted = {v: min(n, hits.get(v, 0)) for v, n in counted.items()}
+    return counted, exact and found.exact
+
+
+def _days_and_rest(hours: Span, live: dt.datetime) -> tuple[dict, list[Span]]:
+    """The whole UTC days (and months) of ``hours``, and the hours left at either side.
+    A last day that is today counts as its day so far: nothing later is stored."""
+    lo, hi = hours
+    first, last = _ceil_day(lo), hi.replace(hour=0)
+    if first > last:                                  # within one day, cut at both ends
+        return pieces(lo, lo), [(lo, hi)] if lo < hi else []
+    today = hi > live and last < hi
+    rest = [(lo, first)] if lo < first else []
+    if last < hi and not today:
+        rest.append((last, hi))
+    end = last + DAY if today else last
+    return (pieces(first, end, hours=False) if first < end else pieces(lo, lo)), rest
+
+
+def _ceil_day(t: dt.datetime) -> dt.datetime:
+    floor = t.replace(hour=0)
+    return floor if floor == t else floor + DAY
+
+
+def _hours(start: dt.datetime, end: dt.datetime) -> list[dt.datetime]:
+    t, out = floor_hour(start), []
+    while t < end:
+        out.append(t)
+        t += dt.timedelta(hours=1)
+    return out
+
+
+def visitors_series(db, site: str, start, end, granularity: str = "day",
+                    tz="UTC", humans: bool = False,
+                    now: dt.datetime | None = None) -> pd.DataFrame:
+    """Visitors per hour or day of ``tz`` (index ``time``, column ``visitors``): each
+    bucket the union of its own sketches and raw events (:func:`visitors`);
+    ``attrs["exact"]`` false when a bucket is counted over the nearest whole hours."""
+    if granularity not in ("hour", "day"):
+        raise validation.InvalidRangeError("visitors come per hour or per day")
+    site = validation.site(site)
+    start, end = validation.time_range(start, end)
+    zone = validation.timezone(tz)
+    edges = bucket_edges(start, end, granularity, zone)
+    spans = [(max(a, start), min(b, end)) for a, b in zip(edges, edges[1:], strict=False)]
+    found = covers(db, site, spans, now)
+    rows = [(a.astimezone(zone), visitors_over(db, site, c, humans) if c.hours[0] < c.hours[1]
+             or c.events else 0) for a, c in zip(edges, found, strict=False)]
+    frame = pd.DataFrame(rows, columns=["time", "visitors"]).set_index("time")
+    frame["visitors"] = frame["visitors"].astype("int64")
+    frame.attrs["exact"] = all(c.exact for c in found)
+    return frame
