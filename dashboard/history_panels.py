@@ -21,15 +21,10 @@ from components.breakdowns import (
 )
 from components.tables import change_percent
 from dashboard import reads
-from dashboard.breakdown_view import (
-    PANELS,
-    Options,
-    compute_panels,
-    humans_only,
-    series_label,
-)
+from dashboard.breakdown_view import PANELS, compute_panels
+from dashboard.compare_view import comparison_period
 from dashboard.feedback import describe
-from dashboard.history_url import shown_period
+from dashboard.history_url import Options, shown_period
 from dashboard.state import (
     ASSETS_KEY,
     BOTS_KEY,
@@ -42,6 +37,7 @@ from dashboard.state import (
     updated,
 )
 from queries.events.filtered import PAGE
+from queries.reads.history import label
 
 PATH = "/history"
 
@@ -121,8 +117,8 @@ def render_panels(search):
         if site is None or site not in known:
             return _nothing()
         shown = shown_period(query)
-        panels = compute_panels(site, shown, shown.previous(shell.tz), shell.tz, options,
-                                shell.pages, reads.history_seconds())
+        panels = compute_panels(site, shown, comparison_period(query, shown, shell.tz),
+                                shell.tz, options, reads.history_seconds())
     except queries.HitboardError:
         return _nothing()  # the page's own alert says what is wrong
     except Exception as exc:
@@ -141,37 +137,35 @@ def render_panels(search):
         cards.append(breakdown_panel(dim, title, panels.frames[dim], link(dim),
                                      active_value if dim == active_dim else None, extra,
                                      **empty))
-    chip = (filter_chip(series_label(options.filter), _href(query, **{FILTER_KEY: None}))
+    chip = (filter_chip(label(options.filter, False), _href(query, **{FILTER_KEY: None}))
             if options.filter else None)
     share = _share(panels.bot_share, options)
     notes = [message(n, "info") for n in panels.notes]
-    return {"kpis": _kpis(panels, humans_only(options)), "panels": cards, "chip": chip,
+    return {"kpis": _kpis(panels, options.humans, bool(shell.pages)), "panels": cards,
+            "chip": chip,
             "share": share, "notes": notes or None}
 
 
 def _share(share: float, options) -> str:
     """"12% bots (left out)", of the filtered hits under a filter."""
     if options.filter and options.filter[0] == "bot":
-        return f"{share:.0%} bots ({series_label(options.filter)})"
-    among = f" among {series_label(options.filter)}" if options.filter else ""
+        return f"{share:.0%} bots ({label(options.filter, False)})"
+    among = f" among {label(options.filter, False)}" if options.filter else ""
     return f"{share:.0%} bots{among}" + (" (included)" if options.bots else " (left out)")
 
 
-# Figures read from the value sketches, kept per UTC day under a filter.
-PER_DAY = ("visitors", "per_visitor")
-
-
-def _kpis(panels, humans: bool) -> list:
-    now, compared, before = panels.current, panels.compared, panels.previous
+def _kpis(panels, humans: bool, pages: bool) -> list:
+    """The KPI cards: the range's figures and their change against the compared period
+    (the totals' comparison, so both say the same)."""
+    now, before = panels.current, panels.previous
+    visitors_exact = now.visitors_exact and (before is None or before.visitors_exact)
 
     def change(figure: str) -> tuple[float | None, bool]:
-        """The change of the period's whole hours against the same hours before, and
-        whether it is "new" (nothing before, something now)."""
-        if compared is None or before is None:
+        """The change against the compared period, and whether it is "new" (nothing
+        before, something now)."""
+        if before is None or (figure in ("visitors", "per_visitor") and not visitors_exact):
             return None, False
-        if figure in PER_DAY and not panels.visitors_comparable:
-            return None, False
-        a, b = getattr(compared, figure), getattr(before, figure)
+        a, b = getattr(now, figure), getattr(before, figure)
         if a is None or b is None:
             return None, False
         return change_percent(a, b), bool(a) and not b
@@ -181,20 +175,17 @@ def _kpis(panels, humans: bool) -> list:
         pct, new = change(figure)
         return KpiChange(kpi_id, label, value, pct, note, good_when_up, new)
 
+    whole = " (whole site)" if pages else ""
     rate = "–" if now.errors is None else f"{100 * now.errors:.1f} %"
-    per_visitor = "–" if now.per_visitor is None else f"{now.per_visitor:.2f}"
-    wait = " (from the first whole hour)" if compared is None else ""
-    per_day = ("" if compared is None or panels.visitors_comparable
-               else " (a value's visitors are kept per UTC day: not comparable here)")
+    per_visitor = "–" if now.per_visitor is None else f"{now.per_visitor:,.2f}"
     return kpi_change_cards([
-        card("history-kpi-hits", "Hits", f"{now.hits:,}", "hits", wait),
+        card("history-kpi-hits", "Hits", f"{now.hits:,}", "hits", whole),
         card("history-kpi-visitors", "Visitors",
-             "–" if now.visitors is None else f"{now.visitors:,}", "visitors", wait + per_day),
+             "–" if now.visitors is None else f"{now.visitors:,}", "visitors", whole),
         card("history-kpi-pervisitor", "Views per visitor", per_visitor, "per_visitor",
-             wait + per_day),
+             whole),
         card("history-kpi-errors", "4xx/5xx rate", rate, "errors",
              (" (humans" if humans else " (all hits")
-             + (", from raw events" if now.errors_from_events else "")
-             + ("; from the first whole hour)" if compared is None else ")"),
-             good_when_up=False),
+             + (", from raw events" if now.errors_from_events else "") + ")"
+             + whole, good_when_up=False),
     ])

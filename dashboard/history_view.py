@@ -10,34 +10,52 @@ import pandas as pd
 
 import queries
 from queries import validation
+from queries.reads.history import Chart, chart, counts_people
 from queries.stats.series import bucket_edges
 
-from . import breakdown_view, reads
+from . import reads
 from .compare_view import comparison_period
-from .history_url import Controls, shown_period
+from .history_url import Controls, Options, shown_period
 from .ranges import Period, period
 from .state import ShellState, parse_search
 
 
 @dataclass(frozen=True)
 class View:
-    """What the page draws, computed once and shared by the chart, the table and the CSV."""
+    """What the page draws, computed once and shared by the chart, the table and the CSV:
+    ``chart`` (and ``compared``, the period it is compared with) from one read each."""
 
     shell: ShellState
     controls: Controls
     site: str | None
     period: Period | None
-    current: pd.DataFrame | None = None
-    previous: pd.DataFrame | None = None
+    chart: Chart | None = None
+    compared: Chart | None = None
     incomplete: bool = False
     known_sites: tuple[str, ...] = ()
-    source: tuple[str, str] | None = None   # the dimension's value the chart shows, if any
-    humans: bool = False
+    options: Options | None = None
 
     @property
     def unknown_site(self) -> bool:
         """The URL names a site the store has no statistics for."""
         return self.site is not None and self.period is None
+
+    @property
+    def current(self) -> pd.DataFrame | None:
+        return None if self.chart is None else self.chart.frame
+
+    @property
+    def previous(self) -> pd.DataFrame | None:
+        return None if self.compared is None else self.compared.frame
+
+    @property
+    def source(self) -> tuple[str, str] | None:
+        """The filter whose hits the chart draws, if any."""
+        return None if self.options is None else self.options.filter
+
+    @property
+    def humans(self) -> bool:
+        return self.chart is not None and self.chart.humans
 
 
 def picker_dates(controls: Controls, tz: str) -> tuple[str | None, str | None]:
@@ -61,18 +79,27 @@ def compute_view(search: str | None) -> View:
         return View(shell, controls, None, None)
     seconds = reads.history_seconds()
     shown = shown_period(query)  # a bad zone or range is said first
+    options = Options.from_query(query)
     known = tuple(reads.shared(queries.list_sites, seconds=seconds))
     if site not in known:
         return View(shell, controls, site, None, known_sites=known)
-    chart = breakdown_view.chart_reader(query, site, shown, shell.pages, shell.tz,
-                                        seconds)  # a filter, or humans only
-    shown = chart.period
-    read = chart.read or (lambda p: _series(site, p, shell, seconds))
-    current = read(shown)
-    previous = read(comparison_period(query, shown, shell.tz)) if controls.compare else None
-    return View(shell, controls, site, shown, current, previous,
+    current = read_chart(site, shown, shell.tz, shell.pages, options, seconds)
+    compared = (read_chart(site, comparison_period(query, shown, shell.tz), shell.tz,
+                           shell.pages, options, seconds) if controls.compare else None)
+    shown = Period(shown.start, shown.end, current.granularity)
+    return View(shell, controls, site, shown, current, compared,
                 incomplete=ends_inside_a_bucket(shown, shell.tz), known_sites=known,
-                source=chart.source, humans=chart.humans)
+                options=options)
+
+
+def read_chart(site: str, shown: Period, tz: str, pages: tuple[str, ...], options: Options,
+               seconds: int) -> Chart:
+    """The chart of a period: the pages (none: the whole site) or the filter's value,
+    people's alone unless bots are included; one read, shared through the cache."""
+    return reads.shared(chart, site, shown.start, shown.end, shown.granularity, tz=tz,
+                        pages=() if options.filter else pages, filter=options.filter,
+                        humans=counts_people(options.filter, options.bots),
+                        now=reads.now(seconds), seconds=seconds)
 
 
 def ends_inside_a_bucket(shown: Period, tz: str) -> bool:
@@ -80,10 +107,3 @@ def ends_inside_a_bucket(shown: Period, tz: str) -> bool:
     current hour): that bucket is still filling up."""
     edges = bucket_edges(shown.start, shown.end, shown.granularity, validation.timezone(tz))
     return edges[-1] > shown.end
-
-
-def _series(site: str, shown: Period, shell: ShellState, seconds: int) -> pd.DataFrame:
-    return reads.shared(queries.series, site, shown.start, shown.end, shown.granularity,
-                        pages=shell.pages, tz=shell.tz, seconds=seconds)
-
-

@@ -64,22 +64,6 @@ def preset_range(preset: str, now: dt.datetime, tz: str) -> tuple[dt.datetime, d
     raise InvalidRangeError(f"unknown range {preset!r}: use one of {', '.join(PRESETS)}")
 
 
-def comparable(shown: Period, previous: Period, tz: str) -> tuple[Period, Period] | None:
-    """``shown`` and ``previous`` cut to ``shown``'s whole hours in ``tz``, as the KPIs
-    compare them: their counters are kept per hour, so a last hour still filling would
-    be set against a whole one (today at 00:20 against all of yesterday's first hour
-    read as a fall of two thirds). None before the first whole hour."""
-    local_end = shown.end.astimezone(validation.timezone(tz))
-    whole = local_end.replace(minute=0, second=0, microsecond=0).astimezone(dt.UTC)
-    if whole >= shown.end:
-        return shown, previous
-    if whole <= shown.start:
-        return None
-    span = whole - shown.start
-    return (Period(shown.start, whole, shown.granularity),
-            Period(previous.start, previous.start + span, previous.granularity))
-
-
 def custom_range(start: str | None, end: str | None, tz: str) -> tuple[dt.datetime, dt.datetime]:
     """``start`` and ``end`` as the URL holds them: ISO dates or date-times read in
     ``tz``; ``end`` is excluded."""

@@ -8,7 +8,6 @@ from dashboard.history_view import ends_inside_a_bucket
 from dashboard.ranges import (
     Period,
     auto_granularity,
-    comparable,
     custom_range,
     drill_down,
     period,
@@ -35,25 +34,6 @@ def test_today_in_the_first_minute_of_a_day_is_that_minute_still_filling():
     assert (shown.start, shown.granularity) == (midnight, "minute")
     assert dt.timedelta(0) < shown.end - shown.start < dt.timedelta(minutes=1)
     assert ends_inside_a_bucket(shown, "Europe/Paris")
-
-
-def test_kpis_compare_the_whole_hours_of_the_period_with_the_same_hours_before():
-    """Counters are kept per hour: a last hour still filling is left out of both sides;
-    a period ending on the hour is compared whole; none before the first whole hour."""
-    today = dt.datetime(2026, 11, 21, tzinfo=UTC)
-    shown = Period(today, today + dt.timedelta(hours=13, minutes=45), "minute")
-    previous = shown.previous("UTC")
-    cut = dt.timedelta(hours=13)
-    assert comparable(shown, previous, "UTC") == (
-        Period(today, today + cut, "minute"), Period(previous.start, previous.start + cut,
-                                                     "minute"))
-    whole = Period(today, today + dt.timedelta(hours=13), "hour")
-    assert comparable(whole, whole.previous("UTC"), "UTC") == (whole, whole.previous("UTC"))
-    first = Period(today, today + dt.timedelta(minutes=20), "minute")
-    assert comparable(first, first.previous("UTC"), "UTC") is None
-    kolkata = Period(today, today + dt.timedelta(hours=13, minutes=45), "minute")
-    shown_there, _ = comparable(kolkata, kolkata.previous("Asia/Kolkata"), "Asia/Kolkata")
-    assert shown_there.end == today + dt.timedelta(hours=13, minutes=30)  # 19:00 there
 
 
 def test_a_local_day_across_a_dst_change_lasts_25_hours():

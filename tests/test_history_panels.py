@@ -5,14 +5,21 @@ import datetime as dt
 
 import pandas as pd
 import pytest
-from dimkit import BOTS, NEWS, TOTAL, ingest_sample
+from dimkit import BOTS, LINES, NEWS, TOTAL, ingest_sample
 
 from dashboard import breakdown_view, history_panels
-from dashboard.breakdown_view import HUMANS, Options, series_source
+from dashboard.history_url import Options
 from dashboard.state import filter_pair, parse_search
 from queries import InvalidRangeError
 from queries.events.filtered import filtered_breakdowns
+from queries.reads.history import Figures, label
 from queries.stats import schema
+
+
+def compute(shown, options, compared=None, tz="UTC"):
+    """The panels and KPIs of a period, against ``compared`` (the previous one)."""
+    return breakdown_view.compute_panels("s", shown, compared or shown.previous(tz), tz,
+                                         options, 60)
 
 
 @pytest.mark.parametrize(("search", "said"), [
@@ -26,14 +33,14 @@ def test_a_bad_filter_says_why(search, said):
         Options.from_query(parse_search(search))
 
 
-def test_a_filter_value_keeps_its_colons_and_the_chart_follows_it():
+def test_a_filter_value_keeps_its_colons_and_people_are_counted_unless_bots_are_asked():
     query = parse_search("?filter=utm_campaign:a:b.$c&bots=1")
     assert filter_pair(query) == ("utm_campaign", "a:b.$c")
     options = Options.from_query(query)
-    assert options.bots and series_source(options, ()) == ("utm_campaign", "a:b.$c")
-    assert series_source(Options(None, False, False), ()) == HUMANS
-    assert series_source(Options(None, False, False), ("/a",)) is None  # pages: as before
-    assert series_source(Options(None, True, False), ()) is None
+    assert options.bots and options.filter == ("utm_campaign", "a:b.$c")
+    assert not options.humans
+    assert Options(None, False, False).humans
+    assert not Options(("bot", "bot"), False, False).humans     # it counts what it names
 
 
 def test_filtered_panels_come_from_raw_events(db, tmp_path):
@@ -60,13 +67,11 @@ def test_the_pages_panel_leaves_assets_out_unless_asked(app, tmp_path):
 
     ingest_sample(get_services(app.server).db, "s", tmp_path)
     shown = shown_period(parse_search("?site=s&range=7d"))
-    panels = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
-                                           Options(None, False, False), (), 60)
+    panels = compute(shown, Options(None, False, False))
     assert "/style.css" not in set(panels.frames["page"]["value"])
     assert panels.current.hits == TOTAL - BOTS and panels.bot_share == BOTS / TOTAL
     assert list(panels.not_found["path"]) == ["/missing"]
-    with_assets = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
-                                                Options(None, True, True), (), 60)
+    with_assets = compute(shown, Options(None, True, True))
     assert "/style.css" in set(with_assets.frames["page"]["value"])
     assert with_assets.current.hits == TOTAL
 
@@ -85,8 +90,7 @@ def test_the_pages_panel_counts_humans_with_visitors_and_old_ranges_say_why_not(
     shown = shown_period(parse_search("?site=s&range=7d"))
 
     def pages(bots):
-        panels = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
-                                               Options(None, bots, False), (), 60)
+        panels = compute(shown, Options(None, bots, False))
         return panels.frames["page"].to_dict("records"), panels.notes
 
     humans, notes = pages(False)
@@ -106,12 +110,18 @@ def test_the_pages_panel_counts_humans_with_visitors_and_old_ranges_say_why_not(
 
 
 def test_minutes_stay_minutes_for_humans_and_a_filter_comes_per_hour(app, tmp_path):
+    """One population per screen: by minute too, the chart counts people."""
     from dashboard.history_view import compute_view
     from dashboard.services import get_services
 
     ingest_sample(get_services(app.server).db, "s", tmp_path)
     plain = compute_view("?site=s&range=yesterday&gran=minute")
-    assert plain.period.granularity == "minute" and plain.current.to_numpy().sum() == TOTAL
+    assert plain.period.granularity == "minute" and list(plain.current.columns) == ["Humans"]
+    assert plain.current.to_numpy().sum() == TOTAL - BOTS
+    everyone = compute_view("?site=s&range=yesterday&gran=minute&bots=1")
+    assert everyone.current.to_numpy().sum() == TOTAL
+    pages = compute_view("?site=s&page=/&range=yesterday&gran=minute")
+    assert list(pages.current.columns) == ["/"] and pages.current.to_numpy().sum() == 40
     hourly = compute_view("?site=s&range=yesterday&gran=hour")
     assert list(hourly.current.columns) == ["Humans"]
     assert hourly.current.to_numpy().sum() == TOTAL - BOTS
@@ -133,8 +143,7 @@ def test_panels_kpis_and_a_filtered_chart_count_humans_and_old_stores_say_so(app
     shown = shown_period(parse_search("?site=s&range=7d"))
 
     def panels(bots, pair=None):
-        return breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
-                                             Options(pair, bots, False), (), 60)
+        return compute(shown, Options(pair, bots, False))
 
     humans, everyone = panels(False), panels(True)
     for dim in breakdown_view.DIMENSION_PANELS:
@@ -167,9 +176,7 @@ def _filtered(app, tmp_path, search: str):
 
     ingest_sample(get_services(app.server).db, "s", tmp_path)
     query = parse_search(search)
-    shown = shown_period(query)
-    panels = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
-                                           Options.from_query(query), (), 60)
+    panels = compute(shown_period(query), Options.from_query(query))
     return panels, render_panels(search)
 
 
@@ -199,8 +206,8 @@ def test_the_error_rate_and_bot_share_follow_the_filter(app, tmp_path, search, e
     assert panels.current.errors == pytest.approx(errors)
     assert panels.bot_share == pytest.approx(share)
     assert panels.current.errors_from_events is events
-    label = breakdown_view.series_label(filter_pair(parse_search(search)))
-    assert out["share"].startswith(f"{share:.0%} bots") and label in out["share"]
+    name = label(filter_pair(parse_search(search)), False)
+    assert out["share"].startswith(f"{share:.0%} bots") and name in out["share"]
     rate, note = _kpi(out, "errors")
     assert rate == f"{100 * errors:.1f} %"
     assert ("from raw events" in note) is events
@@ -225,9 +232,9 @@ def test_without_raw_events_the_filtered_error_rate_says_it_cannot_follow(app, t
     assert out["share"].startswith("39% bots among referrer = (direct)")   # counters
 
 
-def test_kpi_changes_set_whole_hours_against_the_same_hours_before(app, tmp_path):
-    """Today to 01:30 against yesterday: the KPIs' change leaves today's hour 1, still
-    filling, and yesterday's whole hour 1 out of both sides."""
+def test_kpis_are_the_charts_totals_against_the_same_span_before(app, tmp_path):
+    """Today to 01:30 against yesterday to 01:30: the KPIs' hits are the chart's totals
+    (people), the change theirs, the hour still filling counted on both sides."""
     from dashboard.ranges import Period
     from dashboard.services import get_services
 
@@ -236,25 +243,16 @@ def test_kpi_changes_set_whole_hours_against_the_same_hours_before(app, tmp_path
     yesterday = today - dt.timedelta(days=1)
     ingest_sample(db, "s", tmp_path, start=yesterday, step=dt.timedelta(minutes=5))
     ingest_sample(db, "s", tmp_path, start=today, step=dt.timedelta(minutes=1))
-    humans, hour = Options(None, False, False), dt.timedelta(hours=1)
-
-    def panels(start, end):
-        shown = Period(start, end, "minute")
-        return breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
-                                             humans, (), 60)
-
-    view = panels(today, today + dt.timedelta(hours=1, minutes=30))
-    assert view.current.hits == TOTAL - BOTS                    # the headline: everything
-    assert view.compared == panels(today, today + hour).current
-    assert view.previous == panels(yesterday, yesterday + hour).current
-    assert view.previous.hits < panels(yesterday, yesterday + 1.5 * hour).current.hits
-    first = panels(today, today + dt.timedelta(minutes=20))
-    assert first.compared is None and first.previous is None
-    cards = {"kpis": history_panels._kpis(first, humans=True)}
-    change = cards["kpis"][0].children[2].children[0].children
-    assert change == "–" and _kpi(cards, "hits")[1] == (
-        " vs previous period (from the first whole hour)")
-    assert _kpi(cards, "errors")[1].endswith("(humans; from the first whole hour)")
+    humans = Options(None, False, False)
+    shown = Period(today, today + dt.timedelta(hours=1, minutes=30), "minute")
+    view = compute(shown, humans)
+    assert view.current.hits == TOTAL - BOTS
+    # Yesterday a line every 5 minutes: 18 of each group's first 60 by 01:30.
+    assert view.previous.hits == sum(min(count, 18) for count, *_, agent in LINES
+                                     if "Googlebot" not in agent)
+    cards = {"kpis": history_panels._kpis(view, humans=True, pages=False)}
+    assert _change(cards, "hits") != "–"
+    assert _kpi(cards, "errors")[1].endswith("(humans)")
 
 
 def test_the_human_visitors_kpi_of_part_of_a_day_is_its_hours_own(app):
@@ -276,13 +274,10 @@ def test_the_human_visitors_kpi_of_part_of_a_day_is_its_hours_own(app):
             recorder.record("s", "/", day.replace(hour=hour, minute=10),
                             classify("s", "/", agent=who, address=address))
     shown = Period(day, day + dt.timedelta(hours=1), "minute")
-    view = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
-                                         Options(None, False, False), (), 60)
-    assert (view.current.hits, view.current.visitors) == (5, 2)
-    everyone = Options(None, True, False)
-    view = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
-                                         everyone, (), 60)
-    assert (view.current.hits, view.current.visitors) == (6, 3)
+    view = compute(shown, Options(None, False, False))
+    assert view.current.visitors == 2
+    view = compute(shown, Options(None, True, False))
+    assert view.current.visitors == 3
 
 
 def _change(out, name: str) -> str:
@@ -293,39 +288,42 @@ def _change(out, name: str) -> str:
 
 
 def test_a_change_is_new_only_with_something_now_and_nothing_before():
-    Figures = breakdown_view.Figures
     now, before = Figures(12, 3, None), Figures(0, 0, 0.5)
-    panels = breakdown_view.Panels({}, None, now, now, before, 0.0, ())
-    out = {"kpis": history_panels._kpis(panels, humans=True)}
+    panels = breakdown_view.Panels({}, None, now, before, 0.0, ())
+    out = {"kpis": history_panels._kpis(panels, humans=True, pages=False)}
     assert _change(out, "hits") == "new" and _change(out, "visitors") == "new"
     assert _change(out, "pervisitor") == "–"          # nothing before to divide
     assert _change(out, "errors") == "–"              # no rate now: not "new"
 
 
-def test_a_filtered_values_visitors_compare_only_over_whole_utc_days(app, tmp_path):
-    """A value's visitors come from sketches kept per UTC day: today so far against
-    yesterday's same hours would set part of a day against all of one."""
+def test_a_filtered_values_visitors_of_part_of_a_day_come_from_its_raw_events(app,
+                                                                               tmp_path):
+    """A value's sketches are kept per UTC day: part of a day counts its visitors from
+    the raw events of its hours, and compares them; without those events the page says
+    the visitors stand for whole days and shows no change."""
     from dashboard.ranges import Period
     from dashboard.services import get_services
 
+    db = get_services(app.server).db
     day = dt.datetime(2026, 3, 14, tzinfo=dt.UTC)
-    ingest_sample(get_services(app.server).db, "s", tmp_path, start=day + dt.timedelta(hours=9))
+    ingest_sample(db, "s", tmp_path, start=day + dt.timedelta(hours=9))
     filtered = Options(("referrer", "(direct)"), False, False)
 
-    def out(start, end, options=filtered):
+    def out(start, end):
         shown = Period(start, end, "hour")
-        panels = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
-                                               options, (), 60)
-        return panels, {"kpis": history_panels._kpis(panels, humans=True)}
+        panels = compute(shown, filtered)
+        return panels, {"kpis": history_panels._kpis(panels, humans=True, pages=False)}
 
     part, cards = out(day, day + dt.timedelta(hours=13))
-    assert not part.visitors_comparable and _change(cards, "visitors") == "–"
-    assert "kept per UTC day" in _kpi(cards, "visitors")[1]
-    assert _change(cards, "pervisitor") == "–" and _change(cards, "hits") != "–"
+    assert part.current.visitors == 23 and part.current.visitors_exact
+    assert _change(cards, "hits") != "–"
+    db[schema.EVENTS].delete_many({})
+    get_services(app.server).cache.clear()
+    part, cards = out(day, day + dt.timedelta(hours=13))
+    assert not part.current.visitors_exact and _change(cards, "visitors") == "–"
+    assert any("whole UTC days" in note for note in part.notes)
     whole, cards = out(day, day + dt.timedelta(days=1))
-    assert whole.visitors_comparable and "kept per UTC day" not in _kpi(cards, "visitors")[1]
-    assert out(day, day + dt.timedelta(hours=13), Options(None, False, False))[0] \
-        .visitors_comparable                       # the site's sketches are hourly
+    assert whole.current.visitors_exact and whole.current.visitors == 23
 
 
 def test_filtered_panels_with_part_of_their_raw_events_say_what_they_count(app, tmp_path):
@@ -337,8 +335,6 @@ def test_filtered_panels_with_part_of_their_raw_events_say_what_they_count(app, 
     db[schema.EVENTS].delete_many({})                 # these hits' raw events are gone
     ingest_sample(db, "s", tmp_path, start=older)
     query = parse_search("?site=s&range=7d&filter=referrer:(direct)")
-    shown = shown_period(query)
-    panels = breakdown_view.compute_panels("s", shown, shown.previous("UTC"), "UTC",
-                                           Options.from_query(query), (), 60)
+    panels = compute(shown_period(query), Options.from_query(query))
     assert panels.current.hits == 2 * 23
     assert panels.empty == "None among the 23 of these hits whose raw events are kept."

@@ -52,7 +52,7 @@ def test_seven_days_in_tokyo_count_the_last_six_full_days(history, seeded):
     figure, table, label, hint, alert = (out[k] for k in ("figure", "totals", "period", "hint",
                                                           "alert"))
     assert alert is None
-    assert totals(table) == {"Whole site": f"{11 * sum(range(1, 7)):,}"}
+    assert totals(table) == {"Humans": f"{11 * sum(range(1, 7)):,}"}
     assert "per hour" in label and TOKYO in label
     assert hint == "Click an hour to see its minutes."
     assert sum(figure.data[0].y) == 11 * sum(range(1, 7))

@@ -85,8 +85,8 @@ def expected_range(db, site: str, start: dt.datetime, end: dt.datetime, granular
                    min_weeks: int = MIN_WEEKS, source: tuple[str, str] | None = None,
                    humans: bool = False) -> ExpectedRange | None:
     """The band of the total of ``pages`` over ``[start, end)``, or of the hits whose
-    dimension ``source`` = (dimension, value) is that value (humans only if ``humans``),
-    as a chart of them draws; None with too little history."""
+    dimension ``source`` = (dimension, value) is that value, people's alone if
+    ``humans``, as a chart of them draws; None with too little history."""
     zone = validation.timezone(tz)
     start, end = validation.time_range(start, end)
     past = _past_weeks(db, site, start, weeks, zone)
@@ -99,7 +99,8 @@ def expected_range(db, site: str, start: dt.datetime, end: dt.datetime, granular
     for k in past:
         shift = dt.timedelta(days=7 * k)
         first, last = _moved(start, -shift, zone), _moved(end, -shift, zone)
-        frame = (series(db, site, first, last, granularity, pages, zone) if source is None
+        frame = (series(db, site, first, last, granularity, pages, zone, humans=humans)
+                 if source is None
                  else filtered_series(db, site, *source, first, last, granularity, zone,
                                       humans))
         total = frame.sum(axis=1)

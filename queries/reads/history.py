@@ -1,0 +1,148 @@
+"""A History view's chart and KPIs, counting one population over exactly its range.
+
+``chart`` draws hits per bucket: each page's, or the whole site's (``*``), people's
+alone unless ``humans`` is false (the statistics count bots beside hits, to the minute,
+so any granularity and any zone is exact); or, under a filter (``referrer =
+news.example``), that value's hits from the dimension counters (per hour at the finest;
+exact where the raw events of cut hours are kept, see ``queries.dimensions.spans``).
+``figures`` are the KPIs of the same range and population: hits (the chart's total, so
+the two never disagree), distinct visitors, and the share of 4xx/5xx answers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..dimensions import reads as dims
+from ..dimensions.classify import BOT
+from ..dimensions.spans import cover
+from ..events.filtered import filtered_breakdowns
+from ..stats.series import series
+
+Filter = tuple[str, str]
+STATUS = "status"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """Hits per bucket (index ``time``; a column per page, ``*`` for the whole site, or
+    the filter's ``label``), of people alone if ``humans``. Not ``exact``: a filtered
+    chart counted over ``counted``, the nearest whole UTC hours. ``unsplit``: hits
+    stored before bots were counted apart, counted as people."""
+
+    frame: pd.DataFrame
+    granularity: str
+    humans: bool
+    filter: Filter | None = None
+    exact: bool = True
+    counted: tuple[dt.datetime, dt.datetime] | None = None
+    unsplit: int = 0
+
+    @property
+    def total(self) -> int:
+        return int(self.frame.to_numpy().sum())
+
+
+def label(filter: Filter | None, humans: bool) -> str:
+    """The chart's one column when it is not pages': the filter, or people."""
+    if filter is not None:
+        return f"{filter[0]} = {filter[1]}"
+    return "Humans" if humans else "Whole site"
+
+
+def counts_people(filter: Filter | None, bots: bool) -> bool:
+    """Whether a view counts people alone: unless bots are asked for, or the filter is on
+    the bot dimension itself (it counts what it names)."""
+    return not bots and not (filter is not None and filter[0] == "bot")
+
+
+def chart(db, site: str, start: dt.datetime, end: dt.datetime, granularity: str,
+          tz: str = "UTC", pages: Sequence[str] = (), filter: Filter | None = None,
+          humans: bool = True, now: dt.datetime | None = None) -> Chart:
+    """The chart of [start, end) per ``granularity`` of ``tz``: pages (none: the whole
+    site) or a filter's value (per hour at the finest), people's alone if ``humans``."""
+    if filter is None:
+        frame = series(db, site, start, end, granularity, list(pages), tz, humans=humans)
+        if not pages and humans:
+            frame = frame.rename(columns={"*": label(None, True)})
+        return Chart(frame, granularity, humans, unsplit=frame.attrs.get("unsplit", 0))
+    by, value = filter
+    drawn = "hour" if granularity == "minute" else granularity
+    frame = dims.filtered_series(db, site, by, value, start, end, drawn, tz, humans=humans,
+                                 now=now)
+    counted = None if frame.attrs["exact"] else cover(db, site, start, end, now).counted
+    return Chart(frame.rename(columns={"hits": label(filter, humans)}), drawn, humans, filter,
+                 frame.attrs["exact"], counted, frame.attrs.get("unsplit", 0))
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The KPIs of one range: hits, distinct visitors (None: not counted, as in a store
+    older than visitors), the share of 4xx and 5xx among the hits counted with a status
+    (``errors_from_events``: the filtered hits' own, from raw events), and whether the
+    visitors are exactly the range's."""
+
+    hits: int
+    visitors: int | None
+    errors: float | None
+    errors_from_events: bool = False
+    visitors_exact: bool = True
+
+    @property
+    def per_visitor(self) -> float | None:
+        """Hits per distinct visitor of the range (not per visit)."""
+        return self.hits / self.visitors if self.visitors else None
+
+
+def figures(db, site: str, start: dt.datetime, end: dt.datetime, hits: int,
+            filter: Filter | None = None, humans: bool = True,
+            now: dt.datetime | None = None) -> Figures:
+    """The KPIs of [start, end) whose hits are ``hits`` (the chart's total: one
+    computation), for people alone if ``humans``, of the filter's hits if given."""
+    status = dims.breakdown(db, site, STATUS, start, end, humans=humans, now=now)
+    if filter is None:
+        if not int(status["hits"].sum()):     # no dimension counted here (an old store)
+            return Figures(hits, None, None)
+        seen = dims.visitors(db, site, start, end, humans, now)
+        return Figures(hits, seen.n, error_rate(status), visitors_exact=seen.exact)
+    by, value = filter
+    found = dims.breakdown(db, site, by, start, end, humans=humans, now=now)
+    row = found[found["value"] == value]
+    visitors = None if not len(row) or pd.isna(row["visitors"].iloc[0]) else int(
+        row["visitors"].iloc[0])
+    if not len(row):
+        visitors = 0
+    errors, from_events = _filtered_errors(db, site, filter, start, end, hits, humans, now)
+    return Figures(hits, visitors, errors, from_events, found.attrs["visitors_exact"])
+
+
+def error_rate(status: pd.DataFrame) -> float | None:
+    """The share of 4xx and 5xx among the hits with a status code."""
+    coded = status[status["value"].str.fullmatch(r"\d{3}")]
+    total = int(coded["hits"].sum())
+    bad = int(coded.loc[coded["value"].str[0].isin(["4", "5"]), "hits"].sum())
+    return bad / total if total else None
+
+
+def _filtered_errors(db, site: str, filter: Filter, start, end, hits: int, humans: bool,
+                     now) -> tuple[float | None, bool]:
+    """The 4xx/5xx rate of the filtered hits, and whether it comes from raw events. A
+    status filter is its own rate; the counters count bots apart by every value; any
+    other value's statuses are not counted with it (two dimensions), so they come from
+    the raw events, within their retention."""
+    by, value = filter
+    if not hits:
+        return None, False
+    if by == STATUS:
+        return (float(value[0] in "45"), False) if value.isdigit() and len(value) == 3 \
+            else (None, False)
+    if by == "bot":
+        status = dims.breakdown(db, site, STATUS, start, end, humans=value != BOT,
+                                bots=value == BOT, now=now)
+        return error_rate(status), False
+    found = filtered_breakdowns(db, site, by, value, start, end, (STATUS,), humans_only=humans)
+    return (error_rate(found.panels[STATUS]) if found.hits else None), True
