@@ -37,7 +37,7 @@ def main() -> None:
         best = min(best, time.perf_counter() - started)
     rate = len(lines) / best
     print(f"lines: {len(lines):,} ({args.repeat} x {args.log})")
-    print(f"outcome: {dict(outcome)}")
+    print(f"outcome: {dict(outcome)}; odd request lines parsed: {dict(log_parser.tolerated)}")
     print(f"best of {args.rounds}: {best:.3f} s, {rate:,.0f} lines/s")
     print(f"vs target {TARGET:,} lines/s: {rate / TARGET:.2f}x; "
           f"vs GoAccess's 51,000-100,000 lines/s (C): {rate / 51_000:.2f}x-{rate / 100_000:.2f}x")

@@ -10,6 +10,10 @@ reachability check that counts nothing); who may send is ``beacon_origins``' bus
 recorder (their dimensions to its dimension recorder) and, as events, to a buffered writer
 flushed by its own thread: a request never waits on the database.
 
+The page is stored decoded (``/caf%C3%A9`` as ``/café``), as log ingestion stores it; the
+referrer is a whole URL, of which only the host is counted (as a log's Referer), and it is
+kept as sent.
+
 Bad input is a 400 with the reason: a missing, repeated or non-string value, an operator
 in disguise (``{"page": {"$gt": ""}}``, ``page[$ne]=``), an invalid name; a site outside
 the ``beacon_sites`` allow-list is a 403; a recorder that cannot keep up is a 503.
@@ -95,14 +99,17 @@ def read_post(body: bytes) -> dict:
 
 
 def validate(values: dict, allowed: frozenset[str] | None) -> tuple[str, str, str]:
-    """(site, page, query) or :class:`BeaconError`; values must be plain strings."""
+    """(site, page, query) or :class:`BeaconError`; values must be plain strings. The
+    page is a URL path as ``location.pathname`` gives it, percent-encoded: it is decoded
+    (``validation.decoded_path``), as the log parser decodes a logged path, so both
+    count one page under one name; its length limit applies once decoded."""
     for key in FIELDS + OPTIONAL:
         if key in values and not isinstance(values[key], str) and not (
                 key in OPTIONAL and values[key] is None):      # null: not sent
             raise BeaconError(f"{key} must be a string, got {_json_type(values[key])}")
     site = validation.site(values["site"])
     page, _, query = values["page"].partition("?")
-    page = validation.page(page)
+    page = validation.page(validation.decoded_path(page))
     if page == validation.WHOLE_SITE:
         raise BeaconError("page '*' means the whole site; send the page's path")
     if allowed is not None and site not in allowed:

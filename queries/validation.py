@@ -18,6 +18,11 @@ from .errors import (
 
 SITE_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 MAX_PAGE = 2048
+_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+# What a decoded run must not hold, so it stays escaped: controls (C0, DEL, C1), "/",
+# the bidirectional overrides and isolates, U+FFFD, and the lone surrogates that stand
+# for bytes that are not UTF-8 (``surrogateescape``).
+_KEPT = re.compile("[\x00-\x1f\x7f-\x9f/\u202a-\u202e\u2066-\u2069\ufffd\udc80-\udcff]")
 WHOLE_SITE = "*"
 MAX_MINUTE_SPAN = dt.timedelta(days=400)
 
@@ -42,6 +47,44 @@ def page(value) -> str:
     if value == WHOLE_SITE or value.startswith("/"):
         return value
     return "/" + value
+
+
+def decoded_path(path: str) -> str:
+    """A URL path's percent-escapes decoded, so a page is stored, counted, shown and
+    matched as the text it names (``/nature%E2%80%99s-essence`` → ``/nature’s-essence``).
+    Applied once, where a path comes in (the log parser, the ``/hit`` beacon), never to
+    a stored name: ``%25`` decodes to ``%``, and decoding again would read that ``%``
+    as an escape. The rules:
+
+    - ``%XX`` runs decode as UTF-8; bytes that are not valid UTF-8 (a stray ``%FF``,
+      an overlong ``%C0%AF``, an encoded surrogate ``%ED%A0%80``) stay as their escapes,
+      so no replacement character or lone surrogate ever comes from decoding;
+    - what decodes to a control character (``%00``-``%1F``, ``%7F``, C1), a
+      bidirectional override or isolate (a name must read in its own order) or
+      U+FFFD stays escaped;
+    - ``%2F`` stays escaped: ``/a%2Fb`` is one segment where ``/a/b`` is two, and
+      servers and APIs tell them apart (GoAccess decodes it and merges the two pages);
+    - ``+`` stays ``+`` (it means a space only in query strings), and a ``%`` not
+      followed by two hex digits stays as it is;
+    - what stays escaped is written in upper case (RFC 3986's normal form).
+
+    Decoding never lengthens a path, and costs one test when it holds no ``%``. A name
+    may not lead back to one raw path (``%2500`` and ``%00`` both read ``%00``): names
+    are for reading and counting, not for requesting."""
+    if "%" not in path:
+        return path
+    return _ESCAPES.sub(_decoded_run, path)
+
+
+def _decoded_run(match: re.Match) -> str:
+    text = bytes.fromhex(match.group().replace("%", "")).decode("utf-8", "surrogateescape")
+    return _KEPT.sub(_escaped, text)
+
+
+def _escaped(match: re.Match) -> str:
+    char = match.group()
+    data = char.encode("utf-8", "surrogateescape")
+    return "".join(f"%{byte:02X}" for byte in data)
 
 
 def timestamp(value) -> dt.datetime:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from urllib.parse import urlencode
 
 import pytest
 from dashkit import dashboard_app
@@ -12,6 +13,7 @@ from fakes import stored_events
 import queries
 from dashboard.beacon import GIF
 from dashboard.services import get_services
+from queries.dimensions import reads
 from queries.events.collection import EventWriter
 
 
@@ -91,6 +93,42 @@ def test_post_validation(app, body, reason):
     assert response.status_code == 400
     assert reason in response.get_json()["error"]
     assert queries.list_sites(written(app).db) == []
+
+
+@pytest.mark.parametrize("sent, stored", [
+    ("/nature%E2%80%99s-essence", "/nature\u2019s-essence"),   # location.pathname's form
+    ("caf%C3%A9", "/caf\u00e9"),
+    ("/100%25", "/100%"),
+    ("/a%2Fb%00%FF+", "/a%2Fb%00%FF+"),                       # validation.decoded_path's rules
+])
+def test_the_page_is_stored_decoded_counted_and_kept_so(app, sent, stored):
+    client = app.server.test_client()
+    assert client.get("/hit?" + urlencode({"site": "blog", "page": sent})).status_code == 200
+    body = json.dumps({"site": "blog", "page": sent + "?utm_source=x%20y"})
+    assert client.post("/hit", data=body).status_code == 204
+    services = written(app)
+    services.dimensions.flush()
+    for closer in services._closers:      # flush the buffered events as shutdown does
+        closer()
+    assert queries.list_pages(services.db, "blog") == [stored]
+    assert {(e["path"], e["query"]) for e in stored_events(services.db, "blog")} == {
+        (stored, ""), (stored, "utm_source=x%20y")}
+    pages = reads.breakdown(services.db, "blog", "page", *day_range())
+    assert dict(zip(pages["value"], pages["hits"], strict=True)) == {stored: 2}
+
+
+@pytest.mark.parametrize("page, status, reason", [
+    ("/" + "%41" * 2047, 200, None),                        # 6,142 sent, 2,048 decoded
+    ("/" + "%41" * 2048, 400, "2049 characters, at most 2048"),
+    ("%2A", 400, "whole site"),                              # "*" once decoded
+])
+def test_the_page_limits_apply_once_decoded(app, page, status, reason):
+    response = app.server.test_client().get("/hit?" + urlencode({"site": "blog", "page": page}))
+    assert response.status_code == status
+    if reason:
+        assert reason in response.get_json()["error"]
+    else:
+        assert queries.list_pages(written(app).db, "blog") == ["/" + "A" * 2047]
 
 
 def test_oversized_body_is_413(app):

@@ -24,7 +24,8 @@ CONTENT_TYPES = (None, "application/json", "text/plain;charset=UTF-8",
                  "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
                  "application/octet-stream", "text/html; charset=latin-1")
 TRICKY = ("blog", "/", "/a", "*", "/$where", "$where", "a.b", "/a.b", '{"$gt": ""}',
-          "bad site", "a" * 3000, "\x00", "/%00", "/a?utm=1", "../etc/passwd", "")
+          "bad site", "a" * 3000, "\x00", "/%00", "/a?utm=1", "../etc/passwd", "",
+          "/caf%C3%A9", "%2A", "/%25%41", "/%ED%A0%80")
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
 keys = st.sampled_from(("site", "page", "referrer", "page[$ne]", "site[$gt]", "$where",
                         "page.x", "", "x")) | text
@@ -76,7 +77,8 @@ def valid_hit(pairs) -> tuple[str, str] | None:
     if not (isinstance(site, str) and isinstance(page, str)):
         return None
     try:
-        site, page = validation.site(site), validation.page(page.partition("?")[0])
+        site = validation.site(site)
+        page = validation.page(validation.decoded_path(page.partition("?")[0]))
     except HitboardError:
         return None
     return None if page == validation.WHOLE_SITE else (site, page)
@@ -114,6 +116,7 @@ def answer(client, method: str, expected, **request) -> None:
 @example(pairs=[("site", "blog"), ("page[$ne]", "")], method="GET")
 @example(pairs=[("site", "blog"), ("page", "/a"), ("page", "/b")], method="GET")
 @example(pairs=[("site", "blog"), ("page", "/$where")], method="GET")
+@example(pairs=[("site", "blog"), ("page", "/caf%C3%A9%2A")], method="GET")
 def test_query_strings(client, pairs, method):
     answer(client, method, valid_hit(pairs), query_string=urlencode(pairs))
 

@@ -18,16 +18,20 @@ from fakes import stored_count, stored_events
 
 import queries
 from dashboard.cli import main
+from dashboard.state import ShellState, parse_search
+from queries.dimensions import reads
 from queries.ingest import chunks
 from queries.ingest import run as ingest
 from queries.stats import schema
+from queries.validation import decoded_path
 
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 WAIT = 15.0
 
 
 def independent_counts(path: Path) -> tuple[Counter, Counter]:
-    """Per UTC day and per path, by splitting on spaces (the file is all +0000)."""
+    """Per UTC day and per path, by splitting on spaces (the file is all +0000); paths
+    decoded as ingestion stores them."""
     days, paths = Counter(), Counter()
     with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
@@ -35,7 +39,7 @@ def independent_counts(path: Path) -> tuple[Counter, Counter]:
             assert fields[3].endswith("+0000]") or fields[4] == "+0000]"
             day = dt.datetime.strptime(fields[3][1:12], "%d/%b/%Y").date().isoformat()
             days[day] += 1
-            paths[fields[6].split("?")[0]] += 1
+            paths[decoded_path(fields[6].split("?")[0])] += 1
     return days, paths
 
 
@@ -110,6 +114,63 @@ def test_rejects_are_counted_by_reason_and_do_not_fail(tmp_path):
     assert result.exit_code == 0, result.output
     assert "rejected  3 (1 malformed, 1 bad_request, 1 empty)" in result.stdout
     assert "on shop (2)" in result.stdout           # the site named after the file
+
+
+def test_odd_request_lines_are_parsed_and_counted_as_tolerated(tmp_path):
+    log = tmp_path / "nasa.log"
+    write(log, [line(1).replace("GET /p HTTP/1.1", "GET /facts   HTTP/1.0"),   # NASA, 1995
+                line(2).replace("HTTP/1.1", "HTTP/V1.0"), line(3).replace("HTTP/1.1", "HTTP/V1.0"),
+                line(4)])
+    result = CliRunner().invoke(main, ["ingest", str(log), "--store", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    assert "parsed    4\ntolerated 3 odd request lines (2 odd_protocol, 1 spacing)\n" \
+           "rejected  0" in result.stdout
+    db = queries.connect(str(tmp_path / "s"), read_only=True)
+    assert ingest_totals(db)["tolerated"] == {"odd_protocol": 2, "spacing": 1}
+    db.client.close()
+
+
+def ingest_totals(db) -> dict:
+    (checkpoint,) = db[schema.CHECKPOINTS].find({"_id": {"$regex": "^ingest:"}})
+    return checkpoint["totals"]
+
+
+def test_escaped_paths_are_stored_counted_and_matched_decoded(tmp_path):
+    log = tmp_path / "shop.log"
+    stamp = "[14/Mar/2026:10:00:00 +0000]"
+    requests = [("/nature%E2%80%99s-essence", 200)] * 3 + [
+        ("/nature\u2019s-essence", 200), ("/caf%C3%A9%20menu", 404),
+        ("/img/logo%2Epng", 200), ("/latin%E9", 200)]
+    write(log, [f'10.0.0.1 - - {stamp} "GET {path} HTTP/1.1" {status} 5 "-" "ua"'
+                for path, status in requests])
+    store = str(tmp_path / "store")
+    assert CliRunner().invoke(main, ["ingest", str(log), "--store", store]).exit_code == 0
+    db = queries.connect(store, read_only=True)
+    try:
+        nature = "/nature\u2019s-essence"
+        assert queries.list_pages(db, "shop") == [
+            "/caf\u00e9 menu", "/img/logo.png", "/latin%E9", nature]
+        # The dashboard's URL names the page escaped; its query string is decoded once.
+        shell = ShellState.from_query(parse_search("?site=shop&page=/nature%E2%80%99s-essence"))
+        assert shell.pages == (nature,)
+        start = dt.datetime(2026, 3, 14, tzinfo=dt.UTC)
+        day = queries.series(db, "shop", start, start + dt.timedelta(days=1), "day",
+                             pages=shell.pages)
+        assert day[nature].tolist() == [4]
+        window = (start, start + dt.timedelta(days=1))
+        assert breakdown(db, "page", window) == {nature: 4, "/caf\u00e9 menu": 1,
+                                                 "/img/logo.png": 1, "/latin%E9": 1}
+        assert breakdown(db, "notfound", window) == {"/caf\u00e9 menu": 1}
+        assert breakdown(db, "kind", window) == {"page": 6, "asset": 1}
+        assert {e["path"] for e in stored_events(db, "shop")} == set(queries.list_pages(
+            db, "shop"))
+    finally:
+        db.client.close()
+
+
+def breakdown(db, by: str, window) -> dict:
+    frame = reads.breakdown(db, "shop", by, *window)
+    return dict(zip(frame["value"], frame["hits"], strict=True))
 
 
 def test_nothing_parsed_exits_2(tmp_path):

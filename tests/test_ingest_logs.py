@@ -1,5 +1,6 @@
-"""The logs a store has ingested, as the Data page lists them: lines, hits and the lines
-not read (by reason) summed over runs, and whether a run reads the file now."""
+"""The logs a store has ingested, as the Data page lists them: lines, hits, the lines
+not read (by reason) and the odd ones read, summed over runs, and whether a run reads the
+file now."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ def write(path, good: int, junk: int) -> None:
     with path.open("a") as log:
         log.writelines(GOOD.format(s=i % 60) for i in range(good))
         log.writelines("not a log line\n" for _ in range(junk))
+        log.write(GOOD.format(s=0).replace("HTTP/1.1", "HTTP/V1.0"))       # odd, parsed
         log.write('10.0.0.1 - - [99/Xyz/2026:10:00:00 +0000] "GET / HTTP/1.1" 200 5\n')
 
 
@@ -35,8 +37,9 @@ def test_lines_hits_and_lines_not_read_add_up_over_runs(embedded_db, tmp_path):
     write(log, good=5, junk=1)               # appended: the next run reads on
     run(embedded_db, log)
     [found] = log_ingests(embedded_db)
-    assert (found.path, found.lines, found.hits) == (str(log), 40, 35)
+    assert (found.path, found.lines, found.hits) == (str(log), 42, 37)
     assert found.rejected == {"malformed": 3, "bad_time": 2}
+    assert found.tolerated == {"odd_protocol": 2}
     assert found.running is False and found.pid is None and not found.interrupted
     assert dt.datetime.now(dt.UTC) - found.updated < dt.timedelta(minutes=1)
 

@@ -46,6 +46,15 @@ def test_a_tally_counts_hits_per_minute_rejects_with_reasons_and_dimensions_per_
     assert sum(n for values, n in counts.items() if ("bot", "bot") in values) == 1
 
 
+def test_a_tally_counts_the_odd_request_lines_of_its_own_lines_only():
+    odd = line("/a").replace(b"GET /a HTTP/1.1", b"get  /a   http/1.0")
+    mapper = LineMapper()
+    tally = mapper.map(split_lines(odd + line("/b") + odd, 0), "s", 1, None)
+    assert tally.tolerated == {"odd_protocol": 2} and tally.parsed == 3
+    assert tally.hits == {("s", "/a", 2026, 3, 14): {607: 2}, ("s", "/b", 2026, 3, 14): {607: 1}}
+    assert not mapper.map(split_lines(line("/b"), 0), "s", 1, None).tolerated
+
+
 def test_the_site_option_beats_the_virtual_host_which_beats_the_default():
     data = line("/a", vhost="v.example") + line("/a")
     assert LineMapper().map(split_lines(data, 0), "d", 1, None).sites == {"v.example": 1,

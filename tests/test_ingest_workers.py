@@ -65,7 +65,8 @@ def test_workers_store_what_the_ingest_process_stores(tmp_path, small_chunks):
                 for doc in stored_events(there)] == events
         assert (reads.visitors(there, SITE, START, END).n
                 == reads.visitors(here, SITE, START, END).n)
-        for name in ("lines", "parsed", "hits", "rejected", "sites", "first", "last"):
+        for name in ("lines", "parsed", "hits", "rejected", "tolerated", "sites", "first",
+                     "last"):
             assert getattr(summary_there, name) == getattr(summary_here, name), name
         assert summary_there.events.written == summary_here.events.written == 10_000
     finally:

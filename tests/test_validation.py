@@ -4,8 +4,12 @@ through the validators and through the public API that uses them."""
 from __future__ import annotations
 
 import datetime as dt
+import re
+from urllib.parse import unquote_to_bytes
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import queries
 from queries import validation
@@ -48,6 +52,58 @@ def test_good_pages():
     assert validation.page("/" + "p" * 2047) == "/" + "p" * 2047
     assert validation.page("a.b$c") == "/a.b$c"
     assert validation.page("*") == "*"
+
+
+@pytest.mark.parametrize("raw, decoded", [
+    ("/nature%E2%80%99s-essence", "/nature\u2019s-essence"),      # UTF-8
+    ("/caf%c3%a9/%F0%9F%98%80", "/caf\u00e9/\U0001f600"),          # lower-case hex, 4 bytes
+    ("/a%20b", "/a b"),
+    ("/100%25", "/100%"),                                          # %25 is %
+    ("/a%2541", "/a%41"),                                          # ... decoded once only
+    ("/a+b", "/a+b"),                                              # + is no space in a path
+    ("/a%2Fb", "/a%2Fb"), ("/a%2fb", "/a%2Fb"),                    # / stays escaped
+    ("/%3F%23", "/?#"),
+    ("/a%00b", "/a%00b"), ("/a%0A%0d%09", "/a%0A%0D%09"),          # C0 stays escaped
+    ("/a%7F", "/a%7F"), ("/a%C2%85", "/a%C2%85"),                  # DEL, C1 too
+    ("/a%E2%80%AEgpj.exe", "/a%E2%80%AEgpj.exe"),                  # a bidi override too
+    ("/a%EF%BF%BD", "/a%EF%BF%BD"),                                # and U+FFFD
+    ("/a%FF", "/a%FF"), ("/a%ff%E9", "/a%FF%E9"),                  # not UTF-8 (Latin-1)
+    ("/a%C0%AF", "/a%C0%AF"),                                      # overlong "/"
+    ("/a%ED%A0%80", "/a%ED%A0%80"),                                # an encoded surrogate
+    ("/a%F4%90%80%80", "/a%F4%90%80%80"),                          # beyond U+10FFFF
+    ("/a%E2%80", "/a%E2%80"), ("/a%E2%80x%99", "/a%E2%80x%99"),    # cut sequences
+    ("/a%E2%80%99%FF%C3%A9", "/a\u2019%FF\u00e9"),                  # valid around invalid
+    ("%", "%"), ("/a%", "/a%"), ("/a%4", "/a%4"), ("/a%G1", "/a%G1"), ("/%%41", "/%A"),
+    ("/plain/path.html", "/plain/path.html"),
+])
+def test_decoded_path(raw, decoded):
+    assert validation.decoded_path(raw) == decoded
+
+
+def test_decoded_path_of_a_long_path_and_the_page_limit_after_decoding():
+    raw = "/" + "%E2%80%99" * 2047                      # 6,142 characters, 2,048 decoded
+    assert validation.page(validation.decoded_path(raw)) == "/" + "\u2019" * 2047
+    with pytest.raises(InvalidPageError, match="2049 characters"):
+        validation.page(validation.decoded_path(raw + "%41"))
+
+
+def test_page_never_decodes():
+    assert validation.page("/a%41") == "/a%41"
+    assert validation.page("/100%") == "/100%"
+
+
+_BAD_AFTER_DECODING = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufffd"
+                                 "\ud800-\udfff]")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=60).filter(lambda data: b"%" not in data))
+def test_decoding_any_bytes_loses_none_and_adds_no_hostile_character(data):
+    raw = "/" + "".join(f"%{byte:02X}" for byte in data)
+    decoded = validation.decoded_path(raw)
+    assert unquote_to_bytes(decoded.encode("utf-8")) == b"/" + data
+    assert not _BAD_AFTER_DECODING.search(decoded) and "/" not in decoded[1:]
+    assert len(decoded) <= len(raw)
 
 
 def test_naive_timestamps_are_refused():

@@ -235,12 +235,21 @@ def _batch(ingestor, default_sites: dict[str, str], stop: threading.Event,
                                   mapped=mapped if path == last else None)
 
 
+def _tolerated(tolerated) -> list[tuple[str, str]]:
+    """The summary's row of odd request lines parsed (a strict parser would lose them)."""
+    if not tolerated:
+        return []
+    oddities = ", ".join(f"{n:,} {oddity}" for oddity, n in tolerated.most_common())
+    return [("tolerated", f"{sum(tolerated.values()):,} odd request lines ({oddities})")]
+
+
 def _print_summary(summary, elapsed: float) -> None:
     unwritten = summary.unwritten
     reasons = ", ".join(f"{n:,} {r}" for r, n in summary.rejected.most_common())
     rows = [
         ("lines", f"{summary.lines:,}"),
         ("parsed", f"{summary.parsed:,}"),
+        *_tolerated(summary.tolerated),
         ("rejected", f"{sum(summary.rejected.values()):,}" + (f" ({reasons})" if reasons else "")),
         ("hits", f"{summary.hits - unwritten:,} recorded"
          + (f", {unwritten:,} NOT written (the next run reads their lines again)"

@@ -20,6 +20,7 @@ class LogIngest:
     lines: int                       # read and committed, every run together
     hits: int
     rejected: dict[str, int] = field(default_factory=dict)   # reason -> lines
+    tolerated: dict[str, int] = field(default_factory=dict)  # oddity -> lines parsed
     updated: dt.datetime | None = None    # the last batch committed
     pid: int | None = None           # the run reading it now, if any
     running: bool | None = None      # None: read on another host, not known here
@@ -40,6 +41,7 @@ def log_ingests(db) -> list[LogIngest]:
         found.append(LogIngest(
             path=doc["path"], host=doc.get("host", ""), lines=totals.get("lines", 0),
             hits=totals.get("hits", 0), rejected=dict(totals.get("rejected") or {}),
+            tolerated=dict(totals.get("tolerated") or {}),
             updated=doc.get("updated") and validation.stored_time(doc["updated"]),
             pid=holder[0] if holder is not None and running is not False else None,
             running=running, interrupted=doc.get("state") == FLUSHING))

@@ -46,6 +46,7 @@ class Tally:
     lines: int = 0
     parsed: int = 0
     rejected: Counter = field(default_factory=Counter)
+    tolerated: Counter = field(default_factory=Counter)   # odd request lines parsed
     sites: Counter = field(default_factory=Counter)
     first: dt.datetime | None = None
     last: dt.datetime | None = None
@@ -141,6 +142,8 @@ class LineMapper:
         for (site, *_), minutes in hits.items():       # a parsed line is a hit
             sites[site] += sum(minutes.values())
         tally.lines, tally.first, tally.last = lines_seen, first, last
+        tally.tolerated.update(self.parser.tolerated)
+        self.parser.tolerated.clear()
         tally.parsed = sum(sites.values())
         if slices is not None:
             if part:

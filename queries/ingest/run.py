@@ -62,6 +62,7 @@ class IngestSummary:
     lines: int = 0
     parsed: int = 0
     rejected: Counter = field(default_factory=Counter)
+    tolerated: Counter = field(default_factory=Counter)   # parsed despite an odd request
     hits: int = 0
     sites: Counter = field(default_factory=Counter)
     first: dt.datetime | None = None
@@ -142,11 +143,12 @@ class Ingestor:
         session.recorder.add_pending(tally.hits, tally.bots)
         if session.dimensions is not None:
             session.dimensions.add(tally.units)
-        session.counted(tally.lines, tally.parsed, tally.rejected)
+        session.counted(tally.lines, tally.parsed, tally.rejected, tally.tolerated)
         summary.lines += tally.lines
         summary.parsed += tally.parsed
         summary.hits += tally.parsed
         summary.rejected.update(tally.rejected)
+        summary.tolerated.update(tally.tolerated)
         summary.sites.update(tally.sites)
         if tally.first is not None and (summary.first is None or tally.first < summary.first):
             summary.first = tally.first

@@ -7,7 +7,8 @@ One document in ``checkpoints`` per log path (and host)::
      options, updated,
      position: {device, inode, head, epoch, offset, line},      # everything before: done
      ranges: [{device, inode, path, head, epoch, from, to, line, lines}],   # in flight
-     totals: {lines, hits, rejected: {reason: lines}}}    # every batch committed, summed
+     totals: {lines, hits, rejected: {reason: lines},     # every batch committed, summed
+              tolerated: {oddity: lines}}}
 
 Every flush of a batch of lines takes four steps, see ``queries.ingest.run._flush``:
 
@@ -205,10 +206,11 @@ class LogSession:
         self.file = {name: span[name] for name in ("device", "inode", "path", "head", "epoch")}
         self.offset, self.line = span["from"], span["line"]
 
-    def counted(self, lines: int, hits: int, rejected: Counter) -> None:
+    def counted(self, lines: int, hits: int, rejected: Counter, tolerated: Counter) -> None:
         """Mapped lines' figures, added to ``totals`` when their batch commits."""
         self.batch.update({"lines": lines, "hits": hits})
         self.batch.update({f"rejected.{reason}": n for reason, n in rejected.items()})
+        self.batch.update({f"tolerated.{oddity}": n for oddity, n in tolerated.items()})
 
     def consumed(self, end: int, lines: int) -> None:
         """The lines up to byte ``end`` (``lines`` of them) were fed."""
