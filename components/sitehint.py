@@ -21,3 +21,13 @@ def unknown_site(site: str, known: Sequence[tuple[str, str]]) -> html.Div:
     return html.Div(className="notice notice-warning", role="alert", id="unknown-site",
                     children=[html.Span(f"Site {site!r} has no data. Known sites: "),
                               *links, more])
+
+
+def elsewhere(first: str, last: str, href: str) -> html.Div:
+    """A range without hits of a site that has some: where they are, one click away."""
+    when = first if first == last else f"{first} to {last}"
+    return html.Div(className="notice notice-info", role="status", id="history-elsewhere",
+                    children=[html.Span(f"No hits in this range. This site's hits are from "
+                                        f"{when}: "),
+                              dcc.Link("show all of them", href=href, className="site-link"),
+                              "."])

@@ -11,7 +11,7 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 
 from components import message
 from dashboard.feedback import describe
-from dashboard.history_url import Controls, shown_period
+from dashboard.history_url import controls_of, shown_period
 from dashboard.ranges import Period
 from dashboard.state import (
     ShellState,
@@ -96,7 +96,7 @@ def choose_comparison(kind, start, search):
 def describe_comparison(search):
     """Which dates the dashed lines show, in the view's zone."""
     query = parse_search(search)
-    if not Controls.from_query(query).compare:
+    if not controls_of(query).compare:
         return ""
     try:
         tz = ShellState.from_query(query).tz

@@ -6,12 +6,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import queries
 from queries import validation
 from queries.dimensions.encoding import MAX_VALUE, dimension
 from queries.reads.history import counts_people
 
 from . import reads
-from .ranges import DEFAULT_PRESET, GRANULARITIES, PRESETS, Period, period
+from .ranges import (
+    ALL_TIME,
+    DEFAULT_PRESET,
+    GRANULARITIES,
+    PRESETS,
+    Period,
+    default_preset,
+    period,
+)
 from .state import ASSETS_KEY, BOTS_KEY, ShellState, choice, filter_pair, first
 
 MODES = {"lines": "Lines", "stacked": "Stacked"}
@@ -29,8 +38,9 @@ class Controls:
     end: str | None
 
     @classmethod
-    def from_query(cls, query) -> Controls:
-        return cls(preset=choice(query, "range", PRESETS, DEFAULT_PRESET),
+    def from_query(cls, query, default: str = DEFAULT_PRESET) -> Controls:
+        """The controls the URL holds; ``default``: the range without ``range=``."""
+        return cls(preset=choice(query, "range", PRESETS, default),
                    granularity=choice(query, "gran", GRANULARITIES, "auto"),
                    mode=choice(query, "mode", MODES, "lines"),
                    compare=first(query, "compare") == "1",
@@ -62,8 +72,33 @@ class Options:
         return counts_people(self.filter, self.bots)
 
 
+def site_span(site: str | None):
+    """The first and last UTC day of the site's hits (None: none, or no site)."""
+    if not site:
+        return None
+    return reads.shared(queries.site_span, site, seconds=reads.history_seconds())
+
+
+def opening_preset(query) -> str:
+    """The range the URL's site opens on without ``range=``: the last 7 days if they
+    hold hits, else all of its days."""
+    shell = ShellState.from_query(query)
+    site = reads.resolve_site(shell.site)
+    try:
+        return default_preset(site_span(site), reads.now(reads.history_seconds()), shell.tz)
+    except queries.HitboardError:      # a bad site or zone: the page's own alert says why
+        return DEFAULT_PRESET
+
+
+def controls_of(query) -> Controls:
+    """The page's controls as the URL holds them, the site's opening range by default."""
+    default = DEFAULT_PRESET if first(query, "range") else opening_preset(query)
+    return Controls.from_query(query, default)
+
+
 def shown_period(query) -> Period:
     """The period the URL asks for, as of the current cache bucket."""
-    shell, controls = ShellState.from_query(query), Controls.from_query(query)
+    shell, controls = ShellState.from_query(query), controls_of(query)
+    span = site_span(reads.resolve_site(shell.site)) if controls.preset == ALL_TIME else None
     return period(controls.preset, controls.granularity, reads.now(reads.history_seconds()),
-                  shell.tz, controls.start, controls.end)
+                  shell.tz, controls.start, controls.end, span)

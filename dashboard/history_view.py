@@ -15,8 +15,8 @@ from queries.stats.series import bucket_edges
 
 from . import reads
 from .compare_view import comparison_period
-from .history_url import Controls, Options, shown_period
-from .ranges import Period, period
+from .history_url import Controls, Options, controls_of, shown_period, site_span
+from .ranges import ALL_TIME, Period, period
 from .state import ShellState, parse_search
 
 
@@ -58,11 +58,13 @@ class View:
         return self.chart is not None and self.chart.humans
 
 
-def picker_dates(controls: Controls, tz: str) -> tuple[str | None, str | None]:
+def picker_dates(controls: Controls, tz: str, site: str | None = None
+                 ) -> tuple[str | None, str | None]:
     """The local dates the picker shows for a view (its end date is included)."""
+    span = site_span(site) if controls.preset == ALL_TIME else None
     try:
         shown = period(controls.preset, "day", dt.datetime.now(dt.UTC), tz, controls.start,
-                       controls.end)
+                       controls.end, span)
     except queries.HitboardError:
         return None, None
     zone = validation.timezone(tz)
@@ -73,7 +75,7 @@ def picker_dates(controls: Controls, tz: str) -> tuple[str | None, str | None]:
 def compute_view(search: str | None) -> View:
     """Read what the URL asks for, through the shared cache."""
     query = parse_search(search)
-    shell, controls = ShellState.from_query(query), Controls.from_query(query)
+    shell, controls = ShellState.from_query(query), controls_of(query)
     site = reads.resolve_site(shell.site)
     if site is None:
         return View(shell, controls, None, None)

@@ -13,8 +13,9 @@ from queries import validation
 from queries.errors import InvalidRangeError
 
 PRESETS = {"today": "Today", "yesterday": "Yesterday", "7d": "7 days", "30d": "30 days",
-           "90d": "90 days", "12m": "12 months", "custom": "Custom"}
+           "90d": "90 days", "12m": "12 months", "all": "All time", "custom": "Custom"}
 DEFAULT_PRESET = "7d"
+ALL_TIME = "all"
 GRANULARITIES = {"auto": "Auto", "minute": "Minute", "hour": "Hour", "day": "Day"}
 MINUTE_UP_TO = dt.timedelta(days=2)
 HOUR_UP_TO = dt.timedelta(days=31)
@@ -48,13 +49,24 @@ class Period:
         return Period(first, first + span, self.granularity)
 
 
-def preset_range(preset: str, now: dt.datetime, tz: str) -> tuple[dt.datetime, dt.datetime]:
-    """``today`` and the rolling ranges end now; ``yesterday`` is the whole local day.
-    ``now`` is the start of the current cache bucket, which is midnight itself in the
-    first minute of a day: today then ends a second later, inside its first minute,
-    shown as still filling (not an empty range)."""
+def preset_range(preset: str, now: dt.datetime, tz: str,
+                 span: tuple[dt.datetime, dt.datetime] | None = None
+                 ) -> tuple[dt.datetime, dt.datetime]:
+    """``today`` and the rolling ranges end now; ``yesterday`` is the whole local day;
+    ``all`` is every local day holding the site's hits (``span``: its first and last
+    UTC day), until now at the latest: a log of 2019 opens on 2019. ``now`` is the start
+    of the current cache bucket, which is midnight itself in the first minute of a day:
+    today then ends a second later, inside its first minute, shown as still filling (not
+    an empty range)."""
     zone = validation.timezone(tz)
     today = validation.local_midnight(now, zone)
+    if preset == ALL_TIME:
+        if span is None:
+            raise InvalidRangeError("nothing has been counted for this site yet")
+        start = validation.local_midnight(min(span[0], now), zone)
+        last = span[1] + DAY - dt.timedelta(microseconds=1)
+        end = validation.local_midnight(last, zone, -1)
+        return start, max(min(end, now), start + FIRST_SECOND)
     if preset == "today":
         return today, max(now, today + FIRST_SECOND)
     if preset == "yesterday":
@@ -62,6 +74,16 @@ def preset_range(preset: str, now: dt.datetime, tz: str) -> tuple[dt.datetime, d
     if preset in _DAYS_BACK:
         return validation.local_midnight(now, zone, _DAYS_BACK[preset]), now
     raise InvalidRangeError(f"unknown range {preset!r}: use one of {', '.join(PRESETS)}")
+
+
+def default_preset(span: tuple[dt.datetime, dt.datetime] | None, now: dt.datetime,
+                   tz: str) -> str:
+    """The range a site opens on: the last 7 days if they hold hits, else all its days
+    (a log of 2019 opens where its hits are)."""
+    if span is None:
+        return DEFAULT_PRESET
+    seven = preset_range(DEFAULT_PRESET, now, tz)[0]
+    return DEFAULT_PRESET if span[1] + DAY > seven else ALL_TIME
 
 
 def custom_range(start: str | None, end: str | None, tz: str) -> tuple[dt.datetime, dt.datetime]:
@@ -81,11 +103,12 @@ def auto_granularity(start: dt.datetime, end: dt.datetime) -> str:
 
 
 def period(preset: str, granularity: str, now: dt.datetime, tz: str,
-           start: str | None = None, end: str | None = None) -> Period:
-    """The period a view shows; refuses a granularity that would draw too many points.
-    A custom range ends now at the latest (today's drill-down is today so far, as the
-    "Today" preset: no future hours drawn as empty, flagged or compared), and one that
-    has not begun is refused."""
+           start: str | None = None, end: str | None = None,
+           span: tuple[dt.datetime, dt.datetime] | None = None) -> Period:
+    """The period a view shows (``span``: the site's first and last day, for ``all``);
+    refuses a granularity that would draw too many points. A custom range ends now at
+    the latest (today's drill-down is today so far, as the "Today" preset: no future
+    hours drawn as empty, flagged or compared), and one that has not begun is refused."""
     if preset == "custom":
         first, last = custom_range(start, end, tz)
         if first >= now:
@@ -93,7 +116,7 @@ def period(preset: str, granularity: str, now: dt.datetime, tz: str,
                                     "has been counted yet")
         last = min(last, max(now, first + FIRST_SECOND))
     else:
-        first, last = preset_range(preset, now, tz)
+        first, last = preset_range(preset, now, tz, span)
     chosen = auto_granularity(first, last) if granularity == "auto" else granularity
     if chosen not in _SIZE:
         raise InvalidRangeError(f"unknown granularity {granularity!r}: use one of "

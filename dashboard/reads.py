@@ -65,14 +65,16 @@ def site_pages(site: str) -> list[str]:
 
 
 def resolve_site(site: str | None, fresh: bool = False) -> str | None:
-    """The site the URL names, else the first known site, else None (empty store).
-    ``fresh``: while the store looks empty, look again every live bucket, so the live
-    page shows the first hits without waiting for the history cache to expire."""
+    """The site the URL names, else the most recently active real site (a synthetic
+    one only when there is no other), else None (empty store). ``fresh``: while the
+    store looks empty, look again every live bucket, so the live page shows the first
+    hits without waiting for the history cache to expire."""
     if site:
         return site
-    known = sites()
+    hide = get_services().settings.hide_synthetic
+    known = shared(queries.recent_sites, include_synthetic=not hide, seconds=history_seconds())
     if not known and fresh:
-        known = shared(queries.list_sites, seconds=live_seconds())
+        known = shared(queries.recent_sites, seconds=live_seconds())
     return known[0] if known else None
 
 

@@ -23,6 +23,7 @@ from .stats.writes import log_hit, preallocate
 from .store.connection import connect, is_embedded, migrate_store, redact
 
 _FRAMES = {"list_pages": ".stats.catalog", "list_sites": ".stats.catalog",
+           "recent_sites": ".stats.catalog", "site_span": ".stats.catalog",
            "top_pages": ".stats.catalog", "daily_series": ".stats.series",
            "hourly_series": ".stats.series", "minute_series": ".stats.series",
            "series": ".stats.series"}
@@ -60,7 +61,9 @@ __all__ = [
     "log_hit",
     "minute_series",
     "preallocate",
+    "recent_sites",
     "redact",
     "series",
+    "site_span",
     "top_pages",
 ]

@@ -4,6 +4,7 @@ server holds, data recorded by one process reported by a later one, and bad inpu
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import json
 import os
@@ -161,3 +162,31 @@ def test_the_cli_loads_neither_dash_nor_plotly():
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_report_counts_people_and_a_filter_as_history_does(tmp_path):
+    """``--humans`` leaves the sample's 15 Googlebot hits out; ``--filter`` counts one
+    referrer's hits (the whole site, per hour at the finest); a bad filter is one line."""
+    from dimkit import BOTS, NEWS, TOTAL, ingest_sample
+
+    store = str(tmp_path / "store")
+    db = queries.connect(store)
+    queries.ensure_indexes(db)
+    start = ingest_sample(db, "s", tmp_path)
+    db.client.close()
+    day = ["--start", f"{start:%Y-%m-%d}", "--end", f"{start.date() + dt.timedelta(days=1)}"]
+
+    def total(*args) -> int:
+        result = CliRunner().invoke(main, ["report", "--store", store, "--site", "s",
+                                           "--granularity", "hour", *day, *args])
+        assert result.exit_code == 0, result.output
+        return sum(int(row["hits"]) for row in csv.DictReader(io.StringIO(result.stdout)))
+
+    assert total() == TOTAL and total("--humans") == TOTAL - BOTS
+    assert total("--filter", "referrer:news.example", "--humans") == NEWS
+    assert total("--filter", "bot:bot") == BOTS
+    for bad in ("nope:x", "referrer", "referrer:"):
+        result = CliRunner().invoke(main, ["report", "--store", store, "--site", "s",
+                                           "--granularity", "hour", *day, "--filter", bad])
+        assert result.exit_code == 2 and result.output.startswith("Error: ")
+        assert len(result.output.strip().splitlines()) == 1

@@ -12,11 +12,15 @@ import click
 
 import queries
 from queries import validation
+from queries.dimensions.encoding import dimension
 from queries.dimensions.reads import visitors_series
+from queries.dimensions.spans import approximate_note
 from queries.errors import InvalidRangeError
+from queries.reads.history import chart
 from queries.rollups import reads as rollup_reads
 from queries.stats import schema
 from queries.stats.series import GRANULARITIES
+from queries.validation import WHOLE_SITE
 
 from .common import open_db, store_option
 
@@ -36,15 +40,26 @@ def _database(store: str | None, read_only: bool):
         db.client.close()
 
 
-def read_report(db, source: str, site: str, pages, granularity: str, start, end, tz):
-    """The series of ``report``, from the source that serves ``granularity``."""
+def read_report(db, source: str, site: str, pages, granularity: str, start, end, tz,
+                humans: bool = False, filter: tuple[str, str] | None = None):
+    """The series of ``report``, from the source that serves ``granularity``: the
+    statistics through History's own read (people alone, a filter), or the rollups."""
     granularities, reader = SOURCES[source]
     if granularity not in granularities:
         offered = ", ".join(f"{name}: {', '.join(g)}" for name, (g, _) in SOURCES.items())
         raise InvalidRangeError(
             f"granularity {granularity!r} is not offered by source {source!r} ({offered})"
         )
-    return reader(db, site, start, end, granularity, pages, tz)
+    if source != "stats":
+        if humans or filter:
+            raise InvalidRangeError("--humans and --filter count from the statistics: "
+                                    "use --source stats")
+        return reader(db, site, start, end, granularity, pages, tz), None
+    if filter and pages:
+        raise InvalidRangeError("--filter counts the whole site's hits: no --page")
+    found = chart(db, site, start, end, granularity, tz, pages, filter, humans)
+    columns = list(found.frame.columns) if pages else [WHOLE_SITE]
+    return found.frame.set_axis(columns, axis=1), found
 
 
 def _emit(rows: list[dict], columns: tuple[str, ...], fmt: str) -> None:
@@ -82,29 +97,62 @@ format_option = click.option("--format", "fmt", type=click.Choice(["csv", "json"
 @click.option("--metric", type=click.Choice(["hits", "visitors"]), default="hits",
               show_default=True, help="visitors: distinct visitors per hour or day "
               "(whole site, from sketches).")
+@click.option("--humans", is_flag=True, help="Count people alone (bots left out), as "
+              "History does by default.")
+@click.option("--filter", "filter_", metavar="DIM:VALUE", default=None,
+              help="Only the hits whose dimension is that value, e.g. referrer:news.example "
+              "(whole site, per hour at the finest), as History's filter.")
 @start_option
 @end_option
 @tz_option
 @format_option
 @store_option
-def report(site, pages, granularity, source, metric, start, end, tz, fmt, store):
-    """Hits (or visitors) per bucket of a site or its pages, in long form."""
+def report(site, pages, granularity, source, metric, humans, filter_, start, end, tz, fmt,
+           store):
+    """Hits (or visitors) per bucket of a site or its pages, in long form: the figures
+    History shows for the same range, zone and choices."""
     begin, finish = _range(start, end, tz)
     if metric == "visitors":
-        if pages or source != "stats" or granularity not in ("hour", "day"):
+        if pages or filter_ or source != "stats" or granularity not in ("hour", "day"):
             raise InvalidRangeError("--metric visitors counts the whole site per hour or day "
-                                    "from the statistics: no --page, --source stats")
+                                    "from the statistics: no --page, --filter, --source stats")
         with _database(store, read_only=True) as db:
-            frame = visitors_series(db, site, begin, finish, granularity, tz)
+            frame = visitors_series(db, site, begin, finish, granularity, tz, humans=humans)
         rows = [{"time": time.isoformat(), "visitors": int(n)}
                 for time, n in frame["visitors"].items()]
         _emit(rows, ("time", "visitors"), fmt)
+        if not frame.attrs["exact"]:
+            click.echo("note: some buckets count the whole UTC hours nearest them (the raw "
+                       "events of the hours they cut are no longer kept)", err=True)
         return
     with _database(store, read_only=True) as db:
-        frame = read_report(db, source, site, pages, granularity, begin, finish, tz)
+        frame, found = read_report(db, source, site, pages, granularity, begin, finish, tz,
+                                   humans, _filter(filter_))
     rows = [{"time": time.isoformat(), "page": page, "hits": int(hits)}
             for time, row in frame.iterrows() for page, hits in row.items()]
     _emit(rows, ("time", "page", "hits"), fmt)
+    if found is not None:
+        _notes(found, tz)
+
+
+def _filter(text: str | None) -> tuple[str, str] | None:
+    """``DIM:VALUE`` (the value may hold colons), checked."""
+    if text is None:
+        return None
+    by, _, value = text.partition(":")
+    dimension(by)
+    if not value:
+        raise InvalidRangeError("a filter is DIM:VALUE, e.g. referrer:news.example")
+    return by, value
+
+
+def _notes(found, tz: str) -> None:
+    """What a report's figures count, when it is not plainly what was asked."""
+    if found.unsplit:
+        click.echo(f"note: {found.unsplit:,} hits were stored before bots were counted "
+                   "apart: they count as people", err=True)
+    if not found.exact:
+        click.echo(f"note: {approximate_note(found.counted, tz, 'Hits')}", err=True)
 
 
 @click.command()

@@ -22,6 +22,7 @@ from components import (
     timeseries_figure,
     totals_table,
 )
+from dashboard import reads
 from dashboard.compare_view import (
     compare_controls,
     comparison_title,
@@ -34,12 +35,19 @@ from dashboard.history_panels import (
     panels_section,
     register_panel_callbacks,
 )
-from dashboard.history_url import MODES, Controls, shown_period
+from dashboard.history_url import (
+    MODES,
+    Controls,
+    controls_of,
+    opening_preset,
+    shown_period,
+    site_span,
+)
 from dashboard.history_view import compute_view, picker_dates
 from dashboard.notes_view import decorate_history, notes_section, register_note_callbacks
-from dashboard.ranges import DEFAULT_PRESET, GRANULARITIES, PRESETS, Period, drill_down
+from dashboard.ranges import ALL_TIME, GRANULARITIES, PRESETS, Period, drill_down
 from dashboard.services import get_services
-from dashboard.sitecheck import unknown_site_notice
+from dashboard.sitecheck import elsewhere_notice, unknown_site_notice
 from dashboard.state import (
     ShellState,
     changed_search,
@@ -62,8 +70,8 @@ LABEL_FORMAT = {"minute": "%a %d %b %Y %H:%M", "hour": "%a %d %b %Y %H:%M",
 
 def layout(**query):
     q = from_kwargs(query)
-    shell, controls = ShellState.from_query(q), Controls.from_query(q)
-    start_date, end_date = picker_dates(controls, shell.tz)
+    shell, controls = ShellState.from_query(q), controls_of(q)
+    start_date, end_date = picker_dates(controls, shell.tz, reads.resolve_site(shell.site))
     return html.Div(className="page page-history", children=[
         html.Div(className="history-controls", children=[
             segmented("history-range", PRESETS, controls.preset),
@@ -137,9 +145,10 @@ def apply_controls(triggered, preset, start_date, end_date, granularity, mode, c
     ``{search, start_date, end_date, preset}`` with ``no_update`` where nothing changes."""
     triggered = {triggered} if isinstance(triggered, str) else set(triggered)
     query = parse_search(search)
-    tz = ShellState.from_query(query).tz
-    url = Controls.from_query(query)
-    shown = picker_dates(url, tz)
+    shell = ShellState.from_query(query)
+    tz, site = shell.tz, reads.resolve_site(shell.site)
+    url, opening = controls_of(query), opening_preset(query)
+    shown = picker_dates(url, tz, site)
     picked = (_day(start_date), _day(end_date))
     dates, bounds, new_preset = (no_update, no_update), {}, url.preset
     if "history-dates" in triggered and all(picked) and picked != shown:
@@ -153,8 +162,9 @@ def apply_controls(triggered, preset, start_date, end_date, granularity, mode, c
             bounds = _whole_days(*picked)
         else:
             bounds = {"start": None, "end": None}
-            dates = picker_dates(Controls(preset, "auto", "lines", False, None, None), tz)
-    changes = {"range": None if new_preset == DEFAULT_PRESET else new_preset, **bounds}
+            dates = picker_dates(Controls(preset, "auto", "lines", False, None, None), tz,
+                                 site)
+    changes = {"range": None if new_preset == opening else new_preset, **bounds}
     if "history-granularity" in triggered and granularity in GRANULARITIES:
         changes["gran"] = None if granularity == "auto" else granularity
     if "history-mode" in triggered and mode in MODES:
@@ -215,7 +225,18 @@ def render(search):
                           table_id="history-totals-table",
                           previous_title=comparison_title(parse_search(search)))
     return {"figure": figure, "totals": totals, "period": period_label(shown, view.shell.tz),
-            "hint": _hint(shown.granularity), "alert": None, "plotted": _plotted(view)}
+            "hint": _hint(shown.granularity), "alert": _empty_range(view, search),
+            "plotted": _plotted(view)}
+
+
+def _empty_range(view, search):
+    """Where the site's hits are, when the range shows none of them."""
+    if view.chart.total or (view.compared is not None and view.compared.total):
+        return None
+    span = site_span(view.site)
+    if span is None or view.controls.preset == ALL_TIME:
+        return None
+    return elsewhere_notice(span, view.shell.tz, PATH, search)
 
 
 def _notice(figure, alert) -> dict:

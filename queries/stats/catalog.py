@@ -21,6 +21,34 @@ def list_sites(db, include_synthetic: bool = True) -> list[str]:
     return sorted(sites)
 
 
+def recent_sites(db, include_synthetic: bool = True) -> list[str]:
+    """Sites with statistics, the most recently active first: real sites before
+    synthetic ones (the load generator's), each group by its last month, then name."""
+    last: dict[str, dt.datetime] = {}
+    for doc in db[schema.MONTHLY].find({"metadata.page": WHOLE_SITE}, {"metadata": 1}):
+        site, date = doc["metadata"]["site"], validation.stored_time(doc["metadata"]["date"])
+        last[site] = max(last.get(site, date), date)
+    synthetic = set(synthetic_sites(db))
+    if not include_synthetic:
+        last = {site: date for site, date in last.items() if site not in synthetic}
+    return sorted(last, key=lambda site: (site in synthetic, -last[site].timestamp(), site))
+
+
+def site_span(db, site: str) -> tuple[dt.datetime, dt.datetime] | None:
+    """The first and last UTC day holding the site's hits, None without any: two reads
+    of the ``(site, page, date)`` index, whatever the site holds."""
+    site = validation.site(site)
+    query = {"metadata.site": site, "metadata.page": WHOLE_SITE, "daily": {"$gt": 0}}
+    days = []
+    for order in (1, -1):
+        doc = next(iter(db[schema.DAILY].find(query, {"metadata": 1})
+                        .sort("metadata.date", order).limit(1)), None)
+        if doc is None:
+            return None
+        days.append(validation.stored_time(doc["metadata"]["date"]))
+    return days[0], days[1]
+
+
 def list_pages(db, site: str) -> list[str]:
     site = validation.site(site)
     pages = db[schema.MONTHLY].distinct("metadata.page", {"metadata.site": site})
