@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pymongo.errors import PyMongoError
+
 import queries
 from queries import validation
 from queries.dimensions.encoding import MAX_VALUE, dimension
@@ -83,11 +85,11 @@ def opening_preset(query) -> str:
     """The range the URL's site opens on without ``range=``: the last 7 days if they
     hold hits, else all of its days."""
     shell = ShellState.from_query(query)
-    site = reads.resolve_site(shell.site)
     try:
+        site = reads.resolve_site(shell.site)
         return default_preset(site_span(site), reads.now(reads.history_seconds()), shell.tz)
-    except queries.HitboardError:      # a bad site or zone: the page's own alert says why
-        return DEFAULT_PRESET
+    except (queries.HitboardError, PyMongoError):
+        return DEFAULT_PRESET           # a bad site or zone, a store down: the page says why
 
 
 def controls_of(query) -> Controls:

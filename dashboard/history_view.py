@@ -7,6 +7,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 import pandas as pd
+from pymongo.errors import PyMongoError
 
 import queries
 from queries import validation
@@ -61,11 +62,11 @@ class View:
 def picker_dates(controls: Controls, tz: str, site: str | None = None
                  ) -> tuple[str | None, str | None]:
     """The local dates the picker shows for a view (its end date is included)."""
-    span = site_span(site) if controls.preset == ALL_TIME else None
     try:
+        span = site_span(site) if controls.preset == ALL_TIME else None
         shown = period(controls.preset, "day", dt.datetime.now(dt.UTC), tz, controls.start,
                        controls.end, span)
-    except queries.HitboardError:
+    except (queries.HitboardError, PyMongoError):
         return None, None
     zone = validation.timezone(tz)
     last = (shown.end - dt.timedelta(microseconds=1)).astimezone(zone)

@@ -28,7 +28,7 @@ TOKEN = "tok-3f9a-secret"
 LOADGEN = ["lg-feedback.children", "lg-action.data"]
 STATS_FIELDS = {schema.DAILY: {"_id", "metadata", "daily", "hourly", "minute"},
                 schema.MONTHLY: {"_id", "metadata", "monthly", "daily"}}
-BOOKKEEPING = {"flushes"}       # the recorder's exactly-once marks, keyed by recorder id
+BOOKKEEPING = {"flushes", "bots"}  # the exactly-once marks, keyed by recorder id; bot hits
 PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 

@@ -54,14 +54,14 @@ def chart_reads(site: str, pages, tz: str, now: dt.datetime) -> list[tuple]:
          (site, now - dt.timedelta(hours=1), now), {"pages": pages, "tz": tz}),
         ("Live · totals", hit_totals, (site, now), {"pages": pages, "tz": tz}),
         ("Live · top pages today", ranked_pages,
-         (site, midnight, now + dt.timedelta(minutes=1)), {"n": TOP_N, "tz": tz}),
+         (site, midnight, now + dt.timedelta(minutes=1)), {"n": TOP_N}),
         ("Live · recent hits", recent_hits, (site, pages, 20), {}),
         ("History · hits per hour, 7 days", queries.hourly_series, (site, week_ago, now),
          {"pages": pages, "tz": tz}),
         ("History · hits per day, 30 days", queries.daily_series, (site, month_ago, now),
          {"pages": pages, "tz": tz}),
         ("History · top pages, 30 days", ranked_pages, (site, month_ago, now),
-         {"n": TOP_N, "tz": tz}),
+         {"n": TOP_N}),
     ]
 
 

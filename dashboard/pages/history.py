@@ -71,7 +71,8 @@ LABEL_FORMAT = {"minute": "%a %d %b %Y %H:%M", "hour": "%a %d %b %Y %H:%M",
 def layout(**query):
     q = from_kwargs(query)
     shell, controls = ShellState.from_query(q), controls_of(q)
-    start_date, end_date = picker_dates(controls, shell.tz, reads.resolve_site(shell.site))
+    site = reads.resolve_site(shell.site) if controls.preset == ALL_TIME else None
+    start_date, end_date = picker_dates(controls, shell.tz, site)
     return html.Div(className="page page-history", children=[
         html.Div(className="history-controls", children=[
             segmented("history-range", PRESETS, controls.preset),

@@ -236,7 +236,7 @@ def refresh_views(_n, theme, search):
         midnight = validation.local_midnight(now, tz)
         days = reads.shared(queries.daily_series, site, validation.local_midnight(now, tz, 29),
                             now, tz=tz, seconds=seconds)
-        top = reads.shared(ranked_pages, site, midnight, now + MINUTE, tz=tz, n=10,
+        top = reads.shared(ranked_pages, site, midnight, now + MINUTE, n=10,
                            seconds=seconds)
     except Exception as exc:
         describe(exc)       # logged; the screen keeps its last views

@@ -131,8 +131,8 @@ def test_a_script_note_is_shown_as_text_and_runs_nothing(app, recent, dash_duo, 
 def test_the_expected_band_needs_weeks_of_history(app, dash_duo, days, shown):
     flat_history(get_services(app.server).db, "s", days, dt.datetime.now(dt.UTC))
     open_page(dash_duo, app, "/history?site=s&range=7d&tz=UTC&gran=hour")
-    dash_duo.wait_for_contains_text("#history-totals", "Whole site")
-    until(lambda: any(n == "Whole site" for n, _ in traces(dash_duo, "#history-graph")), 10)
+    dash_duo.wait_for_contains_text("#history-totals", "Humans")
+    until(lambda: any(n == "Humans" for n, _ in traces(dash_duo, "#history-graph")), 10)
     names = [n for n, _ in traces(dash_duo, "#history-graph")]
     band = [n for n in names if n.startswith("Expected range")]
     if shown:

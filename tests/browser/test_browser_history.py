@@ -108,10 +108,10 @@ def test_click_a_day_for_its_hours_then_download_the_csv(app, seeded, dash_duo):
     (csv_file,) = until(lambda: list(download.glob("*.csv")), timeout=10,
                         msg="no CSV downloaded")
     csv = pd.read_csv(io.StringIO(csv_file.read_text()))
-    assert list(csv.columns) == ["time", "Whole site"]
+    assert list(csv.columns) == ["time", "Humans"]
     assert len(csv) == 24
-    assert csv.loc[csv["time"] == f"{day.isoformat()}T12:00:00+09:00", "Whole site"].item() == 330
-    assert csv["Whole site"].sum() == 330
+    assert csv.loc[csv["time"] == f"{day.isoformat()}T12:00:00+09:00", "Humans"].item() == 330
+    assert csv["Humans"].sum() == 330
 
     dash_duo.driver.back()
     dash_duo.wait_for_contains_text("#history-period", "per day")

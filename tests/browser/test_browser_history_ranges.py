@@ -187,7 +187,7 @@ def test_the_csv_is_what_is_plotted_after_the_view_aged(tmp_path, dash_duo):
         until(lambda: list(download.glob("*.csv")), timeout=10)
         (csv_file,) = download.glob("*.csv")
         csv = pd.read_csv(io.StringIO(csv_file.read_text()))
-        assert [1, len(csv), int(csv["Whole site"].sum())] == drawn == plotted(dash_duo)
+        assert [1, len(csv), int(csv["Humans"].sum())] == drawn == plotted(dash_duo)
         shapes = dash_duo.driver.execute_script(
             "const p = document.querySelector('#history-graph .js-plotly-plot');"
             "return (p.layout.shapes || []).map(s => [s.name, s.x0]);")
