@@ -42,6 +42,7 @@ from pymongo.errors import PyMongoError
 
 from .. import validation
 from ..errors import RecorderOverloadedError
+from ..quarantine import transient
 from ..stats import schema
 from ..stats.recorder import HitRecorder
 from ..stats.writes import Increment
@@ -310,18 +311,30 @@ class DimensionRecorder(HitRecorder):
             upsert=True,
         )
 
-    def _write(self, batch) -> int:
+    def _side_writes(self, batch) -> None:
         """Sketches first (idempotent: each replaces this process's own document with
-        everything it has counted), then the guarded counter upserts."""
+        everything it has counted), then the guarded counter upserts; a sketch document
+        refused for its content is set aside, the counters still written."""
         pending = getattr(batch.docs, "sketches", None)
-        if pending:
-            by_coll: dict[str, list[dict]] = {}
-            for coll, doc in pending:
-                by_coll.setdefault(coll, []).append(doc)
-            for coll, docs in by_coll.items():
+        if not pending:
+            return
+        by_coll: dict[str, list[dict]] = {}
+        for coll, doc in pending:
+            by_coll.setdefault(coll, []).append(doc)
+        for coll, docs in by_coll.items():
+            try:
                 sketches.save(self.db, coll, docs)
-            batch.docs.sketches = []
-        return super()._write(batch)
+            except Exception as exc:
+                if transient(exc):
+                    raise
+                for doc in docs:
+                    try:
+                        sketches.save(self.db, coll, [doc])
+                    except Exception as one:
+                        if transient(one):
+                            raise
+                        self.quarantine.keep({"sketch": doc["_id"]}, one)
+        batch.docs.sketches = []
 
 
 def ensure_indexes(db) -> list[str]:

@@ -47,8 +47,11 @@ def dimension(name) -> str:
 
 
 def clean(value) -> str:
-    """The value as stored: a string of at most ``MAX_VALUE`` characters, never empty."""
+    """The value as stored: a string of at most ``MAX_VALUE`` characters, never empty,
+    valid UTF-8 (a lone surrogate, which no database can store, becomes ``?``)."""
     text = str(value)[:MAX_VALUE]
+    if not text.isascii():
+        text = text.encode("utf-8", "replace").decode("utf-8")
     return text if text else EMPTY
 
 

@@ -43,7 +43,7 @@ from pymongo import ReplaceOne
 
 from .. import validation
 from ..stats import schema
-from .encoding import DIMENSIONS
+from .encoding import DIMENSIONS, clean
 
 HOURLY, DAILY, MONTHLY = "visitors.hourly", "visitors.daily", "visitors.monthly"
 VALUES = "visitors.values"
@@ -104,10 +104,11 @@ def whole(doc: dict, humans: bool = False) -> hll_sketch:
 
 def value_doc(doc_id: str, meta: dict, level: str, dim: str,
               values: dict[tuple[str, bool], hll_sketch]) -> dict:
-    """``values``: {(value, is_bot): sketch}."""
+    """``values``: {(value, is_bot): sketch}; a value is stored as valid UTF-8 (values
+    are cleaned as they are classified: ``encoding.clean``)."""
     return {"_id": doc_id, "metadata": meta, "level": level, "d": dim,
-            "values": [{"v": v, "s": dump(s), "b": 1} if bot else {"v": v, "s": dump(s)}
-                       for (v, bot), s in values.items()]}
+            "values": [{"v": clean(v), "s": dump(s), "b": 1} if bot
+                       else {"v": clean(v), "s": dump(s)} for (v, bot), s in values.items()]}
 
 
 def save(db, coll: str, docs: list[dict]) -> None:

@@ -29,19 +29,23 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from bson import ObjectId
 from pymongo import ASCENDING
 from pymongo.errors import BulkWriteError, PyMongoError
 from pymongo.write_concern import WriteConcern
 
 from ..errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
+from ..quarantine import Quarantine, transient
 from ..stats import schema
 from . import buckets, expired, upgrade
 
+log = logging.getLogger(__name__)
 INGESTED_INDEX = "ingested"
 WRITE_CONCERNS = ("0", "1", "majority")
 INDEXES = {
@@ -136,7 +140,11 @@ class EventWriter:
 
     Thread-safe. With ``flush_interval`` a background thread flushes (the ``/hit``
     beacon's use: callers never wait on the database); without, ``add`` writes each
-    ``batch_size`` events as they fill, and ``flush()`` the rest.
+    ``batch_size`` events as they fill, and ``flush()`` the rest. With a thread, a
+    store failure (a full disk, a server gone) keeps the batch's buckets, ids set, to
+    send again with backoff (a bucket already stored answers a duplicate key); an event
+    refused for its content is set aside (``queries.quarantine``); the thread never
+    stops.
     With a thread, past ``max_pending`` buffered events ``add`` refuses with
     :class:`RecorderOverloadedError`, so memory stays bounded. ``keyed``: each event
     comes with its place in a log file (``add(event, (stream, offset))``), so its
@@ -162,10 +170,19 @@ class EventWriter:
         self._flush_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = None
+        self.quarantine = Quarantine(db, "EventWriter")
+        self.restarts = 0
+        self.last_error = ""
+        self._unsent: list[dict] = []       # buckets a store failure kept, to send again
+        self._interval = flush_interval
         if flush_interval:
-            self._thread = threading.Thread(target=self._run, args=(flush_interval,),
-                                            name="hitboard-events", daemon=True)
-            self._thread.start()
+            self._thread = self._start_thread()
+
+    def _start_thread(self) -> threading.Thread:
+        thread = threading.Thread(target=self._run, args=(self._interval,),
+                                  name="hitboard-events", daemon=True)
+        thread.start()
+        return thread
 
     def add(self, event: dict, key: tuple[int, int] | None = None) -> None:
         """Buffer ``event``; a keyed writer takes its ``(stream, offset)`` too."""
@@ -176,9 +193,9 @@ class EventWriter:
             raise ValueError("a keyed event writer needs each event's (stream, offset)")
         row = buckets.row(event)
         with self._lock:
-            if self._thread is not None and len(self._pending) >= self.max_pending:
+            if self._thread is not None and self._waiting() >= self.max_pending:
                 raise RecorderOverloadedError(
-                    f"{len(self._pending)} events are waiting for the database; event refused")
+                    f"{self._waiting()} events are waiting for the database; event refused")
             self._pending.append(row)
             if self.keyed:
                 self._keys.append(key)
@@ -207,11 +224,17 @@ class EventWriter:
 
     def pending(self) -> int:
         with self._lock:
-            return len(self._pending)
+            return self._waiting()
+
+    def _waiting(self) -> int:
+        return len(self._pending) + sum(bucket["n"] for bucket in self._unsent)
 
     def flush(self) -> int:
-        """Write every buffered event; returns how many failed in this call."""
+        """Write every buffered event; returns how many failed in this call. With a
+        thread, a store failure raises, the events kept for the next flush."""
         with self._flush_lock:
+            if self._unsent:
+                self._send_again()
             with self._lock:
                 batch, self._pending = self._pending, []
                 keys, self._keys = self._keys, []
@@ -222,18 +245,40 @@ class EventWriter:
             return failed
 
     def _insert(self, rows: list[tuple], keys: list[tuple[int, int]] | None) -> int:
-        return self._write(len(rows), partial(buckets.pack, rows, keys=keys))
+        """Insert these events; if they fail for their content, one by one, what still
+        fails set aside."""
+        try:
+            return self._write(len(rows), partial(buckets.pack, rows, keys=keys))
+        except Exception as exc:
+            if transient(exc) or len(rows) == 1:
+                raise
+        failed = 0
+        for i, row in enumerate(rows):
+            try:
+                failed += self._write(1, partial(buckets.pack, [row],
+                                                 keys=keys[i:i + 1] if keys else None))
+            except Exception as exc:
+                if transient(exc):
+                    raise
+                self.quarantine.keep({"event": row}, exc, 1)
+        return failed
 
     def _write(self, n: int, pack) -> int:
         """Insert the buckets of ``n`` events, ``pack(ingested)``; returns how many events
         failed. Stamped just before the write, as late as possible: a rollup that has
         read past this instant must not miss these documents (see rollups.SETTLE)."""
         bucketed = pack(self._clock())
+        if self._thread is not None and not self.keyed:
+            for bucket in bucketed:          # so a bucket sent again is known if stored
+                bucket.setdefault("_id", ObjectId())
         try:
             self.collection.insert_many(bucketed, ordered=False)
         except BulkWriteError as exc:
             return self._partly_written(bucketed, exc)
         except PyMongoError as exc:
+            if self._thread is not None and not self.keyed and transient(exc):
+                self._unsent.extend(bucketed)
+                raise
             self.totals.failed += n
             self._note(f"{n} events not written: {type(exc).__name__}: {str(exc)[:200]}")
             return n
@@ -269,12 +314,64 @@ class EventWriter:
         if len(self.totals.errors) < 10:
             self.totals.errors.append(message)
 
+    def _send_again(self) -> None:
+        """The buckets a store failure kept: those already stored answer a duplicate key
+        and count as written once."""
+        unsent, self._unsent = self._unsent, []
+        try:
+            self.collection.insert_many(unsent, ordered=False)
+        except BulkWriteError as exc:
+            stored = {e["index"] for e in exc.details.get("writeErrors", [])
+                      if e.get("code") == DUPLICATE_KEY}
+            refused = {e["index"] for e in exc.details.get("writeErrors", [])} - stored
+            if exc.details.get("writeConcernErrors") or (refused and transient(exc)):
+                self._unsent = unsent
+                raise
+            for i in refused:
+                self.quarantine.keep({"bucket": unsent[i]["_id"]}, exc, unsent[i]["n"])
+            self.totals.written += sum(b["n"] for i, b in enumerate(unsent) if i not in refused)
+            return
+        except Exception:
+            self._unsent = unsent
+            raise
+        self.totals.written += sum(bucket["n"] for bucket in unsent)
+
     def _run(self, interval: float) -> None:
-        while not self._stop.wait(interval):
-            self.flush()
+        delay = interval
+        while not self._stop.wait(delay):
+            try:
+                self.flush()
+                delay, self.last_error = interval, ""
+            except Exception as exc:   # never stops: kept events are sent again later
+                self.last_error = f"{type(exc).__name__}: {str(exc)[:200]}"
+                delay = min(30.0, max(delay * 2, interval))
+                log.warning("events not written, trying again in %.1fs: %s", delay, exc)
+
+    def revive(self) -> bool:
+        """Start the flush thread again if it stopped; True if it did."""
+        if self._thread is None or self._thread.is_alive() or self._stop.is_set():
+            return False
+        self.restarts += 1
+        log.error("the event writer's thread had stopped: started again")
+        self._thread = self._start_thread()
+        return True
+
+    def problems(self) -> list[str]:
+        """What keeps events from being written, for ``/healthz``."""
+        found = []
+        if self._thread is not None and not self._thread.is_alive() and not self._stop.is_set():
+            found.append("EventWriter: its flush thread is down")
+        if self._thread is not None and self._waiting() >= self.max_pending:
+            found.append(f"EventWriter: {self._waiting():,} events wait for the database "
+                         f"({self.last_error or 'not keeping up'})")
+        return found
 
     def close(self) -> None:
+        """Stop the thread and write what is buffered; what cannot be is logged."""
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5)
-        self.flush()
+        try:
+            self.flush()
+        except Exception as exc:
+            log.error("%d events could not be written before close: %s", self._waiting(), exc)

@@ -36,19 +36,16 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
-
-from pymongo import UpdateOne
-from pymongo.errors import BulkWriteError, PyMongoError
 
 from .. import validation
-from ..errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
+from ..errors import HitboardError, RecorderOverloadedError
+from ..quarantine import Quarantine, transient
 from . import exithooks, schema
+from .guarded import Batch, GuardedWrites
 from .nextday import MAX_ACTIVE_PAGES, NextDay
 from .writes import Increment, RecorderStatus, day_unit, increments, targets
 
 log = logging.getLogger(__name__)
-RACE_RETRIES = 5
 RECORD_ATTEMPTS = 3
 WRITER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # becomes a field name: flushes.<writer>
 
@@ -60,15 +57,7 @@ def _add_minute(units: dict[tuple, dict[int, int]], key: tuple, minute: int, n: 
     minutes[minute] = minutes.get(minute, 0) + n
 
 
-@dataclass
-class _Batch:
-    seq: int
-    docs: dict[tuple[str, str], Increment]
-    hits: int
-    attempts: int = 0
-
-
-class HitRecorder:
+class HitRecorder(GuardedWrites):
     """Thread-safe hit counter in front of ``stats.daily`` and ``stats.monthly``.
 
     ``record`` only touches memory; a background thread flushes every ``flush_interval``
@@ -102,17 +91,24 @@ class HitRecorder:
         self._pending_bots: dict[tuple, dict[int, int]] = {}    # the bot hits among them
         self._names: dict[tuple[str, str], tuple[str, str]] = {}
         self._pending_hits = 0
-        self._failed: _Batch | None = None
+        self._preparing = 0       # hits of a batch whose documents are being computed
+        self._failed: Batch | None = None
         self._retry_at, self._seq, self._writer = 0.0, 0, writer
         self._guard = f"{schema.FLUSHES}.{writer or uuid.uuid4().hex[:12]}"
         self._tomorrow = NextDay(db, self._lock)
         self._stats = Counter()
         self._last_latency, self._last_error, self._closed = 0.0, "", False
+        self.quarantine = Quarantine(db, type(self).__name__)
+        self.restarts = 0
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="hitboard-recorder", daemon=True)
-        self._thread.start()
+        self._thread = self._start_thread()
         if writer is None:
             exithooks.register(self)
+
+    def _start_thread(self) -> threading.Thread:
+        thread = threading.Thread(target=self._run, name="hitboard-recorder", daemon=True)
+        thread.start()
+        return thread
 
     # -- recording -----------------------------------------------------------------
     def record(self, site: str, page: str, ts: dt.datetime | None = None, n: int = 1,
@@ -269,99 +265,35 @@ class HitRecorder:
                 self._seq = self._seq + 1 if seq is None else seq
                 pending, bots, hits = self._pending, self._pending_bots, self._pending_hits
                 self._pending, self._pending_hits, self._pending_docs = {}, 0, set()
-                self._pending_bots = {}
-            batch = _Batch(self._seq, self._documents(pending, bots), hits)
-            self._failed = batch
+                self._pending_bots, self._preparing = {}, hits
+            batch = Batch(self._seq, self._documents(pending, bots), hits)
+            with self._lock:
+                self._failed, self._preparing = batch, 0
             with writing():
                 return written + self._write(batch)
 
     def _try_flush(self) -> bool:
+        """Flush; a store failure waits for a retry with backoff, a batch failing for
+        its content is written document by document and what still fails set aside
+        (``queries.quarantine``). Never raises: the recorder's thread calls it."""
         try:
-            self.flush()
-        except PyMongoError as exc:
+            try:
+                self.flush()
+            except Exception as exc:
+                if transient(exc):
+                    raise
+                self._set_aside(exc)
+        except Exception as exc:
+            if not transient(exc):
+                log.exception("hit flush failed")
             attempts = self._failed.attempts if self._failed else 1
             delay = min(self.max_backoff, self.flush_interval * 2 ** min(attempts, 10))
             self._retry_at = time.monotonic() + delay
+            self._last_error = f"{type(exc).__name__}: {str(exc)[:200]}"
             log.warning("hit flush failed, retrying in %.1fs: %s", delay, exc)
             return False
         self._retry_at = 0.0
         return True
-
-    def _write(self, batch: _Batch) -> int:
-        """Apply a batch; on failure drop from it what is known to be applied and raise."""
-        by_collection: dict[str, list[tuple[str, str]]] = {}
-        for key in batch.docs:
-            by_collection.setdefault(key[0], []).append(key)
-        started = time.perf_counter()
-        batch.attempts += 1
-        written = 0
-        try:
-            for coll, keys in by_collection.items():
-                written += self._write_collection(batch, coll, keys)
-        except PyMongoError as exc:
-            self._stats["failures"] += 1
-            self._stats["documents_written"] += written
-            self._last_error = f"{type(exc).__name__}: {str(exc)[:200]}"
-            raise
-        self._failed = None
-        self._last_latency = time.perf_counter() - started
-        self._stats["flushes"] += 1
-        self._stats["documents_written"] += written
-        self._stats["hits_written"] += batch.hits
-        return written
-
-    def _write_collection(self, batch: _Batch, coll: str, keys: list[tuple[str, str]]) -> int:
-        """One unordered ``bulk_write``; documents it applied leave the batch (and count as
-        written even when it raises). Returns how many. An unknown outcome (no
-        BulkWriteError) leaves them all: the retry's guard sorts out which were applied."""
-        total = 0
-        for _ in range(RACE_RETRIES):
-            self._stats["db_operations"] += len(keys)
-            self._stats["round_trips"] += 1
-            ops = [self._update(batch.seq, key[1], batch.docs[key]) for key in keys]
-            try:
-                self.db[coll].bulk_write(ops, ordered=False)
-                failed, raced = [], []
-            except BulkWriteError as exc:
-                if exc.details.get("writeConcernErrors"):
-                    raise
-                errors = exc.details["writeErrors"]
-                failed = [keys[e["index"]] for e in errors if e.get("code") != DUPLICATE_KEY]
-                duplicates = [keys[e["index"]] for e in errors if e.get("code") == DUPLICATE_KEY]
-                raced = self._not_applied(coll, batch.seq, duplicates)
-                for key in set(keys) - set(failed) - set(raced):
-                    del batch.docs[key]
-                total += len(keys) - len(failed) - len(raced)
-                if failed:
-                    self._stats["documents_written"] += total
-                    raise
-                if raced:
-                    keys = raced
-                    continue
-                return total
-            for key in keys:
-                del batch.docs[key]
-            return total + len(keys)
-        raise BulkWriteError({"writeErrors": [], "writeConcernErrors": [], "nInserted": 0,
-                              "errmsg": f"{len(keys)} upserts kept racing other writers"})
-
-    def _not_applied(self, coll: str, seq: int, keys: list[tuple[str, str]]) -> list:
-        """Of documents whose upsert hit a duplicate key, those that do not hold this
-        flush: another writer inserted them first, so the update must be sent again."""
-        if not keys:
-            return []
-        ids = [key[1] for key in keys]
-        applied = {doc["_id"] for doc in
-                   self.db[coll].find({"_id": {"$in": ids}, self._guard: seq}, {"_id": 1})}
-        return [key for key in keys if key[1] not in applied]
-
-    def _update(self, seq: int, doc_id: str, doc: Increment) -> UpdateOne:
-        return UpdateOne(
-            {"_id": doc_id, self._guard: {"$ne": seq}},
-            {"$inc": dict(doc.inc), "$set": {self._guard: seq},
-             "$setOnInsert": {"metadata": doc.metadata}},
-            upsert=True,
-        )
 
     # -- background work -------------------------------------------------------------
     def _run(self) -> None:
@@ -369,9 +301,31 @@ class HitRecorder:
         while not self._stop.wait(delay):
             if self._try_flush():
                 delay = self.flush_interval
-                self._preallocate_tick()
+                try:
+                    self._preallocate_tick()
+                except Exception:              # tomorrow's documents are an optimisation
+                    log.exception("pre-allocation failed")
             else:
                 delay = max(0.0, self._retry_at - time.monotonic())
+
+    def revive(self) -> bool:
+        """Start the flush thread again if it stopped (it never should); True if it did."""
+        if self._closed or self._thread.is_alive():
+            return False
+        self.restarts += 1
+        log.error("the %s's flush thread had stopped: started again", type(self).__name__)
+        self._thread = self._start_thread()
+        return True
+
+    def problems(self) -> list[str]:
+        """What keeps this recorder from counting as it should, for ``/healthz``."""
+        found = []
+        if not self._closed and not self._thread.is_alive():
+            found.append(f"{type(self).__name__}: its flush thread is down")
+        if self._outstanding() >= self.max_pending_docs:
+            found.append(f"{type(self).__name__}: {self._outstanding():,} documents wait "
+                         f"for the database ({self._last_error or 'not keeping up'})")
+        return found
 
     def _preallocate_tick(self) -> None:
         if self._preallocate:
@@ -384,8 +338,9 @@ class HitRecorder:
     # -- reporting and lifecycle ---------------------------------------------------------
     def status(self) -> RecorderStatus:
         with self._lock:
-            pending_docs, pending_hits = len(self._pending_docs), self._pending_hits
-        failed = self._failed
+            pending_docs = len(self._pending_docs)
+            pending_hits = self._pending_hits + self._preparing
+            failed = self._failed
         if failed is not None:
             pending_docs += len(failed.docs)
             pending_hits += failed.hits

@@ -254,7 +254,7 @@ def project(doc: Mapping, projection: Mapping | None) -> dict:
         return dict(doc)
     fields = {k: v for k, v in projection.items() if k != "_id"}
     keep_id = projection.get("_id", 1)
-    if fields and all(not v for v in fields.values()):
+    if all(not v for v in fields.values()):     # exclusion, ``{_id: 0}`` alone included
         out = {k: v for k, v in doc.items() if k not in fields}
         for path in fields:
             if "." in path:

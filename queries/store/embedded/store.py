@@ -152,7 +152,10 @@ class EmbeddedStore:
 
     @contextmanager
     def writing(self):
-        """One write transaction (re-entrant: nested calls join the outer one)."""
+        """One write transaction (re-entrant: nested calls join the outer one). SQLite's
+        own failures (a full disk, a lock held too long, an I/O error) leave as pymongo's
+        ``OperationFailure``, as a MongoDB server reports them (``store_failure``): the
+        writers retry those, and take anything else for a fault of what they wrote."""
         if self.read_only:
             raise StoreReadOnlyError(
                 f"the embedded store {self.directory} is open read-only in this process")
@@ -173,12 +176,19 @@ class EmbeddedStore:
                 try:
                     yield self._writer
                 except BaseException:
-                    self._writer.execute("ROLLBACK")
+                    with suppress(sqlite3.Error):    # a full disk may have ended it already
+                        self._writer.execute("ROLLBACK")
                     raise
                 else:
                     self._writer.execute("COMMIT")
                 finally:
                     self._depth, self._owner = 0, None
+            except sqlite3.OperationalError as exc:
+                raise store_failure(exc) from exc
+            except sqlite3.DatabaseError as exc:
+                if isinstance(exc, sqlite3.IntegrityError):
+                    raise
+                raise store_failure(exc) from exc
             finally:
                 fcntl.flock(self._queue, fcntl.LOCK_UN)
 
@@ -362,6 +372,19 @@ class EmbeddedStore:
             if own is not None:
                 own.close()
                 self._local.con = None
+
+
+# MongoDB's codes for the same conditions, so callers handle both stores alike.
+OUT_OF_DISK_SPACE, LOCK_TIMEOUT, INTERNAL_ERROR = 14031, 24, 1
+
+
+def store_failure(exc: sqlite3.Error) -> OperationFailure:
+    """SQLite's failure as the error a MongoDB server gives for it: a full disk
+    (``SQLITE_FULL``), a lock held past the busy timeout, or any other I/O trouble."""
+    text = str(exc)
+    code = (OUT_OF_DISK_SPACE if "full" in text else LOCK_TIMEOUT if "locked" in text
+            else INTERNAL_ERROR)
+    return OperationFailure(f"embedded store: {text}", code=code)
 
 
 def raise_conflict(index: str) -> None:

@@ -1,0 +1,159 @@
+"""The write side of a recorder's flush: a batch of ``$inc`` upserts applied exactly once
+per document under the recorder's guard (see ``recorder``), what a partly failed write
+applied dropped from it, and a batch failing for its content written document by
+document, what still fails set aside (``queries.quarantine``)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from pymongo import UpdateOne
+from pymongo.errors import BulkWriteError, PyMongoError
+
+from ..errors import DUPLICATE_KEY
+from ..quarantine import transient
+from .writes import Increment
+
+log = logging.getLogger(__name__)
+RACE_RETRIES = 5
+
+
+@dataclass
+class Batch:
+    seq: int
+    docs: dict[tuple[str, str], Increment]
+    hits: int
+    attempts: int = 0
+
+
+class GuardedWrites:
+    """A recorder's batches written under its guard ``_guard`` (``flushes.<id>``); the
+    recorder keeps ``db``, ``_stats``, ``quarantine`` and the batch awaiting a retry,
+    ``_failed``."""
+
+    def _set_aside(self, cause: Exception) -> None:
+        """The failed batch's documents one at a time, under its own number (the guard
+        is per document: one that took the batch is refused again, one that did not
+        takes it once); those refused for their content are set aside. A store failure
+        meanwhile stops it, the rest kept for the retry."""
+        batch = self._failed
+        if batch is None:
+            return
+        self._side_writes(batch)
+        for key in list(batch.docs):
+            try:
+                self._write_alone(batch, key)
+            except Exception as exc:
+                if transient(exc):
+                    raise
+                doc = batch.docs.pop(key)
+                self.quarantine.keep({"document": key[1], "inc": dict(doc.inc)}, exc,
+                                     doc.inc.get("daily", doc.inc.get("hits", 0)))
+        log.warning("a flush failed for its content (%s): %d documents set aside",
+                    cause, self.quarantine.count)
+        self._failed = None
+        self._stats["flushes"] += 1
+        self._stats["hits_written"] += batch.hits
+
+    def _side_writes(self, batch) -> None:
+        """What a flush writes before its counters (the dimension recorder's sketches)."""
+
+    def _write(self, batch: Batch) -> int:
+        """Apply a batch; on failure drop from it what is known to be applied and raise."""
+        self._side_writes(batch)
+        by_collection: dict[str, list[tuple[str, str]]] = {}
+        for key in batch.docs:
+            by_collection.setdefault(key[0], []).append(key)
+        started = time.perf_counter()
+        batch.attempts += 1
+        written = 0
+        try:
+            for coll, keys in by_collection.items():
+                written += self._write_collection(batch, coll, keys)
+        except PyMongoError as exc:
+            self._stats["failures"] += 1
+            self._stats["documents_written"] += written
+            self._last_error = f"{type(exc).__name__}: {str(exc)[:200]}"
+            raise
+        self._failed = None
+        self._last_latency = time.perf_counter() - started
+        self._stats["flushes"] += 1
+        self._stats["documents_written"] += written
+        self._stats["hits_written"] += batch.hits
+        return written
+
+    def _write_collection(self, batch: Batch, coll: str, keys: list[tuple[str, str]]) -> int:
+        """One unordered ``bulk_write``; documents it applied leave the batch (and count as
+        written even when it raises). Returns how many. An unknown outcome (no
+        BulkWriteError) leaves them all: the retry's guard sorts out which were applied."""
+        total = 0
+        for _ in range(RACE_RETRIES):
+            self._stats["db_operations"] += len(keys)
+            self._stats["round_trips"] += 1
+            ops = [self._update(batch.seq, key[1], batch.docs[key]) for key in keys]
+            try:
+                self.db[coll].bulk_write(ops, ordered=False)
+                failed, raced = [], []
+            except BulkWriteError as exc:
+                if exc.details.get("writeConcernErrors"):
+                    raise
+                errors = exc.details["writeErrors"]
+                failed = [keys[e["index"]] for e in errors if e.get("code") != DUPLICATE_KEY]
+                duplicates = [keys[e["index"]] for e in errors if e.get("code") == DUPLICATE_KEY]
+                raced = self._not_applied(coll, batch.seq, duplicates)
+                for key in set(keys) - set(failed) - set(raced):
+                    del batch.docs[key]
+                total += len(keys) - len(failed) - len(raced)
+                if failed:
+                    self._stats["documents_written"] += total
+                    raise
+                if raced:
+                    keys = raced
+                    continue
+                return total
+            for key in keys:
+                del batch.docs[key]
+            return total + len(keys)
+        raise BulkWriteError({"writeErrors": [], "writeConcernErrors": [], "nInserted": 0,
+                              "errmsg": f"{len(keys)} upserts kept racing other writers"})
+
+    def _not_applied(self, coll: str, seq: int, keys: list[tuple[str, str]]) -> list:
+        """Of documents whose upsert hit a duplicate key, those that do not hold this
+        flush: another writer inserted them first, so the update must be sent again."""
+        if not keys:
+            return []
+        ids = [key[1] for key in keys]
+        applied = {doc["_id"] for doc in
+                   self.db[coll].find({"_id": {"$in": ids}, self._guard: seq}, {"_id": 1})}
+        return [key for key in keys if key[1] not in applied]
+
+    def _update(self, seq: int, doc_id: str, doc: Increment) -> UpdateOne:
+        return UpdateOne(
+            {"_id": doc_id, self._guard: {"$ne": seq}},
+            {"$inc": dict(doc.inc), "$set": {self._guard: seq},
+             "$setOnInsert": {"metadata": doc.metadata}},
+            upsert=True,
+        )
+
+
+    def _write_alone(self, batch: Batch, key: tuple[str, str]) -> None:
+        """One document of a batch; its fields no database can name (a value with a lone
+        surrogate) are set aside first, so the rest of the document still counts."""
+        inc = batch.docs[key].inc
+        bad = {path: n for path, n in inc.items() if not _encodable(path)}
+        if bad and len(bad) < len(inc):
+            self.quarantine.keep({"document": key[1], "fields": bad},
+                                 "field names that are not valid UTF-8")
+            for path in bad:
+                del inc[path]
+        self._stats["documents_written"] += self._write_collection(batch, key[0], [key])
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
