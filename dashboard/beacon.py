@@ -26,7 +26,7 @@ import datetime as dt
 import json
 import logging
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import flask
 
@@ -35,7 +35,9 @@ from queries.dimensions import classify
 from queries.dimensions.classify import Dimensions
 from queries.errors import HitboardError, RecorderOverloadedError
 from queries.events.collection import EventWriter
+from queries.stats.sites import register
 
+from .beacon_gate import GateError, SiteGate
 from .beacon_origins import OriginPolicy, cors_headers, parse_policy
 from .services import Services
 
@@ -44,6 +46,7 @@ MAX_BODY = 4096
 FIELDS = ("site", "page")
 OPTIONAL = ("referrer",)
 MAX_REFERRER = 2048
+RETRY_AFTER = 5       # seconds a refused sender waits before trying again
 NO_STORE = {"Cache-Control": "no-store, max-age=0"}
 SCRIPT = Path(__file__).resolve().parent / "assets" / "hit.js"
 log = logging.getLogger(__name__)
@@ -112,17 +115,27 @@ def validate(values: dict, allowed: frozenset[str] | None) -> tuple[str, str, st
     page = validation.page(validation.decoded_path(page))
     if page == validation.WHOLE_SITE:
         raise BeaconError("page '*' means the whole site; send the page's path")
+    validation.text(query, "the page's query string", MAX_REFERRER)
+    for key, value in parse_qsl(query):
+        if key.startswith("utm_"):
+            validation.text(value, key, validation.MAX_VALUE)
     if allowed is not None and site not in allowed:
         raise BeaconError(f"site {site!r} is not accepted by this server", 403)
     return site, page, query
 
 
 def register_beacon(server: flask.Flask, services: Services) -> None:
-    policy = parse_policy(services.settings.beacon_sites)
+    settings = services.settings
+    policy = parse_policy(settings.beacon_sites)
+    gate = SiteGate(services.db, services.sites, settings.beacon_new_sites,
+                    settings.beacon_pages_per_day)
     events = None
     if services.recorder is not None:
+        for site in policy.sites or ():
+            register(services.db, site, "admin")
         events = EventWriter(services.db, flush_interval=1.0)
         services.on_close(events.close)
+        services.watch(events)
 
     def hit():
         origin = flask.request.headers.get("Origin")
@@ -139,16 +152,21 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
             site, page, query = validate(values, policy.allowed_sites)
             _check_origin(policy, site, origin)
             referrer = _referrer(values)
+            gate.site(site, origin)
+            if not services.accepting() or not events.accepting():
+                return _refuse("the server cannot store hits now: try again later", 503,
+                               allowed, retry=RETRY_AFTER)
             now = dt.datetime.now(dt.UTC)
+            page = gate.page(site, page, now)
             dims = _dimensions(services, site, page, query, referrer)
             services.recorder.record(site, page, now, bots=int(dims.bot))
             _record_dimensions(services, site, page, now, dims)
             _record_event(events, _with_referrer(_event(now, site, page, query, flask.request),
                                                  referrer))
-        except BeaconError as exc:
+        except (BeaconError, GateError) as exc:
             return _refuse(str(exc), exc.status, allowed)
         except RecorderOverloadedError as exc:
-            return _refuse(str(exc), 503, allowed)
+            return _refuse(str(exc), 503, allowed, retry=RETRY_AFTER)
         except HitboardError as exc:
             return _refuse(str(exc), 400, allowed)
         headers = {**NO_STORE, **cors_headers(allowed)}
@@ -192,9 +210,7 @@ def _referrer(values: dict) -> str | None:
         return None
     if not isinstance(referrer, str):
         raise BeaconError(f"referrer must be a string, got {_json_type(referrer)}")
-    if len(referrer) > MAX_REFERRER or "\x00" in referrer:
-        raise BeaconError(f"referrer must be at most {MAX_REFERRER} characters, without NUL")
-    return referrer or None
+    return validation.text(referrer, "referrer", MAX_REFERRER) or None
 
 
 def _with_referrer(event: dict, referrer: str | None) -> dict:
@@ -256,10 +272,13 @@ def _event(now: dt.datetime, site: str, page: str, query: str, request) -> dict:
             "referrer": request.referrer, "user_agent": request.user_agent.string or None}
 
 
-def _refuse(reason: str, status: int, origin: str | None = None) -> flask.Response:
+def _refuse(reason: str, status: int, origin: str | None = None,
+            retry: int | None = None) -> flask.Response:
     """A JSON reason; ``origin``, an allowed one, may read it with credentials, any other
-    page without."""
+    page without; ``retry``: seconds to wait before sending again (a 503)."""
     response = flask.jsonify(error=reason)
     response.status_code = status
     response.headers.update({**NO_STORE, **cors_headers(origin)})
+    if retry is not None:
+        response.headers["Retry-After"] = str(retry)
     return response

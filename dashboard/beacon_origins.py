@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from queries import validation
 from queries.errors import HitboardError
+from queries.validation import origin as normalise_origin
 
 ALLOW_METHODS = "GET, POST, HEAD, OPTIONS"
 ALLOW_HEADERS = "Content-Type"
@@ -77,21 +78,6 @@ def parse_policy(setting: str | None) -> OriginPolicy:
                                     "(write scheme://host[:port], e.g. https://blog.example.com)")
             origins.add(normal)
     return OriginPolicy({site: frozenset(o) for site, o in sites.items()})
-
-
-def normalise_origin(origin: str) -> str | None:
-    """``scheme://host[:port]`` lower-cased, default ports dropped; None if not one."""
-    try:
-        parts = urlsplit(origin)
-        port = parts.port
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") \
-            or parts.query or parts.fragment or parts.username or parts.password:
-        return None
-    default = {"http": 80, "https": 443}[parts.scheme]
-    suffix = f":{port}" if port and port != default else ""
-    return f"{parts.scheme}://{parts.hostname.lower()}{suffix}"
 
 
 def cors_headers(origin: str | None, preflight: bool = False) -> dict[str, str]:

@@ -1,7 +1,11 @@
 """``GET /healthz``: is the app up, which backend, is the hit recorder keeping up.
 
-For load balancers, ``bench/dashboard.py`` and people: a JSON document, 200 when the
-database answers, 503 with the reason when it does not.
+For load balancers, uptime checks, ``bench/dashboard.py`` and people: a JSON document,
+200 when the database answers and every background writer counts; 503 with the reasons
+when the database does not answer, a writer's thread is down or a backlog is past its
+bound (hits are then refused with 503, never acknowledged and dropped). What the writers
+set aside for its content is counted (``quarantined``): it is not a failure of the
+server, the Data page lists it.
 """
 
 from __future__ import annotations
@@ -21,12 +25,18 @@ def register_health(server: flask.Flask, services: Services) -> None:
             "readonly": services.settings.readonly,
             "recorder": as_dict(services.recorder.status()) if services.recorder else None,
             "cache": {"hits": services.cache.hits, "misses": services.cache.misses},
+            "quarantined": sum(w.quarantine.count for w in services.workers
+                               if getattr(w, "quarantine", None)),
+            "restarts": sum(w.restarts for w in services.workers),
         }
         try:
             queries.list_sites(services.db)
         except Exception as exc:  # any failure to answer is what this endpoint reports
             return flask.jsonify(status="error", error=f"{type(exc).__name__}: {exc}",
                                  **body), 503
+        problems = services.problems()
+        if problems:
+            return flask.jsonify(status="error", error="; ".join(problems), **body), 503
         return flask.jsonify(status="ok", **body)
 
     server.add_url_rule("/healthz", "hitboard_healthz", healthz)

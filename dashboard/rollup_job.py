@@ -26,6 +26,7 @@ class RollupJob:
         self.retention = retention
         self.last: RollupRun | None = None
         self.last_error = ""
+        self.restarts = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -54,6 +55,20 @@ class RollupJob:
             except Exception:  # logged and shown on the page; the next tick tries again
                 log.exception("rollup run failed")
 
+    def revive(self) -> bool:
+        """Start the job's thread again if it stopped; True if it did."""
+        if self._thread is None or self._thread.is_alive() or self._stop.is_set():
+            return False
+        self.restarts += 1
+        log.error("the rollup job's thread had stopped: started again")
+        self.start()
+        return True
+
+    def problems(self) -> list[str]:
+        if self._thread is not None and not self._thread.is_alive() and not self._stop.is_set():
+            return ["RollupJob: its thread is down"]
+        return []
+
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
@@ -68,6 +83,7 @@ def register_rollups(server: flask.Flask, services: Services) -> None:
                     services.settings.events_ttl_days)
     server.extensions[EXTENSION_KEY] = job
     job.start()
+    services.watch(job)
     services.on_close(job.stop)
 
 

@@ -7,6 +7,7 @@ Callbacks and Flask routes reach them with :func:`get_services` (inside a reques
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -14,13 +15,14 @@ import flask
 
 import queries
 from queries.dimensions import DimensionRecorder
-from queries.stats.sites import SettingsCache
+from queries.stats.sites import SettingsCache, register_known
 
 from .cache import ResultCache
 from .settings import Settings
 
 log = logging.getLogger(__name__)
 EXTENSION_KEY = "hitboard"
+WATCH_EVERY = 5.0      # seconds between looks at the background writers
 
 
 @dataclass
@@ -34,6 +36,10 @@ class Services:
     sites: SettingsCache | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
     closed: bool = False
+    # Background writers (recorders, the beacon's event writer, jobs): each has
+    # ``revive()`` and ``problems()``; a watcher starts a stopped one again.
+    workers: list = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
@@ -42,7 +48,7 @@ class Services:
         try:
             if not settings.readonly:
                 queries.ensure_indexes(db)
-            if not settings.readonly:
+                register_known(db)
                 recorder = queries.HitRecorder(db, flush_interval=settings.flush_interval)
                 dimensions = DimensionRecorder(db, flush_interval=settings.flush_interval)
         except BaseException:
@@ -50,7 +56,33 @@ class Services:
                 recorder.close()
             db.client.close()
             raise
-        return cls(settings, db, recorder, ResultCache(), dimensions, SettingsCache(db))
+        services = cls(settings, db, recorder, ResultCache(), dimensions, SettingsCache(db))
+        for worker in (recorder, dimensions):
+            if worker is not None:
+                services.watch(worker)
+        threading.Thread(target=services._watch, name="hitboard-watch", daemon=True).start()
+        return services
+
+    def watch(self, worker) -> None:
+        """Keep ``worker`` running: started again if its thread stops, and reported."""
+        self.workers.append(worker)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(WATCH_EVERY):
+            for worker in list(self.workers):
+                try:
+                    worker.revive()
+                except Exception:
+                    log.exception("could not start %r again", worker)
+
+    def accepting(self) -> bool:
+        """Whether a hit can be taken now by every writer it goes to."""
+        return all(w.accepting() for w in (self.recorder, self.dimensions) if w is not None)
+
+    def problems(self) -> list[str]:
+        """What keeps the server from counting as it should: a writer down, a backlog
+        past its bound."""
+        return [problem for worker in self.workers for problem in worker.problems()]
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Run ``closer`` when the app shuts down (before the recorder's last flush), e.g.
@@ -62,6 +94,7 @@ class Services:
         if self.closed:
             return
         self.closed = True
+        self._stop.set()
         for closer in reversed(self._closers):
             try:
                 closer()

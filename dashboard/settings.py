@@ -100,7 +100,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("live_cache_seconds", 1, "live-page results are shared by all viewers for this "
             "many seconds", _positive_int),
     Setting("beacon_sites", None, "comma-separated `site` or `site=origin` entries the /hit "
-            "beacon accepts (unset: any valid site, from any origin)", _optional_text),
+            "beacon accepts, registered at start (unset: the registered sites, from their "
+            "origins: `hitboard site add`)", _optional_text),
+    Setting("beacon_new_sites", 0, "sites a first /hit may register, per hour (0: none, "
+            "sites are registered by `hitboard site add`, ingest, the load generator or "
+            "beacon_sites)", _non_negative_int),
+    Setting("beacon_pages_per_day", 10_000, "new pages a site may get through /hit per UTC "
+            "day; the hits of pages past it count under the page `/(other)`",
+            _positive_int),
     Setting("rollup_interval", 60, "seconds between the server's rollup runs (0: never; "
             "`hitboard rollup` can run them instead)", _non_negative_int),
     Setting("ingest_jobs", min(2, os.cpu_count() or 1), "worker processes `hitboard "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import (
@@ -17,7 +18,14 @@ from .errors import (
 )
 
 SITE_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+# A site a stranger's browser may name for the first time (``/hit``): no ``.``, ``..``
+# or ``-`` alone, a letter or digit at both ends (the CLI's ``--site`` keeps SITE_RE).
+NEW_SITE_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?")
 MAX_PAGE = 2048
+MAX_VALUE = 200
+# What no stored text may hold: control characters (tab, newline... included) and the
+# lone surrogates no database can encode as UTF-8.
+_UNSTORABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 _ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 # What a decoded run must not hold, so it stays escaped: controls (C0, DEL, C1), "/",
 # the bidirectional overrides and isolates, U+FFFD, and the lone surrogates that stand
@@ -42,11 +50,51 @@ def page(value) -> str:
         raise InvalidPageError(f"invalid page {value!r}: a page is a non-empty path")
     if len(value) > MAX_PAGE:
         raise InvalidPageError(f"invalid page: {len(value)} characters, at most {MAX_PAGE}")
-    if "\x00" in value:
-        raise InvalidPageError("invalid page: it contains a NUL character")
+    if _UNSTORABLE.search(value):
+        raise InvalidPageError("invalid page: it holds a control character or is not "
+                               "valid Unicode (a lone surrogate)")
     if value == WHOLE_SITE or value.startswith("/"):
         return value
     return "/" + value
+
+
+def new_site(value) -> str:
+    """A site named for the first time by a stranger (the ``/hit`` beacon): stricter
+    than ``site`` (``.``, ``..``, ``-`` refused)."""
+    site(value)
+    if not NEW_SITE_RE.fullmatch(value):
+        raise InvalidSiteError(f"invalid new site {value!r}: letters, digits, '.', '_' or "
+                               "'-', beginning and ending with a letter or digit")
+    return value
+
+
+def origin(value: str) -> str | None:
+    """A web origin, ``scheme://host[:port]`` lower-cased with the default port dropped;
+    None if ``value`` is not one."""
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") \
+            or parts.query or parts.fragment or parts.username or parts.password:
+        return None
+    default = {"http": 80, "https": 443}[parts.scheme]
+    suffix = f":{port}" if port and port != default else ""
+    return f"{parts.scheme}://{parts.hostname.lower()}{suffix}"
+
+
+def text(value, what: str, limit: int = MAX_VALUE) -> str:
+    """Text a stranger sent (a referrer, a query string): at most ``limit`` characters,
+    valid Unicode, no control character."""
+    if not isinstance(value, str):
+        raise InvalidRangeError(f"{what} must be text")
+    if len(value) > limit:
+        raise InvalidRangeError(f"{what} is {len(value):,} characters, at most {limit:,}")
+    if _UNSTORABLE.search(value):
+        raise InvalidRangeError(f"{what} holds a control character or is not valid Unicode "
+                                "(a lone surrogate)")
+    return value
 
 
 def decoded_path(path: str) -> str:

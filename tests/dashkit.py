@@ -38,6 +38,15 @@ def dashboard_app(store, **settings):
         get_services(app.server).close()
 
 
+def register_sites(app, *names: str) -> None:
+    """Register sites as ``hitboard site add`` does: the /hit beacon counts only those."""
+    from dashboard.services import get_services
+    from queries.stats.sites import register
+
+    for name in names:
+        register(get_services(app.server).db, name, "admin")
+
+
 def seed(db, site: str, hits) -> None:
     """Record ``hits`` — (timestamp, page, count) triples — and write them now."""
     with queries.HitRecorder(db, flush_interval=3600, preallocate_next_day=False) as recorder:

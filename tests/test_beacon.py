@@ -7,7 +7,7 @@ import json
 from urllib.parse import urlencode
 
 import pytest
-from dashkit import dashboard_app
+from dashkit import dashboard_app, register_sites
 from fakes import stored_events
 
 import queries
@@ -20,6 +20,7 @@ from queries.events.collection import EventWriter
 @pytest.fixture
 def app(tmp_path):
     with dashboard_app(tmp_path / "store", rollup_interval=0) as app:
+        register_sites(app, "blog", "shop", "other")
         yield app
 
 

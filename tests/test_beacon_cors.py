@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from dashkit import dashboard_app
+from dashkit import dashboard_app, register_sites
 from fakes import stored_events
 
 import queries
@@ -18,7 +18,9 @@ SITE_ORIGIN = "https://blog.example.com"
 
 @pytest.fixture
 def open_app(tmp_path):
+    """A server whose registered site names no origin: any page may send its hits."""
     with dashboard_app(tmp_path / "store", rollup_interval=0) as app:
+        register_sites(app, "blog")
         yield app
 
 

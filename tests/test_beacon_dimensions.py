@@ -7,7 +7,7 @@ import json
 from urllib.parse import urlencode
 
 import pytest
-from dashkit import dashboard_app
+from dashkit import dashboard_app, register_sites
 
 from dashboard.services import get_services
 from queries.dimensions import reads
@@ -19,6 +19,7 @@ CHROME = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, 
 @pytest.fixture
 def app(tmp_path):
     with dashboard_app(tmp_path / "store", rollup_interval=0) as app:
+        register_sites(app, "blog")
         yield app
 
 
@@ -66,7 +67,7 @@ def test_beacon_hits_carry_referrer_utm_agent_and_visitors(app):
 @pytest.mark.parametrize("query", [
     "site=blog&page=/&referrer=not%20a%20url",
     "site=blog&page=/&referrer=http://[::1",
-    "site=blog&page=/?utm_source=" + "%24" * 3000,
+    "site=blog&page=/?utm_source=" + "%24" * 200,
     "site=blog&page=/&referrer=" + "x" * 2000,
 ])
 def test_hostile_dimension_values_are_harmless(app, query):
@@ -76,6 +77,37 @@ def test_hostile_dimension_values_are_harmless(app, query):
     services = get_services(app.server)
     services.dimensions.flush()
     assert sum(_breakdown(services, "referrer").values()) == 1
+
+
+@pytest.mark.parametrize(("query", "said"), [
+    ("site=blog&page=/?utm_source=" + "%24" * 201, "utm_source is 201 characters"),
+    ("site=blog&page=/&referrer=" + "x" * 2049, "referrer is 2,049 characters"),
+    ("site=blog&page=/&referrer=a%0Ab", "control character"),
+    ("site=blog&page=/?utm_campaign=%01", "control character"),
+    ("site=blog&page=/a%0A", "invalid page"),
+])
+def test_text_a_store_cannot_hold_or_past_its_limit_is_a_400(app, query, said):
+    response = app.server.test_client().get(f"/hit?{query}")
+    assert response.status_code == 400 and said in response.get_json()["error"]
+    assert get_services(app.server).recorder.status().hits_accepted == 0
+
+
+def test_a_lone_surrogate_anywhere_is_a_400_and_counting_goes_on(app):
+    """JSON may escape a lone surrogate (``\\ud800``), which no database can store: it
+    used to be answered 204, then stopped the recorder's thread, and no hit counted."""
+    client = app.server.test_client()
+    for body in ('{"site": "blog", "page": "/\\ud800"}',
+                 '{"site": "blog", "page": "/?utm_source=\\udfff"}',
+                 '{"site": "blog", "page": "/", "referrer": "https://x/\\ud800"}'):
+        response = client.post("/hit", data=body, content_type="text/plain")
+        assert response.status_code == 400, body
+    for _ in range(300):
+        assert client.post("/hit", data=json.dumps({"site": "blog", "page": "/ok"}),
+                           content_type="text/plain").status_code == 204
+    services = get_services(app.server)
+    services.recorder.flush()
+    assert services.recorder.status().hits_written == 300
+    assert client.get("/healthz").get_json()["status"] == "ok"
 
 
 def test_a_repeated_or_non_string_referrer_is_a_400(app):

@@ -11,7 +11,14 @@ import re
 import pytest
 from click.testing import CliRunner
 from dash import html
-from dashkit import claim_callbacks, dashboard_app, free_port, page_module, post_callback
+from dashkit import (
+    claim_callbacks,
+    dashboard_app,
+    free_port,
+    page_module,
+    post_callback,
+    register_sites,
+)
 from fakes import stored_events
 
 import queries
@@ -44,6 +51,7 @@ def keys(doc: dict):
 @pytest.fixture
 def app(tmp_path):
     with dashboard_app(tmp_path / "store", rollup_interval=0) as app:
+        register_sites(app, "a.b", "blog", "s")
         yield app
 
 

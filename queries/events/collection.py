@@ -356,6 +356,11 @@ class EventWriter:
         self._thread = self._start_thread()
         return True
 
+    def accepting(self) -> bool:
+        """Whether an event added now would be taken (not refused as overloaded)."""
+        with self._lock:
+            return self._thread is None or self._waiting() < self.max_pending
+
     def problems(self) -> list[str]:
         """What keeps events from being written, for ``/healthz``."""
         found = []

@@ -317,6 +317,10 @@ class HitRecorder(GuardedWrites):
         self._thread = self._start_thread()
         return True
 
+    def accepting(self) -> bool:
+        """Whether a hit recorded now would be taken (not refused as overloaded)."""
+        return not self._closed and self._outstanding() < 2 * self.max_pending_docs
+
     def problems(self) -> list[str]:
         """What keeps this recorder from counting as it should, for ``/healthz``."""
         found = []

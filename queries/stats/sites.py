@@ -1,11 +1,16 @@
 """The site registry: one settings record per site, read through :func:`site_settings`.
 
-One document per registered site ``{_id: site, synthetic: bool, registered: date,
-unknown_agents: "human" | "bot", legacy_agents: bool}``. Sites that only ever received
-real hits with default settings need no entry: a site is synthetic only if the registry
-says so, and its hits without a user agent are people unless it says ``bot``.
-``legacy_agents`` marks a site that held dimensions before this setting existed, when
-such hits were counted as bots: its older counts stay so until re-ingested.
+``sites`` holds ``{_id: site, registered: date, via: admin | ingest | beacon | loadgen |
+existing, synthetic: bool, tz: zone, origins: [origin], unknown_agents: human | bot,
+legacy_agents: bool}``. A site is registered by ``hitboard site add`` (or the admin
+page), a log ingest, the load generator, ``HITBOARD_BEACON_SITES``, and, where open
+registration allows it, a first beacon hit; the sites a store held before the registry
+are registered as ``existing`` when it opens (:func:`register_known`). The ``/hit``
+beacon counts hits for registered sites only, from their ``origins`` when the record
+names some. ``unknown_agents`` says how hits without a user agent count (people by
+default); ``legacy_agents`` marks a site that held dimensions before that setting
+existed, when such hits were counted as bots: its older counts stay so until re-ingested.
+Later settings (visit timeout, goals, reports) extend this same record.
 """
 
 from __future__ import annotations
@@ -23,17 +28,24 @@ from . import schema
 
 DEMO_CLAIM = "demo-backfill"
 UNKNOWN_AGENTS = ("human", "bot")
+SOURCES = ("admin", "ingest", "beacon", "loadgen", "existing")
 DIMENSION_COUNTERS = "dims.monthly"     # a site holding any marks it as counted before
+MAX_ORIGINS = 20
 
 
 @dataclass(frozen=True)
 class SiteSettings:
-    """A site's settings, defaults filled in."""
+    """A site's settings, defaults filled in (``registered`` False: no record)."""
 
     name: str
+    registered: bool = False
     synthetic: bool = False
     unknown_agents: str = "human"
     legacy_agents: bool = False
+    tz: str | None = None
+    origins: tuple[str, ...] = ()
+    via: str | None = None
+    since: dt.datetime | None = None
 
     @property
     def unknown_bots(self) -> bool:
@@ -46,12 +58,26 @@ def site_settings(db, site: str) -> SiteSettings:
     with dimension counters but no ``unknown_agents`` was counted before the setting
     existed: ``legacy_agents``."""
     name = validation.site(site)
-    doc = db[schema.SITES].find_one({"_id": name}) or {}
+    return _settings(db, name, db[schema.SITES].find_one({"_id": name}))
+
+
+def _settings(db, name: str, doc: dict | None) -> SiteSettings:
+    doc = doc or {}
     legacy = doc.get("legacy_agents", False)
     if "unknown_agents" not in doc and not legacy:
         legacy = _has_dimensions(db, name)
-    return SiteSettings(name, bool(doc.get("synthetic")), doc.get("unknown_agents", "human"),
-                        legacy)
+    since = doc.get("registered")
+    return SiteSettings(name, bool(doc), bool(doc.get("synthetic")),
+                        doc.get("unknown_agents", "human"), legacy, doc.get("tz"),
+                        tuple(doc.get("origins", ())), doc.get("via"),
+                        validation.stored_time(since) if isinstance(since, dt.datetime)
+                        else None)
+
+
+def registered_sites(db) -> list[SiteSettings]:
+    """Every registered site's settings, by name."""
+    return [_settings(db, doc["_id"], doc) for doc in
+            db[schema.SITES].find().sort("_id", 1)]
 
 
 class SettingsCache:
@@ -73,6 +99,10 @@ class SettingsCache:
         self._held[site] = (now, settings)
         return settings
 
+    def forget(self, site: str) -> None:
+        """Read the site's settings again next time (it was just registered)."""
+        self._held.pop(site, None)
+
 
 def _has_dimensions(db, site: str) -> bool:
     return db[DIMENSION_COUNTERS].find_one({"metadata.site": site}, {"_id": 1}) is not None
@@ -85,11 +115,82 @@ def check_unknown_agents(value) -> str:
     return value
 
 
+def _origins(values: Iterable[str]) -> list[str]:
+    found = []
+    for value in values:
+        normal = validation.origin(str(value))
+        if normal is None:
+            raise InvalidSiteError(f"{str(value)[:100]!r} is not an origin (write "
+                                   "scheme://host[:port], e.g. https://blog.example.com)")
+        found.append(normal)
+    if len(found) > MAX_ORIGINS:
+        raise InvalidSiteError(f"at most {MAX_ORIGINS} origins a site")
+    return sorted(set(found))
+
+
+def register(db, site: str, via: str, new_name: bool = False, **settings) -> bool:
+    """Register ``site`` if it is not (``settings``: ``tz``, ``origins``...); True if
+    this call did. ``new_name``: a stranger names it (the stricter ``new_site`` rule)."""
+    name = validation.new_site(site) if new_name else validation.site(site)
+    fields = _checked(settings)
+    found = db[schema.SITES].find_one_and_update(
+        {"_id": name}, {"$setOnInsert": {"registered": dt.datetime.now(dt.UTC), "via": via,
+                                         **fields}}, upsert=True)
+    return found is None
+
+
+def update_site(db, site: str, **settings) -> SiteSettings:
+    """Change a registered site's settings (``tz``, ``origins``, ``unknown_agents``;
+    None leaves one as it is)."""
+    name = validation.site(site)
+    fields = _checked({k: v for k, v in settings.items() if v is not None})
+    if db[schema.SITES].update_one({"_id": name}, {"$set": fields}).matched_count == 0:
+        raise InvalidSiteError(f"site {name!r} is not registered: add it first")
+    return site_settings(db, name)
+
+
+def _checked(settings: dict) -> dict:
+    fields = {}
+    for key, value in settings.items():
+        if key == "tz":
+            fields["tz"] = validation.timezone(value).key
+        elif key == "origins":
+            fields["origins"] = _origins(value)
+        elif key == "unknown_agents":
+            fields["unknown_agents"] = check_unknown_agents(value)
+        elif key == "synthetic":
+            fields["synthetic"] = bool(value)
+        else:
+            raise InvalidSiteError(f"unknown site setting {key!r}")
+    return fields
+
+
+def unregister(db, site: str) -> bool:
+    """Remove a site's record (its data stays: ``queries.sitedata.remove``)."""
+    return db[schema.SITES].delete_one({"_id": validation.site(site)}).deleted_count == 1
+
+
+def register_known(db) -> list[str]:
+    """Register the sites holding statistics that have no record (a store written before
+    the registry), as ``existing``; returns them."""
+    held = set(db[schema.MONTHLY].distinct("metadata.site"))
+    known = {doc["_id"] for doc in db[schema.SITES].find({}, {"_id": 1})}
+    added = sorted(held - known)
+    for name in added:
+        register(db, name, "existing")
+    return added
+
+
+def registered_since(db, via: str, since: dt.datetime) -> int:
+    """Sites registered by ``via`` since ``since`` (open registration's rate)."""
+    return db[schema.SITES].count_documents({"via": via, "registered": {"$gte": since}})
+
+
 def set_unknown_agents(db, sites: Iterable[str], value: str | None) -> dict[str, str]:
     """Record how the sites count hits without a user agent (``value``; None keeps each
-    site's own, "human" by default) before a source writes to them, and return each
-    site's choice. A site holding dimensions counted before the setting existed keeps
-    ``legacy_agents``, so its pages can say how to recount."""
+    site's own, "human" by default) before a log ingest writes to them (registering
+    them), and return each site's choice. A site holding dimensions counted before the
+    setting existed keeps ``legacy_agents``, so its pages can say how to recount."""
     if value is not None:
         check_unknown_agents(value)
     chosen = {}
@@ -99,7 +200,7 @@ def set_unknown_agents(db, sites: Iterable[str], value: str | None) -> dict[str,
         db[schema.SITES].update_one(
             {"_id": name},
             {"$set": {"unknown_agents": chosen[name], "legacy_agents": current.legacy_agents},
-             "$setOnInsert": {"registered": dt.datetime.now(dt.UTC)}},
+             "$setOnInsert": {"registered": dt.datetime.now(dt.UTC), "via": "ingest"}},
             upsert=True)
     return chosen
 
@@ -118,7 +219,7 @@ def register_synthetic(db, sites: Iterable[str]) -> list[str]:
     for name in names:
         db[schema.SITES].update_one(
             {"_id": name},
-            {"$set": {"synthetic": True}, "$setOnInsert": {"registered": now}},
+            {"$set": {"synthetic": True}, "$setOnInsert": {"registered": now, "via": "loadgen"}},
             upsert=True,
         )
     return names

@@ -1,0 +1,116 @@
+"""Which sites and pages the ``/hit`` beacon counts: strangers' browsers call it, so a
+flood of made-up names must not grow the store, the memory or the site list.
+
+A site is counted when it is registered (``hitboard site add``, ingest, the load
+generator, ``beacon_sites``; see ``queries.stats.sites``), from the origins its record
+names, if any; a first hit may register a new one (the stricter name rule) only while
+``beacon_new_sites`` per hour allow it. A site gets at most ``beacon_pages_per_day`` new
+pages a UTC day through the beacon: past that, hits still count for the site, under the
+page ``/(other)``, as GA and Plausible do. The pages a day already has are read from the
+store and recounted every ``REFRESH`` seconds, so several server processes together go
+past the cap by at most the pages each admits meanwhile.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+
+from pymongo.errors import PyMongoError
+
+from queries import validation
+from queries.errors import HitboardError
+from queries.stats import schema
+from queries.stats.sites import SettingsCache, register, registered_since
+
+OTHER_PAGE = "/(other)"
+REFRESH = 60.0
+MAX_TRACKED = 200_000        # (site, day, page) entries held in memory, at most
+HOUR = dt.timedelta(hours=1)
+
+
+class GateError(HitboardError):
+    def __init__(self, message: str, status: int = 403):
+        super().__init__(message)
+        self.status = status
+
+
+class SiteGate:
+    """The beacon's admission of sites (:meth:`site`) and pages (:meth:`page`)."""
+
+    def __init__(self, db, sites: SettingsCache, new_per_hour: int, pages_per_day: int):
+        self.db, self.sites = db, sites
+        self.new_per_hour, self.pages_per_day = new_per_hour, pages_per_day
+        self._days: dict[tuple[str, dt.date], _Day] = {}
+        self._tracked = 0
+        self._lock = threading.Lock()
+
+    def site(self, name: str, origin: str | None) -> None:
+        """Refuse (403) a site that is not registered and may not be, or an origin its
+        record does not name."""
+        settings = self.sites.get(name)
+        if not settings.registered:
+            self._register(name)
+            settings = self.sites.get(name)
+        if origin and settings.origins and validation.origin(origin) not in settings.origins:
+            raise GateError(f"origin {origin[:100]!r} may not send hits for site {name!r}")
+
+    def _register(self, name: str) -> None:
+        if not self.new_per_hour:
+            raise GateError(f"site {name!r} is not registered on this server (hitboard site "
+                            "add)")
+        since = dt.datetime.now(dt.UTC) - HOUR
+        if registered_since(self.db, "beacon", since) >= self.new_per_hour:
+            raise GateError(f"site {name!r} is not registered, and this hour's "
+                            f"{self.new_per_hour} new sites are taken", 429)
+        try:
+            register(self.db, name, "beacon", new_name=True)
+        except HitboardError as exc:
+            raise GateError(str(exc), 400) from None
+        self.sites.forget(name)
+
+    def page(self, site: str, page: str, now: dt.datetime) -> str:
+        """``page``, or ``/(other)`` once the site's day has its new pages' share."""
+        key = (site, now.date())
+        with self._lock:
+            day = self._days.get(key)
+            if day is None or day.stale():
+                if self._tracked >= MAX_TRACKED:
+                    self._days.clear()
+                    self._tracked = 0
+                day = self._days[key] = _Day(self._stored_pages(site, now))
+            if page in day.pages:
+                return page
+            if day.count >= self.pages_per_day and not self._stored(site, page, now):
+                return OTHER_PAGE
+            day.pages.add(page)
+            day.count += 1
+            self._tracked += 1
+            return page
+
+    def _stored(self, site: str, page: str, now: dt.datetime) -> bool:
+        """Whether the site's day holds the page already (it counted before the cap)."""
+        doc_id = schema.daily_id(schema.day_start(now), site, page)
+        try:
+            return self.db[schema.DAILY].find_one({"_id": doc_id}, {"_id": 1}) is not None
+        except PyMongoError:
+            return False
+
+    def _stored_pages(self, site: str, now: dt.datetime) -> int:
+        """The pages the site's day holds already (documents, ``*`` left out)."""
+        try:
+            return max(0, self.db[schema.DAILY].count_documents(
+                {"metadata.site": site, "metadata.date": schema.day_start(now)}) - 1)
+        except PyMongoError:
+            return 0          # the store is failing: the recorder says so, count on
+
+
+class _Day:
+    """A site's UTC day: the pages admitted here, and how many the day holds."""
+
+    def __init__(self, count: int):
+        self.count, self.pages, self.read = count, set(), time.monotonic()
+
+    def stale(self) -> bool:
+        return time.monotonic() - self.read > REFRESH

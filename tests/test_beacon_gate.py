@@ -1,0 +1,105 @@
+"""dashboard/beacon_gate.py: the /hit beacon counts registered sites only, from their own
+origins; strangers register new ones only at a bounded rate; a site's new pages a day are
+capped, the rest counted under /(other). A flood of names grows nothing."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from click.testing import CliRunner
+from dashkit import dashboard_app, register_sites
+
+import queries
+from dashboard.beacon_gate import OTHER_PAGE
+from dashboard.cli import main
+from dashboard.services import get_services
+from queries.stats.sites import site_settings
+
+
+def _post(client, site: str, page: str = "/", origin: str | None = None):
+    headers = {"Origin": origin} if origin else {}
+    return client.post("/hit", data=json.dumps({"site": site, "page": page}),
+                       content_type="text/plain", headers=headers)
+
+
+@pytest.fixture
+def closed(tmp_path):
+    with dashboard_app(tmp_path / "store", rollup_interval=0) as app:
+        yield app
+
+
+def test_an_unregistered_site_is_refused_until_it_is_added(closed, tmp_path):
+    client = closed.server.test_client()
+    response = _post(client, "blog")
+    assert response.status_code == 403 and "hitboard site add" in response.get_json()["error"]
+    result = CliRunner().invoke(main, ["site", "add", "blog", "--origin",
+                                       "https://blog.example.com", "--store",
+                                       str(tmp_path / "store")])
+    assert result.exit_code == 0, result.output
+    get_services(closed.server).sites.forget("blog")
+    assert _post(client, "blog", origin="https://blog.example.com").status_code == 204
+    assert _post(client, "blog").status_code == 204                 # no Origin: a script
+    refused = _post(client, "blog", origin="https://evil.example")
+    assert refused.status_code == 403 and "may not send hits" in refused.get_json()["error"]
+    services = get_services(closed.server)
+    services.recorder.flush()
+    assert services.recorder.status().hits_written == 2
+    assert queries.list_sites(services.db) == ["blog"]
+
+
+def test_sites_holding_data_before_the_registry_keep_working(tmp_path):
+    store = tmp_path / "store"
+    db = queries.connect(str(store))
+    with queries.HitRecorder(db) as recorder:
+        recorder.record("old", "/", None)
+    db.client.close()
+    with dashboard_app(store, rollup_interval=0) as app:
+        assert site_settings(get_services(app.server).db, "old").via == "existing"
+        assert _post(app.server.test_client(), "old").status_code == 204
+
+
+def test_open_registration_is_bounded_per_hour_and_strict_on_names(tmp_path):
+    with dashboard_app(tmp_path / "store", rollup_interval=0, beacon_new_sites=3) as app:
+        client = app.server.test_client()
+        for bad in (".", "..", "-", "a-"):
+            assert _post(client, bad).status_code == 400, bad
+        assert [_post(client, f"s{i}").status_code for i in range(5)] == [204] * 3 + [429] * 2
+        assert _post(client, "s1").status_code == 204               # registered: counted
+        assert site_settings(get_services(app.server).db, "s0").via == "beacon"
+
+
+def test_new_pages_past_the_days_cap_count_under_other(tmp_path):
+    with dashboard_app(tmp_path / "store", rollup_interval=0, beacon_pages_per_day=5) as app:
+        register_sites(app, "blog")
+        client = app.server.test_client()
+        for i in range(12):
+            assert _post(client, "blog", f"/p{i}").status_code == 204
+        assert _post(client, "blog", "/p0").status_code == 204      # a page of the day
+        services = get_services(app.server)
+        services.recorder.flush()
+        pages = queries.list_pages(services.db, "blog")
+        assert pages == sorted([OTHER_PAGE] + [f"/p{i}" for i in range(5)])
+        top = queries.top_pages(services.db, "blog", *_today())
+        assert top.loc[OTHER_PAGE, "hits"] == 7 and top.loc["/p0", "hits"] == 2
+        assert services.recorder.status().hits_written == 13       # every hit counted
+
+
+def test_a_flood_of_names_stores_nothing_new(closed):
+    """20,000 made-up sites and a page flood on a registered one: nothing registered,
+    nothing stored for them, every page past the cap under /(other)."""
+    register_sites(closed, "blog")
+    client = closed.server.test_client()
+    for i in range(2_000):
+        assert _post(client, f"flood{i}").status_code == 403
+    services = get_services(closed.server)
+    services.recorder.flush()
+    assert queries.list_sites(services.db) == []
+    assert services.db["sites"].count_documents({}) == 1
+    assert len(services.sites._held) <= services.sites.max_sites
+
+
+def _today():
+    now = dt.datetime.now(dt.UTC)
+    return now - dt.timedelta(hours=1), now + dt.timedelta(hours=1)
