@@ -47,3 +47,31 @@ def test_an_ingest_loads_neither_pandas_nor_dash(tmp_path):
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+def _one_error_line(args) -> tuple[int, str]:
+    result = subprocess.run([sys.executable, "-m", "dashboard.cli", *args],
+                            capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    return result.returncode, lines[0]
+
+
+def test_an_unreachable_mongodb_is_one_line_and_exit_2(tmp_path):
+    uri = ("mongodb://user:secret@127.0.0.1:9/hb?serverSelectionTimeoutMS=200"
+           "&connectTimeoutMS=200")
+    log = tmp_path / "access.log"
+    log.write_text(LINE)
+    for args in (["report", "--site", "s", "--granularity", "day", "--start", "2015-05-17",
+                  "--end", "2015-05-18"], ["ingest", str(log), "--site", "s"],
+                 ["site", "list"]):
+        code, line = _one_error_line([*args, "--store", uri])
+        assert code == 2 and "MongoDB server" in line and "secret" not in line, line
+
+
+def test_a_store_path_that_cannot_be_one_is_one_line_and_exit_2(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    code, line = _one_error_line(["site", "list", "--store", str(blocker / "store")])
+    assert code == 2, line

@@ -1,13 +1,22 @@
-"""What every command shares: the ``--store`` option and user-facing error handling."""
+"""What every command shares: the ``--store`` option and user-facing error handling.
+
+Exit codes: 0 done; 1 partly done, run again to resume (``hitboard ingest``); 2 bad
+input, or a store that cannot be reached or opened; 4 the store's disk is full (nothing
+is lost or counted twice: free space, run the same command again)."""
 
 from __future__ import annotations
 
+import errno
 from importlib import import_module
 
 import click
+from pymongo.errors import PyMongoError
 
 import queries
 from dashboard.settings import Settings, resolve
+
+BAD_INPUT, DISK_FULL = 2, 4
+OUT_OF_DISK_SPACE = 14031       # MongoDB's code, which the embedded store uses too
 
 store_option = click.option(
     "--store",
@@ -41,7 +50,30 @@ class HitboardGroup(click.Group):
             return super().invoke(ctx)
         except queries.HitboardError as exc:
             click.echo(f"Error: {exc}", err=True)
-            ctx.exit(2)
+            ctx.exit(BAD_INPUT)
+        except (PyMongoError, OSError) as exc:
+            click.echo(f"Error: {store_trouble(exc)}", err=True)
+            ctx.exit(DISK_FULL if disk_full(exc) else BAD_INPUT)
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the store's disk is full (either store)."""
+    return (getattr(exc, "code", None) == OUT_OF_DISK_SPACE
+            or getattr(exc, "errno", None) == errno.ENOSPC
+            or "disk is full" in str(exc) or "No space left" in str(exc))
+
+
+def store_trouble(exc: BaseException) -> str:
+    """A store failure in one line: what happened and what to do."""
+    text = " ".join(str(exc).split())[:300]
+    if disk_full(exc):
+        return (f"the store's disk is full ({text}): nothing is lost or counted twice; "
+                "free space, then run the same command again")
+    if isinstance(exc, PermissionError):
+        return f"permission denied: {exc.filename or text}"
+    if isinstance(exc, PyMongoError):
+        return f"the MongoDB server cannot be reached or refused: {queries.redact(text)}"
+    return text
 
 
 def command_settings(**explicit) -> Settings:

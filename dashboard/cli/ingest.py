@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -24,7 +25,7 @@ from queries.stats.sites import UNKNOWN_AGENTS, set_unknown_agents, site_setting
 from queries.store.connection import bulk_loading
 
 from .annotate import note_ingest
-from .common import command_settings, open_db, store_option
+from .common import DISK_FULL, command_settings, disk_full, open_db, store_option, store_trouble
 
 
 class _Stop:
@@ -84,6 +85,9 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
     rejected (the summary says why), 2 when no line parsed, 1 when some hits or events
     could not be written (run the command again: it resumes).
     """
+    # The summary and the error line say what went wrong; the writers' own log lines
+    # (retries, what a closing recorder still held) would repeat it without context.
+    logging.getLogger("queries").addHandler(logging.NullHandler())
     default_sites = {os.path.abspath(f): site or ingesting.site_from_filename(f)
                      for f in files}
     settings = command_settings(store=store, ingest_jobs=jobs)
@@ -142,6 +146,9 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
     _print_summary(summary, time.perf_counter() - started)
     for warning in summary.warnings:
         click.echo(f"Warning: {warning}", err=True)
+    if failure is not None and disk_full(failure):
+        click.echo(f"Error: {store_trouble(failure)}", err=True)
+        sys.exit(DISK_FULL)
     if failure is not None:
         click.echo(f"Error: {failure}\nNothing is lost or counted twice: run the same command "
                    "again to resume.", err=True)
