@@ -129,6 +129,6 @@ def test_the_server_holds_hits_while_the_disk_is_full_then_counts_them(tmp_path)
             time.sleep(0.05)
         assert services.recorder.status().hits_written == statuses.count(204)
         assert client.get("/healthz").status_code == 200
-        for i in range(100):                        # and it goes on counting
+        for _ in range(100):                        # and it goes on counting
             assert client.post("/hit", data=json.dumps({"site": "blog", "page": "/after"}),
                                content_type="text/plain").status_code == 204
