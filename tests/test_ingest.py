@@ -291,6 +291,24 @@ def test_follow_across_rotation_and_restart_counts_each_line_once(embedded_db, t
     assert saved["position"]["offset"] == log.stat().st_size
 
 
+def test_follow_waits_out_a_full_disk_and_counts_each_line_once(embedded_db, tmp_path):
+    """The store fills up while a log is followed: the flush is tried again, same intent
+    and numbers, until there is room; the follower never stops and counts once."""
+    log = tmp_path / "access.log"
+    write(log, [line(i) for i in range(10)])
+    run = Following(embedded_db, log)
+    wait_until(lambda: hits(embedded_db) == 10, "the first lines")
+    writer = embedded_db.client.store._writer
+    writer.execute(f"PRAGMA max_page_count={writer.execute('PRAGMA page_count').fetchone()[0]}")
+    write(log, [line(i, f"/new{i}") for i in range(10, 400)], "a")
+    time.sleep(0.5)
+    assert run.thread.is_alive() and hits(embedded_db) == 10
+    writer.execute("PRAGMA max_page_count=1073741823")
+    wait_until(lambda: hits(embedded_db) == 400, "every line once there is room")
+    run.end()
+    assert stored_count(embedded_db, "logs") == 400
+
+
 def test_follow_starts_over_when_the_file_is_replaced(embedded_db, tmp_path):
     log = tmp_path / "access.log"
     write(log, [line(i, "/old") for i in range(5)])

@@ -174,6 +174,7 @@ class EventWriter:
         self.restarts = 0
         self.last_error = ""
         self._unsent: list[dict] = []       # buckets a store failure kept, to send again
+        self.patience: threading.Event | None = None   # see _insert_patiently
         self._interval = flush_interval
         if flush_interval:
             self._thread = self._start_thread()
@@ -272,7 +273,7 @@ class EventWriter:
             for bucket in bucketed:          # so a bucket sent again is known if stored
                 bucket.setdefault("_id", ObjectId())
         try:
-            self.collection.insert_many(bucketed, ordered=False)
+            self._insert_patiently(bucketed)
         except BulkWriteError as exc:
             return self._partly_written(bucketed, exc)
         except PyMongoError as exc:
@@ -313,6 +314,23 @@ class EventWriter:
     def _note(self, message: str) -> None:
         if len(self.totals.errors) < 10:
             self.totals.errors.append(message)
+
+    def _insert_patiently(self, bucketed: list[dict]) -> None:
+        """``insert_many``; with ``patience`` (a follower's stop event), a store failure is
+        tried again with backoff until it passes or the follower stops: keyed buckets
+        already stored answer a duplicate key (present)."""
+        delay = 0.1
+        while True:
+            try:
+                self.collection.insert_many(bucketed, ordered=False)
+                return
+            except BulkWriteError:
+                raise
+            except PyMongoError as exc:
+                if self.patience is None or not transient(exc) or self.patience.wait(delay):
+                    raise
+                log.warning("events not written, trying again in %.1fs: %s", delay, exc)
+                delay = min(30.0, delay * 2)
 
     def _send_again(self) -> None:
         """The buckets a store failure kept: those already stored answer a duplicate key

@@ -29,9 +29,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pymongo.errors import PyMongoError
+
 from .. import validation
 from ..errors import HitboardError, InvalidSiteError
 from ..events.collection import EventTotals, EventWriter, forget
+from ..quarantine import transient
 from . import chunks
 from .mapper import LineMapper, Tally, split_lines
 from .session import BATCH_DOCUMENTS, BATCH_LINES, LogSession
@@ -39,6 +42,7 @@ from .tail import Follower, file_id, find_file, head_digest, read_range
 from .workers import WorkerConfig, WorkerPool
 
 FOLLOW_BATCH_LINES = 2_000
+FOLLOW_MAX_BACKOFF = 30.0   # seconds between a follower's tries while the store fails
 EVENT_BATCH = 100_000       # events inserted at a time: a chunk's (``chunks``) at once
 # A file this large (left to read) is mapped by worker processes when ``jobs`` > 1: below
 # it, starting them (~1 s: imports, the user-agent rules) would cost more than it saves.
@@ -329,6 +333,8 @@ def follow(ingestor: Ingestor, paths: list[str], default_sites: dict[str, str], 
     flush happens after ``stop``, so a SIGTERM loses nothing."""
     sessions: list[LogSession] = []
     followers: list[Follower] = []
+    if ingestor.events is not None:
+        ingestor.events.patience = stop     # a full disk is waited out, not a failure
     try:
         for path in paths:
             session = ingestor.open(path, default_sites[path], from_start)
@@ -349,7 +355,17 @@ def follow(ingestor: Ingestor, paths: list[str], default_sites: dict[str, str], 
 def _follow(ingestor, sessions, followers, default_sites, stop, poll, flush_every,
             on_flush) -> None:
     def flush():
-        _flush(sessions)
+        """A batch's flush, tried again with backoff while the store fails (a full disk,
+        a server gone): the same intent and numbers, so nothing counts twice."""
+        delay = poll
+        while True:
+            try:
+                _flush(sessions)
+                break
+            except PyMongoError as exc:
+                if not transient(exc) or stop.wait(delay):
+                    raise
+                delay = min(FOLLOW_MAX_BACKOFF, delay * 2)
         if on_flush is not None:
             on_flush()
 

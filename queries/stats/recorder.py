@@ -250,15 +250,20 @@ class HitRecorder(GuardedWrites):
         keeps its own); with a ``writer`` id only a numbered flush starts a batch.
         ``writing()`` is entered around each batch's writes, not while its documents
         are computed (``queries.store.connection.atomic``: one turn of the embedded
-        store's write lock, which other writers need meanwhile)."""
+        store's write lock, which other writers need meanwhile). The last number again,
+        while its batch failed, writes that batch alone (an owner retrying it)."""
         with self._flush_lock:
-            if seq is not None and seq <= self._seq:
+            retrying = (seq is not None and seq == self._seq and self._failed is not None
+                        and self._failed.seq == seq)
+            if seq is not None and seq <= self._seq and not retrying:
                 raise validation.InvalidRangeError(
                     f"flush number {seq} must exceed the last one used, {self._seq}")
             written = 0
             if self._failed is not None:
                 with writing():
                     written += self._write(self._failed)
+            if retrying:                  # the numbered batch again, nothing newer with it
+                return written
             with self._lock:
                 if not self._pending or (seq is None and self._writer is not None):
                     return written
