@@ -110,7 +110,7 @@ BAD = [
     (["report", "--site", "s", "--page", "/" + "p" * 2048, "--granularity", "day",
       "--start", "2026-01-01", "--end", "2026-01-02"], "at most 2048"),
     (["report", "--site", "s", "--page", "/a\x01\x00", "--granularity", "day",
-      "--start", "2026-01-01", "--end", "2026-01-02"], "NUL"),
+      "--start", "2026-01-01", "--end", "2026-01-02"], "control character"),
     (["report", "--site", "s", "--granularity", "minute", "--start", "2025-01-01",
       "--end", "2026-03-01"], "400 days"),
     (["report", "--site", "s", "--granularity", "hour", "--start", "2026-01-02",

@@ -71,7 +71,7 @@ def listening_addresses(port: int) -> set[str]:
 def test_sigterm_flushes_the_hits_the_beacon_accepted(tmp_path):
     store, port = tmp_path / "store", free_port()
     env = {**os.environ, "HITBOARD_STORE": str(store), "HITBOARD_FLUSH_INTERVAL": "3600",
-           "HITBOARD_ROLLUP_INTERVAL": "0"}
+           "HITBOARD_ROLLUP_INTERVAL": "0", "HITBOARD_BEACON_SITES": "term"}
     env.pop("HITBOARD_HOST", None)
     log = (tmp_path / "serve.log").open("wb")
     server = subprocess.Popen(

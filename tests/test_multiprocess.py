@@ -72,7 +72,8 @@ def test_serve_ingest_and_rollup_share_one_store(tmp_path):
     log = tmp_path / "access.log"
     log.write_bytes(first)
     store, port = str(tmp_path / "store"), free_port()
-    env = {**os.environ, "HITBOARD_STORE": store, "HITBOARD_ROLLUP_INTERVAL": "1"}
+    env = {**os.environ, "HITBOARD_STORE": store, "HITBOARD_ROLLUP_INTERVAL": "1",
+           "HITBOARD_BEACON_SITES": "beacon"}
     procs = {
         "serve": subprocess.Popen([HITBOARD, "serve", "--workers", "2", "--port", str(port)],
                                   env=env, stderr=subprocess.PIPE, text=True),

@@ -13,7 +13,8 @@ from queries.rollups import reads as rollup_reads
 
 
 def test_the_server_rolls_up_beacon_hits_on_its_own(tmp_path):
-    with dashboard_app(tmp_path / "store", rollup_interval=1, events_ttl_days=7) as app:
+    with dashboard_app(tmp_path / "store", rollup_interval=1, events_ttl_days=7,
+                       beacon_sites="blog") as app:
         services = get_services(app.server)
         assert rollup_job(app.server).retention == 7
         client = app.server.test_client()

@@ -5,7 +5,8 @@ import datetime as dt
 
 import requests
 from dash.testing.wait import until
-from dashkit import free_port, seed
+from dashkit import free_port, register_sites, seed
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 
 from dashboard.services import get_services
@@ -70,6 +71,7 @@ def test_recent_hits_show_dates_not_today_and_beacon_rows_as_sent(app, dash_duo)
     services = get_services(app.server)
     old = dt.datetime(2015, 5, 17, 10, 5, 3, tzinfo=dt.UTC)
     seed(services.db, "shop", [(old, "/old", 1)])
+    register_sites(app, "shop")
     writer = EventWriter(services.db, clock=lambda: old)
     writer.add({"time": old, "site": "shop", "host": "", "method": "GET", "path": "/old",
                 "query": "", "status": 200, "bytes": 512, "referrer": None, "user_agent": None})
@@ -79,13 +81,21 @@ def test_recent_hits_show_dates_not_today_and_beacon_rows_as_sent(app, dash_duo)
     assert requests.post(dash_duo.server_url + "/hit", data='{"site": "shop", "page": "/new"}',
                          timeout=12).status_code == 204
     dash_duo.wait_for_contains_text("#live-recent-table", "/new", timeout=10)
-    rows = [[cell.text for cell in row.find_elements("css selector", "td")]
-            for row in dash_duo.find_elements("#live-recent-table tbody tr")]
+    rows = until(lambda: _rows(dash_duo), timeout=10)      # the feed refreshes every 2 s
     new, old_row = rows[0], rows[-1]
     assert old_row[0] == "2015-05-17 10:05:03.000" and old_row[1:4] == ["/old", "GET", "200"]
     assert len(new[0]) == len("10:05:03.000")  # today: the time alone
     assert new[1:4] == ["/new", "POST", "–"]
     assert dash_duo.get_logs() == []
+
+
+def _rows(dash_duo) -> list[list[str]] | None:
+    """The recent-hits table's cells, or None if it was re-drawn while being read."""
+    try:
+        return [[cell.text for cell in row.find_elements("css selector", "td")]
+                for row in dash_duo.find_elements("#live-recent-table tbody tr")]
+    except StaleElementReferenceException:
+        return None
 
 
 def test_small_counts_have_whole_number_ticks(app, dash_duo):

@@ -51,9 +51,13 @@ def _project(rows, spec):
     if excluding:
         return [matcher.project(row, flags) for row in rows]
     kept = {k: v for k, v in flags.items() if v or k == "_id"} or {"_id": 1}
+    keep_id, included = kept.get("_id", 1), [k for k in kept if k != "_id"]
     out = []
     for row in rows:
-        new = matcher.project(row, kept)
+        # An inclusion stage: only ``_id`` of the flags (find's ``{_id: 0}`` would keep
+        # every other field).
+        new = matcher.project(row, kept) if included else (
+            {"_id": row["_id"]} if keep_id and "_id" in row else {})
         for key, expression in computed:
             value = expression(row)
             if value is not _MISSING:
