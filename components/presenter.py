@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from dash import html
 
 from .annotations import KIND_COLORS, escape, hover_text
+from .numbers import NO_VALUE, count, percent
 from .theme import FONT
 
 COLORS = {
@@ -20,7 +21,6 @@ COLORS = {
               "fill": "rgba(0,71,179,0.15)", "on_accent": "#ffffff"},
 }
 CONFIG = {"displayModeBar": False, "responsive": True, "scrollZoom": False}
-NO_VALUE = "–"
 
 
 def colors(theme: str) -> dict[str, str]:
@@ -28,16 +28,14 @@ def colors(theme: str) -> dict[str, str]:
 
 
 def big_number(value: int | None) -> str:
-    return NO_VALUE if value is None else f"{value:,}"
+    return count(value)
 
 
 def change_text(change: float | None) -> str:
     """``+12 %`` / ``−3 %``; a dash when yesterday had no hits to compare with."""
     if change is None:
         return NO_VALUE
-    sign = "+" if change >= 0 else "−"
-    digits = 1 if abs(change) < 10 else 0
-    return f"{sign}{abs(change):,.{digits}f} %"
+    return percent(change, 1 if abs(change) < 10 else 0, signed=True)
 
 
 def kpi(kpi_id: str, label: str, value: str, sub: str, tone: str = "") -> html.Div:
@@ -73,7 +71,7 @@ def top_items(top: pd.DataFrame) -> list[html.Li]:
                     children=[
         html.Span(f"{rank}", className="r-rank"),
         html.Span(page, className="r-page"),
-        html.Span(f"{int(hits):,}", className="r-hits"),
+        html.Span(count(hits), className="r-hits"),
         html.Span(className="r-bar", style={"width": f"{100 * int(hits) / peak:.1f}%"}),
     ]) for rank, (page, hits) in enumerate(top["hits"].items(), start=1)]
 
@@ -124,7 +122,7 @@ def bars_figure(top: pd.DataFrame, theme: str) -> go.Figure:
     ordered = top.iloc[::-1]
     figure = go.Figure(go.Bar(x=[int(v) for v in ordered["hits"]], y=list(ordered.index),
                               orientation="h", marker={"color": c["accent"]},
-                              text=[f"{int(v):,}" for v in ordered["hits"]],
+                              text=[count(v) for v in ordered["hits"]],
                               textposition="auto", textfont={"size": 26},
                               insidetextfont={"size": 26, "color": c["on_accent"]},
                               outsidetextfont={"size": 26, "color": c["text"]},

@@ -8,9 +8,11 @@ from zoneinfo import ZoneInfo
 
 from dash import html
 
+from .numbers import count, decimal
+
 
 def _size(size: int, estimate: bool) -> str:
-    text = f"{size / 2**20:,.2f} MB" if size >= 2**20 else f"{size / 1024:,.1f} KB"
+    text = f"{decimal(size / 2**20, 2)} MB" if size >= 2**20 else f"{decimal(size / 1024)} KB"
     return f"≈ {text}" if estimate else text
 
 
@@ -22,7 +24,7 @@ def _retention(ttl_seconds: int | None) -> str:
     if ttl_seconds is None:
         return "kept"
     days, rest = divmod(ttl_seconds, 86_400)
-    return f"{days} days (TTL)" if not rest else f"{ttl_seconds:,} s (TTL)"
+    return f"{days} days (TTL)" if not rest else f"{count(ttl_seconds)} s (TTL)"
 
 
 def _table(head: Sequence[str], rows: list, table_id: str | None) -> html.Table:
@@ -39,7 +41,7 @@ def collections_table(collections: Sequence[dict], table_id: str | None = None) 
     head = ("Collection", "Documents", "Size (BSON)", "Indexes", "Retention")
     rows = [html.Tr(_labelled(head, [
         html.Td(c["name"]),
-        html.Td(f"{c['count']:,}", className="num"),
+        html.Td(count(c['count']), className="num"),
         html.Td(_size(c["size_bytes"], c["size_is_estimate"]), className="num"),
         html.Td(html.Ul([html.Li([html.Code(name), f" {{{_keys(keys)}}}"])
                          for name, keys in c["indexes"]], className="plain-list")),
@@ -52,10 +54,6 @@ def _labelled(head: Sequence[str], cells: list[html.Td]) -> list[html.Td]:
     for label, cell in zip(head, cells, strict=False):
         setattr(cell, "data-label", label)
     return cells
-
-
-def _count(value: int | None) -> str:
-    return "–" if value is None else f"{value:,}"
 
 
 def plans_table(plans: Sequence[dict], table_id: str | None = None) -> html.Table:
@@ -83,9 +81,9 @@ def plans_table(plans: Sequence[dict], table_id: str | None = None) -> html.Tabl
             index = [p["index"]]
             if p.get("detail"):
                 index += [html.Br(), html.Small(p["detail"], className="hint")]
-            cells += [html.Td(index), html.Td(_count(p["keys_examined"]), className="num"),
-                      html.Td(_count(p["docs_examined"]), className="num"),
-                      html.Td(_count(p["returned"]), className="num")]
+            cells += [html.Td(index), html.Td(count(p["keys_examined"]), className="num"),
+                      html.Td(count(p["docs_examined"]), className="num"),
+                      html.Td(count(p["returned"]), className="num")]
         labels = head[:3] + (("Plan",) if p.get("reason") else head[3:])
         rows.append(html.Tr(_labelled(labels if first else labels[1:], cells)))
     return _table(head, rows, table_id)
@@ -100,8 +98,8 @@ def logs_table(logs: Sequence[dict], tz: ZoneInfo, table_id: str | None = None) 
         html.Td([html.Code(log["path"]), html.Br(), html.Small(log["host"], className="hint")],
                 className="page-cell"),
         html.Td(_reading(log)),
-        html.Td(f"{log['lines']:,}", className="num"),
-        html.Td(f"{log['hits']:,}", className="num"),
+        html.Td(count(log['lines']), className="num"),
+        html.Td(count(log['hits']), className="num"),
         html.Td(_rejected(log["rejected"])),
         html.Td("–" if log["updated"] is None
                 else log["updated"].astimezone(tz).strftime("%Y-%m-%d %H:%M:%S")),
@@ -123,7 +121,7 @@ def _rejected(rejected: dict[str, int]) -> list | str:
     total = sum(rejected.values())
     if not total:
         return "0"
-    reasons = ", ".join(f"{n:,} {reason.replace('_', ' ')}"
+    reasons = ", ".join(f"{count(n)} {reason.replace('_', ' ')}"
                         for reason, n in sorted(rejected.items(), key=lambda r: -r[1]))
-    return [html.Span(f"{total:,}", className="num"), html.Br(),
+    return [html.Span(count(total), className="num"), html.Br(),
             html.Small(reasons, className="hint")]

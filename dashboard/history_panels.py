@@ -19,6 +19,7 @@ from components.breakdowns import (
     kpi_change_cards,
     not_found_list,
 )
+from components.numbers import decimal, percent
 from components.tables import change_percent
 from dashboard import reads
 from dashboard.breakdown_view import (
@@ -181,8 +182,8 @@ def _kpis(panels, humans: bool) -> list:
         pct, new = change(figure)
         return KpiChange(kpi_id, label, value, pct, note, good_when_up, new)
 
-    rate = "–" if now.errors is None else f"{100 * now.errors:.1f} %"
-    per_visitor = "–" if now.per_visitor is None else f"{now.per_visitor:.2f}"
+    rate = percent(None if now.errors is None else 100 * now.errors)
+    per_visitor = decimal(now.per_visitor, 2)
     wait = " (from the first whole hour)" if compared is None else ""
     per_day = ("" if compared is None or panels.visitors_comparable
                else " (a value's visitors are kept per UTC day: not comparable here)")

@@ -27,6 +27,7 @@ from dash import (
 
 import queries
 from components import presenter as ui
+from components.numbers import count
 from components.token import token_field
 from dashboard import reads
 from dashboard.admin import AdminTokenError, check_token, token_required
@@ -124,7 +125,7 @@ def _kpis(numbers: dict | None) -> list:
                "since the minute began"),
         ui.kpi("present-kpi-active", "Visitors now", ui.big_number(numbers.get("active")),
                "distinct in the last minute" if numbers.get("complete", True)
-               else f"at least: from the newest {MAX_SCANNED:,} hits"),
+               else f"at least: from the newest {count(MAX_SCANNED)} hits"),
         ui.kpi("present-kpi-change", "Today vs yesterday", ui.change_text(change),
                numbers.get("compare", "at the same time of day"), tone),
     ]
@@ -187,7 +188,7 @@ def refresh_kpis(_n, search):
         return no_update, describe(exc)
     numbers = {"minute": minute[-1][1], "active": active.visitors,
                "complete": active.complete, "change": days.change,
-               "compare": f"{days.today:,} vs {days.yesterday:,} at this time"}
+               "compare": f"{count(days.today)} vs {count(days.yesterday)} at this time"}
     return _kpis(numbers), site
 
 
