@@ -168,3 +168,19 @@ def test_only_the_repeated_hour_and_the_change_name_their_zone():
     assert labels[0].startswith("00:00 EDT")
     assert "06:00<br>" not in labels and "06:00" in labels  # no zone while nothing changed
     assert "06:00 EST" in labels  # the first tick after the change
+
+
+def test_every_chart_with_a_toolbar_leaves_it_a_band_above_the_plot():
+    """Plotly draws its toolbar over the top of the figure: the top margin keeps it off
+    the data on a phone too (the Rollups bars ran under it at 390 px)."""
+    from components.notice import notice_figure
+    from components.rollups import rollup_figure
+    from components.theme import TOOLBAR_BAND
+
+    rollups = pd.DataFrame({"hits": [3], "bytes": [10], "mean_bytes": [3.3],
+                            "error_rate": [0.0]},
+                           index=pd.Index([pd.Timestamp("2026-11-20", tz="UTC")], name="time"))
+    figures = [timeseries_figure(frame({"/a": [1, 2]}), granularity="hour"),
+               rollup_figure(rollups, level="day", metric="hits"), notice_figure("No data")]
+    assert TOOLBAR_BAND >= 26          # the toolbar's 22 px buttons, 2 px from the top
+    assert [f.layout.margin.t for f in figures] == [TOOLBAR_BAND] * 3

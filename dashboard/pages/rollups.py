@@ -10,7 +10,7 @@ import dash
 import pandas as pd
 from dash import Input, Output, State, callback, ctx, dcc, html
 
-from components import message, segmented
+from components import GRAPH_CONFIG, message, segmented
 from components.numbers import count
 from components.rollups import (
     LEVELS,
@@ -52,7 +52,7 @@ def layout(**_query):
         html.Section(className="card", children=[
             dcc.Loading(type="default", delay_show=300,
                         children=dcc.Graph(id="rollups-graph", className="graph",
-                                           config={"displaylogo": False})),
+                                           config=GRAPH_CONFIG)),
         ]),
         html.Section(className="card", children=[html.Div(id="rollups-table")]),
         dcc.Interval(id="rollups-tick", interval=30_000),
