@@ -13,6 +13,7 @@ from dash import html
 from .annotations import KIND_COLORS, escape, hover_text
 from .numbers import NO_VALUE, count, percent
 from .theme import FONT
+from .timeaxis import time_axis
 
 COLORS = {
     "dark": {"text": "#ffffff", "muted": "#c8d0d8", "grid": "#2a3038", "accent": "#4dd0ff",
@@ -76,14 +77,17 @@ def top_items(top: pd.DataFrame) -> list[html.Li]:
     ]) for rank, (page, hits) in enumerate(top["hits"].items(), start=1)]
 
 
-def _layout(theme: str, **extra) -> dict:
+def _layout(theme: str, xaxis: dict | None = None, yaxis: dict | None = None,
+            **extra) -> dict:
+    """The presenter's layout; ``xaxis``/``yaxis`` add to its axes' colours and sizes."""
     c = colors(theme)
     axis = {"gridcolor": c["grid"], "linecolor": c["grid"], "color": c["muted"],
             "zeroline": False, "tickfont": {"size": 22}, "automargin": True}
     return {"paper_bgcolor": "rgba(0,0,0,0)", "plot_bgcolor": "rgba(0,0,0,0)",
             "font": {"family": FONT, "color": c["text"], "size": 22},
             "margin": {"l": 12, "r": 24, "t": 12, "b": 12}, "showlegend": False,
-            "xaxis": dict(axis), "yaxis": dict(axis, rangemode="tozero"),
+            "xaxis": {**axis, **(xaxis or {})},
+            "yaxis": {**axis, "rangemode": "tozero", **(yaxis or {})},
             "hoverlabel": {"font": {"size": 20}}, **extra}
 
 
@@ -109,10 +113,11 @@ def days_figure(frame: pd.DataFrame, theme: str) -> go.Figure:
     """Hits per day (``frame``: one column per page, summed), for the 30-day view."""
     c = colors(theme)
     total = frame.sum(axis=1) if len(frame.columns) else pd.Series(dtype="int64")
-    figure = go.Figure(go.Bar(x=list(total.index), y=[int(v) for v in total.to_numpy()],
+    axis = time_axis(pd.DatetimeIndex(total.index), "day")
+    figure = go.Figure(go.Bar(x=axis.x, y=[int(v) for v in total.to_numpy()],
                               marker={"color": c["accent"]},
                               hovertemplate="%{x|%a %d %b}: %{y:,} hits<extra></extra>"))
-    figure.update_layout(_layout(theme, bargap=0.15, xaxis={"tickformat": "%d %b"}))
+    figure.update_layout(_layout(theme, bargap=0.15, xaxis=axis.layout))
     return figure
 
 

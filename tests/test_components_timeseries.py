@@ -119,6 +119,41 @@ def test_day_buckets_are_plotted_as_dates():
     assert list(figure.data[0].x) == ["2026-11-21", "2026-11-22"]
 
 
+@pytest.mark.parametrize(("days", "step"), [(3, 1), (7, 1), (10, 1), (14, 2), (30, 3),
+                                            (90, 14), (365, 56)])
+def test_a_chart_by_day_labels_dates_the_last_day_included(days, step):
+    """One dated tick a day, or every few days past ten, counted back from the last day
+    (Plotly's own ticks read 00:00 / 12:00 on three days and left the last one out)."""
+    figure = timeseries_figure(frame({"*": [1] * days}, start="2026-11-01", freq="D"),
+                               granularity="day")
+    axis = figure.layout.xaxis
+    x = list(figure.data[0].x)
+    assert axis.tickmode == "array"
+    assert list(axis.tickvals) == x[::-1][::step][::-1]
+    assert axis.tickvals[-1] == x[-1] and len(axis.tickvals) <= 10
+    assert not any(":" in text for text in axis.ticktext)
+    assert axis.ticktext[0].endswith("<br>2026") and axis.ticktext[-1] == (
+        pd.Timestamp(x[-1]).strftime("%b ") + str(pd.Timestamp(x[-1]).day))
+
+
+def test_day_labels_name_the_year_where_it_changes():
+    figure = timeseries_figure(frame({"*": [1] * 4}, start="2026-12-30", freq="D"),
+                               granularity="day")
+    assert list(figure.layout.xaxis.ticktext) == ["Dec 30<br>2026", "Dec 31", "Jan 1<br>2027",
+                                                  "Jan 2"]
+
+
+def test_the_presenters_30_days_are_labelled_as_history_labels_them():
+    from components.presenter import days_figure
+
+    days = frame({"*": [5] * 30}, start="2026-10-27", freq="D")
+    figure = days_figure(days, "dark")
+    history = timeseries_figure(days, granularity="day")
+    assert figure.layout.xaxis.tickvals == history.layout.xaxis.tickvals
+    assert figure.layout.xaxis.ticktext[-1] == "Nov 25"
+    assert figure.layout.xaxis.tickfont.size == 22        # the presenter's axis style kept
+
+
 def test_previous_period_is_aligned_by_position_and_may_be_shorter():
     current = frame({"/a": [1, 2, 3]})
     previous = frame({"/a": [7, 8]}, start="2026-11-20 00:00")
