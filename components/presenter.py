@@ -10,7 +10,6 @@ import pandas as pd
 import plotly.graph_objects as go
 from dash import html
 
-from .annotations import KIND_COLORS, escape, hover_text
 from .numbers import NO_VALUE, count, percent
 from .theme import FONT
 from .timeaxis import time_axis
@@ -65,7 +64,7 @@ def top_items(top: pd.DataFrame) -> list[html.Li]:
     """Pages as rows keyed by page, so a re-ranking moves the existing rows (animated
     by present.js) instead of replacing them; the bar's width is its share of the top."""
     if not len(top):
-        return [html.Li("No hits in the last 5 minutes", key="empty",
+        return [html.Li("No page views yet today", key="empty",
                         className="present-top-empty")]
     peak = max(int(top["hits"].max()), 1)
     return [html.Li(key=f"p:{page}", className="present-top-item", **{"data-key": page},
@@ -134,16 +133,3 @@ def bars_figure(top: pd.DataFrame, theme: str) -> go.Figure:
                               hovertemplate="%{y}: %{x:,} hits<extra></extra>"))
     figure.update_layout(_layout(theme, bargap=0.25, yaxis={"tickfont": {"size": 26}}))
     return figure
-
-
-def note_marks(notes: list[dict], zone) -> list[dict]:
-    """Annotations for the presenter line (drawn by ``assets/present.js``): where, a short
-    label in the note kind's colour, and the full hover text (escaped: shown as text)."""
-    marks = []
-    for note in notes:
-        text = note["text"] if len(note["text"]) <= 40 else note["text"][:39] + "…"
-        marks.append({"x": note["time"].astimezone(zone).strftime("%Y-%m-%d %H:%M:%S"),
-                      "label": escape(f"▼ {text}"),
-                      "hover": hover_text(note, zone),
-                      "color": KIND_COLORS.get(note["kind"], KIND_COLORS["note"])})
-    return marks
