@@ -103,20 +103,26 @@ def _boxes(layout, width):
     return boxes
 
 
-@pytest.mark.parametrize("width", [1100, 640, 330])
-def test_notes_labels_never_overlap_nor_leave_the_chart(width):
-    """Five notes within three minutes at the right edge of a 15-minute window (the
-    room's screen ran their labels into each other and past the edge)."""
+TEXTS = ["deployed v2.3 with the new checkout and a much longer description", "cache flushed",
+         "traffic spike from the newsletter sent to 40,000 readers", "load generator stopped",
+         "load generator started: 1 hits/s on 2 sites", "rollback", "second deploy of v2.4"]
+
+
+@pytest.mark.parametrize(("width", "notes", "seconds"), [
+    (1100, 5, 40), (640, 5, 40), (330, 5, 40),      # five notes in three minutes
+    (330, 7, 5), (1100, 7, 1)])                     # seven in half a minute, in seven s
+def test_notes_labels_never_overlap_nor_leave_the_chart(width, notes, seconds):
+    """Notes crowded at the right edge of a 15-minute window (the room's screen ran their
+    labels into each other and past the edge): every note keeps its line and its text in
+    a hover, a label of its own when there is room."""
     from components.presenter_notes import ROWS, note_layout
 
-    texts = ["deployed v2.3 with the new checkout and a much longer description",
-             "cache flushed", "traffic spike from the newsletter sent to 40,000 readers",
-             "load generator stopped", "load generator started: 1 hits/s on 2 sites"]
-    notes = [{"time": NOW - dt.timedelta(seconds=40 * i), "text": text, "kind": "deploy",
+    texts = TEXTS[:notes]
+    notes = [{"time": NOW - dt.timedelta(seconds=seconds * i), "text": text, "kind": "deploy",
               "site": "s", "author": "ci"} for i, text in enumerate(texts)]
     layout = note_layout(notes, dt.UTC, NOW - dt.timedelta(minutes=15),
                          NOW + dt.timedelta(minutes=1), width)
-    assert len(layout["shapes"]) == len(layout["annotations"]) == 5
+    assert len(layout["shapes"]) == len(texts) and len(layout["annotations"]) >= ROWS
     boxes = _boxes(layout, width)
     assert all(left >= 0 and right <= width for left, right, _ in boxes)
     assert all(row < ROWS for _, _, row in boxes)
