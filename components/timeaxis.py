@@ -69,17 +69,19 @@ def bucket_end(x_last: str, granularity: str) -> str:
 def day_ticks(index: pd.DatetimeIndex, x: list) -> dict:
     """A dated tick every day, or every few days when more than ``MAX_TICKS`` would
     crowd the axis, always on the last day: Plotly's own ticks fell at 00:00 and 12:00
-    on a few days and skipped the last one. The year shows under the first label and
-    where it changes."""
+    on a few days and skipped the last one. The month is named on the first label and
+    where it changes (``Nov 29, 30, Dec 1``: short labels that a phone's axis fits), the
+    year under the first and where it changes."""
     if not len(index):
         return {}
     step = next((k for k in DAY_STEPS if -(-len(index) // k) <= MAX_TICKS), DAY_STEPS[-1])
     picked = list(range(len(index) - 1, -1, -step))[::-1]
-    texts, year = [], None
+    texts, shown = [], None
     for i in picked:
         t = index[i]
-        texts.append(f"{t:%b} {t.day}" + (f"<br>{t:%Y}" if t.year != year else ""))
-        year = t.year
+        label = f"{t.day}" if shown == (t.year, t.month) else f"{t:%b} {t.day}"
+        texts.append(label + (f"<br>{t:%Y}" if shown is None or shown[0] != t.year else ""))
+        shown = (t.year, t.month)
     return {"tickmode": "array", "tickvals": [x[i] for i in picked], "ticktext": texts}
 
 

@@ -157,9 +157,8 @@ TICKS = """return Array.from(document.querySelectorAll('#history-graph .xtick te
 
 @pytest.mark.parametrize("width", [1280, 390])
 @pytest.mark.parametrize(("end", "labels"), [
-    ("2026-01-08", ["Jan 52026", "Jan 6", "Jan 7"]),
-    ("2026-02-04", ["Jan 72026", "Jan 10", "Jan 13", "Jan 16", "Jan 19", "Jan 22", "Jan 25",
-                    "Jan 28", "Jan 31", "Feb 3"]),
+    ("2026-01-08", ["Jan 52026", "6", "7"]),
+    ("2026-02-04", ["Jan 72026", "10", "13", "16", "19", "22", "25", "28", "31", "Feb 3"]),
 ])
 def test_a_chart_by_day_is_labelled_by_date_the_last_day_too(app, dash_duo, width, end,
                                                                labels):
