@@ -65,14 +65,12 @@ def _pending(text: str) -> html.P:
 def chart_reads(site: str, pages, tz: str, now: dt.datetime) -> list[tuple]:
     """(chart, read function, arguments) of every chart the live and history pages draw,
     with their default ranges."""
-    midnight = validation.local_midnight(now, tz)
     month_ago, week_ago = now - dt.timedelta(days=30), now - dt.timedelta(days=7)
     return [
         ("Live · hits per minute", queries.minute_series,
          (site, now - dt.timedelta(hours=1), now), {"pages": pages, "tz": tz}),
         ("Live · totals", hit_totals, (site, now), {"pages": pages, "tz": tz}),
-        ("Live · top pages today", ranked_pages,
-         (site, midnight, now + dt.timedelta(minutes=1)), {"n": TOP_N, "tz": tz}),
+        ("Live · top pages today", reads.todays_top, (site, now, tz), {}),
         ("Live · recent hits", recent_hits, (site, pages, 20), {}),
         ("History · hits per hour, 7 days", queries.hourly_series, (site, week_ago, now),
          {"pages": pages, "tz": tz}),
