@@ -85,26 +85,18 @@ window.dash_clientside.present = (function () {
     var right = new Date(now.getTime() + 60000);
     window.Plotly.relayout(gd, { "xaxis.range": [stamp(left), stamp(right)],
                                  "xaxis.autorange": false });
-    notes(gd, data.notes || []);
+    notes(gd, data.notes || {});
   }
 
-  /* Annotations of the window as dashed lines with their text on top, redrawn only when
-     the set changes (a note added, or one sliding out of the window). */
-  function notes(gd, list) {
-    var key = JSON.stringify(list);
+  /* The window's notes (dashed lines, labels laid out by the server for the plot's
+     width: components/presenter_notes.py), redrawn only when they change (a note added,
+     one sliding out of the window or to the other side of its line). */
+  function notes(gd, layout) {
+    var key = JSON.stringify(layout);
     if (gd.__presentNotes === key) { return; }
     gd.__presentNotes = key;
-    window.Plotly.relayout(gd, {
-      shapes: list.map(function (n) {
-        return { type: "line", xref: "x", yref: "paper", x0: n.x, x1: n.x, y0: 0, y1: 1,
-                 line: { color: n.color, width: 2, dash: "dash" }, layer: "below" };
-      }),
-      annotations: list.map(function (n) {
-        return { x: n.x, xref: "x", y: 1, yref: "paper", yanchor: "top", xanchor: "left",
-                 text: n.label, showarrow: false, font: { color: "#ffffff", size: 20 },
-                 bgcolor: n.color, borderpad: 4, hovertext: n.hover, captureevents: true };
-      })
-    });
+    window.Plotly.relayout(gd, { shapes: layout.shapes || [],
+                                 annotations: layout.annotations || [] });
   }
 
   function stamp(date) {
@@ -115,18 +107,24 @@ window.dash_clientside.present = (function () {
 
   return {
     /* Applies a server payload to the line without a new figure; counts frames and
-       what the screen shows (bench/presenter.py reads window.__present). */
+       what the screen shows (bench/presenter.py reads window.__present); reports the
+       plot's width when it changes, for the notes' labels. */
     chart: function (data, theme) {
+      var skip = window.dash_clientside.no_update;
       var gd = plot();
-      if (!gd || !window.Plotly || !gd.data) { return window.dash_clientside.no_update; }
+      if (!gd || !window.Plotly || !gd.data) { return [skip, skip]; }
       if (theme && theme !== shownTheme) { applyTheme(gd, theme); }
-      if (!data || !data.x) { return window.dash_clientside.no_update; }
+      if (!data || !data.x) { return [skip, skip]; }
       update(gd, data);
       var total = data.y.reduce(function (a, b) { return a + b; }, 0);
       stats.frames += 1;
       stats.log.push([Date.now(), total]);
       if (stats.log.length > 2000) { stats.log.shift(); }
-      return stats.frames;
+      var width = gd._fullLayout && gd._fullLayout._size ? Math.round(gd._fullLayout._size.w)
+        : null;
+      var changed = width && width !== gd.__presentWidth;
+      gd.__presentWidth = width;
+      return [stats.frames, changed ? width : skip];
     },
     pause: function (clicks) {
       var paused = (clicks || 0) % 2 === 1;

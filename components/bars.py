@@ -11,6 +11,7 @@ import pandas as pd
 from dash import html
 
 from .legend import OTHER_COLOR, page_colors
+from .numbers import count
 
 MAX_LABEL = 200  # characters sent for a name; the column's width cuts it with "…"
 
@@ -31,7 +32,7 @@ def top_pages_table(top: pd.DataFrame, *, pages: list[str] | tuple[str, ...] = (
             html.Td(className="bd-value", children=[
                 html.Div(className="bd-bar", style={"width": width, "background": color}),
                 html.Span(_short(name), title=name)]),
-            html.Td(f"{n:,}", className="num"),
+            html.Td(count(n), className="num"),
         ]))
     return html.Table(className="bd-table top-pages", children=[
         html.Thead(html.Tr([html.Th("Page"), html.Th("Hits", className="num")])),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import pandas as pd
 from dash import dcc, html
 
+from .numbers import count
 from .tables import format_change
 
 UNCLICKABLE = {"(other)"}  # past a document's cap: no single value to filter by
@@ -53,8 +54,8 @@ def breakdown_panel(dim: str, title: str, frame: pd.DataFrame,
                             children=[
             html.Td(className="bd-value", children=[
                 html.Div(className="bd-bar", style={"width": width}), label]),
-            html.Td(f"{hits:,}", className="num"),
-            html.Td("–" if people is None or pd.isna(people) else f"{int(people):,}",
+            html.Td(count(hits), className="num"),
+            html.Td(count(people),
                     className="num"),
         ]))
     body = html.Table(className="bd-table", children=[
@@ -70,7 +71,7 @@ def not_found_list(frame: pd.DataFrame, empty: str = "No 404 in this range.") ->
     """The most requested paths answered 404; ``empty`` what none says."""
     # The count comes first and floats right: the path wraps beside it, so a path that
     # fills its line never pushes the count into the next item.
-    items = [html.Li([html.Span(f"{int(r.hits):,}", className="num"),
+    items = [html.Li([html.Span(count(r.hits), className="num"),
                       html.Span(_text(str(r.path)), className="bd-path", title=str(r.path))])
              for r in frame.itertuples(index=False)]
     return html.Div(className="bd-notfound", id="history-notfound", children=[

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from dash import html
 
+from .numbers import count
+
 
 @dataclass(frozen=True)
 class Kpi:
@@ -21,7 +23,7 @@ def kpi_cards(kpis: Sequence[Kpi]) -> list:
     return [
         html.Div(className="kpi", children=[
             html.Div(k.label, className="kpi-label"),
-            html.Div("–" if k.value is None else f"{k.value:,}", id=k.id, className="kpi-value"),
+            html.Div(count(k.value), id=k.id, className="kpi-value"),
             html.Div(k.note, className="kpi-note"),
         ])
         for k in kpis

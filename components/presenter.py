@@ -10,8 +10,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from dash import html
 
-from .annotations import KIND_COLORS, escape, hover_text
+from .numbers import NO_VALUE, count, percent
 from .theme import FONT
+from .timeaxis import time_axis
 
 COLORS = {
     "dark": {"text": "#ffffff", "muted": "#c8d0d8", "grid": "#2a3038", "accent": "#4dd0ff",
@@ -20,7 +21,6 @@ COLORS = {
               "fill": "rgba(0,71,179,0.15)", "on_accent": "#ffffff"},
 }
 CONFIG = {"displayModeBar": False, "responsive": True, "scrollZoom": False}
-NO_VALUE = "–"
 
 
 def colors(theme: str) -> dict[str, str]:
@@ -28,16 +28,14 @@ def colors(theme: str) -> dict[str, str]:
 
 
 def big_number(value: int | None) -> str:
-    return NO_VALUE if value is None else f"{value:,}"
+    return count(value)
 
 
 def change_text(change: float | None) -> str:
     """``+12 %`` / ``−3 %``; a dash when yesterday had no hits to compare with."""
     if change is None:
         return NO_VALUE
-    sign = "+" if change >= 0 else "−"
-    digits = 1 if abs(change) < 10 else 0
-    return f"{sign}{abs(change):,.{digits}f} %"
+    return percent(change, 1 if abs(change) < 10 else 0, signed=True)
 
 
 def kpi(kpi_id: str, label: str, value: str, sub: str, tone: str = "") -> html.Div:
@@ -66,26 +64,29 @@ def top_items(top: pd.DataFrame) -> list[html.Li]:
     """Pages as rows keyed by page, so a re-ranking moves the existing rows (animated
     by present.js) instead of replacing them; the bar's width is its share of the top."""
     if not len(top):
-        return [html.Li("No hits in the last 5 minutes", key="empty",
+        return [html.Li("No page views yet today", key="empty",
                         className="present-top-empty")]
     peak = max(int(top["hits"].max()), 1)
     return [html.Li(key=f"p:{page}", className="present-top-item", **{"data-key": page},
                     children=[
         html.Span(f"{rank}", className="r-rank"),
         html.Span(page, className="r-page"),
-        html.Span(f"{int(hits):,}", className="r-hits"),
+        html.Span(count(hits), className="r-hits"),
         html.Span(className="r-bar", style={"width": f"{100 * int(hits) / peak:.1f}%"}),
     ]) for rank, (page, hits) in enumerate(top["hits"].items(), start=1)]
 
 
-def _layout(theme: str, **extra) -> dict:
+def _layout(theme: str, xaxis: dict | None = None, yaxis: dict | None = None,
+            **extra) -> dict:
+    """The presenter's layout; ``xaxis``/``yaxis`` add to its axes' colours and sizes."""
     c = colors(theme)
     axis = {"gridcolor": c["grid"], "linecolor": c["grid"], "color": c["muted"],
             "zeroline": False, "tickfont": {"size": 22}, "automargin": True}
     return {"paper_bgcolor": "rgba(0,0,0,0)", "plot_bgcolor": "rgba(0,0,0,0)",
             "font": {"family": FONT, "color": c["text"], "size": 22},
             "margin": {"l": 12, "r": 24, "t": 12, "b": 12}, "showlegend": False,
-            "xaxis": dict(axis), "yaxis": dict(axis, rangemode="tozero"),
+            "xaxis": {**axis, **(xaxis or {})},
+            "yaxis": {**axis, "rangemode": "tozero", **(yaxis or {})},
             "hoverlabel": {"font": {"size": 20}}, **extra}
 
 
@@ -111,10 +112,11 @@ def days_figure(frame: pd.DataFrame, theme: str) -> go.Figure:
     """Hits per day (``frame``: one column per page, summed), for the 30-day view."""
     c = colors(theme)
     total = frame.sum(axis=1) if len(frame.columns) else pd.Series(dtype="int64")
-    figure = go.Figure(go.Bar(x=list(total.index), y=[int(v) for v in total.to_numpy()],
+    axis = time_axis(pd.DatetimeIndex(total.index), "day")
+    figure = go.Figure(go.Bar(x=axis.x, y=[int(v) for v in total.to_numpy()],
                               marker={"color": c["accent"]},
                               hovertemplate="%{x|%a %d %b}: %{y:,} hits<extra></extra>"))
-    figure.update_layout(_layout(theme, bargap=0.15, xaxis={"tickformat": "%d %b"}))
+    figure.update_layout(_layout(theme, bargap=0.15, xaxis=axis.layout))
     return figure
 
 
@@ -124,23 +126,10 @@ def bars_figure(top: pd.DataFrame, theme: str) -> go.Figure:
     ordered = top.iloc[::-1]
     figure = go.Figure(go.Bar(x=[int(v) for v in ordered["hits"]], y=list(ordered.index),
                               orientation="h", marker={"color": c["accent"]},
-                              text=[f"{int(v):,}" for v in ordered["hits"]],
+                              text=[count(v) for v in ordered["hits"]],
                               textposition="auto", textfont={"size": 26},
                               insidetextfont={"size": 26, "color": c["on_accent"]},
                               outsidetextfont={"size": 26, "color": c["text"]},
                               hovertemplate="%{y}: %{x:,} hits<extra></extra>"))
     figure.update_layout(_layout(theme, bargap=0.25, yaxis={"tickfont": {"size": 26}}))
     return figure
-
-
-def note_marks(notes: list[dict], zone) -> list[dict]:
-    """Annotations for the presenter line (drawn by ``assets/present.js``): where, a short
-    label in the note kind's colour, and the full hover text (escaped: shown as text)."""
-    marks = []
-    for note in notes:
-        text = note["text"] if len(note["text"]) <= 40 else note["text"][:39] + "…"
-        marks.append({"x": note["time"].astimezone(zone).strftime("%Y-%m-%d %H:%M:%S"),
-                      "label": escape(f"▼ {text}"),
-                      "hover": hover_text(note, zone),
-                      "color": KIND_COLORS.get(note["kind"], KIND_COLORS["note"])})
-    return marks

@@ -8,6 +8,8 @@ from zoneinfo import ZoneInfo
 
 from dash import html
 
+from .numbers import count
+
 COLUMNS = ("Time", "Page", "Method", "Status", "Bytes", "Referrer")
 SCROLL = {"maxHeight": "420px", "overflowY": "auto", "overflowX": "auto"}
 UNKNOWN = "–"
@@ -25,7 +27,7 @@ def recent_table(hits: Sequence[dict], tz: str = "UTC", table_id: str | None = N
         html.Td(hit.get("path", ""), className="page-cell"),
         html.Td(hit.get("method") or UNKNOWN),
         html.Td(UNKNOWN if hit.get("status") is None else str(hit["status"]), className="num"),
-        html.Td(f"{hit.get('bytes') or 0:,}", className="num"),
+        html.Td(count(hit.get('bytes') or 0), className="num"),
         html.Td(hit.get("referrer") or UNKNOWN, className="page-cell"),
     ]) for hit in hits]
     if not rows:

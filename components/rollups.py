@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from dash import html
 
 from .notice import notice_figure
+from .numbers import count, decimal
 from .theme import base_layout
 
 METRICS = {"hits": "Hits", "bytes": "Bytes", "mean_bytes": "Mean bytes",
@@ -85,8 +86,8 @@ def _cell(value) -> str:
     """Counts with thousands separators; means with one decimal each (13,472.0 beside
     13,599.3, not 13472 beside 13599.3)."""
     if isinstance(value, int):
-        return f"{value:,}"
-    return f"{value:,.1f}" if isinstance(value, float) else value
+        return count(value)
+    return decimal(value) if isinstance(value, float) else value
 
 
 def consistency_badge(level: str, checked: int, differing: pd.DataFrame,
@@ -102,7 +103,7 @@ def consistency_badge(level: str, checked: int, differing: pd.DataFrame,
         elif until is None:
             text = "Nothing compared yet: the rollups have not run (next run soon, or Run now)"
         else:
-            text = (f"Nothing compared yet: the {in_progress} {level} bucket(s) shown are "
+            text = (f"Nothing compared yet: the {count(in_progress)} {level} bucket(s) shown are "
                     "still in progress")
         return html.Div(text, className="badge badge-muted", id="rollups-badge-state",
                         **{"data-state": "empty"})
@@ -110,17 +111,17 @@ def consistency_badge(level: str, checked: int, differing: pd.DataFrame,
     if differing.empty:
         return html.Div(className="badge badge-ok", id="rollups-badge-state",
                         **{"data-state": "ok"}, children=[
-            html.Strong(f"Consistent: {checked} {unit} equal{'s' if checked == 1 else ''} the "
-                        "pre-aggregated hits"),
+            html.Strong(f"Consistent: {count(checked)} {unit} "
+                        f"equal{'s' if checked == 1 else ''} the pre-aggregated hits"),
             html.Span(f" {scope}" if scope else "")])
-    named = [f"{bucket_label(level, t)}{_page(r)}: rollup {int(r['rollup']):,} vs stats "
-             f"{int(r['stats']):,}" for t, r in differing.head(max_named).iterrows()]
+    named = [f"{bucket_label(level, t)}{_page(r)}: rollup {count(r['rollup'])} vs stats "
+             f"{count(r['stats'])}" for t, r in differing.head(max_named).iterrows()]
     more = len(differing) - len(named)
     return html.Div(className="badge badge-error", id="rollups-badge-state",
                     **{"data-state": "differ"}, children=[
-        html.Strong(f"{len(differing)} of {checked} {level} buckets differ"),
+        html.Strong(f"{count(len(differing))} of {count(checked)} {level} buckets differ"),
         html.Span(f" {scope}" if scope else ""),
-        html.Ul([html.Li(text) for text in named] + ([html.Li(f"and {more} more")]
+        html.Ul([html.Li(text) for text in named] + ([html.Li(f"and {count(more)} more")]
                                                       if more else [])),
     ])
 
@@ -141,7 +142,7 @@ def _scope(level: str, first, last, until, in_progress: int) -> str:
     if until is not None:
         text += f"; rollups complete before {pd.Timestamp(until):%Y-%m-%d %H:%M} UTC"
     if in_progress:
-        text += f"; {in_progress} bucket{'s' if in_progress != 1 else ''} in progress " \
+        text += f"; {count(in_progress)} bucket{'s' if in_progress != 1 else ''} in progress " \
                 "not compared"
     return text + ")"
 
@@ -157,17 +158,17 @@ def invariants_badge(breaches, checked_what: str, max_named: int = 5) -> html.Di
     named = [html.Li([html.Code(f"{b.collection} {b.id}"), f": {b.problem}"])
              for b in breaches[:max_named]]
     if len(breaches) > max_named:
-        named.append(html.Li(f"and {len(breaches) - max_named} more"))
+        named.append(html.Li(f"and {count(len(breaches) - max_named)} more"))
     return html.Div(className="badge badge-error", id="rollups-invariants",
                     **{"data-state": "differ"}, children=[
-        html.Strong(f"{len(breaches)} pre-aggregated document"
+        html.Strong(f"{count(len(breaches))} pre-aggregated document"
                     + (" disagrees with itself" if len(breaches) == 1 else
                        "s disagree with themselves") + f" ({checked_what})"), html.Ul(named)])
 
 
 def run_status(last_run: str, lag: str, waiting: int, error: str = "") -> html.Div:
     parts = [html.Span(f"Last run: {last_run}"), " · ", html.Span(f"Lag: {lag}"), " · ",
-             html.Span(f"Events waiting: {waiting:,}")]
+             html.Span(f"Events waiting: {count(waiting)}")]
     if error:
         parts += [" · ", html.Span(f"Last error: {error}", className="notice-error")]
     return html.Div(parts, className="rollups-status")

@@ -1,5 +1,6 @@
 """The Data page's tables: the logs ingested, what each collection holds, and how each
-chart query runs."""
+chart query runs; each one element the browser draws (``statictable``: as Dash elements
+they took seconds to appear)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ from zoneinfo import ZoneInfo
 
 from dash import html
 
+from .numbers import count, decimal
+from .statictable import Cell, cell, static_table
+
 
 def _size(size: int, estimate: bool) -> str:
-    text = f"{size / 2**20:,.2f} MB" if size >= 2**20 else f"{size / 1024:,.1f} KB"
+    text = f"{decimal(size / 2**20, 2)} MB" if size >= 2**20 else f"{decimal(size / 1024)} KB"
     return f"≈ {text}" if estimate else text
 
 
@@ -22,43 +26,21 @@ def _retention(ttl_seconds: int | None) -> str:
     if ttl_seconds is None:
         return "kept"
     days, rest = divmod(ttl_seconds, 86_400)
-    return f"{days} days (TTL)" if not rest else f"{ttl_seconds:,} s (TTL)"
+    return f"{days} days (TTL)" if not rest else f"{count(ttl_seconds)} s (TTL)"
 
 
-def _table(head: Sequence[str], rows: list, table_id: str | None) -> html.Table:
-    """``stack-on-phone``: on a narrow screen each row becomes a card whose cells show
-    their column's name (``data-label``), so the page never scrolls sideways."""
-    props = {"id": table_id} if table_id else {}
-    return html.Table(className="totals stack-on-phone", children=[
-        html.Thead(html.Tr([html.Th(h) for h in head])), html.Tbody(rows)], **props)
-
-
-def collections_table(collections: Sequence[dict], table_id: str | None = None) -> html.Table:
+def collections_table(collections: Sequence[dict], table_id: str | None = None) -> html.Div:
     """One row per collection: ``name, count, size_bytes, size_is_estimate, indexes
     ((name, keys), ...), ttl_seconds``."""
     head = ("Collection", "Documents", "Size (BSON)", "Indexes", "Retention")
-    rows = [html.Tr(_labelled(head, [
-        html.Td(c["name"]),
-        html.Td(f"{c['count']:,}", className="num"),
-        html.Td(_size(c["size_bytes"], c["size_is_estimate"]), className="num"),
-        html.Td(html.Ul([html.Li([html.Code(name), f" {{{_keys(keys)}}}"])
-                         for name, keys in c["indexes"]], className="plain-list")),
-        html.Td(_retention(c["ttl_seconds"])),
-    ])) for c in collections]
-    return _table(head, rows, table_id)
+    rows = [[cell(c["name"]), cell(count(c["count"]), "num"),
+             cell(_size(c["size_bytes"], c["size_is_estimate"]), "num"),
+             cell([f"{name} {{{_keys(keys)}}}" for name, keys in c["indexes"]], "code-text"),
+             cell(_retention(c["ttl_seconds"]))] for c in collections]
+    return static_table(head, rows, table_id)
 
 
-def _labelled(head: Sequence[str], cells: list[html.Td]) -> list[html.Td]:
-    for label, cell in zip(head, cells, strict=False):
-        setattr(cell, "data-label", label)
-    return cells
-
-
-def _count(value: int | None) -> str:
-    return "–" if value is None else f"{value:,}"
-
-
-def plans_table(plans: Sequence[dict], table_id: str | None = None) -> html.Table:
+def plans_table(plans: Sequence[dict], table_id: str | None = None) -> html.Div:
     """One row per distinct query: ``chart, collection, filter`` (text), ``runs`` (how
     often the chart sends that same query, default 1) and its explain summary ``index,
     keys_examined, docs_examined, returned`` or ``reason``; ``detail`` (the embedded
@@ -72,41 +54,33 @@ def plans_table(plans: Sequence[dict], table_id: str | None = None) -> html.Tabl
         span = next((j for j in range(i, len(plans)) if plans[j]["chart"] != p["chart"]),
                     len(plans)) - i
         runs = p.get("runs", 1)
-        cells = [html.Td(p["chart"], rowSpan=span)] if first else []
-        cells += [html.Td(html.Code(p["collection"])),
-                  html.Td([html.Code(p["filter"])] + ([html.Span(
-                      f" sent {runs}× per refresh (the same documents)", className="hint")]
-                      if runs > 1 else []), className="page-cell")]
+        cells = [cell(p["chart"], rowspan=span)] if first else []
+        cells += [cell(p["collection"], "code-text"),
+                  cell(p["filter"], "page-cell code-text",
+                       hint=f"sent {runs}× per refresh (the same documents)" if runs > 1
+                       else "")]
         if p.get("reason"):
-            cells.append(html.Td(p["reason"], colSpan=4, className="hint"))
+            cells.append(cell(p["reason"], "hint", label="Plan", colspan=4))
         else:
-            index = [p["index"]]
-            if p.get("detail"):
-                index += [html.Br(), html.Small(p["detail"], className="hint")]
-            cells += [html.Td(index), html.Td(_count(p["keys_examined"]), className="num"),
-                      html.Td(_count(p["docs_examined"]), className="num"),
-                      html.Td(_count(p["returned"]), className="num")]
-        labels = head[:3] + (("Plan",) if p.get("reason") else head[3:])
-        rows.append(html.Tr(_labelled(labels if first else labels[1:], cells)))
-    return _table(head, rows, table_id)
+            cells += [cell(p["index"], hint=p.get("detail") or ""),
+                      cell(count(p["keys_examined"]), "num"),
+                      cell(count(p["docs_examined"]), "num"), cell(count(p["returned"]), "num")]
+        rows.append(cells)
+    return static_table(head, rows, table_id)
 
 
-def logs_table(logs: Sequence[dict], tz: ZoneInfo, table_id: str | None = None) -> html.Table:
+def logs_table(logs: Sequence[dict], tz: ZoneInfo, table_id: str | None = None) -> html.Div:
     """One row per log path ingested: ``path, host, lines, hits, rejected`` ({reason:
     lines}), ``updated`` (aware, or None), ``pid, running`` (None: another host's) and
     ``interrupted``, shown in ``tz``."""
     head = ("Log file", "Reading now", "Lines", "Hits", "Not read", "Last written")
-    rows = [html.Tr(_labelled(head, [
-        html.Td([html.Code(log["path"]), html.Br(), html.Small(log["host"], className="hint")],
-                className="page-cell"),
-        html.Td(_reading(log)),
-        html.Td(f"{log['lines']:,}", className="num"),
-        html.Td(f"{log['hits']:,}", className="num"),
-        html.Td(_rejected(log["rejected"])),
-        html.Td("–" if log["updated"] is None
-                else log["updated"].astimezone(tz).strftime("%Y-%m-%d %H:%M:%S")),
-    ])) for log in logs]
-    return _table(head, rows, table_id)
+    rows = [[cell(log["path"], "page-cell code-text", hint=log["host"]),
+             cell(_reading(log)), cell(count(log["lines"]), "num"),
+             cell(count(log["hits"]), "num"), _rejected(log["rejected"]),
+             cell("–" if log["updated"] is None
+                  else log["updated"].astimezone(tz).strftime("%Y-%m-%d %H:%M:%S"))]
+            for log in logs]
+    return static_table(head, rows, table_id)
 
 
 def _reading(log: dict) -> str:
@@ -118,12 +92,8 @@ def _reading(log: dict) -> str:
     return state
 
 
-def _rejected(rejected: dict[str, int]) -> list | str:
+def _rejected(rejected: dict[str, int]) -> Cell:
     """Lines that parsed into no hit, by reason (``queries.ingest.logformat.Reject``)."""
-    total = sum(rejected.values())
-    if not total:
-        return "0"
-    reasons = ", ".join(f"{n:,} {reason.replace('_', ' ')}"
-                        for reason, n in sorted(rejected.items(), key=lambda r: -r[1]))
-    return [html.Span(f"{total:,}", className="num"), html.Br(),
-            html.Small(reasons, className="hint")]
+    reasons = ", ".join(f"{count(n)} {reason.replace('_', ' ')}"
+                        for reason, n in sorted(rejected.items(), key=lambda r: -r[1]) if n)
+    return cell(count(sum(rejected.values())), hint=reasons)

@@ -8,6 +8,7 @@ import pandas as pd
 from dash import html
 
 from .legend import page_colors, page_label
+from .numbers import NO_VALUE, count, percent
 
 
 def change_percent(current: int, previous: int) -> float | None:
@@ -19,10 +20,10 @@ def change_percent(current: int, previous: int) -> float | None:
 
 def format_change(change: float | None, current: int = 0) -> str:
     if change is None:
-        return "new" if current else "–"
+        return "new" if current else NO_VALUE
     if math.isclose(change, 0, abs_tol=0.05):
         return "0.0 %"
-    return f"{change:+.1f} %".replace("-", "−")
+    return percent(change, signed=True)
 
 
 def totals_table(current: pd.DataFrame, previous: pd.DataFrame | None = None,
@@ -37,12 +38,12 @@ def totals_table(current: pd.DataFrame, previous: pd.DataFrame | None = None,
         total = int(current[page].sum())
         cells = [html.Td([html.Span(className="swatch", style={"background": colors.get(page)}),
                           page_label(page)], className="page-cell"),
-                 html.Td(f"{total:,}", className="num")]
+                 html.Td(count(total), className="num")]
         if previous is not None:
             before = int(previous[page].sum()) if page in previous else 0
             change = change_percent(total, before)
             trend = "" if change is None else ("up" if change > 0 else "down" if change < 0 else "")
-            cells += [html.Td(f"{before:,}", className="num"),
+            cells += [html.Td(count(before), className="num"),
                       html.Td(format_change(change, total), className=f"num change {trend}")]
         rows.append(html.Tr(cells))
     props = {"id": table_id} if table_id else {}

@@ -10,6 +10,9 @@ _THEMES = {
              "hover_bg": "#212529"},
 }
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
+# Px above the plot where Plotly's toolbar (the modebar: 22 px buttons 2 px from the top)
+# shows, so it never covers the data, whatever the chart's width.
+TOOLBAR_BAND = 30
 
 
 def palette(theme: str) -> dict[str, str]:
@@ -18,7 +21,8 @@ def palette(theme: str) -> dict[str, str]:
 
 def base_layout(theme: str, **overrides) -> dict:
     """Layout shared by every chart: transparent background (the page's colour shows
-    through), compact margins that fit a phone, horizontal legend below the plot."""
+    through), compact margins that fit a phone with a band on top for the toolbar,
+    horizontal legend below the plot."""
     colors = palette(theme)
     axis = {"gridcolor": colors["grid"], "linecolor": colors["line"], "zeroline": False,
             "color": colors["muted"], "automargin": True}
@@ -26,7 +30,7 @@ def base_layout(theme: str, **overrides) -> dict:
         "paper_bgcolor": "rgba(0,0,0,0)",
         "plot_bgcolor": "rgba(0,0,0,0)",
         "font": {"family": FONT, "color": colors["text"], "size": 13},
-        "margin": {"l": 8, "r": 8, "t": 8, "b": 8},
+        "margin": {"l": 8, "r": 8, "t": TOOLBAR_BAND, "b": 8},
         "xaxis": dict(axis),
         "yaxis": dict(axis, rangemode="tozero"),
         # Below the chart: above it the legend ran under Plotly's toolbar (top right).

@@ -22,6 +22,9 @@ STEP = {"minute": dt.timedelta(minutes=1), "hour": dt.timedelta(hours=1),
 # Tick spacings (minutes) tried in order until at most MAX_TICKS ticks remain.
 TICK_MINUTES = (1, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440)
 MAX_TICKS = 10
+# Days between two labels of a per-day chart, tried in order until at most MAX_TICKS
+# labels remain (Plotly's own most), counted back from the last day.
+DAY_STEPS = (1, 2, 3, 7, 14, 28, 56, 91, 182, 364)
 
 
 @dataclass(frozen=True)
@@ -42,8 +45,10 @@ def time_axis(index: pd.DatetimeIndex, granularity: str) -> TimeAxis:
     if granularity == "day" or len(offsets) <= 1:
         fmt = "%Y-%m-%d" if _all_midnight(index) else "%Y-%m-%d %H:%M"
         x = [t.strftime(fmt) for t in index]
-        return TimeAxis(x, list(x), {"hoverformat": HOVER_FORMAT[granularity],
-                                     "type": "date"}, absolute=False)
+        layout = {"hoverformat": HOVER_FORMAT[granularity], "type": "date"}
+        if granularity == "day":
+            layout.update(day_ticks(index, x))
+        return TimeAxis(x, list(x), layout, absolute=False)
     shift = index[0].utcoffset()
     x = [(t.tz_convert("UTC").tz_localize(None) + shift).strftime("%Y-%m-%d %H:%M")
          for t in index]
@@ -59,6 +64,25 @@ def bucket_end(x_last: str, granularity: str) -> str:
     """The plotted position where the bucket drawn at ``x_last`` ends."""
     end = pd.Timestamp(x_last) + STEP[granularity]
     return end.strftime("%Y-%m-%d" if granularity == "day" else "%Y-%m-%d %H:%M")
+
+
+def day_ticks(index: pd.DatetimeIndex, x: list) -> dict:
+    """A dated tick every day, or every few days when more than ``MAX_TICKS`` would
+    crowd the axis, always on the last day: Plotly's own ticks fell at 00:00 and 12:00
+    on a few days and skipped the last one. The month is named on the first label and
+    where it changes (``Nov 29, 30, Dec 1``: short labels that a phone's axis fits), the
+    year under the first and where it changes."""
+    if not len(index):
+        return {}
+    step = next((k for k in DAY_STEPS if -(-len(index) // k) <= MAX_TICKS), DAY_STEPS[-1])
+    picked = list(range(len(index) - 1, -1, -step))[::-1]
+    texts, shown = [], None
+    for i in picked:
+        t = index[i]
+        label = f"{t.day}" if shown == (t.year, t.month) else f"{t:%b} {t.day}"
+        texts.append(label + (f"<br>{t:%Y}" if shown is None or shown[0] != t.year else ""))
+        shown = (t.year, t.month)
+    return {"tickmode": "array", "tickvals": [x[i] for i in picked], "ticktext": texts}
 
 
 def _ticks(index: pd.DatetimeIndex, x: list[str]) -> tuple[list[str], list[str]]:

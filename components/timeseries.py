@@ -21,7 +21,6 @@ PREVIOUS_TOTAL = "previous total"
 PREVIOUS_TOTAL_LABEL = "Previous period (all pages)"
 PREVIOUS_TOTAL_COLOR = "#868e96"
 SMALL_COUNTS = 8
-TOOLBAR_BAND = 30  # px above the plot where Plotly's toolbar shows, clear of the data
 
 
 def aligned_previous(current: pd.DataFrame, previous: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -91,7 +90,7 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
     layout = base_layout(
         theme, hovermode="closest" if axis.labels else "x unified", uirevision=uirevision,
         showlegend=True,
-        legend={"traceorder": "normal"}, xaxis=axis.layout, margin={"t": TOOLBAR_BAND},
+        legend={"traceorder": "normal"}, xaxis=axis.layout,
         yaxis={"title": {"text": f"hits per {granularity}"}, "tickformat": ",d",
                **integer_ticks(highest)},
     )

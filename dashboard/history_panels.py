@@ -19,6 +19,7 @@ from components.breakdowns import (
     kpi_change_cards,
     not_found_list,
 )
+from components.numbers import decimal, percent
 from components.tables import change_percent
 from dashboard import reads
 from dashboard.breakdown_view import PANELS, compute_panels
@@ -176,8 +177,8 @@ def _kpis(panels, humans: bool, pages: bool) -> list:
         return KpiChange(kpi_id, label, value, pct, note, good_when_up, new)
 
     whole = " (whole site)" if pages else ""
-    rate = "–" if now.errors is None else f"{100 * now.errors:.1f} %"
-    per_visitor = "–" if now.per_visitor is None else f"{now.per_visitor:,.2f}"
+    rate = percent(None if now.errors is None else 100 * now.errors)
+    per_visitor = decimal(now.per_visitor, 2)
     return kpi_change_cards([
         card("history-kpi-hits", "Hits", f"{now.hits:,}", "hits", whole),
         card("history-kpi-visitors", "Visitors",

@@ -16,6 +16,7 @@ from dash import Input, Output, callback, dcc, html
 import queries
 from components import Kpi, kpi_cards, message
 from components.breakdowns import breakdown_panel
+from components.numbers import count
 from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.state import (
@@ -61,7 +62,7 @@ def _cards(active: Active | None, minute: Active | None, bots: bool = False) -> 
     def card(kpi_id: str, label: str, found: Active | None, window: str) -> Kpi:
         if found is None:
             return Kpi(kpi_id, label, None, f"{window}{who}")
-        partial = "" if found.complete else f"; at least: from the newest {MAX_SCANNED:,} hits"
+        partial = "" if found.complete else f"; at least: from the newest {count(MAX_SCANNED)} hits"
         return Kpi(kpi_id, label, found.visitors, f"{window}{who}{partial}")
 
     return [card("live-kpi-active", "Active visitors", active,

@@ -119,6 +119,46 @@ def test_day_buckets_are_plotted_as_dates():
     assert list(figure.data[0].x) == ["2026-11-21", "2026-11-22"]
 
 
+@pytest.mark.parametrize(("days", "step"), [(3, 1), (7, 1), (10, 1), (14, 2), (30, 3),
+                                            (90, 14), (365, 56)])
+def test_a_chart_by_day_labels_dates_the_last_day_included(days, step):
+    """One dated tick a day, or every few days past ten, counted back from the last day
+    (Plotly's own ticks read 00:00 / 12:00 on three days and left the last one out)."""
+    figure = timeseries_figure(frame({"*": [1] * days}, start="2026-11-01", freq="D"),
+                               granularity="day")
+    axis = figure.layout.xaxis
+    x = list(figure.data[0].x)
+    assert axis.tickmode == "array"
+    assert list(axis.tickvals) == x[::-1][::step][::-1]
+    assert axis.tickvals[-1] == x[-1] and len(axis.tickvals) <= 10
+    assert not any(":" in text for text in axis.ticktext)
+    first = pd.Timestamp(axis.tickvals[0])
+    assert axis.ticktext[0] == f"{first:%b} {first.day}<br>2026"
+    last = pd.Timestamp(x[-1])
+    assert axis.ticktext[-1] in (str(last.day), f"{last:%b} {last.day}")
+
+
+def test_day_labels_name_the_month_and_the_year_where_they_change():
+    figure = timeseries_figure(frame({"*": [1] * 4}, start="2026-12-30", freq="D"),
+                               granularity="day")
+    assert list(figure.layout.xaxis.ticktext) == ["Dec 30<br>2026", "31", "Jan 1<br>2027", "2"]
+    week = timeseries_figure(frame({"*": [1] * 7}, start="2026-11-19", freq="D"),
+                             granularity="day")
+    assert list(week.layout.xaxis.ticktext) == ["Nov 19<br>2026", "20", "21", "22", "23", "24",
+                                                "25"]
+
+
+def test_the_presenters_30_days_are_labelled_as_history_labels_them():
+    from components.presenter import days_figure
+
+    days = frame({"*": [5] * 30}, start="2026-10-27", freq="D")
+    figure = days_figure(days, "dark")
+    history = timeseries_figure(days, granularity="day")
+    assert figure.layout.xaxis.tickvals == history.layout.xaxis.tickvals
+    assert list(figure.layout.xaxis.ticktext[-3:]) == ["19", "22", "25"]
+    assert figure.layout.xaxis.tickfont.size == 22        # the presenter's axis style kept
+
+
 def test_previous_period_is_aligned_by_position_and_may_be_shorter():
     current = frame({"/a": [1, 2, 3]})
     previous = frame({"/a": [7, 8]}, start="2026-11-20 00:00")
@@ -168,3 +208,19 @@ def test_only_the_repeated_hour_and_the_change_name_their_zone():
     assert labels[0].startswith("00:00 EDT")
     assert "06:00<br>" not in labels and "06:00" in labels  # no zone while nothing changed
     assert "06:00 EST" in labels  # the first tick after the change
+
+
+def test_every_chart_with_a_toolbar_leaves_it_a_band_above_the_plot():
+    """Plotly draws its toolbar over the top of the figure: the top margin keeps it off
+    the data on a phone too (the Rollups bars ran under it at 390 px)."""
+    from components.notice import notice_figure
+    from components.rollups import rollup_figure
+    from components.theme import TOOLBAR_BAND
+
+    rollups = pd.DataFrame({"hits": [3], "bytes": [10], "mean_bytes": [3.3],
+                            "error_rate": [0.0]},
+                           index=pd.Index([pd.Timestamp("2026-11-20", tz="UTC")], name="time"))
+    figures = [timeseries_figure(frame({"/a": [1, 2]}), granularity="hour"),
+               rollup_figure(rollups, level="day", metric="hits"), notice_figure("No data")]
+    assert TOOLBAR_BAND >= 26          # the toolbar's 22 px buttons, 2 px from the top
+    assert [f.layout.margin.t for f in figures] == [TOOLBAR_BAND] * 3

@@ -1,11 +1,11 @@
-"""dashboard/pages/present.py: the presenter's playlist views as plain functions."""
+"""dashboard/pages/present.py: the presenter's lists, views and layout as plain functions."""
 
 import datetime as dt
 
+import time_machine
 from dashkit import page_module
 from dimkit import ingest_sample
 
-import queries
 from dashboard.services import get_services
 
 
@@ -22,17 +22,25 @@ def test_top_pages_today_are_ranked_as_live_ranks_them(app, tmp_path):
     assert dict(zip(bar["y"], bar["x"], strict=True)) == {"/": 40, "/about": 20, "/missing": 5}
 
 
-def test_top_pages_of_the_last_5_minutes_leave_out_the_rest_of_their_hour(app, monkeypatch):
-    """The ticker's top list says "last 5 min": hits of 10:05 are not in it at 10:30."""
+def test_the_side_list_is_lives_top_pages_today(app, tmp_path):
+    """The list beside the line ranked .woff2 fonts and bots' hits (every hit of the last
+    5 minutes); it now shows what Live shows, read by the same function."""
     from dashboard import reads
 
     present = page_module("present")
     now = dt.datetime(2026, 11, 20, 10, 30, 20, tzinfo=dt.UTC)
-    monkeypatch.setattr(reads, "now", lambda seconds: now)
-    db = get_services(app.server).db
-    with queries.HitRecorder(db) as recorder:
-        recorder.record("s", "/old", now.replace(minute=5), n=5)
-        recorder.record("s", "/new", now.replace(minute=27), n=3)
-        recorder.record("s", "/new", now, n=1)
-    _, top = present.refresh_feed(0, "?site=s&tz=UTC")
-    assert [item.key for item in top] == ["p:/new"]
+    with time_machine.travel(now, tick=False):
+        ingest_sample(get_services(app.server).db, "s", tmp_path,
+                      start=now - dt.timedelta(minutes=2), step=dt.timedelta(seconds=1))
+        _, top = present.refresh_feed(0, "?site=s&tz=UTC")
+        live = reads.live_snapshot("s", (), "UTC", 60).top
+    assert [item.key for item in top] == ["p:/", "p:/about", "p:/missing"]   # no /style.css
+    assert [item.key for item in top] == [f"p:{page}" for page in live.index]
+    assert top[0].children[2].children == "40"                 # Googlebot's 15 left out
+
+
+def test_the_toast_is_in_the_header_flow(app):
+    """What s/g did shows in the header, not over the chart's axis."""
+    root = page_module("present").layout()
+    header = root.children[0]
+    assert "present-toast" in [getattr(child, "id", None) for child in header.children]

@@ -1,7 +1,9 @@
 """Presenter mode's reads (on every backend) and its URL parsing."""
 
 import datetime as dt
+import html
 
+import pytest
 from dashkit import seed, utc
 
 from dashboard.presenter_view import DEFAULT_WINDOW, PresentView
@@ -84,3 +86,66 @@ def test_kpi_texts_and_rows_keyed_for_animation():
                                     "country": None}], "Europe/Paris")
     assert ticker_rows[0].key == "1" and ticker_rows[0].children[0].children == "15:30:25"
     assert ticker_rows[0].children[1].children == "/<b>"   # text, never markup
+
+
+def _boxes(layout, width):
+    """Each label's pixels (left, right) and row, as the layout places them."""
+    from components.presenter_notes import ROW_PX, _px
+
+    start, end = NOW - dt.timedelta(minutes=15), NOW + dt.timedelta(minutes=1)
+    boxes = []
+    for label in layout["annotations"]:
+        at = (dt.datetime.fromisoformat(label["x"]).replace(tzinfo=dt.UTC) - start) / (
+            end - start) * width
+        px = _px(label["text"])
+        left = at if label["xanchor"] == "left" else at - px
+        boxes.append((left, left + px, -label["yshift"] // ROW_PX))
+    return boxes
+
+
+TEXTS = ["deployed v2.3 with the new checkout and a much longer description", "cache flushed",
+         "traffic spike from the newsletter sent to 40,000 readers", "load generator stopped",
+         "load generator started: 1 hits/s on 2 sites", "rollback", "second deploy of v2.4"]
+
+
+@pytest.mark.parametrize(("width", "notes", "seconds"), [
+    (1100, 5, 40), (640, 5, 40), (330, 5, 40),      # five notes in three minutes
+    (330, 7, 5), (1100, 7, 1)])                     # seven in half a minute, in seven s
+def test_notes_labels_never_overlap_nor_leave_the_chart(width, notes, seconds):
+    """Notes crowded at the right edge of a 15-minute window (the room's screen ran their
+    labels into each other and past the edge): every note keeps its line and its text in
+    a hover, a label of its own when there is room."""
+    from components.presenter_notes import ROWS, note_layout
+
+    texts = TEXTS[:notes]
+    notes = [{"time": NOW - dt.timedelta(seconds=seconds * i), "text": text, "kind": "deploy",
+              "site": "s", "author": "ci"} for i, text in enumerate(texts)]
+    layout = note_layout(notes, dt.UTC, NOW - dt.timedelta(minutes=15),
+                         NOW + dt.timedelta(minutes=1), width)
+    assert len(layout["shapes"]) == len(texts) and len(layout["annotations"]) >= ROWS
+    boxes = _boxes(layout, width)
+    assert all(left >= 0 and right <= width for left, right, _ in boxes)
+    assert all(row < ROWS for _, _, row in boxes)
+    for i, (a_left, a_right, a_row) in enumerate(boxes):
+        for b_left, b_right, b_row in boxes[i + 1:]:
+            assert a_row != b_row or a_right <= b_left or b_right <= a_left
+    hovers = " ".join(label["hovertext"] for label in layout["annotations"])
+    assert all(text.split()[-1] in hovers for text in texts)   # the whole text, always
+
+
+def test_a_note_near_the_right_edge_is_labelled_leftwards_and_long_text_is_cut():
+    from components.presenter_notes import MAX_CHARS, note_layout
+
+    text = "deployed <b>v2.3</b> " + "x" * 80
+    notes = [{"time": NOW, "text": text, "kind": "deploy", "site": "s", "author": "ci"},
+             {"time": NOW - dt.timedelta(minutes=14), "text": "early", "kind": "note",
+              "site": "s"}]
+    layout = note_layout(notes, dt.UTC, NOW - dt.timedelta(minutes=15),
+                         NOW + dt.timedelta(minutes=1), 1000)
+    early, late = layout["annotations"]
+    assert (early["xanchor"], early["text"], early["yshift"]) == ("left", "▼ early", 0)
+    assert late["xanchor"] == "right" and late["text"].endswith("… ▼")
+    assert len(html.unescape(late["text"])) == MAX_CHARS + len(" ▼")
+    assert "&lt;b&gt;" in late["text"] and "<b>" not in late["text"]    # text, not markup
+    assert "x" * 60 in late["hovertext"].replace("<br>", "")
+    assert layout["shapes"][1]["x0"] == "2026-11-21 14:30:25"

@@ -4,6 +4,10 @@ it could be sharded.
 Each chart query of the live and historical pages is run once through a recorder and
 explained: a MongoDB server names the index it used; the embedded store also shows
 SQLite's plan of the same query.
+
+The store's part comes first (a few cheap reads); the explain() table and the shard-key
+simulation, which read much more, are sections of their own that fill in after it, each
+saying meanwhile what it is doing.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import datetime as dt
 import json
 
 import dash
-from dash import Input, Output, callback, dcc, html
+from dash import Input, Output, callback, html
 
 import queries
 from components import message
@@ -40,21 +44,33 @@ TOP_N = 10
 
 def layout(**_query):
     return html.Div(className="page page-data", children=[
-        dcc.Loading(html.Div(id="data-content"), type="dot"),
+        html.Div(id="data-content", children=_pending("Reading the store…")),
+        html.Section(className="card", children=[
+            html.H2("Chart queries: explain()", id="data-plans-title", className="card-title"),
+            html.Div(id="data-plans-box",
+                     children=_pending("Running and explaining each chart's queries…")),
+        ]),
+        html.Section(className="card", children=[
+            html.H2("Shard key advice (hitboard shard-plan)", className="card-title"),
+            html.Div(id="data-shard-box",
+                     children=_pending("Simulating each shard key on the stats documents…")),
+        ]),
     ])
+
+
+def _pending(text: str) -> html.P:
+    return html.P(text, className="hint pending")
 
 
 def chart_reads(site: str, pages, tz: str, now: dt.datetime) -> list[tuple]:
     """(chart, read function, arguments) of every chart the live and history pages draw,
     with their default ranges."""
-    midnight = validation.local_midnight(now, tz)
     month_ago, week_ago = now - dt.timedelta(days=30), now - dt.timedelta(days=7)
     return [
         ("Live · hits per minute", queries.minute_series,
          (site, now - dt.timedelta(hours=1), now), {"pages": pages, "tz": tz}),
         ("Live · totals", hit_totals, (site, now), {"pages": pages, "tz": tz}),
-        ("Live · top pages today", ranked_pages,
-         (site, midnight, now + dt.timedelta(minutes=1)), {"n": TOP_N}),
+        ("Live · top pages today", reads.todays_top, (site, now, tz), {}),
         ("Live · recent hits", recent_hits, (site, pages, 20), {}),
         ("History · hits per hour, 7 days", queries.hourly_series, (site, week_ago, now),
          {"pages": pages, "tz": tz}),
@@ -114,6 +130,7 @@ def _retention(days: int) -> html.Ul:
 
 @callback(Output("data-content", "children"), Input("url", "search"))
 def show(search):
+    """The store: the logs ingested, each collection and the retention."""
     shell = ShellState.from_query(parse_search(search))
     db = get_services().db
     store = queries.redact(get_services().settings.store)
@@ -123,34 +140,52 @@ def show(search):
     try:
         sections.append(_logs(db, shell.tz))
         collections = inspect.collections(db)
-        sections += [
-            html.Section(className="card", children=[
-                html.H2("Collections", className="card-title"),
-                collections_table([dataclasses.asdict(c) for c in collections],
-                                  table_id="data-collections"),
-                html.H2("Retention", className="card-title"),
-                _retention(get_services().settings.events_ttl_days),
-            ]),
-        ]
-        site = reads.resolve_site(shell.site)
-        plans = (plans_table(_plan_rows(db, site, shell.pages, shell.tz), table_id="data-plans")
-                 if site else html.P("No site has data yet: nothing to explain."))
         sections.append(html.Section(className="card", children=[
-            html.H2(f"Chart queries{f' of {site}' if site else ''}: explain()",
-                    className="card-title"),
-            plans,
-        ]))
-        plan = reads.shared(_shard_plan, seconds=reads.history_seconds())
-        sections.append(html.Section(className="card", children=[
-            html.H2("Shard key advice (hitboard shard-plan)", className="card-title"),
-            shard_advice(shardtext.summary(plan), shardtext.HEAD, shardtext.key_rows(plan),
-                         shardtext.notes(plan), shardtext.recommendation(plan),
-                         element_id="data-shard-advice"),
+            html.H2("Collections", className="card-title"),
+            collections_table([dataclasses.asdict(c) for c in collections],
+                              table_id="data-collections"),
+            html.H2("Retention", className="card-title"),
+            _retention(get_services().settings.events_ttl_days),
         ]))
     except Exception as exc:
         sections.append(message(describe(exc)))
     return sections
 
 
-def _shard_plan(db) -> shardplan.Plan:
-    return shardplan.simulate(shardplan.read_workload(db))
+@callback(Output("data-plans-title", "children"), Output("data-plans-box", "children"),
+          Input("url", "search"))
+def show_plans(search):
+    """Every chart query of the site, run and explained (not cached: as of this load)."""
+    shell = ShellState.from_query(parse_search(search))
+    title = "Chart queries: explain()"
+    try:
+        site = reads.resolve_site(shell.site)
+        if not site:
+            return title, html.P("No site has data yet: nothing to explain.")
+        rows = _plan_rows(get_services().db, site, shell.pages, shell.tz)
+        return f"Chart queries of {site}: explain()", plans_table(rows, table_id="data-plans")
+    except Exception as exc:
+        return title, message(describe(exc))
+
+
+@callback(Output("data-shard-box", "children"), Input("url", "search"))
+def show_shard_advice(search):
+    """The shard-key simulation, shared by every viewer for the history cache's time, and
+    the time of the documents it read."""
+    shell = ShellState.from_query(parse_search(search))
+    try:
+        plan, read_at = reads.shared(_shard_plan, seconds=reads.history_seconds())
+        when = read_at.astimezone(validation.timezone(shell.tz))
+    except Exception as exc:
+        return message(describe(exc))
+    return [shard_advice(shardtext.summary(plan), shardtext.HEAD, shardtext.key_rows(plan),
+                         shardtext.notes(plan), shardtext.recommendation(plan),
+                         element_id="data-shard-advice"),
+            html.P(f"Simulated on the documents as they were at {when:%H:%M:%S} ({shell.tz}); "
+                   f"simulated again at most every {reads.history_seconds()} s.",
+                   className="hint", id="data-shard-when")]
+
+
+def _shard_plan(db) -> tuple[shardplan.Plan, dt.datetime]:
+    read_at = dt.datetime.now(dt.UTC)
+    return shardplan.simulate(shardplan.read_workload(db)), read_at

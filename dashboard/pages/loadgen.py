@@ -13,6 +13,7 @@ import dash
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from components import Kpi, kpi_cards, message
+from components.numbers import count, decimal
 from components.token import token_field
 from dashboard.admin import AdminTokenError, check_token, token_required
 from dashboard.feedback import describe
@@ -63,7 +64,7 @@ def layout(**_query):
             token_field("lg-token", token_required()),
             html.P(f"Sites are synthetic (*.example) and registered as such. The rate is a "
                    f"daily mean when the daily cycle is on; this server caps it at "
-                   f"{status.max_rate:,.0f} hits/s, spikes included.", className="hint"),
+                   f"{count(round(status.max_rate))} hits/s, spikes included.", className="hint"),
         ]),
         html.Div(id="lg-feedback"),
         html.Div(id="lg-kpis", className="kpis", children=kpi_cards(_kpis(status))),
@@ -107,12 +108,12 @@ def _kpis(status: GeneratorStatus) -> list[Kpi]:
     spike = " · spike ×10" if status.spiking else ""
     return [
         Kpi("lg-kpi-target", "Target now (hits/s)", round(status.target_now),
-            (f"rate {status.config.rate:,.0f}"
+            (f"rate {count(round(status.config.rate))}"
              f"{' × daily cycle' if status.config.diurnal else ', flat'}{spike}"
              if status.running else "stopped")),
         Kpi("lg-kpi-achieved", "Achieved (hits/s)", round(status.achieved), "last 5 s"),
         Kpi("lg-kpi-sent", "Hits sent", status.hits_sent,
-            f"since the server started · {status.events_written:,} raw events written"),
+            f"since the server started · {count(status.events_written)} raw events written"),
         Kpi("lg-kpi-pending", "Pending in the recorder", status.pending_hits,
             "hits not yet flushed"),
         Kpi("lg-kpi-ops", "DB operations/s", round(status.db_operations_per_s),
@@ -200,7 +201,7 @@ def confirm(_backfill, _cancel, _confirm, rate, sites, pages, zipf_s, options, d
         plan = plan_backfill(config.model(), config.rate, int(days))
     except Exception as exc:
         return False, describe(exc)
-    return False, (f"Backfill will add about {plan.hits:,} hits: {_days(plan.days)} and today "
+    return False, (f"Backfill will add about {count(plan.hits)} hits: {_days(plan.days)} and today "
                    f"so far, for {len(plan.sites)} site{'s' if len(plan.sites) != 1 else ''} "
                    f"({', '.join(plan.sites)}) of {plan.pages} pages, on top of what they "
                    "already hold. Write it?")
@@ -221,8 +222,8 @@ def refresh(_n, _action):
     elif backfill.running:
         text = f"{backfill.done} of {backfill.total} site-days…"
     elif backfill.total:
-        text = (f"Backfilled {_days(backfill.days)}: {backfill.hits:,} hits in "
-                f"{backfill.seconds:.1f} s")
+        text = (f"Backfilled {_days(backfill.days)}: {count(backfill.hits)} hits in "
+                f"{decimal(backfill.seconds)} s")
     else:
         text = ""
     if not status.enabled:

@@ -1,8 +1,8 @@
 """Presenter mode: the live traffic for a room, full screen, no selectors or toolbars.
 
 Big KPIs, the last minutes' line that grows in place (present.js appends points, so the
-chart never flickers or jumps), a ticker of the newest requests and the top pages of the
-last 5 minutes re-ranking; ``cycle``/``views`` rotate views like Grafana's playlists.
+chart never flickers or jumps), a ticker of the newest requests and today's top pages as
+Live ranks them, re-ranking; ``cycle``/``views`` rotate views like Grafana's playlists.
 Every read goes through ``reads.shared``: a room full of screens costs one read a second.
 """
 
@@ -27,6 +27,8 @@ from dash import (
 
 import queries
 from components import presenter as ui
+from components.numbers import count
+from components.presenter_notes import note_layout
 from components.token import token_field
 from dashboard import reads
 from dashboard.admin import AdminTokenError, check_token, token_required
@@ -37,7 +39,6 @@ from dashboard.state import ShellState, from_kwargs, parse_search
 from queries import validation
 from queries.annotations import annotations_between
 from queries.dimensions.page_reads import MAX_SCANNED
-from queries.dimensions.pages import ranked_pages
 from queries.dimensions.reads import active_visitors
 from queries.stats.presenter import minute_counts, ticker, today_vs_yesterday
 
@@ -51,7 +52,6 @@ KPI_SECONDS = 5
 # window) meant grouping 300,000 events every 5 s at 1,000 hits/s, which held the line back.
 ACTIVE_MINUTES = 1
 SLOW_MS = 30_000
-TOP_MINUTES = 5
 TICKER_ROWS = 8
 MINUTE = dt.timedelta(minutes=1)
 
@@ -64,6 +64,8 @@ def layout(**query):
             html.Span(id="present-site", className="present-site"),
             html.Span(id="present-view-name", className="present-view-name",
                       children=VIEWS[view.views[0]]),
+            # What s/g did: in the header's flow, where it covers nothing.
+            html.Div(id="present-toast", className="present-toast", role="status"),
             html.Span("LIVE", id="present-state", className="present-state"),
             html.Span("Press ? for keys", className="present-hint"),
         ]),
@@ -77,7 +79,7 @@ def layout(**query):
                               figure=ui.live_line(view.theme)),
                 ]),
                 html.Div(className="present-side", children=[
-                    html.H2(f"Top pages · last {TOP_MINUTES} min", className="present-title"),
+                    html.H2("Top pages today", className="present-title"),
                     html.Ol(id="present-top", className="present-top"),
                     html.H2("Newest requests", className="present-title"),
                     html.Ul(id="present-ticker", className="present-ticker"),
@@ -95,7 +97,6 @@ def layout(**query):
         html.Div(id="present-admin", className="present-admin", hidden=not token_required(),
                  children=[
             token_field("present-token", token_required())]),
-        html.Div(id="present-toast", className="present-toast", role="status"),
         html.Div(hidden=True, children=[  # driven by the keyboard (present.js)
             html.Button(id=name, n_clicks=0) for name in (
                 "present-pause", "present-theme", "present-window-prev",
@@ -106,6 +107,7 @@ def layout(**query):
         dcc.Store(id="present-theme-now", data=view.theme),
         dcc.Store(id="present-data"),
         dcc.Store(id="present-frames"),
+        dcc.Store(id="present-plot-px"),   # the line's plot width, for its notes' labels
         dcc.Interval(id="present-tick", interval=TICK_MS),
         dcc.Interval(id="present-kpi-tick", interval=KPI_MS),
         dcc.Interval(id="present-slow", interval=SLOW_MS),
@@ -124,7 +126,7 @@ def _kpis(numbers: dict | None) -> list:
                "since the minute began"),
         ui.kpi("present-kpi-active", "Visitors now", ui.big_number(numbers.get("active")),
                "distinct in the last minute" if numbers.get("complete", True)
-               else f"at least: from the newest {MAX_SCANNED:,} hits"),
+               else f"at least: from the newest {count(MAX_SCANNED)} hits"),
         ui.kpi("present-kpi-change", "Today vs yesterday", ui.change_text(change),
                numbers.get("compare", "at the same time of day"), tone),
     ]
@@ -141,28 +143,30 @@ def _site_and_zone(search):
     Input("present-tick", "n_intervals"),
     Input("present-window", "data"),
     State("url", "search"),
+    State("present-plot-px", "data"),
 )
-def refresh_line(_n, window, search):
+def refresh_line(_n, window, search, plot_px=None):
     """The line's points as of the current live bucket: one read of the site's minutes,
-    kept apart from the KPIs so a slower read never holds the line back."""
+    kept apart from the KPIs so a slower read never holds the line back; its notes laid
+    out for the plot's width (``plot_px``, as the browser last measured it)."""
+    window = int(window or 15)
     try:
         site, tz = _site_and_zone(search)
         if site is None:
             return None
         seconds = reads.live_seconds()
         now = reads.now(seconds)
-        points = reads.shared(minute_counts, site, now, int(window or 15), seconds=seconds)
-        start = now - dt.timedelta(minutes=int(window or 15))
-        notes = reads.shared(annotations_between, site, start, now + dt.timedelta(minutes=1),
-                             seconds=seconds)
+        points = reads.shared(minute_counts, site, now, window, seconds=seconds)
+        start, end = now - window * MINUTE, now + MINUTE   # the x range present.js shows
+        notes = reads.shared(annotations_between, site, start, end, seconds=seconds)
     except Exception as exc:
         describe(exc)       # logged; the screen keeps its last line
         return no_update
     zone = validation.timezone(tz)
     return {"x": [t.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S") for t, _ in points],
-            "y": [v for _, v in points], "window": int(window or 15),
+            "y": [v for _, v in points], "window": window,
             "now": now.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S"),
-            "notes": ui.note_marks(notes, zone)}
+            "notes": note_layout(notes, zone, start, end, plot_px)}
 
 
 @callback(
@@ -187,7 +191,7 @@ def refresh_kpis(_n, search):
         return no_update, describe(exc)
     numbers = {"minute": minute[-1][1], "active": active.visitors,
                "complete": active.complete, "change": days.change,
-               "compare": f"{days.today:,} vs {days.yesterday:,} at this time"}
+               "compare": f"{count(days.today)} vs {count(days.yesterday)} at this time"}
     return _kpis(numbers), site
 
 
@@ -198,16 +202,14 @@ def refresh_kpis(_n, search):
     State("url", "search"),
 )
 def refresh_feed(_n, search):
-    """The ticker's newest requests and the top pages of the last 5 minutes."""
+    """The ticker's newest requests and today's top pages, as Live shows them."""
     try:
         site, tz = _site_and_zone(search)
         if site is None:
             return ui.ticker_items([], "UTC"), ui.top_items(_empty_top())
         seconds = reads.live_seconds()
-        minute = reads.now(seconds).replace(second=0)
         rows = reads.shared(ticker, site, TICKER_ROWS, seconds=seconds)
-        top = reads.shared(queries.top_pages, site, minute - (TOP_MINUTES - 1) * MINUTE,
-                           minute + MINUTE, n=8, seconds=seconds)
+        top = reads.shared(reads.todays_top, site, reads.now(seconds), tz, seconds=seconds)
     except Exception as exc:
         return [html.Li(describe(exc), key="error")], no_update
     return ui.ticker_items(rows, tz), ui.top_items(top)
@@ -233,11 +235,9 @@ def refresh_views(_n, theme, search):
             return no_update, no_update
         seconds = reads.history_seconds()
         now = reads.now(seconds)
-        midnight = validation.local_midnight(now, tz)
         days = reads.shared(queries.daily_series, site, validation.local_midnight(now, tz, 29),
                             now, tz=tz, seconds=seconds)
-        top = reads.shared(ranked_pages, site, midnight, now + MINUTE, n=10,
-                           seconds=seconds)
+        top = reads.shared(reads.todays_top, site, now, tz, seconds=seconds)
     except Exception as exc:
         describe(exc)       # logged; the screen keeps its last views
         return no_update, no_update
@@ -273,6 +273,7 @@ def drive_generator(_spike, _toggle, token):
 clientside_callback(
     ClientsideFunction("present", "chart"),
     Output("present-frames", "data"),
+    Output("present-plot-px", "data"),
     Input("present-data", "data"),
     Input("present-theme-now", "data"),
 )

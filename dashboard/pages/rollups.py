@@ -10,7 +10,8 @@ import dash
 import pandas as pd
 from dash import Input, Output, State, callback, ctx, dcc, html
 
-from components import message, segmented
+from components import GRAPH_CONFIG, message, segmented
+from components.numbers import count
 from components.rollups import (
     LEVELS,
     METRICS,
@@ -51,7 +52,7 @@ def layout(**_query):
         html.Section(className="card", children=[
             dcc.Loading(type="default", delay_show=300,
                         children=dcc.Graph(id="rollups-graph", className="graph",
-                                           config={"displaylogo": False})),
+                                           config=GRAPH_CONFIG)),
         ]),
         html.Section(className="card", children=[html.Div(id="rollups-table")]),
         dcc.Interval(id="rollups-tick", interval=30_000),
@@ -62,7 +63,7 @@ def layout(**_query):
 def _ago(when: dt.datetime | None, now: dt.datetime) -> str:
     if when is None:
         return "never"
-    return f"{when:%Y-%m-%d %H:%M:%S} UTC ({(now - when).total_seconds():,.0f} s ago)"
+    return f"{when:%Y-%m-%d %H:%M:%S} UTC ({count(round((now - when).total_seconds()))} s ago)"
 
 
 @callback(
@@ -110,7 +111,7 @@ def render(search, level, metric, ran, _tick):
     db = get_services().db
     now = dt.datetime.now(dt.UTC)
     status = rollup_reads.rollup_status(db, now)
-    lag = "-" if status.lag_s is None else f"{status.lag_s:,.0f} s"
+    lag = "-" if status.lag_s is None else f"{count(round(status.lag_s))} s"
     status_view = run_status(_ago(status.last_run, now), lag, status.events_waiting,
                              job.last_error if job else "")
     zone = _zone_note(shell.tz)

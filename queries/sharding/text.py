@@ -12,7 +12,7 @@ def percent(value: float) -> str:
 
 
 def times(value: float) -> str:
-    return "inf" if value == float("inf") else f"{value:.1f}x"
+    return "inf" if value == float("inf") else f"{value:,.1f}x"
 
 
 def plan_lines(plan) -> list[str]:

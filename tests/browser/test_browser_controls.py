@@ -1,6 +1,6 @@
 """Controls in Chromium: readable focus on segmented controls (light and dark), no cloud
-action in any chart's toolbar, the legend clear of the toolbar, the nav on a phone,
-"Select all" over the page limit."""
+action in any chart's toolbar, the legend and the plot clear of the toolbar, the nav on a
+phone, "Select all" over the page limit."""
 
 import datetime as dt
 from urllib.parse import parse_qs, urlsplit
@@ -101,6 +101,33 @@ def test_the_legend_never_sits_under_the_toolbar(app, seeded, dash_duo, width):
     overlaps, legend_width, bar_width = dash_duo.driver.execute_script(OVERLAP, "#live-graph")
     assert legend_width > 0 and bar_width > 0
     assert not overlaps
+    assert dash_duo.get_logs() == []
+
+
+CLEAR = """const root = document.querySelector(arguments[0]);
+const bar = root && root.querySelector('.modebar');
+const plot = root && root.querySelector('.nsewdrag');
+if (!bar || !plot) { return null; }
+const a = bar.getBoundingClientRect(), b = plot.getBoundingClientRect();
+return [a.bottom <= b.top || a.top >= b.bottom || a.right <= b.left || a.left >= b.right,
+        a.width, b.width];"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize(("path", "graph"), [
+    ("/?site=shop&tz=UTC", "#live-graph"),
+    ("/history?site=shop&tz=UTC&range=7d&gran=day", "#history-graph"),
+    ("/rollups?site=shop&tz=UTC", "#rollups-graph"),
+])
+def test_the_toolbar_never_covers_the_plot(app, seeded, dash_duo, path, graph, width):
+    """Plotly's toolbar sits in a band above the plot area, at any width (at 390 px it
+    covered the Rollups bars)."""
+    dash_duo.driver.set_window_size(width, 900)
+    open_page(dash_duo, app, path)
+    until(lambda: dash_duo.driver.execute_script(CLEAR, graph), timeout=12)
+    clear, bar_width, plot_width = dash_duo.driver.execute_script(CLEAR, graph)
+    assert bar_width > 0 and plot_width > 0
+    assert clear
     assert dash_duo.get_logs() == []
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import socket
+from urllib.parse import quote
 
 import pytest
 from dash.testing.wait import until
@@ -128,4 +129,24 @@ def test_data_page_lists_each_query_once_shows_all_advice_and_fits_a_phone(dash_
     width = dash_duo.driver.execute_script(
         "return [document.documentElement.scrollWidth, window.innerWidth]")
     assert width[0] <= width[1]                          # no sideways scrolling
+    assert dash_duo.get_logs() == []
+
+
+def test_data_page_tables_show_markup_as_text_and_name_columns_on_a_phone(dash_duo, app):
+    """The tables are drawn from data (statictable.js): a page named like markup shows
+    its characters, and on a phone each cell names its column."""
+    db = queries.connect(app.server.extensions["hitboard"].settings.store)
+    page = "/<img src=x onerror=alert(1)>"
+    queries.log_hit(db, dt.datetime.now(dt.UTC), "site-1", page)
+    db.client.close()
+    dash_duo.driver.set_window_size(390, 900)
+    dash_duo.start_server(app)
+    dash_duo.wait_for_page(f"{dash_duo.server_url}/data?site=site-1&page={quote(page)}")
+    plans = dash_duo.wait_for_element("#data-plans table", timeout=20)
+    until(lambda: page in plans.text, timeout=10)
+    assert not dash_duo.find_elements("#data-plans img")
+    labels = dash_duo.driver.execute_script(
+        "return [...document.querySelectorAll('#data-collections td')].map("
+        "td => getComputedStyle(td, '::before').content)")
+    assert labels[:2] == ['"Collection: "', '"Documents: "']
     assert dash_duo.get_logs() == []

@@ -1,11 +1,14 @@
 """Presenter mode in Chromium: it renders without the shell's selectors or chart
 toolbars, in big type; its keys work (and the analyst keys on History); the playlist
 switches views; a reload stays in presenter mode; s/g drive the load generator only with
-the admin token."""
+the admin token, and say so where they cover nothing; note labels stay legible; the top
+list is Live's."""
 
 import datetime as dt
+import time
 
 import pytest
+import time_machine
 from dash.testing.wait import until
 from dashkit import dashboard_app, free_port, seed
 from selenium.webdriver.common.action_chains import ActionChains
@@ -215,4 +218,96 @@ def test_kpi_numbers_are_not_cut_on_a_phone(app, dash_duo):
     _open(dash_duo, app, "/present?site=shop&tz=UTC")
     dash_duo.wait_for_contains_text("#present-kpi-minute", "12,345")
     assert _script(dash_duo, CUT) == 0
+    assert dash_duo.get_logs() == []
+
+
+INSTANT = dt.datetime(2026, 11, 20, 10, 30, 20, tzinfo=dt.UTC)
+LABELS = """const p = document.querySelector('#present-graph .js-plotly-plot');
+const plot = p && p.querySelector('.nsewdrag');
+const labels = p ? Array.from(p.querySelectorAll('g.annotation'), a => {
+    const r = a.getBoundingClientRect();
+    return [a.textContent, r.left, r.right, r.top, r.bottom];
+}) : [];
+if (!plot) { return null; }
+const r = plot.getBoundingClientRect();
+return {plot: [r.left, r.right], labels: labels};"""
+LAID_OUT = """const p = document.querySelector('#present-graph .js-plotly-plot');
+return (p.layout.annotations || []).map(a => [a.text, a.xanchor, a.yshift]);"""
+
+
+def _settled(dash_duo, script, seconds=1.0, timeout=10):
+    """The script's answer once two reads ``seconds`` apart agree."""
+    last = _script(dash_duo, script)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(seconds)
+        now = _script(dash_duo, script)
+        if now == last:
+            return now
+        last = now
+    raise AssertionError(f"still changing: {last}")
+
+
+@pytest.mark.parametrize("width", [1920, 390])
+def test_note_labels_neither_overlap_nor_leave_the_chart(app, dash_duo, width):
+    """Five notes in the last three minutes: their labels ran into each other and past
+    the right edge of the line."""
+    from queries.annotations import add_annotation
+
+    db = get_services(app.server).db
+    texts = ["deployed v2.3 with the new checkout and a much longer description",
+             "cache flushed", "traffic spike from the newsletter sent to 40,000 readers",
+             "load generator stopped", "load generator started: 1 hits/s on 2 sites"]
+    with time_machine.travel(INSTANT, tick=True):
+        seed(db, "shop", [(INSTANT - dt.timedelta(minutes=m), "/p", 3) for m in range(15)])
+        for i, text in enumerate(texts):
+            add_annotation(db, "shop", INSTANT - dt.timedelta(seconds=40 * i), text,
+                           kind="deploy", author="ci")
+        dash_duo.driver.set_window_size(width, 1000)
+        _open(dash_duo, app, "/present?site=shop&tz=UTC")
+        until(lambda: len((_script(dash_duo, LABELS) or {}).get("labels", [])) == 5,
+              timeout=15)
+        _settled(dash_duo, LAID_OUT)   # laid out again for the plot's measured width
+        found = _script(dash_duo, LABELS)
+    left, right = found["plot"]
+    boxes = found["labels"]
+    assert all(left - 1 <= box[1] and box[2] <= right + 1 for box in boxes), (found, width)
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert a[2] <= b[1] or b[2] <= a[1] or a[4] <= b[3] or b[4] <= a[3], (a, b)
+    assert dash_duo.get_logs() == []
+
+
+def test_the_toast_covers_nothing(app, dash_duo):
+    """What g did shows in the header's flow (it sat over the chart's time axis)."""
+    _seed(app)
+    _open(dash_duo, app, "/present?site=shop&tz=UTC")
+    until(lambda: _script(dash_duo, POINTS) >= 10, timeout=15)
+    _press(dash_duo, "g")
+    until(lambda: _toast(dash_duo) == "Load generator started", timeout=10)
+    covered = _script(dash_duo, """const t = document.getElementById('present-toast')
+        .getBoundingClientRect();
+        return Array.from(document.querySelectorAll(
+            '.present-kpi, .present-chart, .present-side, .present-head > span'), e => {
+            const r = e.getBoundingClientRect();
+            return r.right > t.left && t.right > r.left && r.bottom > t.top && t.bottom > r.top
+                ? (e.id || e.className) : null;
+        }).filter(Boolean);""")
+    assert covered == []
+    _press(dash_duo, "g")
+    until(lambda: _toast(dash_duo) == "Load generator stopped", timeout=10)
+    assert dash_duo.get_logs() == []
+
+
+def test_the_side_list_shows_lives_top_pages(app, dash_duo, tmp_path):
+    """People's page views today, as Live shows them: no stylesheet, no Googlebot."""
+    from dimkit import ingest_sample
+
+    with time_machine.travel(INSTANT, tick=True):
+        ingest_sample(get_services(app.server).db, "shop", tmp_path,
+                      start=INSTANT - dt.timedelta(minutes=2), step=dt.timedelta(seconds=1))
+        _open(dash_duo, app, "/present?site=shop&tz=UTC")
+        dash_duo.wait_for_text_to_equal(".present-side .present-title", "Top pages today")
+        until(lambda: _text(dash_duo, "#present-top").split() == [
+            "1", "/", "40", "2", "/about", "20", "3", "/missing", "5"], timeout=15)
     assert dash_duo.get_logs() == []

@@ -1,0 +1,43 @@
+"""Numbers as the pages show them: thousands separated, decimals included (``1,730.15``,
+``+4,574.0 %``), a dash for a value not known. Every count, mean, rate and change on a
+page goes through these, so no figure reads ``1730.15`` beside ``1,730``."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+NO_VALUE = "–"
+MINUS = "−"  # a real minus sign: "-3 %" in a proportional font reads as a dash
+
+
+def count(value: int | float | None) -> str:
+    """A whole number: ``12,345``."""
+    if _missing(value):
+        return NO_VALUE
+    return f"{int(value):,}"
+
+
+def decimal(value: float | None, digits: int = 1) -> str:
+    """A number with ``digits`` decimals: ``1,730.15``."""
+    if _missing(value):
+        return NO_VALUE
+    return f"{float(value):,.{digits}f}".replace("-", MINUS)
+
+
+def percent(value: float | None, digits: int = 1, *, signed: bool = False) -> str:
+    """``value`` already in % (``12.5`` is 12.5 %): ``12.5 %``, or ``+4,574.0 %`` when
+    ``signed``."""
+    if _missing(value):
+        return NO_VALUE
+    sign = "+" if signed else ""
+    return f"{float(value):{sign},.{digits}f} %".replace("-", MINUS)
+
+
+def share(fraction: float | None, digits: int = 0) -> str:
+    """A fraction as a percentage: ``0.173`` is ``17 %``."""
+    return NO_VALUE if _missing(fraction) else percent(100 * float(fraction), digits)
+
+
+def _missing(value) -> bool:
+    """None, NaN or pandas' NA (a count a frame does not know)."""
+    return value is None or bool(pd.isna(value))
