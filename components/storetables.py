@@ -97,3 +97,15 @@ def _rejected(rejected: dict[str, int]) -> Cell:
     reasons = ", ".join(f"{count(n)} {reason.replace('_', ' ')}"
                         for reason, n in sorted(rejected.items(), key=lambda r: -r[1]) if n)
     return cell(count(sum(rejected.values())), hint=reasons)
+
+
+def quarantine_table(items: Sequence[dict], tz: ZoneInfo, table_id: str | None = None
+                     ) -> html.Div:
+    """What writers set aside for its content (``queries.quarantine``): ``at, source,
+    what, reason, hits``, newest first, as text."""
+    head = ("When", "Writer", "Item", "Why", "Hits")
+    rows = [[cell(item["at"].astimezone(tz).strftime("%Y-%m-%d %H:%M:%S")),
+             cell(item["source"]), cell(item["what"], "page-cell code-text"),
+             cell(item["reason"]), cell(count(item.get("hits", 0)), "num")]
+            for item in items]
+    return static_table(head, rows, table_id)

@@ -62,3 +62,20 @@ def test_the_shard_advice_says_when_it_read_the_documents(app, tmp_path):
                             "(Europe/Paris)")
     assert note(T + dt.timedelta(seconds=40)) == first
     assert "11:31:10" in note(T + dt.timedelta(seconds=70))
+
+
+def test_items_set_aside_are_listed_as_text_newest_first(app):
+    """What a writer could not store shows on the Data page (and only then: no section
+    when there is none), escaped: a stored value is never markup."""
+    from queries.quarantine import Quarantine
+
+    data = page_module("data")
+    assert "Set aside" not in str(data.show("?tz=UTC"))
+    kept = Quarantine(get_services(app.server).db, "HitRecorder")
+    kept.keep({"document": "20261125/s/\ud800"}, UnicodeEncodeError(
+        "utf-8", "\ud800", 0, 1, "surrogates not allowed"), 3)
+    kept.keep({"document": "<script>alert(1)</script>"}, "a bad value", 1)
+    shown = str(data.show("?tz=UTC"))
+    assert "Set aside (not counted)" in shown and "data-quarantine" in shown
+    assert shown.index("<script>") < shown.index("\\\\ud800")       # newest first
+    assert "surrogates not allowed" in shown

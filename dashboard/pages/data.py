@@ -22,7 +22,7 @@ from dash import Input, Output, callback, html
 import queries
 from components import message
 from components.shardadvice import shard_advice
-from components.storetables import collections_table, logs_table, plans_table
+from components.storetables import collections_table, logs_table, plans_table, quarantine_table
 from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.services import get_services
@@ -32,6 +32,7 @@ from queries import validation
 from queries.dimensions.pages import ranked_pages
 from queries.events.recent import recent_hits
 from queries.ingest.logs import log_ingests
+from queries.quarantine import listed
 from queries.sharding import plan as shardplan
 from queries.sharding import text as shardtext
 from queries.stats.kpis import hit_totals
@@ -119,6 +120,21 @@ def _logs(db, tz: str) -> html.Section:
         html.H2("Log files (hitboard ingest)", className="card-title"), body])
 
 
+def _set_aside(db, tz: str) -> html.Section | None:
+    """What the writers could not store for its content (none, usually: nothing shown)."""
+    items = listed(db)
+    for item in items:
+        item["at"] = validation.stored_time(item["at"])
+    if not items:
+        return None
+    return html.Section(className="card", children=[
+        html.H2("Set aside (not counted)", className="card-title"),
+        html.P("Hits and events a writer could not store for what they hold (text no "
+               "database can encode, a document refused): the rest was counted. Newest "
+               "first.", className="hint"),
+        quarantine_table(items, validation.timezone(tz), table_id="data-quarantine")])
+
+
 def _retention(days: int) -> html.Ul:
     variable = html.Code(env_name("events_ttl_days"))
     items = [html.Li([f"Raw events: kept {days} days after ingestion (", variable,
@@ -139,6 +155,9 @@ def show(search):
         "Reading ", html.Code(store), f" ({kind}), database ", html.Code(db.name), "."])]
     try:
         sections.append(_logs(db, shell.tz))
+        aside = _set_aside(db, shell.tz)
+        if aside is not None:
+            sections.append(aside)
         collections = inspect.collections(db)
         sections.append(html.Section(className="card", children=[
             html.H2("Collections", className="card-title"),
