@@ -76,12 +76,26 @@ def compute_panels(site: str, shown: Period, compared: Period | None, tz: str,
         frames, not_found, empty = _filtered(site, shown, options, current, notes, seconds)
     else:
         frames, not_found = _counted(site, shown, tz, options, notes, now, seconds)
+    if current.visitors is not None:
+        frames = {dim: _at_most(frame, current.visitors) for dim, frame in frames.items()}
     if not (current.visitors_exact and (previous is None or previous.visitors_exact)):
         notes.append("Visitors per value come from the sketches of whole UTC days here "
                      "(the raw events of the range's other hours are no longer kept), "
                      "each at most its hits: their change is not shown.")
     return Panels(frames, not_found, current, previous,
                   _bot_share(site, shown, options, now, seconds), tuple(notes), empty)
+
+
+def _at_most(frame: pd.DataFrame, visitors: int) -> pd.DataFrame:
+    """A panel whose values have at most the view's visitors: the two come from
+    sketches of different sizes, about 1-2% apart, and a value's people are among the
+    view's."""
+    if "visitors" not in frame or not len(frame):
+        return frame
+    capped = frame.copy()
+    capped["visitors"] = capped["visitors"].clip(upper=visitors)
+    capped.attrs.update(frame.attrs)
+    return capped
 
 
 def _counted(site: str, shown: Period, tz: str, options: Options, notes: list[str], now,

@@ -193,6 +193,8 @@ def check_view(hits, search: str, tz: str, humans: bool, status: str | None,
     assert sum(n for n, _ in status_panel.values()) == now.total or len(status_panel) == 10
     for value, (n, people) in _panel(shown, "referrer").items():
         assert n == now.referrers[value], (search, "referrer", value)
+        if people is not None and visitors != "–":
+            assert people <= _number(visitors), (search, "a value's visitors, the view's")
         if people is not None:
             assert people <= n and visitors_close(people, now.referrer_visitors[value]), (
                 search, "referrer visitors", value, people, now.referrer_visitors[value])

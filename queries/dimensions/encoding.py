@@ -28,7 +28,7 @@ _UNESCAPE = {"25": "%", "2E": ".", "24": "$", "00": "\x00"}
 # the most frequent take the free places.
 CAPS = {
     "referrer": 200, "utm_source": 100, "utm_medium": 50, "utm_campaign": 100,
-    "status": 60, "browser": 100, "os": 60, "device": 5, "country": 250,
+    "status": 60, "browser": 100, "os": 60, "device": 6, "country": 250,
     "bot": 3, "kind": 3, "page": 300, "notfound": 100,
 }
 DIMENSIONS = tuple(CAPS)
