@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
+from functools import lru_cache
 from typing import NamedTuple
 
 import pandas as pd
@@ -35,23 +36,48 @@ def event_values(db, site: str, dim: str, start: dt.datetime, end: dt.datetime,
                  ) -> dict[str, tuple[int, set]]:
     """{value: (hits, visitors)} of ``dim`` among the site's raw events of [start, end)
     (one ``page``'s if given), bots left out if ``humans``, bots alone if ``bots``; a
-    visitor is the string the sketches hash."""
-    fields = ("h", "a", *(f for f in _FIELDS.get(dim, ()) if not (f == "p" and page)))
-    hits: Counter = Counter()
-    visitors: dict[str, set] = {}
+    visitor is the string the sketches hash. Past spans are read once for every
+    dimension (a History view asks for a dozen of them): see :func:`_past_values`."""
+    if page is None and end <= _past():
+        return _past_values(db, site, start, end, humans, bots).get(dim, {})
+    return _values(db, site, start, end, humans, page, bots, (dim,)).get(dim, {})
+
+
+def _past() -> dt.datetime:
+    """Where the live hour starts: events before it are all written."""
+    return dt.datetime.now(dt.UTC).replace(minute=0, second=0, microsecond=0)
+
+
+@lru_cache(maxsize=16)
+def _past_values(db, site: str, start: dt.datetime, end: dt.datetime, humans: bool,
+                 bots: bool) -> dict[str, dict[str, tuple[int, set]]]:
+    """Every dimension's values among the events of a past span, read and classified
+    once (a span's events do not change once its hour is over)."""
+    return _values(db, site, start, end, humans, None, bots, None)
+
+
+def _values(db, site: str, start, end, humans: bool, page: str | None, bots: bool,
+            dims: tuple[str, ...] | None) -> dict[str, dict[str, tuple[int, set]]]:
+    """{dimension: {value: (hits, visitors)}} of ``dims`` (None: all) among the events."""
+    wanted = sorted({f for d in (dims or _FIELDS) for f in _FIELDS.get(d, ())}) \
+        if dims else sorted({f for fields in _FIELDS.values() for f in fields})
+    fields = ("h", "a", *(f for f in wanted if not (f == "p" and page)))
+    hits: dict[str, Counter] = {}
+    visitors: dict[str, dict[str, set]] = {}
     unknown_bots = site_settings(db, site).unknown_bots
     for key, n in event_reads.grouped(db, site, start, end, fields, page):
         path = page if page is not None else str(key.get("p") or "")
-        dims = classify(site, path, query=key.get("q"), status=key.get("s"),
-                        referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"),
-                        country=key.get("c"), unknown_bots=unknown_bots)
-        if (humans and dims.bot) or (bots and not dims.bot):
+        found = classify(site, path, query=key.get("q"), status=key.get("s"),
+                         referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"),
+                         country=key.get("c"), unknown_bots=unknown_bots)
+        if (humans and found.bot) or (bots and not found.bot):
             continue
-        for name, value in dims.values:
-            if name == dim:
-                hits[value] += n
-                visitors.setdefault(value, set()).add(dims.visitor)
-    return {value: (n, visitors[value]) for value, n in hits.items()}
+        for name, value in found.values:
+            if dims is None or name in dims:
+                hits.setdefault(name, Counter())[value] += n
+                visitors.setdefault(name, {}).setdefault(value, set()).add(found.visitor)
+    return {name: {value: (n, visitors[name][value]) for value, n in counted.items()}
+            for name, counted in hits.items()}
 
 
 def events_breakdown(db, site: str, dim: str, start: dt.datetime, end: dt.datetime,
