@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from dash import dcc, html
 
+from .plotly_text import escape
 from .theme import palette
 from .timeaxis import time_axis
 from .token import token_field
@@ -191,11 +192,6 @@ def note_form(prefix: str, token_required: bool) -> html.Details:
 def excursion_banner(text: str, direction: str) -> html.Div:
     return html.Div(text, className=f"notice banner banner-{direction}", role="status",
                     id="live-banner-text")
-
-
-def escape(text: str) -> str:
-    """Keep Plotly from reading user text as markup (it shows entities as characters)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _wrap(text: str, width: int = 60) -> str:

@@ -10,7 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from dash import html
 
-from .annotations import KIND_COLORS, escape, hover_text
+from .annotations import KIND_COLORS, hover_text
+from .plotly_text import escape
 from .theme import FONT
 
 COLORS = {
@@ -122,7 +123,8 @@ def bars_figure(top: pd.DataFrame, theme: str) -> go.Figure:
     """Top pages today as large horizontal bars, most visited on top."""
     c = colors(theme)
     ordered = top.iloc[::-1]
-    figure = go.Figure(go.Bar(x=[int(v) for v in ordered["hits"]], y=list(ordered.index),
+    figure = go.Figure(go.Bar(x=[int(v) for v in ordered["hits"]],
+                              y=[escape(page) for page in ordered.index],
                               orientation="h", marker={"color": c["accent"]},
                               text=[f"{int(v):,}" for v in ordered["hits"]],
                               textposition="auto", textfont={"size": 26},

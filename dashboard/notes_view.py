@@ -33,6 +33,7 @@ from dashboard.compare_view import comparison_period
 from dashboard.feedback import describe
 from dashboard.history_view import compute_view
 from dashboard.services import get_services
+from dashboard.spreadsheet import frame_csv
 from dashboard.state import ShellState, parse_search
 from queries import annotations as notes
 from queries import validation
@@ -131,7 +132,7 @@ def notes_csv(_clicks, search):
         "author": [n["author"] for n in rows], "text": [n["text"] for n in rows],
         "id": [n["id"] for n in rows]})
     name = f"hitboard-{view.site}-notes-{view.period.start.astimezone(zone):%Y%m%d-%H%M}.csv"
-    return dcc.send_string(table.to_csv(index=False), name), None
+    return dcc.send_string(frame_csv(table), name), None
 
 
 # -- Live ---------------------------------------------------------------------------------
