@@ -129,8 +129,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("open_admin", False, "UNSAFE: let anyone who reaches the server change its "
             "state (load generator, rollups, notes) without signing in", _boolean),
     Setting("public_url", None, "the server's public address (https://stats.example.com): "
-            "the base of the links it prints; https makes the sign-in cookie Secure",
-            _public_url),
+            "the origin writes may come from besides the request's own, and the base of "
+            "the links it prints", _public_url),
     Setting("trusted_proxies", 0, "reverse proxies in front of the server whose "
             "X-Forwarded-For/-Proto/-Host headers are believed (0: none)", _non_negative_int),
 )

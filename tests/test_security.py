@@ -1,6 +1,6 @@
 """Security: beacon values stay values, the server listens on loopback by default, and no
 password reaches a page, an endpoint or a log (authority over state changes is in
-test_authority.py)."""
+test_authority.py, cross-site writes in test_same_origin.py)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ load generator, running the rollups, adding notes; from a page or an API) is a f
 decorated with :func:`requires`, which asks :func:`who` whether the current principal
 ``can`` do it. A browser signs in with the link ``hitboard serve`` prints (a session
 cookie), a script sends the admin secret as a bearer token, ``open_admin`` lets everyone
-in. Failed sign-ins are throttled per client address (``throttle``).
+in. Writes must be JSON and same-origin (``origin``); failed sign-ins are throttled per
+client address (``throttle``).
 """
 
 from .guard import requires

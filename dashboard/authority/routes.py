@@ -1,5 +1,5 @@
-"""The authority extension: the sign-in link's route, the failure throttle, and which
-forwarded headers to believe."""
+"""The authority extension: the sign-in link's route, the no-cross-site-writes rule on
+every request, the failure throttle, and which forwarded headers to believe."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from ..services import Services
+from .origin import write_refusal
 from .principal import (
     CLEAR_SESSION,
     EXTENSION_KEY,
@@ -31,6 +32,18 @@ def register_authority(server: flask.Flask, services: Services) -> None:
     if settings.trusted_proxies:
         n = settings.trusted_proxies
         server.wsgi_app = ProxyFix(server.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n)
+
+    @server.before_request
+    def refuse_cross_site_writes():
+        refused = write_refusal(flask.request, settings.public_url)
+        if refused is None:
+            return None
+        status, reason = refused
+        log.warning("%s %s refused from %s: %s", flask.request.method, flask.request.path,
+                    flask.request.remote_addr, reason)
+        response = flask.jsonify(error=reason)
+        response.status_code = status
+        return response
 
     @server.after_request
     def forget_bad_session(response: flask.Response) -> flask.Response:
