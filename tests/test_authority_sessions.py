@@ -21,7 +21,12 @@ from dashkit import (
 )
 
 from dashboard import create_server
-from dashboard.authority.sessions import SESSION_SECONDS, session_value
+from dashboard.authority.sessions import (
+    SESSION_SECONDS,
+    Session,
+    check_session,
+    session_value,
+)
 from dashboard.authority.throttle import FailureThrottle, client_key
 from dashboard.cli import main
 from dashboard.cli import serve as serve_cli
@@ -102,6 +107,13 @@ def test_a_forged_cookie_counts_as_a_failure_and_is_cleared(server):
         client.set_cookie(COOKIE, "1.forged")
         client.post("/api/annotations", json={"text": "x"})
     assert signed_in_status(client) == 429                     # five failures: throttled
+
+
+@pytest.mark.parametrize("value", ["", "abc", "123", "123.", "\u0661\u0662.00",
+                                   "9" * 13 + ".00", "1795600000.zz"])
+def test_anything_but_this_servers_signature_is_forged(value):
+    assert check_session(value, ADMIN_TOKEN) is Session.FORGED
+    assert check_session(session_value(ADMIN_TOKEN), ADMIN_TOKEN) is Session.VALID
 
 
 def signed_in_status(client) -> int:

@@ -89,7 +89,8 @@ def secret() -> str | None:
 
 
 def client_address() -> str | None:
-    return flask.request.remote_addr
+    """The client's address (a trusted proxy's X-Forwarded-For: see ``routes``)."""
+    return flask.request.remote_addr if flask.has_request_context() else None
 
 
 def who() -> Principal:

@@ -57,7 +57,7 @@ def session_value(secret: str, now: float | None = None) -> str:
 
 def check_session(value: str, secret: str, now: float | None = None) -> Session:
     issued_text, _, mac = value.partition(".")
-    if not issued_text.isdigit() or len(issued_text) > 12:
+    if not (issued_text.isascii() and issued_text.isdigit()) or len(issued_text) > 12:
         return Session.FORGED
     issued = int(issued_text)
     if not hmac.compare_digest(mac.encode("ascii", "replace"), _mac(secret, issued).encode()):
