@@ -5,8 +5,8 @@
      current minute's value is restyled, the x range slides; never a new figure.
    - Rows of the top list keep their element (keyed), so a re-ranking moves them: FLIP.
    - Keys outside input fields: f full screen, space pause, ←/→ window, d theme,
-     ? this list; s spike and g start/stop the load generator (presenter mode, admin
-     token); t/w/m today/7 days/30 days and c compare on History. */
+     ? this list; s spike and g start/stop the load generator (presenter mode, signed
+     in); t/w/m today/7 days/30 days and c compare on History. */
 (function () {
   var params = new URLSearchParams(window.location.search);
   if (params.get("present") === "1" && window.location.pathname !== "/present") {
@@ -205,8 +205,8 @@ window.dash_clientside.present = (function () {
   var KEYS = [
     ["f", "full screen"], ["space", "pause / resume"], ["← →", "shorter / longer window"],
     ["d", "dark / light theme"], ["?", "this list"],
-    ["s", "load generator spike (presenter mode, admin token)"],
-    ["g", "load generator start / stop (presenter mode, admin token)"],
+    ["s", "load generator spike (presenter mode, signed in)"],
+    ["g", "load generator start / stop (presenter mode, signed in)"],
     ["t w m", "History: today, 7 days, 30 days"], ["c", "History: compare"]
   ];
 

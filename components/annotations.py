@@ -14,9 +14,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from dash import dcc, html
 
+from .plotly_text import escape
 from .theme import palette
 from .timeaxis import time_axis
-from .token import token_field
 
 KIND_COLORS = {"note": "#7048e8", "deploy": "#1c7ed6", "load-test": "#f08c00",
                "spike": "#e8590c", "backfill": "#0ca678", "anomaly": "#e03131"}
@@ -163,26 +163,30 @@ def notes_list(notes: list[dict], tz, list_id: str) -> html.Div:
     return html.Div(html.Ul(items, className="note-list"), id=list_id)
 
 
-def note_form(prefix: str, token_required: bool) -> html.Details:
+def note_form(prefix: str, refused: str | None = None) -> html.Details:
     """"Add note": the time is filled by a click on the chart (or typed, in the view's
-    zone); the text is at most 280 characters."""
+    zone); the text is at most 280 characters. ``refused``: why this viewer may not add
+    one (shown, with the fields disabled)."""
+    off = refused is not None
     return html.Details(className="note-form", id=f"{prefix}-note-box", children=[
         html.Summary("Add note"),
+        html.P(refused, className="hint note-signin") if off else None,
         html.Div(className="note-fields", children=[
             html.Label(["At", dcc.Input(id=f"{prefix}-note-time", type="text",
                                         placeholder="click the chart, or YYYY-MM-DD HH:MM",
-                                        debounce=False, className="note-input",
+                                        debounce=False, className="note-input", disabled=off,
                                         style={"width": "17em"})]),
             html.Label(["Note", dcc.Input(id=f"{prefix}-note-text", type="text",
                                           maxLength=280, placeholder="what happened",
                                           debounce=False, className="note-input",
-                                          style={"width": "22em"})]),
+                                          disabled=off, style={"width": "22em"})]),
             html.Label(["Kind", dcc.Dropdown(
                 id=f"{prefix}-note-kind", clearable=False, searchable=False, value="note",
-                options=[{"label": KIND_LABELS[k], "value": k}
-                         for k in ("note", "deploy", "load-test", "spike", "backfill")])]),
-            token_field(f"{prefix}-note-token", token_required),
-            html.Button("Add note", id=f"{prefix}-note-add", n_clicks=0, className="btn"),
+                disabled=off, options=[{"label": KIND_LABELS[k], "value": k}
+                                       for k in ("note", "deploy", "load-test", "spike",
+                                                 "backfill")])]),
+            html.Button("Add note", id=f"{prefix}-note-add", n_clicks=0, className="btn",
+                        disabled=off),
             html.Span(id=f"{prefix}-note-status", className="hint", role="status"),
         ]),
     ])
@@ -191,11 +195,6 @@ def note_form(prefix: str, token_required: bool) -> html.Details:
 def excursion_banner(text: str, direction: str) -> html.Div:
     return html.Div(text, className=f"notice banner banner-{direction}", role="status",
                     id="live-banner-text")
-
-
-def escape(text: str) -> str:
-    """Keep Plotly from reading user text as markup (it shows entities as characters)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _wrap(text: str, width: int = 60) -> str:

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from dash import html
 
 from .numbers import NO_VALUE, count, percent
+from .plotly_text import escape
 from .theme import FONT
 from .timeaxis import time_axis
 
@@ -124,7 +125,8 @@ def bars_figure(top: pd.DataFrame, theme: str) -> go.Figure:
     """Top pages today as large horizontal bars, most visited on top."""
     c = colors(theme)
     ordered = top.iloc[::-1]
-    figure = go.Figure(go.Bar(x=[int(v) for v in ordered["hits"]], y=list(ordered.index),
+    figure = go.Figure(go.Bar(x=[int(v) for v in ordered["hits"]],
+                              y=[escape(page) for page in ordered.index],
                               orientation="h", marker={"color": c["accent"]},
                               text=[count(v) for v in ordered["hits"]],
                               textposition="auto", textfont={"size": 26},

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .annotations import KIND_COLORS, escape, hover_text
+from .annotations import KIND_COLORS, hover_text
+from .plotly_text import escape
 
 FONT_PX = 20
 CHAR_PX = 0.58 * FONT_PX    # an average character of the label, with some to spare

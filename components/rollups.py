@@ -11,6 +11,7 @@ from dash import html
 
 from .notice import notice_figure
 from .numbers import count, decimal
+from .plotly_text import escape
 from .theme import base_layout
 
 METRICS = {"hits": "Hits", "bytes": "Bytes", "mean_bytes": "Mean bytes",
@@ -42,7 +43,7 @@ def rollup_figure(table: pd.DataFrame, *, level: str, metric: str,
     figure = go.Figure([
         go.Bar(x=[bucket_label(level, t) for t in part.index],
                y=(part[metric] if metric in part else pd.Series(dtype="float64")).to_numpy(),
-               name="whole site" if page == "*" else page, hovertemplate=hover,
+               name="whole site" if page == "*" else escape(page), hovertemplate=hover,
                marker={"color": PAGE_COLOURS[i % len(PAGE_COLOURS)]})
         for i, (page, part) in enumerate(groups)])
     layout = base_layout(theme)

@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .legend import page_colors, page_label
+from .plotly_text import escape
 from .theme import base_layout, palette
 from .timeaxis import HOVER_FORMAT, bucket_end, time_axis
 
@@ -73,11 +74,11 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
     when = "%{customdata[1]}<br>" if axis.labels else ""
     traces = []
     for page in current.columns:
+        name = escape(page_label(page))
         trace = {"type": "scatter", "x": x, "y": current[page].to_numpy(),
-                 "name": page_label(page), "mode": _line_mode(x), "customdata": custom,
+                 "name": name, "mode": _line_mode(x), "customdata": custom,
                  "line": {"color": colors.get(page), "width": 2},
-                 "hovertemplate": f"{when}{_escape(page_label(page))}: %{{y:,}}"
-                                  "<extra></extra>"}
+                 "hovertemplate": f"{when}{name}: %{{y:,}}<extra></extra>"}
         if mode == "stacked":
             trace.update(stackgroup="current", line={"color": colors.get(page), "width": 1})
         traces.append(trace)
@@ -123,8 +124,9 @@ def _previous_traces(current, previous, x, granularity, mode, colors) -> list[di
     traces = []
     for key, values in series.items():
         total = key == PREVIOUS_TOTAL
-        label = PREVIOUS_TOTAL_LABEL if total else f"{page_label(key)} (previous)"
-        hover = "previous period, all pages" if total else f"{_escape(page_label(key))} previous"
+        name = escape(page_label(key))
+        label = PREVIOUS_TOTAL_LABEL if total else f"{name} (previous)"
+        hover = "previous period, all pages" if total else f"{name} previous"
         traces.append({
             "type": "scatter", "x": x,
             "y": values.to_numpy(dtype=float, na_value=float("nan")),
@@ -152,9 +154,3 @@ def _incomplete_marks(x: list[str], granularity: str, theme: str) -> tuple[list,
             "yref": "paper", "x": start, "y": 0, "xanchor": "right", "yanchor": "bottom",
             "font": {"size": 11, "color": colors["muted"]}}
     return [shape], [note]
-
-
-def _escape(text: str) -> str:
-    """Page names are user data: keep Plotly from reading them as template or markup."""
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("{", "&#123;").replace("}", "&#125;"))

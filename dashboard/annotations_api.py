@@ -2,10 +2,11 @@
 
 ``POST /api/annotations`` with JSON ``{"site": S (omitted: every site), "time": ISO 8601
 with an offset (omitted: now), "text": "...", "kind": "deploy", "author": "..."}`` answers
-201 ``{"id": ...}``. With ``HITBOARD_ADMIN_TOKEN`` set it needs the token, in
-``Authorization: Bearer <token>`` or ``X-Hitboard-Token``. ``GET
-/api/annotations?site=S&start=ISO&end=ISO`` lists them (reading needs no token, as the
-dashboard's pages do not). Bad input is a 400 with the reason, never a 500.
+201 ``{"id": ...}``. It needs the admin secret (``Authorization: Bearer <token>``, or
+a signed-in browser's cookie) and JSON from this server or no browser (see
+``authority``). ``GET /api/annotations?site=S&start=ISO&end=ISO`` lists them (reading
+needs nothing, as the dashboard's pages do not). Bad input is a 400 with the reason,
+never a 500.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from queries import annotations as notes
 from queries import validation
 from queries.errors import HitboardError, NaiveTimestampError
 
-from .admin import AdminTokenError, check_token
+from .authority import requires
 from .services import Services
 
 MAX_BODY = 8192
@@ -27,17 +28,15 @@ FIELDS = {"site", "time", "text", "kind", "author"}
 
 
 def register_annotations_api(server: flask.Flask, services: Services) -> None:
+    @requires("notes")
     def create():
         if services.settings.readonly:
             return _error("this server is read-only: it stores no annotations", 503)
         try:
-            check_token(_given_token(flask.request), "Adding an annotation")
             data = _body(flask.request)
             ident = notes.add_annotation(
                 services.db, data.get("site"), _time(data.get("time")), data.get("text"),
                 data.get("kind", "note"), data.get("author"))
-        except AdminTokenError as exc:
-            return _error(str(exc), 401)
         except HitboardError as exc:
             return _error(str(exc), 400)
         return flask.jsonify(id=ident), 201
@@ -59,13 +58,6 @@ def register_annotations_api(server: flask.Flask, services: Services) -> None:
                         methods=["POST"])
     server.add_url_rule("/api/annotations", "hitboard_annotations_read", read,
                         methods=["GET"])
-
-
-def _given_token(request: flask.Request) -> str | None:
-    header = request.headers.get("Authorization", "")
-    if header.lower().startswith("bearer "):
-        return header[7:].strip()
-    return request.headers.get("X-Hitboard-Token")
 
 
 def _body(request: flask.Request) -> dict:

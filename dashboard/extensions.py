@@ -17,6 +17,7 @@ from collections.abc import Callable
 import flask
 
 from . import annotations_api, beacon, health, rollup_job
+from .authority import register_authority
 from .loadgen import extension as loadgen
 from .services import Services
 
@@ -24,8 +25,9 @@ Extension = Callable[[flask.Flask, Services], None]
 
 
 def hooks() -> tuple[Extension, ...]:
-    return (health.register_health, loadgen.register_loadgen, beacon.register_beacon,
-            rollup_job.register_rollups, annotations_api.register_annotations_api)
+    return (register_authority, health.register_health, loadgen.register_loadgen,
+            beacon.register_beacon, rollup_job.register_rollups,
+            annotations_api.register_annotations_api)
 
 
 def install(server: flask.Flask, services: Services) -> None:

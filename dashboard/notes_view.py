@@ -28,11 +28,12 @@ from components.annotations import (
     notes_list,
 )
 from dashboard import reads
-from dashboard.admin import check_token, token_required
+from dashboard.authority import refusal, requires
 from dashboard.compare_view import comparison_period
 from dashboard.feedback import describe
 from dashboard.history_view import compute_view
 from dashboard.services import get_services
+from dashboard.spreadsheet import frame_csv
 from dashboard.state import ShellState, parse_search
 from queries import annotations as notes
 from queries import validation
@@ -46,7 +47,8 @@ BAND_GRANULARITIES = ("hour", "day")
 # -- layout -------------------------------------------------------------------------------
 def notes_section(prefix: str) -> html.Div:
     """The "Add note" form; on History also the notes of the range and their CSV."""
-    children = [note_form(prefix, token_required())]
+    refused = refusal("notes")
+    children = [note_form(prefix, refused.reason if refused else None)]
     if prefix == "history":
         children += [
             html.Div(className="note-head", children=[
@@ -131,7 +133,7 @@ def notes_csv(_clicks, search):
         "author": [n["author"] for n in rows], "text": [n["text"] for n in rows],
         "id": [n["id"] for n in rows]})
     name = f"hitboard-{view.site}-notes-{view.period.start.astimezone(zone):%Y%m%d-%H%M}.csv"
-    return dcc.send_string(table.to_csv(index=False), name), None
+    return dcc.send_string(frame_csv(table), name), None
 
 
 # -- Live ---------------------------------------------------------------------------------
@@ -218,10 +220,14 @@ def add_note(prefix: str):
     the list of notes under the chart."""
     listed = prefix == "history"
 
-    def add(_clicks, when, text, kind, token, search):
+    def failed(reason: str) -> dict:
+        outputs = {"status": message(reason), "figure": no_update, "text": no_update}
+        return {**outputs, "list": no_update} if listed else outputs
+
+    @requires("notes", refused=failed)
+    def add(_clicks, when, text, kind, search):
         shell = ShellState.from_query(parse_search(search))
         try:
-            check_token(token, "Adding a note")
             if not when:
                 raise HitboardError("click the chart (or type a time) to say when")
             at = validation.parse_time(str(when).strip().replace(" ", "T"), shell.tz)
@@ -230,9 +236,8 @@ def add_note(prefix: str):
                     "kind": kind or "note", "author": ""}
             note["id"] = notes.add_annotation(get_services().db, site, at, text or "",
                                               kind or "note")
-        except HitboardError as exc:  # AdminTokenError included
-            refused = {"status": message(str(exc)), "figure": no_update, "text": no_update}
-            return {**refused, "list": no_update} if listed else refused
+        except HitboardError as exc:
+            return failed(str(exc))
         note["text"] = notes.check_text(note["text"])
         done = {"status": "Note added.", "figure": _with_note(prefix, note, search), "text": ""}
         return {**done, "list": history_notes(search)} if listed else done
@@ -280,8 +285,7 @@ def register_note_callbacks(prefix: str) -> None:
     callback(output=note_outputs(prefix),
              inputs=[Input(f"{prefix}-note-add", "n_clicks")],
              state=[State(f"{prefix}-note-time", "value"), State(f"{prefix}-note-text", "value"),
-                    State(f"{prefix}-note-kind", "value"),
-                    State(f"{prefix}-note-token", "value"), State("url", "search")],
+                    State(f"{prefix}-note-kind", "value"), State("url", "search")],
              prevent_initial_call=True)(add_note(prefix))
     if prefix == "history":
         callback(Output("history-notes", "children"), Input("url", "search"))(history_notes)

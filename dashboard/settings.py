@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from queries.errors import HitboardError
 
@@ -63,6 +64,19 @@ def _positive_float(text: str) -> float:
 
 def _optional_text(text: str) -> str | None:
     return text or None
+
+
+def _public_url(text: str) -> str | None:
+    """An http(s) address without query or fragment, kept without its trailing slash."""
+    if not text:
+        return None
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"expected http(s)://host[:port], got {text!r}")
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError(f"a public address has no query, fragment or password: {text!r}")
+    parts.port  # noqa: B018 -- raises ValueError on a port out of range
+    return text.strip().rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -116,8 +130,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("events_ttl_days", 30, "days raw events are kept after ingestion, and until "
             "the rollups have read them",
             _positive_int),
-    Setting("admin_token", None, "when set, the load generator's commands (backfill "
-            "included) and the Rollups page's \"run now\" ask for this token", _optional_text),
+    Setting("admin_token", None, "the admin secret every state change needs (sign-in "
+            "link, or `Authorization: Bearer`); unset, `hitboard serve` makes one at start "
+            "and prints its sign-in link", _optional_text),
+    Setting("open_admin", False, "UNSAFE: let anyone who reaches the server change its "
+            "state (load generator, rollups, notes) without signing in", _boolean),
+    Setting("public_url", None, "the server's public address (https://stats.example.com): "
+            "the origin writes may come from besides the request's own, and the base of "
+            "the links it prints", _public_url),
+    Setting("trusted_proxies", 0, "reverse proxies in front of the server whose "
+            "X-Forwarded-For/-Proto/-Host headers are believed (0: none)", _non_negative_int),
 )
 
 

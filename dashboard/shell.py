@@ -20,6 +20,7 @@ import queries
 from queries.errors import HitboardError
 
 from . import reads
+from .account import account_area, register_account_callbacks
 from .state import (
     MAX_PAGES,
     SHELL_KEYS,
@@ -48,6 +49,7 @@ def layout():
         # Each page's own query (range, filter...) as last seen in this tab: going back
         # to a page through the nav finds it as it was left (``nav_links``).
         dcc.Store(id="shell-views", storage_type="session", data={}),
+        dcc.Store(id="account-done"), dcc.Store(id="account-reloaded"),
         html.Header(className="topbar", children=[
             html.Div(className="topbar-row", children=[
                 dcc.Link("hitboard", href="/", className="brand"),
@@ -55,6 +57,7 @@ def layout():
                 dcc.RadioItems(id="shell-theme", className="segmented theme-switch",
                                inline=True, value=THEMES[0],
                                options=[{"label": t.title(), "value": t} for t in THEMES]),
+                account_area(),
             ]),
             html.Div(className="topbar-row controls", children=[
                 dcc.Dropdown(id="shell-site", placeholder="Site", clearable=False,
@@ -187,6 +190,7 @@ def remember_view(pathname: str | None, search: str | None, views: dict | None) 
 
 
 def register_callbacks(app: dash.Dash) -> None:
+    register_account_callbacks(app)
     app.callback(
         output=SHELL_OUTPUTS,
         inputs={"search": Input("url", "search"), "site": Input("shell-site", "value"),

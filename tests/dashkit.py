@@ -15,6 +15,10 @@ from contextlib import contextmanager
 
 import queries
 
+# The admin secret of every test app, as `hitboard serve` always has one (long enough
+# that the server would not warn about it).
+ADMIN_TOKEN = "test-admin-secret-7f3c9a1e"
+
 
 def claim_callbacks(server) -> None:
     """Dash's own setup before a first request: the app (Flask ``server``) takes the
@@ -25,12 +29,13 @@ def claim_callbacks(server) -> None:
 
 @contextmanager
 def dashboard_app(store, **settings):
-    """A ``create_app`` app on ``store`` holding its own callbacks; its services are
+    """A ``create_app`` app on ``store`` holding its own callbacks, with the admin
+    secret :data:`ADMIN_TOKEN` unless ``admin_token`` says otherwise; its services are
     closed afterwards."""
     from dashboard import create_app
     from dashboard.services import get_services
 
-    app = create_app({"store": str(store), **settings})
+    app = create_app({"store": str(store), "admin_token": ADMIN_TOKEN, **settings})
     try:
         claim_callbacks(app.server)
         yield app
@@ -81,23 +86,84 @@ def page_module(name: str):
     return sys.modules[f"dashboard.pages.{name}"]
 
 
+def signed_in(client, token: str = ADMIN_TOKEN):
+    """A Flask test ``client`` holding the session cookie the sign-in link sets."""
+    response = client.get("/signin", query_string={"token": token})
+    assert response.status_code == 303, response.get_data(as_text=True)
+    return client
+
+
+def account_state(client) -> str:
+    """What the top bar's account control shows the client (components.account)."""
+    layout = client.get("/_dash-layout").get_json()
+    found = [c["props"]["data-state"] for c in _components(layout)
+             if c.get("props", {}).get("id") == "account"]
+    assert len(found) == 1
+    return found[0]
+
+
+def _components(node):
+    if isinstance(node, dict):
+        if "props" in node:
+            yield node
+        for value in node.values():
+            yield from _components(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _components(value)
+
+
+def as_admin(server):
+    """A request context of ``server`` carrying the admin token, for calling a
+    state-changing callback as a plain function."""
+    return server.test_request_context(
+        "/", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+
+
+def sign_in(dash_duo, path: str = "/", token: str = ADMIN_TOKEN) -> None:
+    """Open the sign-in link in ``dash_duo``'s browser (its server started), landing on
+    ``path``."""
+    from urllib.parse import urlencode
+
+    dash_duo.driver.get(f"{dash_duo.server_url}/signin?"
+                        + urlencode({"token": token, "next": path}))
+
+
 def post_callback(client, outputs: list[str], inputs: dict, state: dict | None = None,
-                  changed: tuple[str, ...] = ()):
+                  changed: tuple[str, ...] = (), headers: dict | None = None):
     """POST one server-side callback to ``/_dash-update-component`` as the browser does.
-    ``outputs``: ``"id.prop"`` strings; ``inputs``/``state``: ``{"id.prop": value}``;
-    ``changed``: the ``"id.prop"`` that fired. Returns the response."""
+    ``outputs``: ``"id.prop"`` strings (without ``allow_duplicate``'s hashes);
+    ``inputs``/``state``: ``{"id.prop": value}``; ``changed``: the ``"id.prop"`` that
+    fired; ``headers``: more request headers (``Origin``, ``Authorization``...). Returns
+    the response."""
     import json
+
+    from dash._utils import split_callback_id
 
     def props(values: dict) -> list[dict]:
         return [{"id": key.rsplit(".", 1)[0], "property": key.rsplit(".", 1)[1], "value": v}
                 for key, v in values.items()]
 
-    specs = [{"id": o.rsplit(".", 1)[0], "property": o.rsplit(".", 1)[1]} for o in outputs]
-    body = {"output": ".." + "...".join(outputs) + ".." if len(outputs) > 1 else outputs[0],
-            "outputs": specs if len(outputs) > 1 else specs[0], "inputs": props(inputs),
+    key = callback_key(outputs)
+    body = {"output": key, "outputs": split_callback_id(key), "inputs": props(inputs),
             "state": props(state or {}), "changedPropIds": list(changed)}
     return client.post("/_dash-update-component", data=json.dumps(body),
-                       content_type="application/json")
+                       content_type="application/json", headers=headers or {})
+
+
+def callback_key(outputs: list[str]) -> str:
+    """The key the current Dash app dispatches the callback of ``outputs`` on: their
+    ``id.prop`` joined, each with its ``allow_duplicate`` hash when it has one."""
+    import dash
+
+    def bare(key: str) -> list[str]:
+        inner = key[2:-2] if key.startswith("..") else key
+        return [part.split("@")[0] for part in inner.split("...")]
+
+    for key in dash.get_app().callback_map:
+        if bare(key) == list(outputs):
+            return key
+    return ".." + "...".join(outputs) + ".." if len(outputs) > 1 else outputs[0]
 
 
 def click(dash_duo, selector: str, timeout: float = 10) -> None:

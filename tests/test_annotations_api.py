@@ -3,12 +3,12 @@
 import json
 
 import pytest
-from dashkit import dashboard_app
+from dashkit import ADMIN_TOKEN, dashboard_app
 
 from dashboard.services import get_services
 from queries import annotations as notes
 
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-of-the-deploy-job"
 
 
 @pytest.fixture
@@ -17,7 +17,7 @@ def guarded(tmp_path):
         yield app
 
 
-def post(client, body, token=None, raw=None):
+def post(client, body, token=ADMIN_TOKEN, raw=None):
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return client.post("/api/annotations", data=raw if raw is not None else json.dumps(body),
                        headers=headers, content_type="application/json")
@@ -36,12 +36,15 @@ def test_a_deploy_is_marked_and_read_back(guarded):
     assert client.get("/api/annotations").get_json()["annotations"][0]["id"] == ident
 
 
-def test_the_token_is_required_when_set(guarded):
+def test_a_good_a_wrong_and_no_token(guarded):
     client = guarded.server.test_client()
-    assert post(client, {"text": "x"}).status_code == 401
-    assert post(client, {"text": "x"}, "wrong").status_code == 401
-    ok = client.post("/api/annotations", data=json.dumps({"text": "now, all sites"}),
-                     headers={"X-Hitboard-Token": TOKEN})
+    missing = post(client, {"text": "x"}, None)
+    assert missing.status_code == 401
+    assert missing.headers["WWW-Authenticate"] == 'Bearer realm="hitboard"'
+    assert "Authorization: Bearer" in missing.get_json()["error"]
+    wrong = post(client, {"text": "x"}, "wrong")
+    assert wrong.status_code == 401 and "wrong" in wrong.get_json()["error"]
+    ok = post(client, {"text": "now, all sites"}, TOKEN)
     assert ok.status_code == 201
     db = get_services(guarded.server).db
     assert [a["site"] for a in notes.list_annotations(db)] == ["*"]

@@ -2,7 +2,7 @@
 
 import datetime as dt
 
-from dashkit import page_module, seed
+from dashkit import as_admin, page_module, seed
 
 from dashboard import notes_view, reads
 from dashboard.services import get_services
@@ -51,14 +51,18 @@ def test_history_shows_the_notes_of_its_range_and_of_the_previous_period(app):
 def test_adding_a_note_from_the_page_checks_its_input(app):
     add = notes_view.add_note("history")
     seed(get_services(app.server).db, "s", [(dt.datetime.now(dt.UTC), "/a", 1)])
-    refused = add(1, None, "x", "note", None, "?site=s")
-    assert "click the chart" in str(refused["status"].children)
+    refused = add(1, "2026-11-21 10:00", "fine", "note", "?site=s")
+    assert "Sign in to add notes" in str(refused["status"].children)     # a visitor
     assert set(refused) == set(notes_view.note_outputs("history"))
-    refused = add(1, "2026-11-21 10:00", "", "note", None, "?site=s")
-    assert "empty" in str(refused["status"].children)
-    refused = add(1, "tomorrow-ish", "x", "note", None, "?site=s")
-    assert "invalid time" in str(refused["status"].children)
-    added = add(1, "2026-11-21 10:00", "fine", "deploy", None, "?site=s&tz=Europe/Paris")
+    with as_admin(app.server):
+        refused = add(1, None, "x", "note", "?site=s")
+        assert "click the chart" in str(refused["status"].children)
+        assert set(refused) == set(notes_view.note_outputs("history"))
+        refused = add(1, "2026-11-21 10:00", "", "note", "?site=s")
+        assert "empty" in str(refused["status"].children)
+        refused = add(1, "tomorrow-ish", "x", "note", "?site=s")
+        assert "invalid time" in str(refused["status"].children)
+        added = add(1, "2026-11-21 10:00", "fine", "deploy", "?site=s&tz=Europe/Paris")
     assert added["status"] == "Note added." and added["text"] == ""
     stored = notes.list_annotations(get_services(app.server).db, "s")[0]
     assert stored["time"] == dt.datetime(2026, 11, 21, 9, tzinfo=dt.UTC)

@@ -1,6 +1,6 @@
-"""Security: beacon values stay values, the admin token guards the actions that write on
-demand, the server listens on loopback by default, and no password reaches a page, an
-endpoint or a log."""
+"""Security: beacon values stay values, the server listens on loopback by default, and no
+password reaches a page, an endpoint or a log (authority over state changes is in
+test_authority.py, cross-site writes in test_same_origin.py)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,10 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from dash import html
 from dashkit import (
     claim_callbacks,
     dashboard_app,
     free_port,
-    page_module,
     post_callback,
     register_sites,
 )
@@ -25,14 +23,9 @@ import queries
 from dashboard import create_server
 from dashboard.cli import main
 from dashboard.cli import serve as serve_cli
-from dashboard.loadgen.control import get_generator
-from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services
-from dashboard.settings import resolve
 from queries.stats import schema
 
-TOKEN = "tok-3f9a-secret"
-LOADGEN = ["lg-feedback.children", "lg-action.data"]
 STATS_FIELDS = {schema.DAILY: {"_id", "metadata", "daily", "hourly", "minute"},
                 schema.MONTHLY: {"_id", "metadata", "monthly", "daily"}}
 BOOKKEEPING = {"flushes", "bots"}  # the exactly-once marks, keyed by recorder id; bot hits
@@ -102,94 +95,6 @@ def test_operators_in_json_values_are_refused(app, body):
     assert response.status_code == 400 and "must be a string" in response.get_json()["error"]
     get_services(app.server).recorder.flush()
     assert queries.list_sites(get_services(app.server).db) == []
-
-
-# -- the admin token ---------------------------------------------------------------------
-
-@pytest.fixture
-def guarded(tmp_path):
-    with dashboard_app(tmp_path / "store", rollup_interval=0, admin_token=TOKEN) as app:
-        yield app
-
-
-def loadgen(client, action: str, token, days=1):
-    response = post_callback(
-        client, LOADGEN,
-        inputs={f"{a}.n_clicks": 1 if a == action else None
-                for a in ("lg-start", "lg-stop", "lg-spike", "lg-backfill-confirm")},
-        state={"lg-rate.value": 50, "lg-sites.value": 1, "lg-pages.value": 3,
-               "lg-zipf.value": 1.1, "lg-options.value": [], "lg-days.value": days,
-               "lg-token.value": token},
-        changed=(f"{action}.n_clicks",))
-    assert response.status_code == 200
-    return json.dumps(response.get_json()["response"]["lg-feedback"]["children"])
-
-
-def run_now(client, token):
-    response = post_callback(
-        client, ["rollups-ran.data"], inputs={"rollups-run.n_clicks": 1},
-        state={"rollups-token.value": token}, changed=("rollups-run.n_clicks",))
-    assert response.status_code == 200
-    return json.dumps(response.get_json()["response"]["rollups-ran"]["data"]["error"])
-
-
-def test_the_token_is_a_setting_read_from_the_environment():
-    assert resolve({}, environ={"HITBOARD_ADMIN_TOKEN": TOKEN}).admin_token == TOKEN
-    assert resolve({}, environ={}).admin_token is None
-
-
-def _token_label(layout, field: str) -> html.Label:
-    return next(c for c in layout._traverse() if isinstance(c, html.Label)
-                and any(getattr(child, "id", None) == field for child in c.children))
-
-
-def test_pages_show_the_token_field_only_when_the_server_asks_for_it(app, guarded):
-    for server, hidden in ((app.server, True), (guarded.server, False)):
-        with server.test_request_context("/"):
-            for page, field in (("loadgen", "lg-token"), ("rollups", "rollups-token")):
-                label = _token_label(page_module(page).layout(), field)
-                assert label.hidden is hidden
-                assert label.children[-1].type == "password"
-
-
-@pytest.mark.parametrize("token, reason", [
-    (None, "needs this server's admin token (HITBOARD_ADMIN_TOKEN)"),
-    ("", "needs this server's admin token"),
-    (["tok"], "needs this server's admin token"),
-    ("guess-1234", "refused: the admin token is wrong"),
-    (TOKEN + "x", "refused: the admin token is wrong"),
-])
-def test_load_generation_backfill_and_run_now_refuse_without_the_token(guarded, caplog, token,
-                                                                       reason):
-    client = guarded.server.test_client()
-    generator = get_generator(guarded.server)
-    for action in ("lg-start", "lg-backfill-confirm", "lg-spike", "lg-stop"):
-        assert reason in loadgen(client, action, token)
-    status = generator.status()
-    assert not status.running and status.backfill.total == 0
-    assert reason in run_now(client, token)
-    assert rollup_job(guarded.server).last is None
-    assert TOKEN not in caplog.text and (not token or str(token) not in caplog.text)
-
-
-def test_the_right_token_is_accepted(guarded):
-    client = guarded.server.test_client()
-    generator = get_generator(guarded.server)
-    assert "Started." in loadgen(client, "lg-start", TOKEN)
-    assert generator.status().running
-    assert "Stopped." in loadgen(client, "lg-stop", TOKEN)
-    assert "Backfill started." in loadgen(client, "lg-backfill-confirm", TOKEN)
-    generator.wait_backfill(30)
-    assert generator.status().backfill.hits > 0
-    assert run_now(client, TOKEN) == "null"
-    assert rollup_job(guarded.server).last is not None
-
-
-def test_without_a_token_setting_nothing_is_asked(app):
-    client = app.server.test_client()
-    assert "Started." in loadgen(client, "lg-start", None)
-    assert "Stopped." in loadgen(client, "lg-stop", None)
-    assert run_now(client, None) == "null"
 
 
 # -- loopback by default -----------------------------------------------------------------

@@ -16,6 +16,7 @@ import click
 from queries.errors import HitboardError
 from queries.store.connection import redact
 
+from ..authority.sessions import secret_at_start
 from ..settings import Settings, resolve
 from .common import store_option
 
@@ -72,10 +73,12 @@ def run_gunicorn(settings: Settings) -> None:
               "store, then live hits [HITBOARD_DEMO; off].")
 def serve(**options) -> None:
     """Run the dashboard (live and historical pages) at http://HOST:PORT/."""
-    settings = resolve(options)
+    settings, signin = secret_at_start(resolve(options))
     store = redact(settings.store)
     click.echo(f"hitboard: http://{settings.host}:{settings.port}/ · store {store} · "
                f"{settings.workers} worker(s) × {settings.threads} threads", err=True)
+    for line in signin:
+        click.echo(line, err=True)
     master = os.getpid()
     try:
         run_gunicorn(settings)

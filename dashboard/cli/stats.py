@@ -22,6 +22,7 @@ from queries.stats import schema
 from queries.stats.series import GRANULARITIES
 from queries.validation import WHOLE_SITE
 
+from ..spreadsheet import cell
 from .common import open_db, store_option
 
 # Where `report` reads each granularity from: source name -> (granularities, reader).
@@ -68,7 +69,7 @@ def _emit(rows: list[dict], columns: tuple[str, ...], fmt: str) -> None:
         return
     writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({key: cell(value) for key, value in row.items()} for row in rows)
 
 
 def _range(start: str, end: str, tz: str) -> tuple[dt.datetime, dt.datetime]:

@@ -48,6 +48,7 @@ from dashboard.notes_view import decorate_history, notes_section, register_note_
 from dashboard.ranges import ALL_TIME, GRANULARITIES, PRESETS, Period, drill_down
 from dashboard.services import get_services
 from dashboard.sitecheck import elsewhere_notice, unknown_site_notice
+from dashboard.spreadsheet import frame_csv
 from dashboard.state import (
     ShellState,
     changed_search,
@@ -252,7 +253,7 @@ def _plotted(view) -> dict:
     zone = validation.timezone(view.shell.tz)
     name = f"hitboard-{view.site}-{view.period.granularity}-" \
            f"{view.period.start.astimezone(zone):%Y%m%d-%H%M}.csv"
-    return {"filename": name, "content": table.to_csv(index=False)}
+    return {"filename": name, "content": frame_csv(table)}
 
 
 def period_label(shown: Period, tz: str) -> str:

@@ -14,8 +14,7 @@ from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from components import Kpi, kpi_cards, message
 from components.numbers import count, decimal
-from components.token import token_field
-from dashboard.admin import AdminTokenError, check_token, token_required
+from dashboard.authority import refusal, requires
 from dashboard.feedback import describe
 from dashboard.loadgen.control import Config, GeneratorStatus, get_generator
 from dashboard.loadgen.history import plan_backfill
@@ -35,9 +34,11 @@ def layout(**_query):
     generator = get_generator()
     status = generator.status()
     config = status.config
-    disabled = not status.enabled
+    refused = refusal("loadgen")
+    disabled = not status.enabled or refused is not None
     return html.Div(className="page page-loadgen", children=[
-        message(generator.disabled_reason, "info") if disabled else None,
+        message(generator.disabled_reason if not status.enabled else refused.reason, "info")
+        if disabled else None,
         html.Section(className="card", children=[
             html.H2("Traffic", className="card-title"),
             html.Div(className="history-controls", children=[
@@ -61,7 +62,6 @@ def layout(**_query):
                             disabled=disabled),
                 html.Span(id="lg-state", className="freshness", **{"aria-live": "polite"}),
             ]),
-            token_field("lg-token", token_required()),
             html.P(f"Sites are synthetic (*.example) and registered as such. The rate is a "
                    f"daily mean when the daily cycle is on; this server caps it at "
                    f"{count(round(status.max_rate))} hits/s, spikes included.", className="hint"),
@@ -147,14 +147,10 @@ SETTINGS_STATE = tuple(State(f"lg-{name}", "value")
     Output("lg-action", "data"),
     *(Input(action, "n_clicks") for action in ACTIONS),
     *SETTINGS_STATE,
-    State("lg-token", "value"),
     prevent_initial_call=True,
 )
-def act(_start, _stop, _spike, _backfill, rate, sites, pages, zipf_s, options, days, token):
-    try:
-        check_token(token, "Load generation")
-    except AdminTokenError as exc:
-        return message(str(exc)), time.time()
+@requires("loadgen", refused=lambda reason: (message(reason), time.time()))
+def act(_start, _stop, _spike, _backfill, rate, sites, pages, zipf_s, options, days):
     text, kind = command(get_generator(), ctx.triggered_id, rate, sites, pages, zipf_s,
                          options, days)
     return message(text, kind), time.time()

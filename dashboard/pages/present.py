@@ -29,9 +29,8 @@ import queries
 from components import presenter as ui
 from components.numbers import count
 from components.presenter_notes import note_layout
-from components.token import token_field
 from dashboard import reads
-from dashboard.admin import AdminTokenError, check_token, token_required
+from dashboard.authority import requires
 from dashboard.feedback import describe
 from dashboard.loadgen.control import get_generator
 from dashboard.presenter_view import VIEWS, WINDOWS, PresentView
@@ -94,9 +93,6 @@ def layout(**query):
                      children=[html.H2("Top pages today", className="present-title"),
                                dcc.Graph(id="present-bars", config=ui.CONFIG,
                                          className="present-graph present-graph-full")]),
-        html.Div(id="present-admin", className="present-admin", hidden=not token_required(),
-                 children=[
-            token_field("present-token", token_required())]),
         html.Div(hidden=True, children=[  # driven by the keyboard (present.js)
             html.Button(id=name, n_clicks=0) for name in (
                 "present-pause", "present-theme", "present-window-prev",
@@ -248,13 +244,12 @@ def refresh_views(_n, theme, search):
     Output("present-toast", "children"),
     Input("present-spike", "n_clicks"),
     Input("present-generator", "n_clicks"),
-    State("present-token", "value"),
     prevent_initial_call=True,
 )
-def drive_generator(_spike, _toggle, token):
-    """``s`` fires the load generator's spike, ``g`` starts or stops it (admin token)."""
+@requires("loadgen", refused=lambda reason: reason)
+def drive_generator(_spike, _toggle):
+    """``s`` fires the load generator's spike, ``g`` starts or stops it (signed in)."""
     try:
-        check_token(token, "Load generation")
         generator = get_generator()
         if ctx.triggered_id == "present-spike":
             generator.spike()
@@ -264,8 +259,6 @@ def drive_generator(_spike, _toggle, token):
             return "Load generator stopped"
         generator.start()
         return "Load generator started"
-    except AdminTokenError as exc:
-        return str(exc)
     except Exception as exc:
         return describe(exc)
 

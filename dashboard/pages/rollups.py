@@ -5,10 +5,11 @@ pre-aggregated hits and whether those agree with themselves. Buckets are UTC: th
 says so when the viewer's zone is another."""
 
 import datetime as dt
+import time
 
 import dash
 import pandas as pd
-from dash import Input, Output, State, callback, ctx, dcc, html
+from dash import Input, Output, callback, ctx, dcc, html
 
 from components import GRAPH_CONFIG, message, segmented
 from components.numbers import count
@@ -21,9 +22,8 @@ from components.rollups import (
     rollup_table,
     run_status,
 )
-from components.token import token_field
 from dashboard import reads
-from dashboard.admin import check_token, token_required
+from dashboard.authority import refusal, requires
 from dashboard.feedback import describe
 from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services
@@ -38,12 +38,16 @@ SHOWN_BUCKETS = {"hour": 24 * 14, "day": 366, "week": 260, "month": 120, "year":
 
 
 def layout(**_query):
+    refused = refusal("rollups")
     return html.Div(className="page page-rollups", children=[
         html.Div(className="history-controls", children=[
             segmented("rollups-level", LEVELS, "day"),
             segmented("rollups-metric", METRICS, "hits"),
-            html.Button("Run now", id="rollups-run", n_clicks=0, className="btn"),
-            token_field("rollups-token", token_required()),
+            html.Button("Run now", id="rollups-run", n_clicks=0, className="btn",
+                        disabled=refused is not None,
+                        title=refused.reason if refused else "Run the rollups now"),
+            html.Span(refused.reason, className="hint", id="rollups-signin")
+            if refused else None,
         ]),
         html.Div(id="rollups-alert"),
         html.Div(id="rollups-status"),
@@ -69,10 +73,11 @@ def _ago(when: dt.datetime | None, now: dt.datetime) -> str:
 @callback(
     Output("rollups-ran", "data"),
     Input("rollups-run", "n_clicks"),
-    State("rollups-token", "value"),
     prevent_initial_call=True,
 )
-def run_now(clicks, token):
+@requires("rollups", refused=lambda reason: {"run": time.time(), "kind": "warning",
+                                             "error": reason})
+def run_now(clicks):
     """The "Run now" button: one run of the server's rollup job. Returns what the page
     should say (``error`` and its ``kind``, None when the run went well) for
     :func:`render` to show."""
@@ -81,7 +86,6 @@ def run_now(clicks, token):
         return {"run": clicks, "kind": "warning",
                 "error": "This server is read-only: run `hitboard rollup` instead."}
     try:
-        check_token(token, "Running the rollups")
         job.run_now()
     except Exception as exc:  # shown to the viewer, logged by describe
         return {"run": clicks, "kind": "error", "error": describe(exc)}

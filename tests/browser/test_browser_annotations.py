@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from dash.testing.wait import until
-from dashkit import free_port, seed
+from dashkit import free_port, seed, sign_in
 from selenium.webdriver.common.action_chains import ActionChains
 
 import queries
@@ -22,8 +22,9 @@ XSS = '<script>window.__pwned = 1</script><img src="/nothing.png" onerror="windo
 
 
 def open_page(dash_duo, app, path):
+    """``path`` in a browser signed in (notes are added by the admin)."""
     dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + path)
+    sign_in(dash_duo, path)
 
 
 def last_two_hours(recent: dt.datetime) -> str:

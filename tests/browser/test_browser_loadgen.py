@@ -1,8 +1,8 @@
-"""The load generator page in Chromium: start moves the live KPIs, stop stops them, and a
-reload shows the server's generator as it is."""
+"""The load generator page in Chromium, signed in: start moves the live KPIs, stop stops
+them, and a reload shows the server's generator as it is."""
 
 from dash.testing.wait import until
-from dashkit import free_port
+from dashkit import free_port, sign_in
 from selenium.webdriver.common.keys import Keys
 
 SENT = """
@@ -42,7 +42,7 @@ def _set(dash_duo, selector, value) -> None:
 
 def test_start_stop_and_reload_show_the_servers_generator(app, dash_duo):
     dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + "/loadgen")
+    sign_in(dash_duo, "/loadgen")
     dash_duo.wait_for_text_to_equal("#lg-state", "Stopped")
     _set(dash_duo, "#lg-rate", 200)
     _set(dash_duo, "#lg-pages", 5)
@@ -82,7 +82,7 @@ def test_fields_fit_the_kpi_says_flat_and_backfill_asks_first(app, dash_duo):
     from dashboard.loadgen.control import get_generator
 
     dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + "/loadgen")
+    sign_in(dash_duo, "/loadgen")
     dash_duo.wait_for_text_to_equal("#lg-state", "Stopped")
     for field, value in (("lg-rate", 20000), ("lg-sites", 10), ("lg-pages", 1000),
                          ("lg-days", 400), ("lg-zipf", 4.5)):

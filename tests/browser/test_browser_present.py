@@ -1,8 +1,8 @@
 """Presenter mode in Chromium: it renders without the shell's selectors or chart
 toolbars, in big type; its keys work (and the analyst keys on History); the playlist
-switches views; a reload stays in presenter mode; s/g drive the load generator only with
-the admin token, and say so where they cover nothing; note labels stay legible; the top
-list is Live's."""
+switches views; a reload stays in presenter mode; s/g drive the load generator only
+signed in, and say so where they cover nothing; note labels stay legible; the top list
+is Live's."""
 
 import datetime as dt
 import time
@@ -10,7 +10,7 @@ import time
 import pytest
 import time_machine
 from dash.testing.wait import until
-from dashkit import dashboard_app, free_port, seed
+from dashkit import free_port, seed, sign_in
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
@@ -152,25 +152,16 @@ def test_playlist_rotates_views(app, dash_duo):
     assert dash_duo.get_logs() == []
 
 
-@pytest.fixture
-def guarded_app(tmp_path):
-    with dashboard_app(tmp_path / "store", admin_token="s3cret") as app:
-        yield app
-
-
-def test_generator_keys_need_the_admin_token(guarded_app, dash_duo):
-    app = guarded_app
+def test_generator_keys_need_signing_in(app, dash_duo):
     _open(dash_duo, app, "/present?tz=UTC")
     generator = get_generator(app.server)
     _press(dash_duo, "g")
-    until(lambda: "admin token" in _toast(dash_duo), timeout=10)
+    until(lambda: "Sign in to drive the load generator" in _toast(dash_duo), timeout=10)
+    _press(dash_duo, "s")
     assert not generator.status().running
-    _press(dash_duo, "?")
-    until(lambda: _script(dash_duo, SHOWN, "#present-token"), timeout=5)
-    dash_duo.find_element("#present-token").send_keys("s3cret")  # its "s" is typing, no spike
-    assert "admin token" in _toast(dash_duo)
-    dash_duo.find_element("#present-view-name").click()  # leave the field
-    _press(dash_duo, "?", "g")
+    sign_in(dash_duo, "/present?tz=UTC")
+    dash_duo.wait_for_element("#present-root")
+    _press(dash_duo, "g")
     until(lambda: _toast(dash_duo) == "Load generator started", timeout=10)
     assert generator.status().running
     _press(dash_duo, "s")

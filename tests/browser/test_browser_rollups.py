@@ -6,7 +6,7 @@ import datetime as dt
 import time
 
 import pytest
-from dashkit import dashboard_app, free_port
+from dashkit import dashboard_app, free_port, sign_in
 
 import queries
 from queries.events.collection import EventWriter
@@ -36,7 +36,7 @@ def app(tmp_path):
 
 def test_run_now_fills_the_page_and_the_badge_names_the_differing_day(dash_duo, app):
     dash_duo.start_server(app)
-    dash_duo.wait_for_page(f"{dash_duo.server_url}/rollups?site=site-1")
+    sign_in(dash_duo, "/rollups?site=site-1")
     dash_duo.wait_for_contains_text("#rollups-table", "No day rollups for site-1 yet",
                                     timeout=20)
     dash_duo.find_element("#rollups-run").click()

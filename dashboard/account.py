@@ -1,0 +1,76 @@
+"""Signing in and out from the top bar of every page.
+
+Sign in sends the typed secret in a callback (JSON, same-origin: see ``authority``);
+when it is right the callback's response sets the session cookie and the page reloads,
+so every page's controls are drawn for the admin. Sign out clears the cookie the same
+way. The sign-in link ``hitboard serve`` prints does the same without typing.
+"""
+
+from __future__ import annotations
+
+import time
+
+import dash
+import flask
+from dash import Input, Output, State, ctx, no_update
+
+from components.account import account_box
+
+from .authority import who
+from .authority.principal import erase_session, secret, signin_refusal, write_session
+from .services import get_services
+
+
+def account_area():
+    """What the top bar shows about the viewer: nothing to sign in to on a read-only
+    server, one without an admin secret, or outside a request (Dash checks the layout
+    as the app is built)."""
+    return account_box(_state())
+
+
+def _state() -> str:
+    if not flask.has_request_context():
+        return "none"
+    settings = get_services().settings
+    if settings.readonly:
+        return "none"
+    if settings.open_admin:
+        return "open"
+    if not secret():
+        return "none"
+    return "admin" if who().signed_in else "visitor"
+
+
+def sign_in(_clicks, _submits, typed):
+    refused = signin_refusal(typed)
+    if refused is not None:
+        return refused.reason, no_update
+    write_session(ctx.response)
+    return "Signed in.", time.time()
+
+
+def sign_out(_clicks):
+    erase_session(ctx.response)
+    return time.time()
+
+
+def register_account_callbacks(app: dash.Dash) -> None:
+    app.callback(
+        Output("account-status", "children"),
+        Output("account-done", "data", allow_duplicate=True),
+        Input("account-signin", "n_clicks"),
+        Input("account-secret", "n_submit"),
+        State("account-secret", "value"),
+        prevent_initial_call=True,
+    )(sign_in)
+    app.callback(
+        Output("account-done", "data", allow_duplicate=True),
+        Input("account-signout", "n_clicks"),
+        prevent_initial_call=True,
+    )(sign_out)
+    app.clientside_callback(
+        "function(done) { if (done) { window.location.reload(); } return null; }",
+        Output("account-reloaded", "data"),
+        Input("account-done", "data"),
+        prevent_initial_call=True,
+    )

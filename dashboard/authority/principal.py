@@ -1,0 +1,208 @@
+"""Who is asking: the :class:`Principal` of the current request and what it may do.
+
+Today there are two principals, the admin (signed in with the session cookie, a bearer
+token, or everyone when ``open_admin`` is on) and the visitor (anyone else: reading and
+``/hit`` need nothing). Accounts and roles will give principals other grants; every
+state change already asks :meth:`Principal.can` through :func:`refusal`, so none of its
+callers changes then.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import flask
+
+from ..services import get_services
+from .sessions import (
+    COOKIE,
+    SESSION_SECONDS,
+    Session,
+    check_session,
+    is_https,
+    same_secret,
+    session_value,
+)
+from .throttle import FailureThrottle
+
+log = logging.getLogger(__name__)
+EXTENSION_KEY = "hitboard.authority"
+IDENTITY = "hitboard_identity"              # attributes of the current request
+CLEAR_SESSION = "hitboard_clear_session"
+NO_SECRET = "start it with `hitboard serve`, or set HITBOARD_ADMIN_TOKEN"
+
+# Every action a principal may be granted, and what it does, for messages.
+ACTIONS = {
+    "loadgen": "drive the load generator",
+    "rollups": "run the rollups now",
+    "notes": "add notes",
+}
+
+
+@dataclass(frozen=True)
+class Principal:
+    name: str
+    via: str = ""                       # session, bearer, open; "" when not signed in
+    grants: frozenset[str] = frozenset()
+
+    def can(self, action: str) -> bool:
+        if action not in ACTIONS:
+            raise KeyError(f"unknown action {action!r}")
+        return action in self.grants
+
+    @property
+    def signed_in(self) -> bool:
+        return self.via in ("session", "bearer")
+
+
+VISITOR = Principal("visitor")
+
+
+def admin(via: str) -> Principal:
+    return Principal("admin", via, frozenset(ACTIONS))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why an action is refused, as an HTTP status and a sentence."""
+
+    status: int
+    reason: str
+    retry_after: int = 0
+
+
+@dataclass(frozen=True)
+class _Identity:
+    principal: Principal
+    failure: str = ""          # "wrong" (a credential given and wrong), "throttled"
+    retry_after: int = 0
+
+
+def throttle(server: flask.Flask | None = None) -> FailureThrottle:
+    app = server if server is not None else flask.current_app
+    return app.extensions[EXTENSION_KEY]
+
+
+def secret() -> str | None:
+    return get_services().settings.admin_token
+
+
+def client_address() -> str | None:
+    """The client's address (a trusted proxy's X-Forwarded-For: see ``routes``)."""
+    return flask.request.remote_addr if flask.has_request_context() else None
+
+
+def who() -> Principal:
+    """The principal of the current request (a visitor outside one)."""
+    return _identity().principal
+
+
+def _identity() -> _Identity:
+    """Identified once per request (a failure counts once), kept on the request: not in
+    ``flask.g``, which nested request contexts of one app share."""
+    if not flask.has_request_context():
+        return _Identity(VISITOR)
+    found = getattr(flask.request, IDENTITY, None)
+    if found is None:
+        found = _identify(flask.request)
+        setattr(flask.request, IDENTITY, found)
+    return found
+
+
+def bearer_token(request: flask.Request) -> str | None:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+def _identify(request: flask.Request) -> _Identity:
+    if get_services().settings.open_admin:
+        return _Identity(admin("open"))
+    token, cookie = bearer_token(request), request.cookies.get(COOKIE) or None
+    expected = secret()
+    if (token is None and cookie is None) or not expected:
+        return _Identity(VISITOR)
+    address = client_address()
+    wait = throttle().retry_after(address)
+    if wait:
+        return _Identity(VISITOR, "throttled", wait)
+    if token is not None:
+        if same_secret(token, expected):
+            return _Identity(admin("bearer"))
+        return _failed(address, "wrong admin token")
+    state = check_session(cookie, expected)
+    if state is Session.VALID:
+        return _Identity(admin("session"))
+    setattr(request, CLEAR_SESSION, True)         # the browser forgets it (routes.py)
+    if state is Session.EXPIRED:
+        return _Identity(VISITOR)
+    return _failed(address, "session cookie not signed by this server")
+
+
+def _failed(address: str | None, what: str) -> _Identity:
+    throttle().fail(address)
+    log.warning("authentication failed from %s: %s", address, what)
+    return _Identity(VISITOR, "wrong")
+
+
+def refusal(action: str, *, page: bool = True) -> Refusal | None:
+    """None when the current request may do ``action``, else why not. ``page``: the
+    words are for someone in the dashboard (else for a script calling the API)."""
+    identity = _identity()
+    if identity.principal.can(action):
+        return None
+    what = ACTIONS[action]
+    if identity.failure == "throttled":
+        return _throttled(identity.retry_after)
+    if identity.failure == "wrong":
+        return Refusal(401, "Signing in failed: the admin token is wrong or no longer "
+                            "valid (the server may have restarted with a new one).")
+    if not secret():
+        return Refusal(403, f"Nobody may {what} on this server: it has no admin secret "
+                            f"({NO_SECRET}).")
+    if identity.principal.signed_in:
+        return Refusal(403, f"You may not {what}.")
+    if page:
+        return Refusal(401, f"Sign in to {what}: Sign in at the top right of the "
+                            "dashboard, or open the link that hitboard serve printed.")
+    return Refusal(401, f"To {what}, send the admin token: "
+                        "Authorization: Bearer $HITBOARD_ADMIN_TOKEN.")
+
+
+def signin_refusal(token: object) -> Refusal | None:
+    """None when ``token`` is this server's admin secret (the address's failures are
+    then forgotten), else why signing in fails; a wrong one counts as a failure."""
+    expected = secret()
+    if not expected:
+        return Refusal(403, f"This server has no admin secret to sign in with ({NO_SECRET}).")
+    address = client_address()
+    wait = throttle().retry_after(address)
+    if wait:
+        return _throttled(wait)
+    if not same_secret(token, expected):
+        _failed(address, "wrong sign-in secret")
+        return Refusal(401, "That is not this server's admin secret.")
+    throttle().forgive(address)
+    return None
+
+
+def _throttled(wait: int) -> Refusal:
+    minutes = -(-wait // 60)
+    return Refusal(429, f"Too many failed sign-ins from your address: try again in "
+                        f"{minutes} minute{'s' if minutes != 1 else ''}.", wait)
+
+
+def write_session(response) -> None:
+    """Sign the browser in: ``response`` (Flask's, or a Dash callback's) sets the
+    cookie, unreadable by scripts and never sent by another site's requests."""
+    response.set_cookie(COOKIE, session_value(secret()), max_age=SESSION_SECONDS,
+                        path="/", httponly=True, samesite="Strict", secure=_secure())
+
+
+def erase_session(response) -> None:
+    response.set_cookie(COOKIE, "", max_age=0, expires=0, path="/", httponly=True,
+                        samesite="Strict", secure=_secure())
+
+
+def _secure() -> bool:
+    return flask.request.is_secure or is_https(get_services().settings)

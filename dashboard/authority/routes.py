@@ -1,0 +1,90 @@
+"""The authority extension: the sign-in link's route, the no-cross-site-writes rule on
+every request, the failure throttle, and which forwarded headers to believe."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import flask
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from ..services import Services
+from .origin import write_refusal
+from .principal import (
+    CLEAR_SESSION,
+    EXTENSION_KEY,
+    erase_session,
+    signin_refusal,
+    write_session,
+)
+from .sessions import COOKIE, SIGNIN_PATH
+from .throttle import FailureThrottle
+
+log = logging.getLogger(__name__)
+LOCAL_PATH = re.compile(r"/(?![/\\])[\w/.~%?&=+,:;@!$'()*-]*")
+NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+
+
+def register_authority(server: flask.Flask, services: Services) -> None:
+    settings = services.settings
+    server.extensions[EXTENSION_KEY] = FailureThrottle()
+    if settings.trusted_proxies:
+        n = settings.trusted_proxies
+        server.wsgi_app = ProxyFix(server.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n)
+
+    @server.before_request
+    def refuse_cross_site_writes():
+        refused = write_refusal(flask.request, settings.public_url)
+        if refused is None:
+            return None
+        status, reason = refused
+        log.warning("%s %s refused from %s: %s", flask.request.method, flask.request.path,
+                    flask.request.remote_addr, reason)
+        response = flask.jsonify(error=reason)
+        response.status_code = status
+        return response
+
+    @server.after_request
+    def forget_bad_session(response: flask.Response) -> flask.Response:
+        if getattr(flask.request, CLEAR_SESSION, False) and not _sets_cookie(response):
+            erase_session(response)
+        return response
+
+    server.add_url_rule(SIGNIN_PATH, "hitboard_signin", signin, methods=["GET"])
+
+
+def signin() -> flask.Response:
+    """``/signin?token=SECRET[&next=/path]``: the link ``hitboard serve`` prints. Sets
+    the session cookie and redirects to a URL without the secret."""
+    token = flask.request.args.get("token")
+    if token is None:
+        return _text(400, "Open the sign-in link `hitboard serve` printed, or use Sign in "
+                          "at the top right of any page.")
+    refused = signin_refusal(token)
+    if refused is not None:
+        response = _text(refused.status, f"{refused.reason} Use the link `hitboard serve` "
+                                         "printed last.")
+        if refused.retry_after:
+            response.headers["Retry-After"] = str(refused.retry_after)
+        return response
+    response = flask.redirect(_local(flask.request.args.get("next")), code=303)
+    response.headers.update(NO_STORE)
+    write_session(response)
+    return response
+
+
+def _local(path: str | None) -> str:
+    """``path`` when it is a path of this server, else the home page (no open redirect:
+    browsers read ``/\\x`` and ``/<tab>/x`` as ``//x``, another host)."""
+    return path if path and LOCAL_PATH.fullmatch(path) else "/"
+
+
+def _sets_cookie(response: flask.Response) -> bool:
+    return any(value.startswith(f"{COOKIE}=") for value in response.headers.getlist("Set-Cookie"))
+
+
+def _text(status: int, text: str) -> flask.Response:
+    response = flask.Response(text + "\n", status=status, mimetype="text/plain")
+    response.headers.update(NO_STORE)
+    return response

@@ -1,0 +1,109 @@
+"""The admin secret and the session cookie a browser signs in with, as Jupyter does it:
+``hitboard serve`` makes a secret when none is configured and prints a link that signs
+the browser in; the link's route sets the cookie and redirects to a clean URL.
+
+The cookie holds when it was issued and an HMAC of that under the secret, so any worker
+given the same secret checks it alone, nothing is stored, and a new secret (a restart
+without ``HITBOARD_ADMIN_TOKEN``) signs every browser out. No Flask here: the routes
+and hooks that read requests are in ``principal`` and ``routes``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import Mapping
+from enum import Enum
+from urllib.parse import quote, urlsplit
+
+from ..settings import Settings
+
+COOKIE = "hitboard_session"
+SESSION_SECONDS = 7 * 24 * 3600
+SKEW = 300                # a cookie issued up to this far in the future: another worker's clock
+SECRET_BYTES = 32
+SHORT_SECRET = 16         # characters under which `hitboard serve` warns
+SIGNIN_PATH = "/signin"
+
+
+class Session(Enum):
+    VALID = "valid"
+    EXPIRED = "expired"     # signed by this secret, too old: no failure, sign in again
+    FORGED = "forged"       # not signed by this secret: counted as a failed attempt
+
+
+def new_secret() -> str:
+    return secrets.token_urlsafe(SECRET_BYTES)
+
+
+def same_secret(given: object, secret: str) -> bool:
+    """Constant-time comparison; anything but a non-empty string is wrong."""
+    if not isinstance(given, str) or not given:
+        return False
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), secret.encode())
+
+
+def _mac(secret: str, issued: int) -> str:
+    return hmac.new(secret.encode(), f"hitboard-session:{issued}".encode(),
+                    hashlib.sha256).hexdigest()
+
+
+def session_value(secret: str, now: float | None = None) -> str:
+    issued = int(time.time() if now is None else now)
+    return f"{issued}.{_mac(secret, issued)}"
+
+
+def check_session(value: str, secret: str, now: float | None = None) -> Session:
+    issued_text, _, mac = value.partition(".")
+    if not (issued_text.isascii() and issued_text.isdigit()) or len(issued_text) > 12:
+        return Session.FORGED
+    issued = int(issued_text)
+    if not hmac.compare_digest(mac.encode("ascii", "replace"), _mac(secret, issued).encode()):
+        return Session.FORGED
+    now = time.time() if now is None else now
+    if not now - SESSION_SECONDS <= issued <= now + SKEW:
+        return Session.EXPIRED
+    return Session.VALID
+
+
+def base_url(settings: Mapping) -> str:
+    """Where people reach the server: ``public_url``, else the address it listens on
+    (a wildcard address named by its loopback)."""
+    if settings.get("public_url"):
+        return settings["public_url"]
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(settings["host"],
+                                                                        settings["host"])
+    return f"http://{f'[{host}]' if ':' in host else host}:{settings['port']}"
+
+
+def signin_link(settings: Mapping, secret: str) -> str:
+    return f"{base_url(settings)}{SIGNIN_PATH}?token={quote(secret, safe='')}"
+
+
+def is_https(settings: Mapping) -> bool:
+    return urlsplit(settings.get("public_url") or "").scheme == "https"
+
+
+def secret_at_start(settings: Settings) -> tuple[Settings, list[str]]:
+    """What ``hitboard serve`` starts with, before its workers fork: the settings with an
+    admin secret made when none is configured (every worker inherits the same), and the
+    lines to print about signing in."""
+    values = dict(settings)
+    if values["readonly"]:
+        return settings, []
+    if values["open_admin"]:
+        return settings, ["WARNING: HITBOARD_OPEN_ADMIN is on: anyone who can reach this "
+                        "server can start the load generator, run rollups and add notes."]
+    if values["admin_token"]:
+        lines = [f"State changes need the admin token: sign in at {base_url(values)}/ "
+                 "(Sign in, top right) with HITBOARD_ADMIN_TOKEN."]
+        if len(values["admin_token"]) < SHORT_SECRET:
+            lines.append(f"WARNING: HITBOARD_ADMIN_TOKEN is shorter than {SHORT_SECRET} "
+                         "characters: anyone may guess it. Make it long and random.")
+        return settings, lines
+    values["admin_token"] = new_secret()
+    return Settings(values), ["To change state (load generator, rollups, notes), sign in with this "
+                    f"link (secret until the server restarts):\n    "
+                    f"{signin_link(values, values['admin_token'])}"]

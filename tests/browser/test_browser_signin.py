@@ -1,0 +1,63 @@
+"""Signing in and out in Chromium: a visitor sees the load generator's controls disabled
+and why; the top bar's Sign in takes the secret (a wrong one says so), the page reloads
+with the controls enabled, Sign out closes them again; the sign-in link leaves a clean
+URL and a cookie no script can read."""
+
+from __future__ import annotations
+
+from dash.testing.wait import until
+from dashkit import ADMIN_TOKEN, free_port, sign_in
+from selenium.webdriver.common.keys import Keys
+
+from dashboard.loadgen.control import get_generator
+
+STATE = "const e = document.getElementById('account'); return e ? e.dataset.state : null;"
+
+
+def account(dash_duo) -> str:
+    return dash_duo.driver.execute_script(STATE)
+
+
+def enabled(dash_duo, selector) -> bool:
+    return dash_duo.find_element(selector).is_enabled()
+
+
+def test_a_visitor_signs_in_from_the_top_bar_acts_and_signs_out(app, dash_duo):
+    dash_duo.start_server(app, port=free_port())
+    dash_duo.driver.get(dash_duo.server_url + "/loadgen")
+    dash_duo.wait_for_contains_text(".page-loadgen", "Sign in to drive the load generator")
+    assert account(dash_duo) == "visitor"
+    assert not enabled(dash_duo, "#lg-start") and not enabled(dash_duo, "#lg-backfill")
+
+    dash_duo.find_element("#account-signin-box summary").click()
+    dash_duo.find_element("#account-secret").send_keys("a-guess")
+    dash_duo.find_element("#account-signin").click()
+    dash_duo.wait_for_contains_text("#account-status", "not this server's admin secret")
+    box = dash_duo.find_element("#account-secret")
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(ADMIN_TOKEN, Keys.ENTER)
+    until(lambda: account(dash_duo) == "admin", timeout=15, msg="not signed in")
+    dash_duo.wait_for_text_to_equal("#lg-state", "Stopped")
+    assert "hitboard_session" not in dash_duo.driver.execute_script("return document.cookie")
+    assert "Sign in to" not in dash_duo.find_element(".page-loadgen").text
+    dash_duo.find_element("#lg-start").click()
+    dash_duo.wait_for_contains_text("#lg-state", "Running on")
+    dash_duo.find_element("#lg-stop").click()
+    dash_duo.wait_for_text_to_equal("#lg-state", "Stopped")
+
+    dash_duo.find_element("#account-signout").click()
+    until(lambda: account(dash_duo) == "visitor", timeout=15, msg="not signed out")
+    dash_duo.wait_for_contains_text(".page-loadgen", "Sign in to drive the load generator")
+    assert not enabled(dash_duo, "#lg-start")
+    assert not get_generator(app.server).status().running
+    assert dash_duo.get_logs() == []
+
+
+def test_the_sign_in_link_leaves_a_clean_url(app, dash_duo):
+    dash_duo.start_server(app, port=free_port())
+    sign_in(dash_duo, "/rollups?tz=UTC")
+    until(lambda: account(dash_duo) == "admin", timeout=15, msg="not signed in")
+    url = dash_duo.driver.current_url
+    assert ADMIN_TOKEN not in url and "/rollups" in url
+    assert enabled(dash_duo, "#rollups-run")
+    assert dash_duo.get_logs() == []
