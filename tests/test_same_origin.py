@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from dashkit import ADMIN_TOKEN, dashboard_app, post_callback, signed_in
+from dashkit import ADMIN_TOKEN, dashboard_app, post_callback, register_sites, signed_in
 
 from dashboard.authority.origin import write_refusal
 from dashboard.loadgen.control import get_generator
@@ -25,6 +25,7 @@ BEARER = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 def server(tmp_path):
     with dashboard_app(tmp_path / "store", rollup_interval=0,
                        public_url="https://stats.example.com") as app:
+        register_sites(app, "blog")
         yield app.server
         get_generator(app.server).stop()
 
