@@ -273,6 +273,8 @@ def test_the_toast_covers_nothing(app, dash_duo):
     """What g did shows in the header's flow (it sat over the chart's time axis)."""
     _seed(app)
     _open(dash_duo, app, "/present?site=shop&tz=UTC")
+    sign_in(dash_duo, "/present?site=shop&tz=UTC")
+    dash_duo.wait_for_element("#present-root")
     until(lambda: _script(dash_duo, POINTS) >= 10, timeout=15)
     _press(dash_duo, "g")
     until(lambda: _toast(dash_duo) == "Load generator started", timeout=10)
