@@ -105,8 +105,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("connections", 1000, "connections a server process holds at once; more wait "
             "in the listen queue", _positive_int),
     Setting("header_timeout", 10.0, "seconds a client has to send a request's line and "
-            "headers, a kept-alive connection to start its next one; then it is closed",
-            _positive_float),
+            "headers once it has begun, and an idle connection to begin; then it is "
+            "closed", _positive_float),
     Setting("body_timeout", 30.0, "seconds a client has to send a request's body once its "
             "headers are in; then it gets a 408", _positive_float),
     Setting("beacon_max_body", 8 * 1024, "largest /hit body, in bytes (8K, 1M...); a "

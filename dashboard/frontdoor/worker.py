@@ -79,10 +79,10 @@ class FrontDoorWorker(GeventWorker):
         name = listener.getsockname()
         try:
             while self.alive:
-                start = time.monotonic()
                 if not parser.unreader.pending() and not _readable(
                         client, self.limits.header_timeout):
-                    break
+                    break                   # idle past the deadline
+                start = time.monotonic()    # the head is due header_timeout from here
                 served = self.quick.run(self._try_in_thread, parser, client, addr, name)
                 if served is None:                   # not all there: the hub reads it
                     served = self._read_on_hub(parser, client, addr, name, start)
