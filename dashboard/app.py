@@ -17,6 +17,8 @@ import dash
 import flask
 
 from . import extensions, shell
+from .frontdoor import guards
+from .frontdoor.limits import Limits
 from .services import EXTENSION_KEY, Services
 from .settings import Settings, resolve
 
@@ -47,6 +49,7 @@ def create_app(settings: Settings | Mapping[str, Any] | None = None) -> dash.Das
         app.layout = shell.layout
         shell.register_callbacks(app)
         extensions.install(app.server, services)
+        guards.install(app, Limits.from_settings(settings))
     except BaseException:
         services.close()
         raise

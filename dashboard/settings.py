@@ -12,6 +12,7 @@ as ``settings.<name>`` (for instance ``get_services().settings.<name>`` in a cal
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +80,20 @@ def _public_url(text: str) -> str | None:
     return text.strip().rstrip("/")
 
 
+_SIZE = re.compile(r"\s*(\d+)\s*(?:([KM])(?:I?B)?)?\s*", re.IGNORECASE)
+
+
+def _byte_size(text: str) -> int:
+    """A size in bytes: ``8192``, ``8K`` or ``4M`` (K and M count by 1,024)."""
+    match = _SIZE.fullmatch(text)
+    if match is None:
+        raise ValueError(f"expected bytes, e.g. 8192, 8K or 4M, got {text!r}")
+    value = int(match[1]) * {"": 1, "K": 1024, "M": 1024 ** 2}[(match[2] or "").upper()]
+    if value < 1:
+        raise ValueError(f"must be at least 1 byte, got {text!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str
@@ -99,7 +114,21 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("port", 8050, "TCP port `hitboard serve` listens on", _port),
     Setting("workers", 1, "server processes",
             _positive_int),
-    Setting("threads", 8, "request threads per server process", _positive_int),
+    Setting("threads", 8, "threads per server process running pages and Dash callbacks "
+            "(/hit and /healthz have as many of their own)", _positive_int),
+    Setting("connections", 1000, "connections a server process holds at once; more wait "
+            "in the listen queue", _positive_int),
+    Setting("header_timeout", 10.0, "seconds a client has to send a request's line and "
+            "headers once it has begun, and an idle connection to begin; then it is "
+            "closed", _positive_float),
+    Setting("body_timeout", 30.0, "seconds a client has to send a request's body once its "
+            "headers are in; then it gets a 408", _positive_float),
+    Setting("beacon_max_body", 8 * 1024, "largest /hit body, in bytes (8K, 1M...); a "
+            "larger one is refused with 413 before it is read", _byte_size),
+    Setting("callback_max_body", 4 * 1024 ** 2, "largest Dash callback body, in bytes "
+            "(History posts its CSV back to download it: 3.4 MB at most)", _byte_size),
+    Setting("max_body", 1024 ** 2, "largest body any other address accepts, in bytes",
+            _byte_size),
     Setting("readonly", False, "never write: no hit recorder, embedded store opened read-only",
             _boolean),
     Setting("hide_synthetic", False, "leave the load generator's synthetic sites out of the "

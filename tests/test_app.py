@@ -98,7 +98,7 @@ def test_bad_setting_fails_before_anything_opens(tmp_path):
 def test_gunicorn_runs_threads_in_one_process_by_default():
     options = gunicorn_options(resolve({}, environ={}))
     assert options["bind"] == "127.0.0.1:8050"
-    assert options["worker_class"] == "gthread"
+    assert options["worker_class"] == "dashboard.frontdoor.worker.FrontDoorWorker"
     assert (options["workers"], options["threads"]) == (1, 8)
 
 

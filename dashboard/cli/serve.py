@@ -1,4 +1,6 @@
-"""``hitboard serve``: the dashboard on this machine, under gunicorn's threaded worker.
+"""``hitboard serve``: the dashboard on this machine, under gunicorn with hitboard's own
+worker (``dashboard.frontdoor.worker``: gevent reads whole requests within their deadlines
+and size limits, threads run the app), since it faces the open internet.
 
 Every option is a setting of ``dashboard.settings`` with the same name, resolved
 option > ``HITBOARD_*`` variable > default; a feature adds its option here and its row
@@ -20,6 +22,7 @@ from ..authority.sessions import secret_at_start
 from ..settings import Settings, resolve
 from .common import store_option
 
+WORKER_CLASS = "dashboard.frontdoor.worker.FrontDoorWorker"
 BOOT_ERROR = 3  # gunicorn's "worker failed to boot": the arbiter stops instead of retrying
 
 
@@ -28,8 +31,11 @@ def gunicorn_options(settings: Settings) -> dict:
         "bind": f"{settings.host}:{settings.port}",
         "workers": settings.workers,
         "threads": settings.threads,
-        "worker_class": "gthread",
-        "keepalive": 5,  # viewers poll every 2 s: keep their connections open between polls
+        "worker_class": WORKER_CLASS,
+        "worker_connections": settings.connections,
+        # Non-zero, so that the worker keeps connections open between viewers' polls
+        # (every 2 s); how long an idle one stays open is header_timeout.
+        "keepalive": 5,
         "proc_name": "hitboard",
         # gunicorn ≥ 24's control socket has one default path per user: several hitboard
         # servers on one machine would take it from each other, and nothing here uses it.
@@ -41,6 +47,8 @@ def run_gunicorn(settings: Settings) -> None:
     from gunicorn.app.base import BaseApplication
 
     class HitboardServer(BaseApplication):
+        hitboard_settings = settings        # the worker's limits and threads
+
         def load_config(self):
             for key, value in gunicorn_options(settings).items():
                 if key in self.cfg.settings:  # older gunicorn lacks the newest settings
