@@ -8,7 +8,7 @@ import io
 import json
 
 import pytest
-from dashkit import dashboard_app, post_callback
+from dashkit import ADMIN_TOKEN, dashboard_app, post_callback
 
 from dashboard.cli.serve import WORKER_CLASS, gunicorn_options
 from dashboard.frontdoor.limits import SPOOL_BYTES, BodyTooLarge, Limits, read_body
@@ -77,7 +77,8 @@ def client(tmp_path_factory):
                                         ("/_dash-update-component", 4 * 1024 ** 2 + 1),
                                         ("/api/annotations", 1024 ** 2 + 1)])
 def test_flask_refuses_a_body_over_its_route_limit_with_a_reason(client, path, size):
-    response = client.post(path, data=b"x" * size, content_type="application/json")
+    response = client.post(path, data=b"x" * size, content_type="application/json",
+                           headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
     assert response.status_code == 413
     assert "may be at most" in response.get_json()["error"]
 

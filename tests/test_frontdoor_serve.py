@@ -39,7 +39,8 @@ class Served:
         self.port, self.store, self.log = free_port(), tmp / "store", tmp / "serve.log"
         env = {**os.environ, "HITBOARD_STORE": str(self.store), "HITBOARD_ROLLUP_INTERVAL": "0",
                "HITBOARD_FLUSH_INTERVAL": "0.2", "HITBOARD_HEADER_TIMEOUT": str(DEADLINE),
-               "HITBOARD_BODY_TIMEOUT": str(DEADLINE)}
+               "HITBOARD_BODY_TIMEOUT": str(DEADLINE),
+               "HITBOARD_BEACON_SITES": "slowloris,chunky,s"}
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(
                 [str(Path(sys.executable).parent / "hitboard"), "serve", "--port",
