@@ -70,13 +70,15 @@ def plans_table(plans: Sequence[dict], table_id: str | None = None) -> html.Div:
 
 
 def logs_table(logs: Sequence[dict], tz: ZoneInfo, table_id: str | None = None) -> html.Div:
-    """One row per log path ingested: ``path, host, lines, hits, rejected`` ({reason:
-    lines}), ``updated`` (aware, or None), ``pid, running`` (None: another host's) and
+    """One row per log path ingested: ``path, host, lines, hits, tolerated, rejected``
+    ({reason: lines}), ``updated`` (aware, or None), ``pid, running`` (None: another host's) and
     ``interrupted``, shown in ``tz``."""
-    head = ("Log file", "Reading now", "Lines", "Hits", "Not read", "Last written")
+    head = ("Log file", "Reading now", "Lines", "Hits", "Read despite", "Not read",
+            "Last written")
     rows = [[cell(log["path"], "page-cell code-text", hint=log["host"]),
              cell(_reading(log)), cell(count(log["lines"]), "num"),
-             cell(count(log["hits"]), "num"), _rejected(log["rejected"]),
+             cell(count(log["hits"]), "num"), _by_reason(log["tolerated"]),
+             _by_reason(log["rejected"]),
              cell("–" if log["updated"] is None
                   else log["updated"].astimezone(tz).strftime("%Y-%m-%d %H:%M:%S"))]
             for log in logs]
@@ -92,11 +94,13 @@ def _reading(log: dict) -> str:
     return state
 
 
-def _rejected(rejected: dict[str, int]) -> Cell:
-    """Lines that parsed into no hit, by reason (``queries.ingest.logformat.Reject``)."""
+def _by_reason(lines: dict[str, int]) -> Cell:
+    """Lines counted by reason: those that parsed into no hit
+    (``queries.ingest.logformat.Reject``), or those read despite an oddity (``Oddity``,
+    bytes that are not UTF-8), the reasons in the cell's hint."""
     reasons = ", ".join(f"{count(n)} {reason.replace('_', ' ')}"
-                        for reason, n in sorted(rejected.items(), key=lambda r: -r[1]) if n)
-    return cell(count(sum(rejected.values())), hint=reasons)
+                        for reason, n in sorted(lines.items(), key=lambda r: -r[1]) if n)
+    return cell(count(sum(lines.values())), hint=reasons)
 
 
 def quarantine_table(items: Sequence[dict], tz: ZoneInfo, table_id: str | None = None

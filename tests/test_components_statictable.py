@@ -48,8 +48,9 @@ def test_the_data_pages_tables_keep_their_columns_spans_and_notes():
                                         "14 days (TTL)"]
     (log,) = table_cells(logs_table([{
         "path": "/var/log/a.log", "host": socket.gethostname(), "lines": 14, "hits": 12,
-        "rejected": {"malformed": 2, "bot": 0}, "updated": None, "pid": None,
-        "running": False, "interrupted": False}], dt.UTC))
-    assert (log[0]["t"], log[0]["h"], log[4]) == (["/var/log/a.log"], socket.gethostname(),
+        "rejected": {"malformed": 2, "bot": 0}, "tolerated": {"undecodable_bytes": 3},
+        "updated": None, "pid": None, "running": False, "interrupted": False}], dt.UTC))
+    assert (log[0]["t"], log[0]["h"], log[5]) == (["/var/log/a.log"], socket.gethostname(),
                                                   {"t": ["2"], "h": "2 malformed",
                                                    "l": "Not read"})
+    assert log[4] == {"t": ["3"], "h": "3 undecodable bytes", "l": "Read despite"}

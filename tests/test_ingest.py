@@ -123,10 +123,27 @@ def test_odd_request_lines_are_parsed_and_counted_as_tolerated(tmp_path):
                 line(4)])
     result = CliRunner().invoke(main, ["ingest", str(log), "--store", str(tmp_path / "s")])
     assert result.exit_code == 0, result.output
-    assert "parsed    4\ntolerated 3 odd request lines (2 odd_protocol, 1 spacing)\n" \
+    assert "parsed    4\ntolerated 2 odd_protocol, 1 spacing\n" \
            "rejected  0" in result.stdout
     db = queries.connect(str(tmp_path / "s"), read_only=True)
     assert ingest_totals(db)["tolerated"] == {"odd_protocol": 2, "spacing": 1}
+    db.client.close()
+
+
+def test_bytes_that_are_not_utf8_are_stored_replaced_and_counted(tmp_path):
+    log = tmp_path / "latin.log"
+    log.write_bytes(line(1, "/caf\xe9").encode("latin-1") + b"\n"
+                    + line(2).replace('"ua"', '"agent \xff"').encode("latin-1") + b"\n"
+                    + line(3).encode() + b"\n")
+    store = str(tmp_path / "s")
+    result = CliRunner().invoke(main, ["ingest", str(log), "--store", store])
+    assert result.exit_code == 0, result.output
+    assert "tolerated 2 undecodable_bytes\n" in result.stdout
+    db = queries.connect(store, read_only=True)
+    assert ingest_totals(db)["tolerated"] == {"undecodable_bytes": 2}
+    pages = set(db[schema.DAILY].distinct("metadata.page"))
+    assert "/caf\ufffd" in pages
+    assert not any(0xD800 <= ord(c) <= 0xDFFF for page in pages for c in page)
     db.client.close()
 
 

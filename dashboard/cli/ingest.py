@@ -243,11 +243,12 @@ def _batch(ingestor, default_sites: dict[str, str], stop: threading.Event,
 
 
 def _tolerated(tolerated) -> list[tuple[str, str]]:
-    """The summary's row of odd request lines parsed (a strict parser would lose them)."""
+    """The summary's row of odd lines parsed (a strict parser would lose them): odd
+    request lines, and bytes that are not UTF-8 (stored as U+FFFD)."""
     if not tolerated:
         return []
     oddities = ", ".join(f"{n:,} {oddity}" for oddity, n in tolerated.most_common())
-    return [("tolerated", f"{sum(tolerated.values()):,} odd request lines ({oddities})")]
+    return [("tolerated", f"{oddities}")]
 
 
 def _print_summary(summary, elapsed: float) -> None:

@@ -39,6 +39,9 @@ MAX_NAMES = 100_000      # (site, page) validations remembered
 # while the slice is in the CPU's cache (transposing a whole chunk's records at its end
 # cost ~1.5 µs a line); counting the columns later costs what counting them at once does.
 SLICE_LINES = 1024
+# A line's bytes that are not UTF-8 are decoded as U+FFFD (never a lone surrogate, which
+# no store can hold): such a line counts, and is reported among the tolerated ones.
+REPLACED, UNDECODABLE = "\ufffd", "undecodable_bytes"
 
 
 @dataclass
@@ -46,7 +49,7 @@ class Tally:
     lines: int = 0
     parsed: int = 0
     rejected: Counter = field(default_factory=Counter)
-    tolerated: Counter = field(default_factory=Counter)   # odd request lines parsed
+    tolerated: Counter = field(default_factory=Counter)   # odd lines parsed, by oddity
     sites: Counter = field(default_factory=Counter)
     first: dt.datetime | None = None
     last: dt.datetime | None = None
@@ -91,6 +94,7 @@ class LineMapper:
             events.totals = tally.events = EventTotals()
         parse, rejected, sites, hits, bots = (self.parser.parse, tally.rejected, tally.sites,
                                               tally.hits, tally.bots)
+        tolerated = tally.tolerated
         is_bot = self._bots.__getitem__
         slices = [] if self.dimensions else None
         part, part_sites = [], []                   # the dimensions' slice of lines
@@ -104,6 +108,8 @@ class LineMapper:
             if not isinstance(record, LogRecord):
                 rejected[str(record)] += 1
                 continue
+            if REPLACED in line:        # O(1) on an ASCII line: U+FFFD cannot be in it
+                tolerated[UNDECODABLE] += 1
             site = fixed or (self._site(record.vhost) if record.vhost else default)
             if site is None:
                 rejected["bad_site"] += 1
