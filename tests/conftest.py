@@ -48,7 +48,12 @@ def _connect(backend: str, tmp_path, request):
 
 @pytest.fixture(params=BACKENDS)
 def db(request, tmp_path):
-    """A fresh database with the indexes created, dropped or closed after the test."""
+    """A fresh database with the indexes created, dropped or closed after the test. A
+    test marked ``volume`` skips the wire-protocol emulator, which answers one command
+    at a time in Python: its volumes take it minutes, and the same code runs on it in
+    the smaller tests."""
+    if request.param == "wire" and request.node.get_closest_marker("volume"):
+        pytest.skip("volume test: on the embedded store and a real MongoDB only")
     database = _connect(request.param, tmp_path, request)
     queries.ensure_indexes(database)
     yield database

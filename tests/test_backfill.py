@@ -155,6 +155,7 @@ def test_look_ups_by_id_stay_short_however_much_history_is_stored(embedded_db):
     assert embedded_db[schema.DAILY].count_documents({}) == 2 * (len(pages) + 1)
 
 
+@pytest.mark.volume
 def test_backfill_writes_the_rollups_of_its_history(db):
     """History has no raw events; its rollups are written with it, so the Rollups page's
     badge is green from the first look, at every level, and bytes and statuses look real."""

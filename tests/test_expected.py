@@ -22,6 +22,7 @@ def history(db, days: int, per_minute=lambda k: 1, site="s", until=TODAY):
     queries.backfill(db, items)
 
 
+@pytest.mark.volume
 def test_the_band_spans_the_10th_to_90th_percentile_of_the_same_weekday(db):
     # Week k ago (k = 1..8) had k hits a minute: 60·k an hour.
     history(db, 70, per_minute=lambda k: (k - 1) // 7)

@@ -58,6 +58,7 @@ hit_lists = st.lists(
     min_size=1, max_size=30)
 
 
+@pytest.mark.volume
 @settings(max_examples=15, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(raw=hit_lists, split=st.integers(0, 30))
@@ -76,6 +77,7 @@ def test_recorder_documents_equal_log_hit(db, ref_db, raw, split):
     assert stored(db) == stored(ref_db)
 
 
+@pytest.mark.volume
 def test_eight_threads_recording_concurrently_lose_nothing(db):
     hits = _hits(8 * 800, seconds=3 * 86400)
     recorder = queries.HitRecorder(db, flush_interval=0.01, max_pending_docs=10)

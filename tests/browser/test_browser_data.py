@@ -76,11 +76,11 @@ def test_data_page_lists_the_logs_ingested_and_their_lines_not_read(dash_duo, tm
         dash_duo.start_server(app)
         dash_duo.wait_for_page(f"{dash_duo.server_url}/data")
         dash_duo.wait_for_element("#data-logs tbody tr", timeout=20)
-        assert cells(dash_duo)[:5] == [f"{log}\n{socket.gethostname()}", "no", "14", "12",
-                                       "2\n2 malformed"]
+        assert cells(dash_duo)[:6] == [f"{log}\n{socket.gethostname()}", "no", "14", "12",
+                                       "0", "2\n2 malformed"]
         ingest_more(good=3, junk=1)                   # the page shows it once reloaded
         dash_duo.driver.refresh()
-        until(lambda: cells(dash_duo)[2:5] == ["18", "15", "3\n3 malformed"], timeout=20)
+        until(lambda: cells(dash_duo)[2:6] == ["18", "15", "0", "3\n3 malformed"], timeout=20)
         assert dash_duo.get_logs() == []
 
 
