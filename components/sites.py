@@ -43,11 +43,13 @@ def _row(row: Mapping) -> html.Tr:
     agents = AGENT_LABELS.get(row["agents"], row["agents"])
     cells = (
         (html.Span(name, className="site-name-cell"), "site-cell"),
-        ([row["registered"] or "–", html.Br(), _muted(f"by {row['via']}")], ""),
+        ([html.Span(row["registered"] or "–", className="nowrap"), html.Br(),
+          _muted(f"by {row['via']}")], ""),
         (_origins(row["origins"]), "origins-cell"),
         (row["tz"] or _muted("not set"), ""),
         (agents, ""),
-        (row["last_hit"] or _muted("never"), ""),
+        (html.Span(row["last_hit"], className="nowrap") if row["last_hit"]
+         else _muted("never"), ""),
     )
     return html.Tr([html.Td(content, className=css or None, **{"data-label": label})
                     for (content, css), label in zip(cells, COLUMNS, strict=True)])
@@ -176,7 +178,7 @@ def danger_zone(name: str, disabled: bool) -> html.Section:
                         name, ", for good (as ", html.Code("hitboard site remove --data"),
                         "). To count it again from its logs, ingest them with ",
                         html.Code("--from-start"), "."], className="hint"),
-                html.Label(["Type ", html.B(name), " to confirm"], htmlFor="sites-confirm",
+                html.Label(["Type ", html.Code(name), " to confirm"], htmlFor="sites-confirm",
                            className="field-label"),
                 dcc.Input(id="sites-confirm", type="text", value="", autoComplete="off",
                           debounce=False, disabled=disabled, className="text-input",

@@ -11,6 +11,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from queries import sitedata, validation
 from queries.errors import InvalidSiteError, InvalidTimeZoneError
@@ -156,10 +157,26 @@ def add(db, name: str | None, tz: str | None, origins: str | None, agents: str |
     name = (name or "").strip()
     if not name:
         raise InvalidSiteError("type the site's name (e.g. blog.example.com)")
+    host = _host(name)
+    if host:
+        origin = validation.origin(name) or name
+        raise InvalidSiteError(f"invalid site {name[:100]!r}: a site is named, not addressed: "
+                               f"name it {host} and give {origin} as its origin")
     if not register(db, name, "admin", **form_settings(tz, origins, agents)):
         raise InvalidSiteError(f"site {name!r} is already registered: change its settings "
                                "on its own page")
     return name
+
+
+def _host(text: str) -> str | None:
+    """The host of an address typed where a name goes (``https://blog.example.com/``)."""
+    if "://" not in text:
+        return None
+    try:
+        host = urlsplit(text).hostname
+    except ValueError:
+        return None
+    return host if host and validation.SITE_RE.fullmatch(host) else None
 
 
 def save(db, name: str, tz: str | None, origins: str | None, agents: str | None

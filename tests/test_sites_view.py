@@ -94,7 +94,10 @@ def test_adding_a_site_registers_it_as_the_admins_with_its_settings(db):
 
 @pytest.mark.parametrize(("name", "tz", "origins", "error", "words"), [
     ("", None, "", InvalidSiteError, "type the site's name"),
-    ("https://blog.example.com", None, "", InvalidSiteError, "invalid site"),
+    ("https://blog.example.com/", None, "", InvalidSiteError,
+     "a site is named, not addressed: name it blog.example.com and give "
+     "https://blog.example.com as its origin"),
+    ("ftp://", None, "", InvalidSiteError, "invalid site 'ftp://': use 1 to 64"),
     ("a" * 65, None, "", InvalidSiteError, "1 to 64 letters"),
     ("<b>x</b>", None, "", InvalidSiteError, "invalid site"),
     ("blog", "Mars/Olympus", "", InvalidTimeZoneError, "unknown time zone 'Mars/Olympus'"),
