@@ -84,10 +84,8 @@ def _listing(disabled: bool, zones) -> list:
 def _editing(name: str | None, query, disabled: bool) -> list:
     back = dcc.Link("← All sites", href=view.list_href(query), id="sites-back",
                     className="back-link")
-    if name is None:          # the list is shown: the settings' components, empty
-        return [back, html.Div(id="sites-edit-status"),
-                html.Div(id="sites-settings", children=[
-                    settings_form(None, "human", (), (), True), danger_zone("", True)])]
+    if name is None:          # the list is shown
+        return [back, html.Div(id="sites-edit-status"), _no_settings()]
     tz = view.zone_shown(ShellState.from_query(query).tz)
     try:
         site = view.edited(get_services().db, name)
@@ -96,8 +94,7 @@ def _editing(name: str | None, query, disabled: bool) -> list:
     settings = site.settings
     if settings is None:
         return [back, html.Div(id="sites-edit-status", children=message(site.problem, "warning")),
-                html.Div(id="sites-settings", hidden=True, children=[
-                    settings_form(None, "human", (), (), True), danger_zone("", True)])]
+                _no_settings()]
     return [
         back,
         site_summary(settings.name, settings.synthetic, view.via_words(settings.via),
@@ -111,6 +108,12 @@ def _editing(name: str | None, query, disabled: bool) -> list:
             danger_zone(settings.name, disabled),
         ]),
     ]
+
+
+def _no_settings() -> html.Div:
+    """The settings' components, empty and hidden, for the callbacks to find."""
+    return html.Div(id="sites-settings", hidden=True, children=[
+        settings_form(None, "human", (), (), True), danger_zone("", True)])
 
 
 def _when(moment, tz: str) -> str | None:
