@@ -132,6 +132,18 @@ def test_navigation_keeps_the_shell_state_and_marks_the_current_page(app):
     assert "active" not in by_name["Live"].className
 
 
+def test_the_sites_page_is_in_the_navigation_among_the_operations_pages(app):
+    links = shell.nav_links("/sites", "?site=alpha&tz=UTC&edit=alpha")
+    assert [link.children for link in links][-4:] == ["Data", "Sites", "Load generator",
+                                                     "Present"]
+    sites = next(link for link in links if link.children == "Sites")
+    assert sites.href == "/sites?site=alpha&tz=UTC" and "active" in sites.className
+    assert sites.id == "nav-sites"
+    views = shell.remember_view("/sites", "?tz=UTC&edit=alpha", {})
+    back = {link.children: link.href for link in shell.nav_links("/data", "?tz=UTC", views)}
+    assert back["Sites"] == "/sites?tz=UTC&edit=alpha"
+
+
 def test_navigation_back_to_a_page_finds_it_as_it_was_left(app):
     views = shell.remember_view("/history", "?site=alpha&range=30d&compare=1", {})
     views = shell.remember_view("/", "?site=alpha&window=15", views)

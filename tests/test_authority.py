@@ -25,6 +25,8 @@ from dashboard.loadgen.control import get_generator
 from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services
 from queries import annotations as notes
+from queries.stats.catalog import list_sites
+from queries.stats.sites import register, registered_sites
 
 NOW = dt.datetime(2026, 11, 21, 14, 0, tzinfo=dt.UTC)
 LOADGEN_ACTIONS = ("lg-start", "lg-stop", "lg-spike", "lg-backfill-confirm")
@@ -35,6 +37,7 @@ SIGN_IN = "Sign in to "
 def app(tmp_path):
     with dashboard_app(tmp_path / "store", rollup_interval=0) as app:
         seed(get_services(app.server).db, "s", [(NOW, "/a", 3)])
+        register(get_services(app.server).db, "reg", "admin")
         yield app
         get_generator(app.server).stop()
 
@@ -78,6 +81,34 @@ def present_key(client, key, headers=None):
                          changed=(f"{button}.n_clicks",), headers=headers)
 
 
+def sites_add(client, headers=None):
+    return post_callback(
+        client, ["sites-add-status.children", "sites-changed.data", "sites-add-name.value",
+                 "sites-add-origins.value"],
+        inputs={"sites-add.n_clicks": 1, "sites-add-name.n_submit": None},
+        state={"sites-add-name.value": "new.example", "sites-add-tz.value": None,
+               "sites-add-origins.value": "", "sites-add-agents.value": "human",
+               "url.search": ""},
+        changed=("sites-add.n_clicks",), headers=headers)
+
+
+def sites_save(client, headers=None):
+    return post_callback(
+        client, ["sites-save-status.children"], inputs={"sites-save.n_clicks": 1},
+        state={"sites-edit-name.data": "reg", "sites-tz.value": "Asia/Tokyo",
+               "sites-origins.value": "", "sites-agents.value": "human"},
+        changed=("sites-save.n_clicks",), headers=headers)
+
+
+def sites_remove(client, button, name, headers=None):
+    return post_callback(
+        client, ["sites-edit-status.children", "sites-settings.hidden"],
+        inputs={"sites-unregister.n_clicks": int(button == "sites-unregister"),
+                "sites-delete.n_clicks": int(button == "sites-delete")},
+        state={"sites-edit-name.data": name, "sites-confirm.value": name, "url.search": ""},
+        changed=(f"{button}.n_clicks",), headers=headers)
+
+
 def said(response) -> str:
     assert response.status_code == 200, response.get_data(as_text=True)
     return json.dumps(response.get_json()["response"])
@@ -88,7 +119,10 @@ def state_of(server) -> dict:
     job = rollup_job(server)
     return {"running": status.running, "backfilled": status.backfill.total,
             "rolled up": job.last is not None,
-            "notes": notes.list_annotations(get_services(server).db)}
+            "notes": notes.list_annotations(get_services(server).db),
+            "sites": {site.name: (site.tz, site.origins, site.unknown_agents)
+                      for site in registered_sites(get_services(server).db)},
+            "counted": list_sites(get_services(server).db)}
 
 
 # -- every state-changing callback, with and without credentials --------------------------
@@ -105,6 +139,12 @@ WRITES = {
                       lambda s: [n["text"] for n in s["notes"]] == ["live"]),
     "presenter g": (lambda c, h: present_key(c, "g", h), "Load generator started",
                     lambda s: s["running"]),
+    "Sites add": (sites_add, "Registered new.example", lambda s: "new.example" in s["sites"]),
+    "Sites save": (sites_save, "Saved.", lambda s: s["sites"]["reg"][0] == "Asia/Tokyo"),
+    "Sites unregister": (lambda c, h: sites_remove(c, "sites-unregister", "reg", h),
+                         "Unregistered reg", lambda s: "reg" not in s["sites"]),
+    "Sites delete data": (lambda c, h: sites_remove(c, "sites-delete", "s", h),
+                          "Deleted s and its data", lambda s: "s" not in s["counted"]),
 }
 
 
@@ -162,6 +202,10 @@ def test_the_guarded_callbacks_are_exactly_the_state_changing_ones(app):
         "history-note-status.children...history-graph.figure...history-note-text.value..."
         "history-notes.children": "notes",
         "live-note-status.children...live-graph.figure...live-note-text.value": "notes",
+        "sites-add-status.children...sites-changed.data...sites-add-name.value..."
+        "sites-add-origins.value": "sites",
+        "sites-save-status.children": "sites",
+        "sites-edit-status.children...sites-settings.hidden": "sites",
     }
 
 
@@ -241,6 +285,8 @@ def test_pages_tell_a_visitor_that_actions_need_signing_in(server):
         loadgen_page = page_module("loadgen").layout()
         rollups_page = page_module("rollups").layout()
         history_page = page_module("history").layout()
+        sites_page = page_module("sites").layout()
+        site_page = page_module("sites").layout(edit="reg")
     assert "Sign in to drive the load generator" in str(loadgen_page)
     controls = by_id(loadgen_page)
     for control in ("lg-rate", "lg-sites", "lg-pages", "lg-zipf", "lg-days", *LOADGEN_ACTIONS,
@@ -252,6 +298,11 @@ def test_pages_tell_a_visitor_that_actions_need_signing_in(server):
     form = by_id(history_page)
     assert all(form[f"history-note-{part}"].disabled is True
                for part in ("time", "text", "kind", "add"))
+    assert "Sign in to manage sites" in str(sites_page)
+    assert by_id(sites_page)["sites-add"].disabled is True
+    site = by_id(site_page)
+    assert all(site[c].disabled is True for c in ("sites-save", "sites-unregister",
+                                                  "sites-confirm", "sites-delete"))
 
 
 def test_signed_in_the_same_pages_are_open(server):
@@ -260,7 +311,11 @@ def test_signed_in_the_same_pages_are_open(server):
     with server.test_request_context("/", headers={"Cookie": f"hitboard_session={cookie}"}):
         loadgen_page = page_module("loadgen").layout()
         rollups_page = page_module("rollups").layout()
+        site_page = page_module("sites").layout(edit="reg")
     assert "Sign in" not in str(loadgen_page) and "Sign in" not in str(rollups_page)
+    assert "Sign in" not in str(site_page)
+    assert not any(by_id(site_page)[c].disabled for c in ("sites-save", "sites-unregister",
+                                                          "sites-confirm"))
     assert not any(by_id(loadgen_page)[c].disabled for c in LOADGEN_ACTIONS)
     assert not by_id(rollups_page)["rollups-run"].disabled
     assert account_state(client) == "admin"

@@ -71,3 +71,32 @@ def test_top_pages_uses_the_site_page_date_index(db):
     assert wrapped.finds
     for collection, (query, *_), _ in wrapped.finds:
         assert indexes_used(db, collection, query) == {"site_page_date"}
+
+
+def test_last_hit_is_the_minute_of_the_newest_hit(db):
+    from queries.stats.catalog import last_hit
+
+    assert last_hit(db, "s1") is None
+    for ts, site in ((ANCHOR + dt.timedelta(days=1, hours=23, minutes=59, seconds=30), "s1"),
+                     (ANCHOR + dt.timedelta(days=1, hours=7, minutes=5), "s1"),
+                     (ANCHOR + dt.timedelta(hours=22, minutes=40), "s1"),
+                     (ANCHOR + dt.timedelta(days=3, hours=1), "s2")):
+        queries.log_hit(db, ts, site, "/a")
+    # The next days' documents, allocated with zeros, hold no hit.
+    queries.preallocate(db, ANCHOR + dt.timedelta(days=2), "s1", "/a")
+    assert last_hit(db, "s1") == ANCHOR + dt.timedelta(days=1, hours=23, minutes=59)
+    assert last_hit(db, "s2") == ANCHOR + dt.timedelta(days=3, hours=1)
+    with pytest.raises(queries.InvalidSiteError):
+        last_hit(db, "no/site")
+
+
+def test_last_hit_reads_one_document_by_the_site_page_date_index(db):
+    from queries.stats.catalog import last_hit
+
+    for days in range(5):
+        queries.log_hit(db, ANCHOR + dt.timedelta(days=days, hours=3), "s1", "/a")
+    wrapped = WrappedDB(db)
+    assert last_hit(wrapped, "s1") == ANCHOR + dt.timedelta(days=4, hours=3)
+    assert len(wrapped.finds) == 1
+    for collection, (query, *_), _ in wrapped.finds:
+        assert indexes_used(db, collection, query) == {"site_page_date"}

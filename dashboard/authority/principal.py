@@ -37,6 +37,7 @@ ACTIONS = {
     "loadgen": "drive the load generator",
     "rollups": "run the rollups now",
     "notes": "add notes",
+    "sites": "manage sites",
 }
 
 

@@ -49,6 +49,30 @@ def site_span(db, site: str) -> tuple[dt.datetime, dt.datetime] | None:
     return days[0], days[1]
 
 
+def last_hit(db, site: str) -> dt.datetime | None:
+    """The UTC minute of the site's last hit, None without any: one read of the
+    ``(site, page, date)`` index (the newest day whose whole-site counter holds hits),
+    then that day's last hour and minute holding some."""
+    site = validation.site(site)
+    query = {"metadata.site": site, "metadata.page": WHOLE_SITE, "daily": {"$gt": 0}}
+    doc = next(iter(db[schema.DAILY].find(query, {"metadata": 1, "hourly": 1, "minute": 1})
+                    .sort("metadata.date", -1).limit(1)), None)
+    if doc is None:
+        return None
+    day = validation.stored_time(doc["metadata"]["date"])
+    hour = _last_key(doc.get("hourly"))
+    if hour is None:
+        return day
+    minute = _last_key((doc.get("minute") or {}).get(str(hour)))
+    return day + dt.timedelta(hours=hour, minutes=minute or 0)
+
+
+def _last_key(counters) -> int | None:
+    """The largest hour or minute of ``counters`` (``{"H": n}``) holding a hit."""
+    held = [int(key) for key, n in (counters or {}).items() if n]
+    return max(held) if held else None
+
+
 def list_pages(db, site: str) -> list[str]:
     site = validation.site(site)
     pages = db[schema.MONTHLY].distinct("metadata.page", {"metadata.site": site})
