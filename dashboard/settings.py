@@ -163,7 +163,7 @@ SETTINGS: tuple[Setting, ...] = (
             "link, or `Authorization: Bearer`); unset, `hitboard serve` makes one at start "
             "and prints its sign-in link", _optional_text),
     Setting("open_admin", False, "UNSAFE: let anyone who reaches the server change its "
-            "state (load generator, rollups, notes) without signing in", _boolean),
+            "state (load generator, rollups, notes, sites) without signing in", _boolean),
     Setting("public_url", None, "the server's public address (https://stats.example.com): "
             "the origin writes may come from besides the request's own, and the base of "
             "the links it prints", _public_url),

@@ -104,6 +104,7 @@ def secret_at_start(settings: Settings) -> tuple[Settings, list[str]]:
                          "characters: anyone may guess it. Make it long and random.")
         return settings, lines
     values["admin_token"] = new_secret()
-    return Settings(values), ["To change state (load generator, rollups, notes), sign in with this "
-                    f"link (secret until the server restarts):\n    "
-                    f"{signin_link(values, values['admin_token'])}"]
+    return Settings(values), [
+        "To change state (load generator, rollups, notes, sites), sign in with this link "
+        f"(secret until the server restarts):\n    "
+        f"{signin_link(values, values['admin_token'])}"]
