@@ -50,11 +50,22 @@ def create_app(settings: Settings | Mapping[str, Any] | None = None) -> dash.Das
         shell.register_callbacks(app)
         extensions.install(app.server, services)
         guards.install(app, Limits.from_settings(settings))
+        _set_up_now(app)
     except BaseException:
         services.close()
         raise
     atexit.register(services.close)
     return app
+
+
+def _set_up_now(app: dash.Dash) -> None:
+    """Dash's own setup (the app takes the callbacks its pages declared, builds its
+    scripts and its pages' routing) before the first request, not at it: Dash marks it
+    done as it begins, so a second request arriving meanwhile was served a page missing
+    its title function (a TypeError in the browser when two opened a fresh server)."""
+    response = app.server.test_client().get("/_dash-dependencies")
+    if response.status_code != 200:
+        raise RuntimeError(f"Dash's setup failed: {response.status_code}")
 
 
 def create_server(settings: Settings | Mapping[str, Any] | None = None) -> flask.Flask:

@@ -2,9 +2,8 @@
 
 Dash pages keep module-level state: ``dash.page_registry``, emptied around every test by
 the ``fresh_page_registry`` fixture (tests/conftest.py) as Dash's own tests do, and the
-callbacks declared with ``dash.callback``, held until an app takes them at its first
-request. ``dashboard_app`` has its app take them at once (:func:`claim_callbacks`), so
-no app leaves callbacks behind for the next one.
+callbacks declared with ``dash.callback``, which ``create_app`` has its app take at once
+(so no app leaves callbacks behind for the next one).
 """
 
 from __future__ import annotations
@@ -20,13 +19,6 @@ import queries
 ADMIN_TOKEN = "test-admin-secret-7f3c9a1e"
 
 
-def claim_callbacks(server) -> None:
-    """Dash's own setup before a first request: the app (Flask ``server``) takes the
-    callbacks its pages declared with ``dash.callback``. One request does it now: an app
-    never served would otherwise leave them to the next app built."""
-    assert server.test_client().get("/_dash-dependencies").status_code == 200
-
-
 @contextmanager
 def dashboard_app(store, **settings):
     """A ``create_app`` app on ``store`` holding its own callbacks, with the admin
@@ -37,7 +29,6 @@ def dashboard_app(store, **settings):
 
     app = create_app({"store": str(store), "admin_token": ADMIN_TOKEN, **settings})
     try:
-        claim_callbacks(app.server)
         yield app
     finally:
         get_services(app.server).close()

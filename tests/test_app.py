@@ -11,7 +11,7 @@ from pathlib import Path
 import dash
 import flask
 import pytest
-from dashkit import claim_callbacks, dashboard_app, free_port
+from dashkit import dashboard_app, free_port
 
 import queries
 from dashboard import create_server
@@ -81,7 +81,6 @@ def test_create_server_returns_the_flask_app_from_the_environment(tmp_path, monk
     monkeypatch.setenv("HITBOARD_STORE", str(tmp_path / "env-store"))
     server = create_server()
     try:
-        claim_callbacks(server)
         assert isinstance(server, flask.Flask)
         assert get_services(server).settings.store == str(tmp_path / "env-store")
     finally:
@@ -124,3 +123,14 @@ def test_hitboard_serve_answers_over_http(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_app_is_set_up_before_its_first_request(tmp_path):
+    """Dash sets itself up at the first request and marks it done as it begins: two
+    browsers opening a fresh server at once got a page without its title function."""
+    from dash._callback import GLOBAL_CALLBACK_MAP
+
+    with dashboard_app(tmp_path / "store") as app:
+        assert app._got_first_request["setup_server"]
+        assert not GLOBAL_CALLBACK_MAP            # every page's callbacks taken
+        assert any("history-graph" in key for key in app.callback_map)

@@ -14,7 +14,6 @@ from click.testing import CliRunner
 from dashkit import (
     ADMIN_TOKEN,
     account_state,
-    claim_callbacks,
     dashboard_app,
     post_callback,
     signed_in,
@@ -199,7 +198,6 @@ def serve(monkeypatch, tmp_path, *args, env=()):
     def workers(settings):
         for _ in range(2):
             servers.append(create_server(settings))
-            claim_callbacks(servers[-1])
 
     monkeypatch.setattr(serve_cli, "run_gunicorn", workers)
     for name in ("HITBOARD_ADMIN_TOKEN", "HITBOARD_OPEN_ADMIN", "HITBOARD_PUBLIC_URL"):

@@ -11,7 +11,6 @@ import re
 import pytest
 from click.testing import CliRunner
 from dashkit import (
-    claim_callbacks,
     dashboard_app,
     free_port,
     post_callback,
@@ -130,7 +129,6 @@ def test_a_store_uri_password_never_shows(tmp_path, monkeypatch, caplog):
 
     def boot(settings):                              # what a gunicorn worker does at boot
         started.append(create_server(settings))
-        claim_callbacks(started[-1])
 
     monkeypatch.setattr(serve_cli, "run_gunicorn", boot)
     result = CliRunner().invoke(main, ["serve", "--readonly"])
