@@ -136,57 +136,60 @@ def test_the_bot_toggle_changes_the_totals_by_the_bot_share(app, seeded, dash_du
     assert dash_duo.get_logs() == []
 
 
-@pytest.mark.parametrize("theme", ["light", "dark"])
-@pytest.mark.parametrize("width", [1280, 390])
-def test_every_panel_renders_in_each_theme_and_on_a_phone(app, seeded, dash_duo, theme,
-                                                          width):
+LOOKS = [(theme, width) for theme in ("light", "dark") for width in (1280, 390)]
+
+
+def test_every_panel_renders_in_each_theme_and_on_a_phone(app, seeded, dash_duo):
     dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.set_window_size(width, 1000)
-    dash_duo.driver.get(dash_duo.server_url + f"/history?site=s&tz=UTC&theme={theme}")
-    dash_duo.wait_for_class_to_equal("#app-root", f"app theme-{theme}")
-    for dim in PANELS:
-        until(lambda d=dim: dash_duo.find_elements(f"#history-panel-{d} tbody tr"),
-              timeout=10)
-    dash_duo.wait_for_contains_text("#history-notfound", "/missing")
-    overflow = dash_duo.driver.execute_script(
-        "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert overflow <= 0
-    for dim in PANELS:  # each panel fits its column: nothing clipped sideways
-        panel = dash_duo.find_element(f"#history-panel-{dim}")
-        table = dash_duo.find_element(f"#history-panel-{dim} table")
-        assert table.size["width"] <= panel.size["width"]
-    shots = os.environ.get("HITBOARD_SCREENSHOTS")
-    if shots:  # the whole page, for a person to look at (not an assertion)
-        height = dash_duo.driver.execute_script("return document.body.scrollHeight")
-        dash_duo.driver.set_window_size(width, height + 100)
-        dash_duo.driver.save_screenshot(str(Path(shots) / f"history-{theme}-{width}.png"))
-    assert dash_duo.get_logs() == []
+    for theme, width in LOOKS:
+        dash_duo.driver.set_window_size(width, 1000)
+        dash_duo.driver.get(dash_duo.server_url + f"/history?site=s&tz=UTC&theme={theme}")
+        dash_duo.wait_for_class_to_equal("#app-root", f"app theme-{theme}")
+        for dim in PANELS:
+            until(lambda d=dim: dash_duo.find_elements(f"#history-panel-{d} tbody tr"),
+                  timeout=10)
+        dash_duo.wait_for_contains_text("#history-notfound", "/missing")
+        overflow = dash_duo.driver.execute_script(
+            "return document.documentElement.scrollWidth - "
+            "document.documentElement.clientWidth")
+        assert overflow <= 0, (theme, width)
+        for dim in PANELS:  # each panel fits its column: nothing clipped sideways
+            panel = dash_duo.find_element(f"#history-panel-{dim}")
+            table = dash_duo.find_element(f"#history-panel-{dim} table")
+            assert table.size["width"] <= panel.size["width"], (dim, theme, width)
+        screenshot(dash_duo, width, f"history-{theme}-{width}.png")
+        assert dash_duo.get_logs() == []
 
 
-@pytest.mark.parametrize("theme", ["light", "dark"])
-@pytest.mark.parametrize("width", [1280, 390])
-def test_a_filtered_view_says_what_follows_the_filter(app, seeded, dash_duo, theme, width):
+def test_a_filtered_view_says_what_follows_the_filter(app, seeded, dash_duo):
     """(direct): 5 of its 23 human hits are 404s, 15 of its 38 hits are bots."""
     dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.set_window_size(width, 1000)
-    dash_duo.driver.get(dash_duo.server_url + f"/history?site=s&tz=UTC&range=7d"
-                        f"&theme={theme}&filter=referrer:(direct)")
-    dash_duo.wait_for_class_to_equal("#app-root", f"app theme-{theme}")
-    dash_duo.wait_for_text_to_equal("#history-botshare",
-                                    "39% bots among referrer = (direct) (left out)")
-    dash_duo.wait_for_text_to_equal("#history-kpi-errors", f"{100 * 5 / 23:.1f} %")
-    dash_duo.wait_for_contains_text("#history-kpis", "humans, from raw events")
-    dash_duo.wait_for_contains_text("#history-panel-notes", "4xx/5xx rate")
-    overflow = dash_duo.driver.execute_script(
-        "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert overflow <= 0
+    for theme, width in LOOKS:
+        dash_duo.driver.set_window_size(width, 1000)
+        dash_duo.driver.get(dash_duo.server_url + f"/history?site=s&tz=UTC&range=7d"
+                            f"&theme={theme}&filter=referrer:(direct)")
+        dash_duo.wait_for_class_to_equal("#app-root", f"app theme-{theme}")
+        dash_duo.wait_for_text_to_equal("#history-botshare",
+                                        "39% bots among referrer = (direct) (left out)")
+        dash_duo.wait_for_text_to_equal("#history-kpi-errors", f"{100 * 5 / 23:.1f} %")
+        dash_duo.wait_for_contains_text("#history-kpis", "humans, from raw events")
+        dash_duo.wait_for_contains_text("#history-panel-notes", "4xx/5xx rate")
+        overflow = dash_duo.driver.execute_script(
+            "return document.documentElement.scrollWidth - "
+            "document.documentElement.clientWidth")
+        assert overflow <= 0, (theme, width)
+        screenshot(dash_duo, width, f"history-filtered-{theme}-{width}.png")
+        assert dash_duo.get_logs() == []
+
+
+def screenshot(dash_duo, width: int, name: str) -> None:
+    """The whole page into $HITBOARD_SCREENSHOTS, for a person to look at (not an
+    assertion); nothing when it is unset."""
     shots = os.environ.get("HITBOARD_SCREENSHOTS")
-    if shots:  # the whole page, for a person to look at (not an assertion)
+    if shots:
         height = dash_duo.driver.execute_script("return document.body.scrollHeight")
         dash_duo.driver.set_window_size(width, height + 100)
-        dash_duo.driver.save_screenshot(
-            str(Path(shots) / f"history-filtered-{theme}-{width}.png"))
-    assert dash_duo.get_logs() == []
+        dash_duo.driver.save_screenshot(str(Path(shots) / name))
 
 
 @pytest.mark.parametrize(("query", "said"), [
@@ -217,8 +220,7 @@ return Array.from(items).map(li => {
 });"""
 
 
-@pytest.mark.parametrize("width", [1280, 390])
-def test_each_404_count_stays_beside_its_own_path(app, dash_duo, tmp_path, width):
+def test_each_404_count_stays_beside_its_own_path(app, dash_duo, tmp_path):
     """Ten 404 paths of every length around a line's width: each count stays inside its
     own list item (a count pushed below a path that fills its line ran into the next
     item's count, "764768")."""
@@ -231,8 +233,9 @@ def test_each_404_count_stays_beside_its_own_path(app, dash_duo, tmp_path, width
     log.write_text("\n".join(rows) + "\n")
     ingest_file(Ingestor(get_services(app.server).db, site="s"), log, "s", from_start=True)
     dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.set_window_size(width, 1000)
-    dash_duo.driver.get(dash_duo.server_url + "/history?site=s&tz=UTC")
-    until(lambda: len(dash_duo.find_elements("#history-notfound li")) == 10, timeout=10)
-    assert dash_duo.driver.execute_script(NUM_INSIDE_ITEM) == [True] * 10
+    for width in (1280, 390):
+        dash_duo.driver.set_window_size(width, 1000)
+        dash_duo.driver.get(dash_duo.server_url + "/history?site=s&tz=UTC")
+        until(lambda: len(dash_duo.find_elements("#history-notfound li")) == 10, timeout=10)
+        assert dash_duo.driver.execute_script(NUM_INSIDE_ITEM) == [True] * 10, width
     assert dash_duo.get_logs() == []

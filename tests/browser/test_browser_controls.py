@@ -42,9 +42,16 @@ def seeded(app):
           for m in range(1, 16)])
 
 
-@pytest.mark.parametrize("theme", ["light", "dark"])
-def test_a_focused_segment_stays_readable_with_a_visible_ring(app, seeded, dash_duo, theme):
-    open_page(dash_duo, app, f"/history?site=shop&tz=UTC&theme={theme}")
+def test_a_focused_segment_stays_readable_with_a_visible_ring(app, seeded, dash_duo):
+    dash_duo.start_server(app, port=free_port())
+    for theme in ("light", "dark"):
+        focus_the_next_preset(dash_duo, theme)
+
+
+def focus_the_next_preset(dash_duo, theme: str) -> None:
+    """Open History in ``theme``, move to the next preset with the keyboard and check
+    the focused segment's contrast and ring."""
+    dash_duo.driver.get(dash_duo.server_url + f"/history?site=shop&tz=UTC&theme={theme}")
     dash_duo.wait_for_class_to_equal("#app-root", f"app theme-{theme}")
     dash_duo.wait_for_contains_text("#history-period", "per")
     selected = dash_duo.find_element("#history-range input:checked")
@@ -92,15 +99,17 @@ return [a.right > b.left && b.right > a.left && a.bottom > b.top && b.bottom > a
         a.width, b.width];"""
 
 
-@pytest.mark.parametrize("width", [1280, 390])
-def test_the_legend_never_sits_under_the_toolbar(app, seeded, dash_duo, width):
+def test_the_legend_never_sits_under_the_toolbar(app, seeded, dash_duo):
     pages = "&".join(f"page=/p{m:02d}" for m in range(1, 8))
-    open_page(dash_duo, app, f"/?site=shop&tz=UTC&{pages}")
-    dash_duo.driver.set_window_size(width, 900)
-    until(lambda: dash_duo.driver.execute_script(OVERLAP, "#live-graph"), timeout=10)
-    overlaps, legend_width, bar_width = dash_duo.driver.execute_script(OVERLAP, "#live-graph")
-    assert legend_width > 0 and bar_width > 0
-    assert not overlaps
+    dash_duo.start_server(app, port=free_port())
+    for width in (1280, 390):
+        dash_duo.driver.set_window_size(width, 900)
+        dash_duo.driver.get(dash_duo.server_url + f"/?site=shop&tz=UTC&{pages}")
+        until(lambda: dash_duo.driver.execute_script(OVERLAP, "#live-graph"), timeout=10)
+        overlaps, legend_width, bar_width = dash_duo.driver.execute_script(OVERLAP,
+                                                                           "#live-graph")
+        assert legend_width > 0 and bar_width > 0
+        assert not overlaps, width
     assert dash_duo.get_logs() == []
 
 
@@ -113,21 +122,22 @@ return [a.bottom <= b.top || a.top >= b.bottom || a.right <= b.left || a.left >=
         a.width, b.width];"""
 
 
-@pytest.mark.parametrize("width", [1280, 390])
 @pytest.mark.parametrize(("path", "graph"), [
     ("/?site=shop&tz=UTC", "#live-graph"),
     ("/history?site=shop&tz=UTC&range=7d&gran=day", "#history-graph"),
     ("/rollups?site=shop&tz=UTC", "#rollups-graph"),
 ])
-def test_the_toolbar_never_covers_the_plot(app, seeded, dash_duo, path, graph, width):
+def test_the_toolbar_never_covers_the_plot(app, seeded, dash_duo, path, graph):
     """Plotly's toolbar sits in a band above the plot area, at any width (at 390 px it
     covered the Rollups bars)."""
-    dash_duo.driver.set_window_size(width, 900)
-    open_page(dash_duo, app, path)
-    until(lambda: dash_duo.driver.execute_script(CLEAR, graph), timeout=12)
-    clear, bar_width, plot_width = dash_duo.driver.execute_script(CLEAR, graph)
-    assert bar_width > 0 and plot_width > 0
-    assert clear
+    dash_duo.start_server(app, port=free_port())
+    for width in (1280, 390):
+        dash_duo.driver.set_window_size(width, 900)
+        dash_duo.driver.get(dash_duo.server_url + path)
+        until(lambda: dash_duo.driver.execute_script(CLEAR, graph), timeout=12)
+        clear, bar_width, plot_width = dash_duo.driver.execute_script(CLEAR, graph)
+        assert bar_width > 0 and plot_width > 0
+        assert clear, width
     assert dash_duo.get_logs() == []
 
 
