@@ -51,7 +51,7 @@ def loadgen(client, action, headers=None):
     return post_callback(
         client, ["lg-feedback.children", "lg-action.data"],
         inputs={f"{a}.n_clicks": 1 if a == action else None for a in LOADGEN_ACTIONS},
-        state={"lg-rate.value": 50, "lg-sites.value": 1, "lg-pages.value": 3,
+        state={"lg-rate.value": 1, "lg-sites.value": 1, "lg-pages.value": 3,
                "lg-zipf.value": 1.1, "lg-options.value": [], "lg-days.value": 1},
         changed=(f"{action}.n_clicks",), headers=headers)
 

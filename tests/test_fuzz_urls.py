@@ -186,7 +186,7 @@ def _body(key: str, spec: dict, search: str, path: str, components: dict) -> str
                                           if i["property"] == "search"]})
 
 
-@FUZZ
+@settings(FUZZ, max_examples=20)     # each example posts every callback reading the URL
 @given(search=searches, path=st.sampled_from(PATHS))
 @with_regressions(path="/history")
 def test_http_pages_and_callbacks_answer_without_a_traceback(app, search, path):
