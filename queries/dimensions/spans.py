@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from .. import validation
 from ..events import reads as event_reads
+from ..stats.series import bucket_edges
 from . import sketches
 from .counters import HOURLY
 
@@ -81,6 +82,18 @@ def covers(db, site: str, spans: Sequence[Span], now: dt.datetime | None = None,
                 first, last = floor_hour(start), max(last, floor_hour(start) + HOUR)
             out.append(Cover((start, end), (first, last), exact=False))
     return out
+
+
+def bucket_covers(db, site: str, start, end, granularity: str, tz,
+                  now: dt.datetime | None = None) -> tuple[list[dt.datetime], list[Cover]]:
+    """A chart's buckets (each hour or day of ``tz`` in [start, end)): their first
+    edges, in ``tz``, and their covers."""
+    site = validation.site(site)
+    start, end = validation.time_range(start, end)
+    zone = validation.timezone(tz)
+    edges = bucket_edges(start, end, granularity, zone)
+    spans = [(max(a, start), min(b, end)) for a, b in zip(edges, edges[1:], strict=False)]
+    return [edge.astimezone(zone) for edge in edges], covers(db, site, spans, now)
 
 
 def cover(db, site: str, start: dt.datetime, end: dt.datetime,

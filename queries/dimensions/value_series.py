@@ -15,13 +15,12 @@ import datetime as dt
 import pandas as pd
 
 from .. import validation
-from ..stats.series import bucket_edges
 from . import sketches
 from .counted import pieces, projection, unsplit_bots
 from .counters import DAILY, HOURLY, MONTHLY
 from .encoding import dimension, escape
 from .page_reads import event_values
-from .spans import covers
+from .spans import bucket_covers
 
 
 def filtered_series(db, site: str, by: str, value: str, start, end,
@@ -34,11 +33,7 @@ def filtered_series(db, site: str, by: str, value: str, start, end,
     if granularity not in ("hour", "day"):
         raise validation.InvalidRangeError("a filtered series comes per hour or per day")
     site = validation.site(site)
-    start, end = validation.time_range(start, end)
-    zone = validation.timezone(tz)
-    edges = bucket_edges(start, end, granularity, zone)
-    spans = [(max(a, start), min(b, end)) for a, b in zip(edges, edges[1:], strict=False)]
-    found = covers(db, site, spans, now)
+    edges, found = bucket_covers(db, site, start, end, granularity, tz, now)
     parts = [pieces(*c.hours) for c in found]
     counts, unsplit = _counter_hits(db, site, by, str(value), parts, humans)
     rows = []
@@ -47,7 +42,7 @@ def filtered_series(db, site: str, by: str, value: str, start, end,
                    for date in dates)
         for a, b in c.events:
             hits += event_values(db, site, by, a, b, humans).get(str(value), (0,))[0]
-        rows.append((edge.astimezone(zone), hits))
+        rows.append((edge, hits))
     frame = pd.DataFrame(rows, columns=["time", "hits"]).set_index("time")
     frame["hits"] = frame["hits"].astype("int64")
     frame.attrs.update(unsplit=unsplit, exact=all(c.exact for c in found))

@@ -19,7 +19,6 @@ from typing import NamedTuple
 import pandas as pd
 
 from .. import validation
-from ..stats.series import bucket_edges
 from . import sketches
 from .counted import pieces
 from .counters import DAILY, HOURLY, MONTHLY
@@ -29,9 +28,9 @@ from .spans import (
     EVENTS_BUDGET,
     Cover,
     Span,
+    bucket_covers,
     complete_hours,
     cover,
-    covers,
     floor_hour,
 )
 
@@ -150,12 +149,8 @@ def visitors_series(db, site: str, start, end, granularity: str = "day",
     if granularity not in ("hour", "day"):
         raise validation.InvalidRangeError("visitors come per hour or per day")
     site = validation.site(site)
-    start, end = validation.time_range(start, end)
-    zone = validation.timezone(tz)
-    edges = bucket_edges(start, end, granularity, zone)
-    spans = [(max(a, start), min(b, end)) for a, b in zip(edges, edges[1:], strict=False)]
-    found = covers(db, site, spans, now)
-    rows = [(a.astimezone(zone), visitors_over(db, site, c, humans) if c.hours[0] < c.hours[1]
+    edges, found = bucket_covers(db, site, start, end, granularity, tz, now)
+    rows = [(a, visitors_over(db, site, c, humans) if c.hours[0] < c.hours[1]
              or c.events else 0) for a, c in zip(edges, found, strict=False)]
     frame = pd.DataFrame(rows, columns=["time", "visitors"]).set_index("time")
     frame["visitors"] = frame["visitors"].astype("int64")
