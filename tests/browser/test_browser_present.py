@@ -140,15 +140,15 @@ def test_playlist_rotates_views(app, dash_duo):
     _open(dash_duo, app, "/present?site=shop&tz=UTC&cycle=5&views=live,top,history-30d")
     # Each view in turn, from wherever the first 5 s left it on a slow machine.
     dash_duo.wait_for_text_to_equal("#present-view-name", "Live", timeout=20)
-    assert _script(dash_duo, SHOWN, "#present-view-live")
+    until(lambda: _script(dash_duo, SHOWN, "#present-view-live"), timeout=5)
     dash_duo.wait_for_text_to_equal("#present-view-name", "Top pages today", timeout=15)
-    assert _script(dash_duo, SHOWN, "#present-view-top")
-    assert not _script(dash_duo, SHOWN, "#present-view-live")
+    until(lambda: _script(dash_duo, SHOWN, "#present-view-top")
+          and not _script(dash_duo, SHOWN, "#present-view-live"), timeout=5)
     until(lambda: _script(dash_duo, """const p = document.querySelector(
         '#present-bars .js-plotly-plot'); return !!(p && p.data && p.data[0].y.length);"""),
         timeout=10)
     dash_duo.wait_for_text_to_equal("#present-view-name", "Last 30 days", timeout=15)
-    assert _script(dash_duo, SHOWN, "#present-view-history-30d")
+    until(lambda: _script(dash_duo, SHOWN, "#present-view-history-30d"), timeout=5)
     dash_duo.wait_for_text_to_equal("#present-view-name", "Live", timeout=15)
     assert dash_duo.get_logs() == []
 
