@@ -421,7 +421,7 @@ def main() -> None:
     parser.add_argument("--existing", type=int, default=5, help="pages per site (seeded)")
     parser.add_argument("--days", type=int, default=7, help="days of seeded history")
     parser.add_argument("--clients", type=int, default=4, help="connections per server")
-    parser.add_argument("--rounds", type=int, default=5, help="page-time rounds")
+    parser.add_argument("--rounds", type=int, default=7, help="page-time rounds")
     parser.add_argument("--pages-per-day", type=int, default=None,
                         help="beacon_pages_per_day for both servers (default: theirs)")
     parser.add_argument("--tolerance", type=float, default=0.10)
@@ -523,6 +523,11 @@ def print_report(report: dict, args, seeded_bytes: int, elapsed: float) -> None:
         print(f"{name}: statuses {_statuses(entry['statuses'])}; 2xx {entry['ok']:,}, "
               f"counted {stored:,}: {verdict}; sites outside the registered: "
               f"{len(strangers)}; flushed {entry['wait_s']:.1f} s after the last answer")
+    admitted = flood["pages_today"] - base["pages_today"]
+    if admitted > 0:
+        extra = (flood["store"] - base["store"]) / admitted
+        print(f"the flood's store beyond the baseline's: {extra / 1024:.2f} KiB for each of "
+              f"the {admitted:,} pages it admitted today")
     if args.detail:
         print_detail(flood["collections"], base["collections"])
     print(f"load at the end {os.getloadavg()[0]:.1f}; whole run {elapsed:.0f} s")
