@@ -2,10 +2,12 @@
 (issue 30 item 8): are RSS, store growth and page times within 10%?
 
 Two fresh ``hitboard serve`` processes (one worker each, rollups off, caches of 1 s so
-that every page round computes), each on its own copy of one seeded embedded store:
-``--days`` of history on ``--existing`` pages of three sites registered with
-``hitboard site add``. Both get the same number of ``GET /hit`` requests at the same
-time, from ``--clients`` keep-alive connections each (a client process per server):
+that every page round computes, ``MALLOC_ARENA_MAX=2``: with glibc's default two equal
+servers' RSS differ by up to 20%, as threads land on different arenas), each on its
+own copy of one seeded embedded store: ``--days`` of history on ``--existing`` pages of
+three sites registered with ``hitboard site add``. Both get the same number of
+``GET /hit`` requests at the same time, from ``--clients`` keep-alive connections each
+(a client process per server):
 
   flood     ``--sites`` requests, each naming a new site (refused: not registered), and
             ``--pages`` requests, each for a new page of the first site (past
@@ -14,17 +16,19 @@ time, from ``--clients`` keep-alive connections each (a client process per serve
             many as the flood sends it, ``--sites`` on the two others'
 
 Once the store's counts reach the 2xx answers (every answered hit written), it measures
-on each: the server's RSS (its process tree, /proc; now and peak), the site dropdown
-(the shell callback's options), page times (median of ``--rounds``, the servers taking
-turns: the Live and History views as a browser loads them: ``GET /``,
-``/_dash-layout``, the shell, the page's layout and its data callbacks), a rollup run
-(``hitboard rollup``), then stops the server and sums its store directory (every file;
-``--detail``: by collection). Prints flood, baseline, their ratio and whether each is
-within ``--tolerance``; checks that every 2xx'd hit is counted and no refused site is
-stored.
+on each: the server's RSS (its process tree, /proc; now and peak) and CPU (idle, then
+during the page rounds), the site dropdown (the shell callback's options), page times
+(median of ``--rounds``, the servers taking turns: the Live and History views as a
+browser loads them: ``GET /``, ``/_dash-layout``, the shell, the page's layout and its
+data callbacks), a rollup run (``hitboard rollup``), then stops the server and sums its
+store directory (every file; ``--detail``: by collection). Prints flood, baseline,
+their ratio and whether each is within ``--tolerance``; checks that every 2xx'd hit is
+counted and no refused site is stored. ``--same`` gives both servers the baseline: the
+ratios' noise on this machine.
 
     .venv/bin/python bench/flood.py                              # the issue's figures
     .venv/bin/python bench/flood.py --sites 2000 --pages 5000 --pages-per-day 1000
+    .venv/bin/python bench/flood.py --same                       # two equal servers
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from queries.stats import schema
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 SITES = ("bench-site", "blog.example", "shop.example")
+IDLE_S = 5.0          # seconds the servers' CPU is watched after the hits, before the pages
 AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 
 
@@ -173,6 +178,17 @@ class Server:
 
     def rss_mib(self, field: str = "VmRSS") -> float:
         return sum(_status_kib(pid, field) for pid in self.pids()) / 1024
+
+    def cpu_s(self) -> float:
+        """CPU seconds the server's processes used so far (user and system)."""
+        ticks = 0
+        for pid in self.pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            ticks += int(fields[11]) + int(fields[12])
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def health(self) -> dict:
         return seeding.health(self.port)
@@ -424,6 +440,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7, help="page-time rounds")
     parser.add_argument("--pages-per-day", type=int, default=None,
                         help="beacon_pages_per_day for both servers (default: theirs)")
+    parser.add_argument("--arenas", type=int, default=2,
+                        help="MALLOC_ARENA_MAX of both servers (0: glibc's default, with "
+                             "which two equal servers' RSS differ by up to 20%%)")
+    parser.add_argument("--same", action="store_true",
+                        help="both servers get the baseline's hits: how far apart two equal "
+                             "servers are (each ratio's noise on this machine)")
     parser.add_argument("--tolerance", type=float, default=0.10)
     parser.add_argument("--detail", action="store_true", help="store bytes by collection")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
@@ -436,6 +458,8 @@ def run(args) -> None:
     env = {"HITBOARD_ROLLUP_INTERVAL": "0", "HITBOARD_CACHE_SECONDS": "1"}
     if args.pages_per_day is not None:
         env["HITBOARD_BEACON_PAGES_PER_DAY"] = str(args.pages_per_day)
+    if args.arenas:
+        env["MALLOC_ARENA_MAX"] = str(args.arenas)
     servers: list[Server] = []
     began = time.monotonic()
     try:
@@ -464,7 +488,9 @@ def measure(servers: list[Server], args, seeded_bytes: int) -> dict:
           flush=True)
     report = {s.name: {"rss_before": s.rss_mib(), "before": sum(counted(s.store).values())}
               for s in servers}
-    jobs = [(flood.port, flood_paths(args.sites, args.pages)),
+    flooding = (baseline_paths(args.sites, args.pages, args.existing) if args.same
+                else flood_paths(args.sites, args.pages))
+    jobs = [(flood.port, flooding),
             (base.port, baseline_paths(args.sites, args.pages, args.existing))]
     results = send_both(jobs, args.clients)
     for server, (statuses, seconds) in zip(servers, results, strict=True):
@@ -480,10 +506,16 @@ def measure(servers: list[Server], args, seeded_bytes: int) -> dict:
     print(f"hits sent in {report['flood']['send_s']:.1f} s (flood) and "
           f"{report['baseline']['send_s']:.1f} s (baseline); load {os.getloadavg()[0]:.1f}",
           flush=True)
+    idle = [s.cpu_s() for s in servers]
+    time.sleep(IDLE_S)
+    for server, before in zip(servers, idle, strict=True):
+        report[server.name]["idle_cpu"] = (server.cpu_s() - before) / IDLE_S
+        report[server.name]["cpu_before_pages"] = server.cpu_s()
     report["pages"] = page_rounds(servers, SITES[0], args.rounds)
     for server in servers:
         entry = report[server.name]
         entry["rss_pages"] = server.rss_mib()
+        entry["pages_cpu"] = server.cpu_s() - entry["cpu_before_pages"]
         entry["rss_peak"] = server.rss_mib("VmHWM")
         started = time.perf_counter()
         subprocess.run([str(BIN / "hitboard"), "rollup", "--store", str(server.store)],
@@ -503,6 +535,7 @@ def print_report(report: dict, args, seeded_bytes: int, elapsed: float) -> None:
     lines = [
         row("requests sent", args.sites + args.pages, args.sites + args.pages, None, ",d"),
         row("hits answered 2xx", flood["ok"], base["ok"], None, ",d"),
+        row("RSS before the hits, MiB", flood["rss_before"], base["rss_before"], None, ",.1f"),
         row("RSS after the hits, MiB", flood["rss_hits"], base["rss_hits"], tol, ",.1f"),
         row("RSS after the pages, MiB", flood["rss_pages"], base["rss_pages"], tol, ",.1f"),
         row("RSS peak (VmHWM), MiB", flood["rss_peak"], base["rss_peak"], tol, ",.1f"),
@@ -513,6 +546,10 @@ def print_report(report: dict, args, seeded_bytes: int, elapsed: float) -> None:
         row(f"pages of {SITES[0]} today", flood["pages_today"], base["pages_today"], None,
             ",d"),
         row("rollup run, s", flood["rollup_s"], base["rollup_s"], None, ",.2f"),
+        row("CPU while idle, % of a core", 100 * flood["idle_cpu"], 100 * base["idle_cpu"],
+            None, ",.1f"),
+        row("CPU during the page rounds, s", flood["pages_cpu"], base["pages_cpu"], None,
+            ",.2f"),
         *page_rows(report["pages"], tol),
     ]
     print("\n".join(lines))
