@@ -65,6 +65,10 @@ def site_pages(site: str) -> list[str]:
     return shared(queries.list_pages, site, seconds=history_seconds())
 
 
+def first_pages(site: str, n: int) -> list[str]:
+    return shared(queries.first_pages, site, n, seconds=history_seconds())
+
+
 def resolve_site(site: str | None, fresh: bool = False) -> str | None:
     """The site the URL names, else the most recently active real site (a synthetic
     one only when there is no other), else None (empty store). ``fresh``: while the

@@ -156,12 +156,14 @@ def page_options(site: str | None, search_value: str | None, selected) -> list[s
     selected = list(selected or [])
     if not site or len(selected) >= MAX_PAGES:
         return selected
+    needle = (search_value or "").lower()
     try:
-        known = reads.site_pages(site)
+        if needle:       # typing: every page is searched (one listing, cached)
+            matches = [p for p in reads.site_pages(site) if needle in p.lower()]
+        else:            # every view: only the first pages are read
+            matches = reads.first_pages(site, MAX_OPTIONS + len(selected))
     except HitboardError:  # an invalid site in the URL: the page itself says why
         return selected
-    needle = (search_value or "").lower()
-    matches = [p for p in known if needle in p.lower()]
     return selected + [p for p in matches if p not in selected][:MAX_OPTIONS]
 
 

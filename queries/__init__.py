@@ -22,7 +22,8 @@ from .stats.sites import register_synthetic, synthetic_sites
 from .stats.writes import log_hit, preallocate
 from .store.connection import connect, is_embedded, migrate_store, redact
 
-_FRAMES = {"list_pages": ".stats.catalog", "list_sites": ".stats.catalog",
+_FRAMES = {"first_pages": ".stats.catalog", "list_pages": ".stats.catalog",
+           "list_sites": ".stats.catalog",
            "recent_sites": ".stats.catalog", "site_span": ".stats.catalog",
            "top_pages": ".stats.catalog", "daily_series": ".stats.series",
            "hourly_series": ".stats.series", "minute_series": ".stats.series",
@@ -53,6 +54,7 @@ __all__ = [
     "connect",
     "daily_series",
     "ensure_indexes",
+    "first_pages",
     "hourly_series",
     "is_embedded",
     "migrate_store",

@@ -123,6 +123,21 @@ def test_page_options_search_and_stop_at_ten(app):
     assert shell.page_options(None, "", ["/x"]) == ["/x"]
 
 
+def test_the_page_dropdown_of_a_view_does_not_list_every_page(app, monkeypatch):
+    # A site a beacon flood gave 10,000 pages: every view's shell offered its first 50
+    # after listing and sorting all of them (bench/flood.py: 5-7x the shell's time).
+    def every_page(*args, **kwargs):
+        raise AssertionError("every page of the site listed")
+
+    monkeypatch.setattr(queries, "list_pages", every_page)
+    expected = sorted([f"/p{i:02d}" for i in range(30)] + ["/Blog/x"])
+    assert shell.page_options("alpha", "", []) == expected
+    assert shell.page_options("alpha", None, ["/p05"]) == ["/p05"] + [
+        p for p in expected if p != "/p05"]
+    out = shell.sync_shell({"url"}, "?site=alpha&page=/p01", None, None, None, None)
+    assert out["page_options"] == ["/p01"] + [p for p in expected if p != "/p01"]
+
+
 def test_navigation_keeps_the_shell_state_and_marks_the_current_page(app):
     links = shell.nav_links("/history", "?site=alpha&tz=UTC&range=30d")
     by_name = {link.children: link for link in links}

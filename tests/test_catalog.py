@@ -55,6 +55,23 @@ def test_list_sites_and_pages(db):
         queries.list_pages(db, "no/site")
 
 
+def test_first_pages_are_the_listing_s_first(db):
+    # Each page in three months (a document a month, in a row in name order), read in
+    # chunks of 2n documents: a chunk may end inside a page's months.
+    pages = [f"/p{i}" for i in range(7)] + ["/$w", "/Z"]
+    for month in (1, 2, 3):
+        for page in pages:
+            queries.log_hit(db, dt.datetime(2026, month, 5, tzinfo=UTC), "a",
+                            validation.page(page))
+    queries.log_hit(db, ANCHOR, "b", "/other-site")
+    listed = queries.list_pages(db, "a")
+    for n in range(1, len(pages) + 2):
+        assert queries.first_pages(db, "a", n) == listed[:n]
+    assert queries.first_pages(db, "nobody", 5) == []
+    with pytest.raises(queries.InvalidSiteError):
+        queries.first_pages(db, "no/site", 5)
+
+
 def test_top_pages_of_an_empty_range_is_empty(db):
     frame = queries.top_pages(db, "s1", ANCHOR, ANCHOR + dt.timedelta(hours=1))
     assert frame.empty and frame.index.name == "page"

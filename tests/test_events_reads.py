@@ -115,6 +115,23 @@ def test_newest_clients_come_newest_first_and_stop_at_the_limit(db):
                                          100))) == 8
 
 
+@settings(max_examples=30, deadline=None)
+@given(order=st.permutations(range(40)), cuts=st.lists(st.integers(1, 39), max_size=6),
+       limit=st.integers(1, 45), first=st.integers(0, 39))
+def test_newest_clients_are_the_newest_of_every_bucket(tmp_path_factory, order, cuts,
+                                                       limit, first):
+    """Buckets of events in any order (overlapping in time), the rows sorted and cut now
+    and then: always the ``limit`` newest of the window, newest first."""
+    db = queries.connect(str(tmp_path_factory.mktemp("store")))
+    queries.ensure_indexes(db)
+    bounds = [0, *sorted(set(cuts)), len(order)]
+    for lo, hi in zip(bounds, bounds[1:], strict=False):      # one write, one bucket
+        _write(db, [_event(m, host=f"10.0.0.{m}") for m in order[lo:hi]])
+    start, end = T0 + dt.timedelta(minutes=first), T0 + dt.timedelta(minutes=39)
+    expected = [(f"10.0.0.{m}", "Mozilla/5.0") for m in range(39, first - 1, -1)][:limit]
+    assert list(reads.newest_clients(db, "s", start, end, limit)) == expected
+
+
 def test_runs_join_consecutive_hours():
     hours = [T0, T0 + dt.timedelta(hours=1), T0 + dt.timedelta(hours=3)]
     assert reads.runs(hours) == [(T0, T0 + dt.timedelta(hours=2)),

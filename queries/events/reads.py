@@ -97,21 +97,32 @@ def waiting(db, since: dt.datetime | None) -> int:
 def newest_clients(db, site: str, start: dt.datetime, end: dt.datetime,
                    limit: int) -> Iterator[tuple[str | None, str | None]]:
     """``(address, agent)`` of the site's events of [start, end], newest first, at most
-    ``limit``."""
+    ``limit``. The rows are sorted and cut when they first reach ``limit``, then each
+    time they double, not after every bucket: the Live page reads 10,001 of them from
+    a bucket a second, and sorting them all again after each took it 0.3-1 s."""
     lo, hi = schema.epoch_ms(start), schema.epoch_ms(end)
     found: list[tuple[int, str | None, str | None]] = []
+    floor = None        # the limit-th newest time at the last cut: the true one is no older
     for bucket in buckets.newest(db, {"site": site, "end": {"$gte": start},
                                       "start": {"$lte": end}}, ("host", "user_agent")):
-        if len(found) >= limit and schema.epoch_ms(bucket["end"]) < found[-1][0]:
-            break
+        if floor is not None and schema.epoch_ms(bucket["end"]) < floor:
+            break                       # buckets come by end, newest first: none is newer
         n = bucket["n"]
         found.extend((t, host, agent) for t, host, agent in zip(
             buckets.times(bucket), buckets.column(bucket, "host", n),
             buckets.column(bucket, "user_agent", n), strict=True) if lo <= t <= hi)
-        found.sort(key=lambda row: -row[0])
-        del found[limit:]
+        if len(found) >= (limit if floor is None else 2 * limit):
+            floor = _cut(found, limit)
+    _cut(found, limit)
     for _, host, agent in found:
         yield host, agent
+
+
+def _cut(rows: list[tuple], limit: int) -> int | None:
+    """Keep the ``limit`` newest rows, newest first; the time of the last kept."""
+    rows.sort(key=lambda row: -row[0])
+    del rows[limit:]
+    return rows[-1][0] if rows else None
 
 
 def _inside(bucket: dict, start: dt.datetime, end: dt.datetime) -> list[bool] | None:
