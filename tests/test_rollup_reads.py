@@ -18,6 +18,7 @@ from queries.ingest import run as ingest
 from queries.rollups import checks as rollup_checks
 from queries.rollups import reads as rollup_reads
 from queries.rollups.build import run_rollups
+from queries.rollups.documents import rollup_id
 from queries.stats import schema
 
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
@@ -67,11 +68,12 @@ def test_a_differing_bucket_is_named(db):
     # A writer beside the read-only connection plants the difference, then removes it.
     writer = queries.connect(str(db.client.store.directory))
     daily = writer[schema.ROLLUPS["daily"]]
-    daily.update_one({"_id": "20150518/demo*"}, {"$inc": {"hits": 5}})
+    bucket = {"_id": rollup_id("daily", dt.datetime(2015, 5, 18, tzinfo=dt.UTC), "demo")}
+    daily.update_one(bucket, {"$inc": {"hits": 5}})
     try:
         check = rollup_checks.consistency(db, "demo", "day")
     finally:
-        daily.update_one({"_id": "20150518/demo*"}, {"$inc": {"hits": -5}})
+        daily.update_one(bucket, {"$inc": {"hits": -5}})
         writer.client.close()
     assert not check.ok
     assert check.differing.to_dict("index") == {
@@ -107,7 +109,7 @@ def test_series_metrics_and_bad_input(db):
 def test_status_reports_the_last_run(db):
     status = rollup_reads.rollup_status(db)
     assert status.last_run is not None and status.events_waiting == 0
-    assert status.documents["yearly"] == 1369 and status.lag_s >= 0
+    assert status.documents["yearly"] == 1 and status.lag_s >= 0     # 2015, every page in it
 
 
 @pytest.mark.parametrize("granularity, expected", [

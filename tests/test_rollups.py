@@ -18,7 +18,9 @@ from dashboard.cli import main
 from queries.events.collection import EventWriter
 from queries.rollups import build as rollups
 from queries.rollups import checks as rollup_checks
-from queries.rollups.build import run_rollups, status_class
+from queries.rollups import documents, upgrade
+from queries.rollups.build import run_rollups
+from queries.rollups.documents import status_class
 from queries.stats import schema
 
 START = dt.datetime(2024, 12, 28, tzinfo=dt.UTC)   # weeks, months and a year end nearby
@@ -58,13 +60,19 @@ def brute_force(events, level) -> dict:
 
 
 def stored(db, level) -> dict:
+    """(site, page, start) -> (hits, bytes, status classes), from the stored buckets:
+    each page's row, and the site's totals as ``*``, which must equal the rows' sum."""
     out = {}
     for d in db[schema.ROLLUPS[level]].find({}):
         start = d["start"].astimezone(dt.UTC)
-        assert d["_id"] == rollups.rollup_id(level, start, d["site"], d["page"])
-        assert d["mean_bytes"] == pytest.approx(d["bytes"] / d["hits"])
-        out[(d["site"], d["page"], start)] = (
-            d["hits"], d["bytes"], {c: n for c, n in d["status"].items() if n})
+        assert d["_id"] == documents.rollup_id(level, start, d["site"], d["part"])
+        if d["part"] == 0:
+            assert d["mean_bytes"] == pytest.approx(d["bytes"] / d["hits"])
+            out[(d["site"], "*", start)] = (
+                d["hits"], d["bytes"], {c: n for c, n in d["status"].items() if n})
+        for row in documents.page_rows(d, {row[0] for row in d["pages"]}):
+            out[(d["site"], row["page"], start)] = (
+                row["hits"], row["bytes"], {c: n for c, n in row["status"].items() if n})
     return out
 
 
@@ -197,7 +205,7 @@ def test_rollups_after_ingest_equal_the_statistics_bucket_for_bucket(tmp_path):
         for level, buckets in (("hour", 84), ("day", 4), ("month", 1)):
             check = rollup_checks.consistency(db, "demo", level)
             assert check.checked == buckets and check.ok, check.differing
-        yearly = db[schema.ROLLUPS["yearly"]].find_one({"site": "demo", "page": "*"})
+        yearly = db[schema.ROLLUPS["yearly"]].find_one({"site": "demo", "part": 0})
         assert yearly["hits"] == 60_000
     finally:
         db.client.close()
@@ -207,45 +215,49 @@ def test_a_bucket_another_run_inserted_meanwhile_is_replaced_not_lost(embedded_d
     """write_level reads the current buckets, then inserts the new ones: a bucket written
     between the two (here: one its read cannot see) is replaced by the recomputed one."""
     start = dt.datetime(2025, 1, 2, 3, tzinfo=dt.UTC)
-    row = {"hits": 5, "bytes": 50, "mean_bytes": 10.0, **{f"s{c}": 0 for c in rollups.CLASSES}}
-    doc = rollups._document("hourly", "s1", "/", start, row)
+    [doc] = documents.build("hourly", "s1", start, {"/": [5, 50, 5, 0, 0, 0, 0]})
     coll = embedded_db[schema.ROLLUPS["hourly"]]
-    coll.insert_one({**doc, "hits": 1})
-    assert rollups.write_level(UnseenDatabase(embedded_db), "hourly", [dict(doc)]) == 1
+    coll.insert_one({**doc, "hits": 1, "digest": "other"})
+    assert documents.write_level(UnseenDatabase(embedded_db), "hourly", [dict(doc)]) == 1
     assert coll.find_one({"_id": doc["_id"]})["hits"] == 5
     assert coll.count_documents({}) == 1
 
 
-def test_levels_are_summed_in_sql_from_their_covering_index(embedded_db):
-    """With hitboard's indexes each level's $group reads its source level's covering
-    index alone: the embedded store runs it in SQL (no document decoded), and the
-    counts still equal a brute-force count."""
-    queries.ensure_indexes(embedded_db)
-    events = sample_events()
+def test_a_bucket_of_many_pages_is_cut_into_parts_and_shrinks_back(embedded_db, monkeypatch):
+    """No document nears MongoDB's 16 MB: past PART_PAGES pages a bucket has parts, each
+    read back, and parts a bucket no longer needs are removed."""
+    monkeypatch.setattr(documents, "PART_PAGES", 2)
+    events = [event(START + dt.timedelta(minutes=i), path=f"/{i}") for i in range(5)]
     insert(embedded_db, events)
-    statements = []
-    con = embedded_db.client.store.reader()
-    con.set_trace_callback(statements.append)
-    try:
-        run_rollups(embedded_db)
-    finally:
-        con.set_trace_callback(None)
+    run_rollups(embedded_db)
     assert_matches(embedded_db, events)
-    for source, key in rollups.PARENT.values():
-        table = f"{embedded_db.name}.{schema.ROLLUPS[source]}"
-        grouped = [sql for sql in statements
-                   if "GROUP BY" in sql and f'"{table}"' in sql and f'"k:{key}"' in sql]
-        assert grouped, source
-        plan = " ".join(row[3] for row in con.execute("EXPLAIN QUERY PLAN " + grouped[0]))
-        assert f"COVERING INDEX {table}/site_{key}_sums" in plan, plan
+    hours = embedded_db[schema.ROLLUPS["hourly"]]
+    assert sorted(d["part"] for d in hours.find({})) == [0, 1, 2]
+    monkeypatch.setattr(documents, "PART_PAGES", 3)
+    embedded_db[schema.CHECKPOINTS].delete_many({})
+    run_rollups(embedded_db)
+    assert sorted(d["part"] for d in hours.find({})) == [0, 1]
+    assert_matches(embedded_db, events)
 
 
-def test_an_older_stores_parent_key_index_gives_way_to_the_covering_one(embedded_db):
-    hourly = embedded_db[schema.ROLLUPS["hourly"]]
-    hourly.create_index([("site", 1), ("day", 1)], name="site_day")
-    rollups.ensure_rollup_indexes(embedded_db)
-    rollups.ensure_rollup_indexes(embedded_db)          # and again: nothing changes
-    info = hourly.index_information()
-    assert "site_day" not in info
-    assert [field for field, _ in info["site_day_sums"]["key"]] == [
-        "site", "day", "page", *rollups.SUMMED]
+def test_an_older_stores_page_buckets_are_moved_into_site_buckets(embedded_db):
+    """Rollups of one document per page and bucket are converted on first open, even
+    where no raw event stands behind them any more, and their indexes dropped; opening
+    again changes nothing."""
+    events = sample_events()
+    for level in schema.ROLLUP_LEVELS:
+        coll = embedded_db[schema.ROLLUPS[level]]
+        coll.create_index([("site", 1), ("page", 1), ("start", 1)], name=upgrade.MARK)
+        coll.insert_many([{
+            "_id": f"{start:%Y%m%d%H}/{site}{page}", "site": site, "page": page,
+            "start": start, "hits": hits, "bytes": size, "mean_bytes": size / hits,
+            "status": {c: status.get(c, 0) for c in documents.CLASSES}}
+            for (site, page, start), (hits, size, status) in brute_force(events, level).items()])
+    queries.ensure_indexes(embedded_db)
+    for level in schema.ROLLUP_LEVELS:
+        coll = embedded_db[schema.ROLLUPS[level]]
+        assert coll.count_documents(upgrade.OLD) == 0
+        assert set(coll.index_information()) == {"_id_", "site_start"}
+    assert_matches(embedded_db, events)          # no event was ever written: converted
+    queries.ensure_indexes(embedded_db)
+    assert_matches(embedded_db, events)

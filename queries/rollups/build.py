@@ -1,13 +1,10 @@
 """Hierarchical rollups of the raw events: hourly → daily → weekly and monthly → yearly.
 
-Each rollup document holds one bucket of one site and page (``*`` = the whole site):
-``{_id, site, page, start, hits, bytes, mean_bytes, status: {2xx, 3xx, 4xx, 5xx, other},
-computed}`` plus the start of its parent buckets (``day`` on hourly documents, ``week``
-and ``month`` on daily ones, ``year`` on monthly ones), written with the document so the
-next level is a plain ``$group`` on that key. Weeks are ISO weeks (starting Monday, UTC);
-they do not nest in months, so monthly buckets come from daily ones, not weekly ones.
-Every pipeline uses only ``$match``/``$group``/``$project`` and date-part operators
-(``$year``, ``$month``, ``$dayOfMonth``, ``$hour``), which every backend implements.
+Each rollup document holds one bucket of one site with every page in it
+(``documents``: the site's totals, then a row per page with hits, bytes and status
+classes). Weeks are ISO weeks (starting Monday, UTC); they do not nest in months, so
+monthly buckets come from daily ones, not weekly ones. A level above hourly is the
+merge of the documents of the level below that its bucket spans.
 
 Incremental and crash-safe. A run
 
@@ -15,7 +12,7 @@ Incremental and crash-safe. A run
 2. finds the hours touched by events with ``ingested >= C`` (late events included: an
    event's ``ingested`` is new even when its ``time`` is old);
 3. recomputes each touched bucket *completely* from the level below, level by level,
-   and writes it with ``ReplaceOne(upsert)`` under a deterministic ``_id``;
+   and writes it under a deterministic ``_id``;
 4. only then advances C to ``T - SETTLE``.
 
 Nothing can count twice: a bucket's value is a pure function of the level below, and
@@ -38,14 +35,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pymongo import ASCENDING, ReplaceOne
+from pymongo import ASCENDING
 
-from .. import bulk, validation
+from .. import validation
 from ..dimensions import sketches
 from ..events import collection as events
 from ..events import reads as event_reads
 from ..stats import schema
-from ..validation import WHOLE_SITE
+from . import documents, upgrade
+from .documents import CLASSES, status_class, write_level
 
 SETTLE = dt.timedelta(seconds=30)
 # Hours of history written without raw events (``queries.backfill``): per site, page and
@@ -53,39 +51,22 @@ SETTLE = dt.timedelta(seconds=30)
 BACKFILLED = "rollups.backfilled"
 CHECKPOINT_ID = "rollups"
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-CLASSES = ("2xx", "3xx", "4xx", "5xx", "other")
-_COMPARED = {"hits": 1, "bytes": 1, "status": 1}
-SUMMED = ("hits", "bytes", *(f"status.{c}" for c in CLASSES))   # what a level adds up
-# Parent buckets recomputed per query, by key: ~25,000-50,000 source documents a query
-# for a thousand pages.
+# Parent buckets recomputed per piece, by key: pieces are what worker processes share.
 CHUNK = {"hour": 24, "day": 2, "week": 4, "month": 1, "year": 1}
-# Each level above hourly: (source level, the parent key its source documents carry).
+# Each level above hourly: (source level, the parent key its source buckets have).
 PARENT = {"daily": ("hourly", "day"), "weekly": ("daily", "week"),
           "monthly": ("daily", "month"), "yearly": ("monthly", "year")}
-_KEY_FORMAT = {"hourly": "%Y%m%d%H", "daily": "%Y%m%d", "weekly": "%Y%m%d", "monthly": "%Y%m",
-               "yearly": "%Y"}
 
 
 def ensure_rollup_indexes(db) -> list[str]:
-    keys = [("site", ASCENDING), ("page", ASCENDING), ("start", ASCENDING)]
-    names = [db[schema.ROLLUPS[level]].create_index(keys, name="site_page_start")
+    """The one index each level needs (a site's buckets by start), after moving the
+    rollups of an older store into this shape (``upgrade``)."""
+    upgrade.move_old_rollups(db)
+    keys = [("site", ASCENDING), ("start", ASCENDING)]
+    names = [db[schema.ROLLUPS[level]].create_index(keys, name="site_start")
              for level in schema.ROLLUP_LEVELS]
-    # The next level up groups a site's buckets by their parent key (PARENT): an index
-    # holding every field that $group reads covers it (no document is read; the
-    # embedded store runs it in SQL). It replaces an older one of the key alone.
-    for source, key in PARENT.values():
-        coll = db[schema.ROLLUPS[source]]
-        if f"site_{key}" in coll.index_information():
-            coll.drop_index(f"site_{key}")
-        names.append(coll.create_index(
-            [("site", ASCENDING), (key, ASCENDING), ("page", ASCENDING),
-             *((field, ASCENDING) for field in SUMMED)], name=f"site_{key}_sums"))
     return names + [db[BACKFILLED].create_index([("site", ASCENDING), ("day", ASCENDING)],
                                                 name="site_day")]
-
-
-def rollup_id(level: str, start: dt.datetime, site: str, page: str) -> str:
-    return f"{start:{_KEY_FORMAT[level]}}/{site}{page}"
 
 
 def floor(level: str, ts: dt.datetime) -> dt.datetime:
@@ -238,8 +219,7 @@ def roll_part(db, level: str, part: dict[str, set[dt.datetime]]) -> tuple[int, i
     if level == "hourly":
         docs = _hourly_documents(db, part)
     else:
-        source, key = PARENT[level]
-        docs = _level_documents(db, level, source, key, part)
+        docs = _level_documents(db, level, PARENT[level][0], part)
     return write_level(db, level, docs), len({(d["site"], d["start"]) for d in docs})
 
 
@@ -285,45 +265,25 @@ def touched_keys(touched: dict[str, set[dt.datetime]], key: str) -> dict[str, se
     return out
 
 
-def status_class(status) -> str:
-    if isinstance(status, int) and 200 <= status < 600:
-        return f"{status // 100}xx"
-    return "other"
-
-
-def _shape() -> dict:
-    """The ``$project`` turning a ``$group`` row into rollup fields (mean computed here)."""
-    return {"_id": 1, "hits": 1, "bytes": 1,
-            "mean_bytes": {"$cond": [{"$gt": ["$hits", 0]},
-                                     {"$divide": ["$bytes", "$hits"]}, 0]},
-            **{f"s{c}": 1 for c in CLASSES}}
-
-
 def _hourly_documents(db, touched: dict[str, set[dt.datetime]]) -> list[dict]:
     """Touched hours recomputed from every event of those hours (``events.reads``: one
-    read per site, grouped by path, hour and status). The status codes are folded into
-    classes, and the paths into ``*``, from that grouped output."""
+    read per site, grouped by path, hour and status), plus their backfilled history."""
     docs = []
     for site, hours in touched.items():
-        buckets: dict[tuple[str, dt.datetime], dict] = {}
+        buckets: dict[dt.datetime, dict] = {start: {} for start in hours}
         for start, path, status, hits, size in event_reads.hourly_totals(db, site, hours):
-            cls = status_class(status)
-            for page in (path, WHOLE_SITE):
-                bucket = buckets.setdefault((page, start), {
-                    "hits": 0, "bytes": 0, **{f"s{c}": 0 for c in CLASSES}})
-                bucket["hits"] += hits
-                bucket["bytes"] += size
-                bucket[f"s{cls}"] += hits
+            documents.add(buckets.setdefault(start, {}), path, hits, size,
+                          status_class(status))
         _add_backfilled(db, site, hours, buckets)
-        for (page, start), bucket in buckets.items():
-            bucket["mean_bytes"] = bucket["bytes"] / bucket["hits"]
-            docs.append(_document("hourly", site, page, start, bucket))
+        for start, pages in sorted(buckets.items()):
+            if pages:
+                docs += documents.build("hourly", site, start, pages)
     return docs
 
 
 def _add_backfilled(db, site: str, hours: set[dt.datetime], buckets: dict) -> None:
-    """Add the backfilled history of ``hours`` (no events stand behind it) to the hourly
-    buckets, per page and to ``*``."""
+    """Add the backfilled history of ``hours`` (no events stand behind it) to their
+    buckets' pages."""
     days = sorted({parents("hourly", h)["day"] for h in hours})
     for doc in db[BACKFILLED].find({"site": site, "day": {"$in": days}}):
         day = validation.timestamp(doc["day"])
@@ -331,61 +291,24 @@ def _add_backfilled(db, site: str, hours: set[dt.datetime], buckets: dict) -> No
             start = day + dt.timedelta(hours=int(hour))
             if start not in hours or not part.get("hits"):
                 continue
-            for page in (doc["page"], WHOLE_SITE):
-                bucket = buckets.setdefault((page, start), {
-                    "hits": 0, "bytes": 0, **{f"s{c}": 0 for c in CLASSES}})
-                bucket["hits"] += part["hits"]
-                bucket["bytes"] += part.get("bytes", 0)
-                for cls in CLASSES:
-                    bucket[f"s{cls}"] += part.get("status", {}).get(cls, 0)
+            counts = buckets[start].setdefault(doc["page"], documents.blank())
+            counts[documents.HITS] += part["hits"]
+            counts[documents.BYTES] += part.get("bytes", 0)
+            for i, cls in enumerate(CLASSES):
+                counts[2 + i] += part.get("status", {}).get(cls, 0)
 
 
-def _level_documents(db, level: str, source: str, key: str,
+def _level_documents(db, level: str, source: str,
                      wanted: dict[str, set[dt.datetime]]) -> list[dict]:
-    """Buckets of ``level`` recomputed from all their ``source`` documents."""
+    """Buckets of ``level`` recomputed by merging the ``source`` documents they span."""
     docs = []
+    coll = db[schema.ROLLUPS[source]]
     for site, starts in wanted.items():
-        if not starts:
-            continue
-        pipeline = [
-            {"$match": {"site": site, key: {"$in": sorted(starts)}}},
-            {"$group": {"_id": {"page": "$page", "start": f"${key}"},
-                        "hits": {"$sum": "$hits"}, "bytes": {"$sum": "$bytes"},
-                        **{f"s{c}": {"$sum": f"$status.{c}"} for c in CLASSES}}},
-            {"$project": _shape()},
-        ]
-        for row in db[schema.ROLLUPS[source]].aggregate(pipeline):
-            docs.append(_document(level, site, row["_id"]["page"],
-                                  validation.timestamp(row["_id"]["start"]), row))
+        for start in sorted(starts):
+            pages: dict[str, documents.Counts] = {}
+            query = {"site": site, "start": {"$gte": start, "$lt": next_start(level, start)}}
+            for doc in coll.find(query, {"pages": 1}):
+                documents.merge(pages, doc["pages"])
+            if pages:
+                docs += documents.build(level, site, start, pages)
     return docs
-
-
-def _document(level: str, site: str, page: str, start: dt.datetime, row: dict) -> dict:
-    return {
-        "_id": rollup_id(level, start, site, page), "site": site, "page": page,
-        "start": start, "hits": row["hits"], "bytes": row["bytes"],
-        "mean_bytes": float(row["mean_bytes"]),
-        "status": {c: row[f"s{c}"] for c in CLASSES},
-        **parents(level, start), "computed": dt.datetime.now(dt.UTC),
-    }
-
-
-def write_level(db, level: str, docs: list[dict]) -> int:
-    """Store each recomputed bucket document, idempotently by ``_id``: new ones are
-    inserted, changed ones replaced (``ReplaceOne(upsert)``), identical ones left alone.
-    Returns how many were written. Reading the current documents first
-    (``bulk.find_by_ids``) saves rewriting the unchanged majority on every run."""
-    coll = db[schema.ROLLUPS[level]]
-    current = {old["_id"]: old for old in bulk.find_by_ids(
-        coll, [doc["_id"] for doc in docs], _COMPARED)}
-    fresh = [doc for doc in docs if doc["_id"] not in current]
-    changed = [doc for doc in docs if doc["_id"] in current and any(
-        current[doc["_id"]].get(k) != doc[k] for k in _COMPARED)]
-    written = len(fresh) + len(changed)
-    # Another run inserted some of the same buckets meanwhile: same values, but replace
-    # them to be sure.
-    changed += [fresh[i] for i in bulk.insert_new(coll, fresh)]
-    if changed:
-        coll.bulk_write([ReplaceOne({"_id": doc["_id"]}, doc, upsert=True) for doc in changed],
-                        ordered=False)
-    return written

@@ -16,6 +16,7 @@ from ..events import reads as event_reads
 from ..stats import schema
 from ..stats.series import normalise_pages
 from ..validation import WHOLE_SITE
+from . import documents
 from .build import CLASSES, checkpoint, floor, next_start
 
 LEVELS = {"hour": "hourly", "day": "daily", "week": "weekly", "month": "monthly",
@@ -87,9 +88,9 @@ def rollup_table(db, site: str, level: str, start: dt.datetime, end: dt.datetime
 
 
 def rollup_span(db, site: str, level: str) -> tuple[dt.datetime, dt.datetime] | None:
-    """First and last bucket start of a site's ``*`` rollups at ``level``, if any."""
+    """First and last bucket start of a site's rollups at ``level``, if any."""
     coll = db[schema.ROLLUPS[level_of(level)]]
-    query = {"site": validation.site(site), "page": WHOLE_SITE}
+    query = {"site": validation.site(site)}
     first = list(coll.find(query, {"start": 1}, sort=[("start", 1)], limit=1))
     last = list(coll.find(query, {"start": 1}, sort=[("start", -1)], limit=1))
     if not first:
@@ -98,9 +99,19 @@ def rollup_span(db, site: str, level: str) -> tuple[dt.datetime, dt.datetime] | 
 
 
 def _docs(db, level, site, pages, lo, hi) -> list[dict]:
-    query = {"site": site, "page": {"$in": list(pages)}, "start": {"$gte": lo, "$lt": hi}}
-    projection = {"page": 1, "start": 1, "hits": 1, "bytes": 1, "mean_bytes": 1, "status": 1}
-    return list(db[schema.ROLLUPS[level]].find(query, projection, sort=[("start", 1)]))
+    """Buckets of ``[lo, hi)`` per page asked for, ``{page, start, hits, bytes,
+    mean_bytes, status}`` in order of start: ``*`` from the site's totals (the page rows
+    are then left undecoded when nothing else is asked), other pages from the rows."""
+    wanted = set(pages)
+    query = {"site": site, "start": {"$gte": lo, "$lt": hi}}
+    totals = ("start", "part", "hits", "bytes", "mean_bytes", "status")
+    projection = dict.fromkeys(totals if wanted == {WHOLE_SITE} else (*totals, "pages"), 1)
+    out = []
+    for doc in db[schema.ROLLUPS[level]].find(query, projection, sort=[("start", 1)]):
+        if WHOLE_SITE in wanted and doc.get("part") == 0:
+            out.append({"page": WHOLE_SITE, **{k: doc[k] for k in totals if k != "part"}})
+        out += documents.page_rows(doc, wanted)
+    return out
 
 
 def _metric(doc: dict, metric: str):

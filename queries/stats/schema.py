@@ -14,6 +14,7 @@ EVENTS = "events.buckets"     # raw requests, in buckets (queries.events.buckets
 SITES = "sites"
 CHECKPOINTS = "checkpoints"
 ROLLUP_LEVELS = ("hourly", "daily", "weekly", "monthly", "yearly")
+# One document per site and bucket (``queries.rollups.documents``).
 ROLLUPS = {level: f"rollups.{level}" for level in ROLLUP_LEVELS}
 
 STATS_INDEX = [("metadata.site", ASCENDING), ("metadata.page", ASCENDING),
