@@ -360,8 +360,12 @@ class EmbeddedStore:
             self.closed = True
             self._stop.set()
             if not self.read_only:
+                # The write-ahead log is copied into the database and emptied: it would
+                # otherwise stay at its largest (tens of MB after an ingest) while any
+                # other thread or process keeps a connection.
                 with suppress(sqlite3.Error):
                     self._writer.execute("PRAGMA optimize")
+                    self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._writer.close()
             if self._queue is not None:
                 self._queue.close()
