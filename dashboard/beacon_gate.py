@@ -98,10 +98,12 @@ class SiteGate:
             return False
 
     def _stored_pages(self, site: str, now: dt.datetime) -> int:
-        """The pages the site's day holds already (documents, ``*`` left out)."""
+        """The pages the site's day holds already (documents with hits, ``*`` left out:
+        a document pre-allocated for a page active yesterday is not a new page)."""
         try:
             return max(0, self.db[schema.DAILY].count_documents(
-                {"metadata.site": site, "metadata.date": schema.day_start(now)}) - 1)
+                {"metadata.site": site, "metadata.date": schema.day_start(now),
+                 "daily": {"$gt": 0}}) - 1)
         except PyMongoError:
             return 0          # the store is failing: the recorder says so, count on
 

@@ -16,6 +16,7 @@ from dashboard.beacon_gate import OTHER_PAGE
 from dashboard.cli import main
 from dashboard.services import get_services
 from queries.stats.sites import site_settings
+from queries.stats.writes import preallocate
 
 
 def _post(client, site: str, page: str = "/", origin: str | None = None):
@@ -84,6 +85,22 @@ def test_new_pages_past_the_days_cap_count_under_other(tmp_path):
         top = queries.top_pages(services.db, "blog", *_today())
         assert top.loc[OTHER_PAGE, "hits"] == 7 and top.loc["/p0", "hits"] == 2
         assert services.recorder.status().hits_written == 13       # every hit counted
+
+
+def test_pages_preallocated_for_today_are_not_new_pages_of_the_day(tmp_path):
+    """Yesterday's last hour gave today zero-filled documents for its returning pages:
+    they are pages the site had, not new ones, and leave today's cap whole."""
+    with dashboard_app(tmp_path / "store", rollup_interval=0, beacon_pages_per_day=3) as app:
+        register_sites(app, "blog")
+        services = get_services(app.server)
+        for i in range(8):
+            preallocate(services.db, dt.datetime.now(dt.UTC), "blog", f"/old{i}")
+        client = app.server.test_client()
+        for page in ("/new0", "/new1", "/new2", "/new3", "/old5"):
+            assert _post(client, "blog", page).status_code == 204
+        services.recorder.flush()
+        top = queries.top_pages(services.db, "blog", *_today())
+        assert set(top.index) == {"/new0", "/new1", "/new2", OTHER_PAGE, "/old5"}
 
 
 def test_a_flood_of_names_stores_nothing_new(closed):

@@ -9,6 +9,7 @@ import time
 from contextlib import contextmanager
 
 import pytest
+from dash.testing.wait import until
 from fakes import (
     WrappedDB,
     fail_after,
@@ -218,21 +219,37 @@ def test_bad_input_and_closed_recorder_are_refused(db):
 
 
 def test_next_utc_day_is_preallocated_during_the_last_hour(db):
+    """For the pages that came back (hits in two flushes of the day), not for a page seen
+    once: a flood of made-up names through /hit must not get a day of zeros each."""
     now = dt.datetime(2026, 11, 21, 23, 10, tzinfo=UTC)
     tomorrow = dt.datetime(2026, 11, 22, tzinfo=UTC)
-    recorder = queries.HitRecorder(db, flush_interval=0.01, clock=lambda: now)
-    recorder.record("s1", "/a.b")  # ts from the clock
-    target = schema.daily_id(tomorrow, "s1", "/a.b")
-    deadline = time.monotonic() + 10
-    while db[schema.DAILY].find_one({"_id": target}) is None and time.monotonic() < deadline:
-        time.sleep(0.02)
+    recorder = queries.HitRecorder(db, flush_interval=IDLE, clock=lambda: now)
+    for page in ("/a.b", "/once"):
+        recorder.record("s1", page)  # ts from the clock
+    recorder.flush()
+    assert recorder.preallocate_next_day(now) == 0          # nobody came back yet
+    recorder.record("s1", "/a.b")
+    recorder.flush()
+    assert recorder.preallocate_next_day(now) == 1
     recorder.close()
-    doc = db[schema.DAILY].find_one({"_id": target})
+    doc = db[schema.DAILY].find_one({"_id": schema.daily_id(tomorrow, "s1", "/a.b")})
     assert doc["daily"] == 0 and len(doc["minute"]) == 24
     assert db[schema.DAILY].find_one({"_id": schema.daily_id(tomorrow, "s1", "*")})
+    assert db[schema.DAILY].find_one({"_id": schema.daily_id(tomorrow, "s1", "/once")}) is None
     today = db[schema.DAILY].find_one({"_id": schema.daily_id(schema.day_start(now), "s1", "/a.b")})
-    assert today["daily"] == 1 and today["minute"]["23"]["10"] == 1
+    assert today["daily"] == 2 and today["minute"]["23"]["10"] == 2
     assert recorder.preallocate_next_day(now) == 0  # once per page and day
+
+
+def test_the_recorders_thread_preallocates_in_the_last_hour(db):
+    now = dt.datetime(2026, 11, 21, 23, 10, tzinfo=UTC)
+    target = schema.daily_id(dt.datetime(2026, 11, 22, tzinfo=UTC), "s1", "/a")
+    recorder = queries.HitRecorder(db, flush_interval=0.01, clock=lambda: now)
+    recorder.record("s1", "/a")
+    until(lambda: recorder.status().hits_written == 1, timeout=10)
+    recorder.record("s1", "/a")
+    until(lambda: db[schema.DAILY].find_one({"_id": target}) is not None, timeout=10)
+    recorder.close()
 
 
 def test_no_preallocation_before_the_last_hour(db):

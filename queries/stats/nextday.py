@@ -1,6 +1,10 @@
 """Tomorrow's documents, pre-allocated with zeros for the pages active today, so they
 never grow (the use case's ``preallocate``).
 
+Only pages that came back: hits in at least ``RETURNING`` of the recorder's flushes of
+the day. A page seen once (a typo, a crawler's guess, a flood of made-up names through
+``/hit``) would otherwise get ~12 KiB of zeros for a day it may never have.
+
 A schedule rather than the use case's per-hit coin toss: during the last UTC hour, each
 tick of the recorder's thread writes a few, so the work is bounded, happens once per page,
 and is testable with an injected clock.
@@ -21,6 +25,7 @@ log = logging.getLogger(__name__)
 FROM_HOUR = 23
 PER_TICK = 50
 MAX_ACTIVE_PAGES = 20_000
+RETURNING = 2
 
 
 class NextDay:
@@ -29,14 +34,17 @@ class NextDay:
     def __init__(self, db, lock: threading.Lock):
         self.db = db
         self._lock = lock   # the recorder's: ``note`` runs under it, on every new unit
-        self._active: dict[dt.datetime, set[tuple[str, str]]] = {}
+        self._active: dict[dt.datetime, dict[tuple[str, str], int]] = {}
         self._done: set[tuple[dt.datetime, str, str]] = set()
 
     def note(self, day: dt.datetime, site: str, page: str) -> None:
-        """``page`` of ``site`` had hits on the UTC ``day`` (called under the lock)."""
-        active = self._active.setdefault(day, set())
-        if len(active) < MAX_ACTIVE_PAGES:
-            active.add((site, page))
+        """``page`` of ``site`` had hits on the UTC ``day`` in one more flush (called under
+        the lock, once per flush that counts the page)."""
+        active = self._active.setdefault(day, {})
+        if (site, page) in active:
+            active[(site, page)] += 1
+        elif len(active) < MAX_ACTIVE_PAGES:
+            active[(site, page)] = 1
 
     def tick(self, now: dt.datetime) -> None:
         if now.hour >= FROM_HOUR:
@@ -46,8 +54,8 @@ class NextDay:
         today = schema.day_start(now)
         tomorrow = today + dt.timedelta(days=1)
         with self._lock:
-            todo = [(s, p) for s, p in self._active.get(today, ())
-                    if (tomorrow, s, p) not in self._done]
+            todo = [(s, p) for (s, p), flushes in self._active.get(today, {}).items()
+                    if flushes >= RETURNING and (tomorrow, s, p) not in self._done]
             for old in [d for d in self._active if d < today]:
                 del self._active[old]
         done = 0
