@@ -189,6 +189,41 @@ def test_bulk_write_reports_like_pymongo(embedded_db):
     assert coll.count_documents({"_id": {"$in": [20, 21]}}) == 2
 
 
+def _guarded_upserts(seq: int, ids, inc=1) -> list[UpdateOne]:
+    return [UpdateOne({"_id": i, "flushes.w": {"$ne": seq}},
+                      {"$inc": {"daily": inc, f"hourly.{n % 3}": inc}, "$set": {"flushes.w": seq},
+                       "$setOnInsert": {"metadata": {"page": f"/{i}"}}}, upsert=True)
+            for n, i in enumerate(ids)]
+
+
+def test_an_unordered_batch_of_upserts_inserts_its_new_documents_at_once(embedded_db):
+    """The recorder's flush (unordered upserts of distinct _ids, mostly new documents)
+    inserts the new ones in one statement: the same documents and report as one request
+    at a time (an ordered batch), the guard still refusing a batch applied before, and a
+    refused request reported as such."""
+    fast, slow = embedded_db.fast, embedded_db.slow
+    for coll in (fast, slow):
+        coll.insert_one({"_id": "b", "daily": 5, "hourly": {"1": 5}, "flushes": {"w": 0}})
+        coll.create_index([("metadata.page", ASCENDING)], name="page")
+    batch = _guarded_upserts(1, ["a", "b", "c", "d"])
+    got, want = fast.bulk_write(batch, ordered=False), slow.bulk_write(batch, ordered=True)
+    assert got.bulk_api_result == want.bulk_api_result
+    assert got.upserted_ids == {0: "a", 2: "c", 3: "d"}
+    assert list(fast.find(sort=[("_id", 1)])) == list(slow.find(sort=[("_id", 1)]))
+    assert fast.find_one({"metadata.page": "/c"})["daily"] == 1      # its index column too
+    with pytest.raises(BulkWriteError) as caught:      # as MongoDB: applied before
+        fast.bulk_write(_guarded_upserts(1, ["a", "e"]), ordered=False)
+    assert [(e["index"], e["code"]) for e in caught.value.details["writeErrors"]] == [
+        (0, 11000)]
+    assert caught.value.details["upserted"] == [{"index": 1, "_id": "e"}]
+    assert fast.find_one({"_id": "a"})["daily"] == 1                   # not applied twice
+    with pytest.raises(BulkWriteError) as caught:
+        fast.bulk_write(_guarded_upserts(2, ["f", "g"]) + _guarded_upserts(2, ["h"], inc="x"),
+                        ordered=False)
+    assert [e["index"] for e in caught.value.details["writeErrors"]] == [2]
+    assert caught.value.details["nUpserted"] == 2 and fast.find_one({"_id": "h"}) is None
+
+
 def test_read_only_store_refuses_writes(tmp_path):
     db = queries.connect(str(tmp_path / "s"), read_only=True)
     try:

@@ -189,6 +189,51 @@ def update(con, info, filter: Mapping, change: Mapping, upsert: bool, multi: boo
     return 0, 0, doc["_id"]
 
 
+def insert_new_upserts(con, info, requests: list) -> dict[int, object]:
+    """The upserts of an unordered bulk write whose document does not exist yet, inserted in one
+    statement; returns {request index: inserted _id}, the rest being left to
+    :func:`update`. Only for a batch of upserts naming distinct ``_id``s (a recorder's
+    flush: mostly new documents when a log runs forward in time), where inserting those
+    first gives what applying the batch in order gives: a missing document matches no
+    filter, so its upsert inserts, and no other request of the batch touches it. Any
+    doubt (another shape, an update the general path would refuse, another unique
+    index refusing a row) leaves everything to the general path."""
+    ids = [r.filter.get("_id") for r in requests]
+    if len(requests) < 2 or not all(
+            r.kind == "update" and r.upsert and not r.multi and type(i) in (str, int)
+            and updater.is_operator_update(r.document) for r, i in zip(requests, ids,
+                                                                          strict=True)) \
+            or len(set(ids)) < len(ids):
+        return {}
+    table = quote(info.table)
+    present: set = set()
+    for start in range(0, len(ids), 500):
+        chunk = [keys.encode(i, "_id") for i in ids[start:start + 500]]
+        present.update(row[0] for row in con.execute(
+            f"SELECT {ID_COLUMN} FROM {table} WHERE {ID_COLUMN} IN "
+            f"({','.join('?' * len(chunk))})", chunk))
+    fresh, docs = {}, []
+    try:
+        for index, (request, doc_id) in enumerate(zip(requests, ids, strict=True)):
+            if keys.encode(doc_id, "_id") in present:
+                continue
+            change = request.document
+            doc = updater.upserted(request.filter, change, splice.changes(change))
+            docs.append({"_id": doc.pop("_id"), **doc})
+            fresh[index] = doc_id
+    except (WriteError, keys.UnindexableValueError, TypeError, ValueError):
+        return {}
+    con.execute("SAVEPOINT new_upserts")
+    try:
+        con.executemany(_insert_sql(info), _rows(info, docs))
+    except (sqlite3.IntegrityError, keys.UnindexableValueError, bson.InvalidDocument):
+        con.execute("ROLLBACK TO new_upserts")
+        con.execute("RELEASE new_upserts")
+        return {}
+    con.execute("RELEASE new_upserts")
+    return fresh
+
+
 def delete(con, info, filter: Mapping, multi: bool) -> int:
     where = planner.where(filter, info.column_set)
     table = quote(info.table)

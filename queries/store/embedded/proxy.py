@@ -169,13 +169,21 @@ class EmbeddedCollection:
         and report each failure; ordered ones stop at the first."""
         totals = {"nInserted": 0, "nMatched": 0, "nModified": 0, "nRemoved": 0, "nUpserted": 0}
         upserted, errors = [], []
+        described = [describe(request) for request in requests]
         with self._writing() as (con, info):
-            for index, request in enumerate(requests):
+            # Unordered only: an ordered batch stops at its first error, before later
+            # upserts that this would have inserted already.
+            inserted = {} if ordered else documents.insert_new_upserts(con, info, described)
+            for index, request in enumerate(described):
+                if index in inserted:
+                    totals["nUpserted"] += 1
+                    upserted.append({"index": index, "_id": inserted[index]})
+                    continue
                 try:
-                    _apply(con, info, describe(request), index, totals, upserted)
+                    _apply(con, info, request, index, totals, upserted)
                 except PyMongoError as exc:
                     errors.append({"index": index, "code": getattr(exc, "code", None) or 1,
-                                   "errmsg": str(exc), "op": describe(request).document})
+                                   "errmsg": str(exc), "op": request.document})
                     if ordered:
                         break
         details = {**totals, "upserted": upserted, "writeErrors": errors,
