@@ -70,14 +70,31 @@ def test_newest_first_pages_skip_nothing_and_repeat_nothing_while_buckets_arrive
     assert ends == sorted({T0 + dt.timedelta(hours=i) for i in range(10)}, reverse=True)
 
 
-def test_strings_are_stored_once_per_bucket_and_numbers_as_they_are():
+def test_strings_are_stored_once_per_bucket_and_numbers_packed():
     events = [{"time": T0, "site": "s", "path": p, "status": st, "bytes": 10}
               for p, st in (("/a", 200), ("/b", 404), ("/a", 200), ("/a", 304))]
     (bucket,) = buckets.pack(rows(events), NOW)
     assert bucket["path"]["v"] == ["/a", "/b"]
     assert buckets.coded(bucket, "path", 4) == (["/a", "/b"], array("H", [0, 1, 0, 0]))
-    assert bucket["status"] == [200, 404, 200, 304] and bucket["bytes"] == [10] * 4
+    assert bucket["status"]["c"] == "H" and len(bucket["status"]["p"]) == 4 * 2
     assert buckets.coded(bucket, "status", 4) == ([200, 404, 200, 304], None)
+    assert buckets.column(bucket, "bytes", 4) == [10] * 4
     assert buckets.coded(bucket, "referrer", 4)[1] == array("H", [0, 0, 0, 0])
+    plain = {**bucket, "status": [200, 404, 200, 304]}         # written before packing
+    assert buckets.coded(plain, "status", 4) == buckets.coded(bucket, "status", 4)
     older = {**bucket, "path": ["/a", "/b", "/a", "/a"]}      # a column stored plain
     assert buckets.column(older, "path", 4) == buckets.column(bucket, "path", 4)
+
+
+def test_long_distinct_values_are_deflated_and_read_back():
+    agents = [f"Mozilla/5.0 (X11; Linux x86_64) Agent/{i}.0" for i in range(40)]
+    events = [{"time": T0, "site": "s", "path": "/", "status": None, "bytes": 2**40,
+               "user_agent": agents[i % 40], "referrer": None} for i in range(100)]
+    (bucket,) = buckets.pack(rows(events), NOW)
+    assert "z" in bucket["user_agent"] and "v" not in bucket["user_agent"]
+    assert len(bucket["user_agent"]["z"]) < len("".join(agents)) / 3
+    assert buckets.column(bucket, "user_agent", 100) == [agents[i % 40] for i in range(100)]
+    assert buckets.column(bucket, "status", 100) == [None] * 100     # did not fit: a list
+    assert buckets.column(bucket, "bytes", 100) == [2**40] * 100
+
+

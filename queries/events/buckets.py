@@ -9,23 +9,30 @@ referrers), counting their indexes rather than the strings. A document per
 request cost the embedded store ~13 µs of B-tree work each (table, ``_id`` and two
 site indexes), more than parsing, counting and classifying the line together.
 
-    {_id, site, start, end, n, ingested, t: <ms since the epoch, int64s>, status: [...],
-     bytes: [...], host: {v: [distinct values], i: <per event, the index of its value,
-     uint16s>}, and so
-     method, path, query, referrer, user_agent and country (only when an event has one),
+    {_id, site, start, end, n, ingested, t: <ms since the epoch, int64s>,
+     status: {c: "H", p: <uint16s>}, bytes: {c: "q", p: <int64s>},
+     host: {z: <the distinct values, JSON, deflated>, i: <per event, the index of its
+     value, uint16s>} (``v: [distinct values]`` instead of ``z`` when they are short),
+     and so method, path, query, referrer, user_agent and country (only when an event
+     has one),
      stream, first, last (events of a log file: its pass and the first and last lines'
      byte offsets; ``_id`` "<stream>/<first>", both in hexadecimal, so ids sort as the
      file does)}
 
 ``start`` and ``end`` are the bucket's first and last request times, so a time range
 reads the buckets that overlap it (index ``site_end``), and no more than an hour's worth
-of a bucket lies outside it.
+of a bucket lies outside it. Raw events are written once and read rarely (a range's cut
+hours, the feed, a rollup of their hour), so their strings are deflated: host names,
+agents and referrers take a third of the room or less. Buckets written before (numbers
+as arrays, ``v`` lists) read as they are.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sys
+import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
@@ -42,6 +49,8 @@ COLUMNS = ("host", "method", "path", "query", "status", "bytes", "referrer", "us
 TIME = "t"
 NUMBERS = ("status", "bytes")   # stored as they are; the other columns as distinct values
 ROW = ("time", "site", *COLUMNS)   # an event as packed: a tuple of these fields, in order
+_NUMBER_TYPES = {"status": "H", "bytes": "q"}
+DEFLATE_FROM = 256       # bytes of a column's distinct values as JSON
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MS = dt.timedelta(milliseconds=1)
 
@@ -130,17 +139,33 @@ def _bucket(site: str, pick, times: list[int], columns: Mapping[str, Sequence],
             continue
         values = pick(columns[column])
         if column in NUMBERS:
-            doc[column] = values
+            doc[column] = _numbers(column, values)
         elif column != "country" or any(v is not None for v in values):
             doc[column] = _encoded(values)
     return doc
 
 
 def _encoded(values: list) -> dict:
-    """A column as its distinct values and, per event, the index of its own."""
+    """A column as its distinct values (deflated past ``DEFLATE_FROM`` bytes of JSON)
+    and, per event, the index of its own."""
     distinct = list(dict.fromkeys(values))
     codes = dict(zip(distinct, range(len(distinct)), strict=True))
-    return {"v": distinct, "i": _packed("H", list(map(codes.__getitem__, values)))}
+    out = {"i": _packed("H", list(map(codes.__getitem__, values)))}
+    text = json.dumps(distinct, separators=(",", ":")).encode()
+    if len(text) >= DEFLATE_FROM:
+        out["z"] = Binary(zlib.compress(text, 1))
+    else:
+        out["v"] = distinct
+    return out
+
+
+def _numbers(column: str, values: list) -> dict | list:
+    """A number column packed (``_packed``), or as it is if a value does not fit."""
+    typecode = _NUMBER_TYPES[column]
+    try:
+        return {"c": typecode, "p": _packed(typecode, values)}
+    except (TypeError, OverflowError):
+        return values
 
 
 def _packed(typecode: str, numbers: list[int]) -> Binary:
@@ -221,9 +246,13 @@ def coded(bucket: dict, name: str, n: int) -> tuple[list, list | None]:
     stored = bucket.get(name)
     if stored is None:
         return [None], [0] * n
-    if isinstance(stored, dict):
-        return stored["v"], _unpacked("H", stored["i"])
-    return stored, None
+    if not isinstance(stored, dict):
+        return stored, None
+    if "p" in stored:
+        return _unpacked(stored["c"], stored["p"]).tolist(), None
+    if "z" in stored:
+        return json.loads(zlib.decompress(stored["z"])), _unpacked("H", stored["i"])
+    return stored["v"], _unpacked("H", stored["i"])
 
 
 def events(bucket: dict, indexes: Iterable[int]) -> list[dict]:
