@@ -70,7 +70,7 @@ def stored(db, level) -> dict:
             assert d["mean_bytes"] == pytest.approx(d["bytes"] / d["hits"])
             out[(d["site"], "*", start)] = (
                 d["hits"], d["bytes"], {c: n for c, n in d["status"].items() if n})
-        for row in documents.page_rows(d, {row[0] for row in d["pages"]}):
+        for row in documents.page_rows(d, {row[0] for row in documents.rows(d)}):
             out[(d["site"], row["page"], start)] = (
                 row["hits"], row["bytes"], {c: n for c, n in row["status"].items() if n})
     return out

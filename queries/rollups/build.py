@@ -308,7 +308,7 @@ def _level_documents(db, level: str, source: str,
             pages: dict[str, documents.Counts] = {}
             query = {"site": site, "start": {"$gte": start, "$lt": next_start(level, start)}}
             for doc in coll.find(query, {"pages": 1}):
-                documents.merge(pages, doc["pages"])
+                documents.merge(pages, documents.rows(doc))
             if pages:
                 docs += documents.build(level, site, start, pages)
     return docs

@@ -1,9 +1,11 @@
 """The shape of a rollup bucket: one document per site and bucket, every page in it.
 
-``{_id, site, start, part, pages: [[page, hits, bytes, 2xx, 3xx, 4xx, 5xx, other], …],
-digest, computed}``, and on part 0 the site's totals: ``parts, hits, bytes, mean_bytes,
-status: {2xx, 3xx, 4xx, 5xx, other}``. Rows are sorted by page. A bucket of more than
-``PART_PAGES`` pages is cut into parts 0, 1, … so that no document nears MongoDB's 16 MB.
+``{_id, site, start, part, pages, digest, computed}``: ``pages`` holds the rows
+``[[page, hits, bytes, 2xx, 3xx, 4xx, 5xx, other], …]``, sorted by page, as deflated JSON
+(:func:`rows` reads it: ~15 bytes a row instead of ~90 as BSON); part 0 also holds the
+site's totals, ``parts, hits, bytes, mean_bytes, status: {2xx, 3xx, 4xx, 5xx, other}``.
+A bucket of more than ``PART_PAGES`` pages is cut into parts 0, 1, … so that no
+document nears MongoDB's 16 MB.
 
 Why not one document per page and bucket: a page-hour then cost ~660 bytes with its
 indexes, and an ingest of a long log wrote hundreds of thousands of them; a row costs
@@ -17,8 +19,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import zlib
 from collections.abc import Iterable
 
+from bson import Binary
 from pymongo import ReplaceOne
 
 from .. import bulk
@@ -84,21 +88,27 @@ def build(level: str, site: str, start: dt.datetime, pages: dict[str, Counts]) -
             doc.update(parts=len(cuts), hits=totals[HITS], bytes=totals[BYTES],
                        mean_bytes=totals[BYTES] / totals[HITS] if totals[HITS] else 0.0,
                        status=dict(zip(CLASSES, totals[2:], strict=True)))
-        doc.update(pages=chunk, digest=_digest(doc, chunk), computed=computed)
+        text = json.dumps(chunk, separators=(",", ":")).encode()
+        named = f"{doc.get('parts')}:".encode() + text
+        doc.update(pages=Binary(zlib.compress(text, 1)),
+                   digest=hashlib.blake2b(named, digest_size=12).hexdigest(),
+                   computed=computed)
         docs.append(doc)
     return docs
 
 
-def _digest(doc: dict, rows: list) -> str:
-    named = [doc.get("parts"), rows]
-    return hashlib.blake2b(json.dumps(named, separators=(",", ":")).encode(),
-                           digest_size=12).hexdigest()
+def rows(doc: dict) -> list[list]:
+    """A stored part's rows, ``[page, hits, bytes, 2xx, 3xx, 4xx, 5xx, other]`` each."""
+    pages = doc.get("pages")
+    if not pages:
+        return []
+    return json.loads(zlib.decompress(pages))
 
 
 def page_rows(doc: dict, wanted: set[str]) -> Iterable[dict]:
     """The rows of ``wanted`` pages in a stored part, each as a bucket of its own:
     ``{page, start, hits, bytes, mean_bytes, status}``."""
-    for page, hits, size, *classes in doc.get("pages") or ():
+    for page, hits, size, *classes in rows(doc):
         if page in wanted:
             yield {"page": page, "start": doc["start"], "hits": hits, "bytes": size,
                    "mean_bytes": size / hits if hits else 0.0,
