@@ -25,7 +25,7 @@ from .store.connection import connect, is_embedded, migrate_store, redact
 _FRAMES = {"first_pages": ".stats.catalog", "list_pages": ".stats.catalog",
            "list_sites": ".stats.catalog",
            "recent_sites": ".stats.catalog", "site_span": ".stats.catalog",
-           "top_pages": ".stats.catalog", "daily_series": ".stats.series",
+           "top_pages": ".reads.top", "daily_series": ".stats.series",
            "hourly_series": ".stats.series", "minute_series": ".stats.series",
            "series": ".stats.series"}
 

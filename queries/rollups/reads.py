@@ -114,6 +114,35 @@ def _docs(db, level, site, pages, lo, hi) -> list[dict]:
     return out
 
 
+def page_totals(db, site: str, start: dt.datetime, end: dt.datetime
+                ) -> tuple[dict[str, int], int]:
+    """Hits per page over ``[start, end)`` (whole UTC days): the whole months inside
+    from the monthly buckets, the other days from the daily ones. Returns them with the
+    site's total as the buckets say it, for a caller to check against the statistics."""
+    site = validation.site(site)
+    start, end = validation.time_range(start, end)
+    pages: dict[str, int] = {}
+    total = 0
+    month = floor("monthly", start)
+    if month < start:
+        month = next_start("monthly", month)
+    months = []
+    while next_start("monthly", month) <= end:
+        months.append(month)
+        month = next_start("monthly", month)
+    spans = ([("daily", start, months[0]), ("monthly", months[0], month),
+              ("daily", month, end)] if months else [("daily", start, end)])
+    for level, lo, hi in spans:
+        if lo >= hi:
+            continue
+        query = {"site": site, "start": {"$gte": lo, "$lt": hi}}
+        for doc in db[schema.ROLLUPS[level]].find(query, {"pages": 1, "hits": 1, "part": 1}):
+            total += doc.get("hits", 0) if doc.get("part") == 0 else 0
+            for page, hits, *_ in documents.rows(doc):
+                pages[page] = pages.get(page, 0) + hits
+    return pages, total
+
+
 def _metric(doc: dict, metric: str):
     if metric == "error_rate":
         errors = doc["status"].get("4xx", 0) + doc["status"].get("5xx", 0)

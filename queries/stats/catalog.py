@@ -105,22 +105,37 @@ def top_pages(db, site: str, start: dt.datetime, end: dt.datetime, n: int = 10
               ) -> pd.DataFrame:
     """The ``n`` pages with most hits in ``[start, end)``, most visited first: index
     ``page``, column ``hits``. To the minute, the counters' finest unit (``start``
-    floored, ``end`` raised to a whole minute): the whole UTC hours inside from the
-    hourly counters, the minutes of a partial hour at either end from the minute
-    counters, so "the last 5 minutes" counts 5 minutes, not their hour."""
+    floored, ``end`` raised to a whole minute), each part from the coarsest counters
+    that cover it whole: the UTC days inside from the monthly documents' ``daily.D``
+    (a year: a document per page and month instead of one per page and day), the hours
+    of a partial day from the hourly counters, the minutes of a partial hour at either
+    end from the minute counters, so "the last 5 minutes" counts 5 minutes, not their
+    hour."""
     site = validation.site(site)
     start, end = validation.time_range(start, end)
-    first, last = _minute(start), _minute(end, up=True)
-    hours = (_hour(first, up=True), _hour(last))
-    if hours[0] < hours[1]:
-        parts = [("minute", first, hours[0]), ("hour", *hours), ("minute", hours[1], last)]
-    else:
-        parts = [("minute", first, last)]
     counts = pd.concat([fetch_counts(db, site, {"$ne": WHOLE_SITE}, base, lo, hi)
-                        for base, lo, hi in parts if lo < hi])
+                        for base, lo, hi in _parts(_minute(start), _minute(end, up=True))])
     totals = counts.groupby("page")["hits"].sum().astype("int64")
     ranked = totals.sort_values(ascending=False, kind="stable").head(max(int(n), 0))
     return ranked.rename("hits").rename_axis("page").to_frame()
+
+
+def _parts(first: dt.datetime, last: dt.datetime) -> list[tuple[str, dt.datetime, dt.datetime]]:
+    """``[first, last)`` (whole minutes) cut into (base, lo, hi): whole UTC days, then
+    whole hours, then minutes, each part non-empty."""
+    hours = (_hour(first, up=True), _hour(last))
+    if hours[0] >= hours[1]:
+        return [("minute", first, last)]
+    days = (_day(hours[0], up=True), _day(hours[1]))
+    middle = ([("hour", hours[0], days[0]), ("day", *days), ("hour", days[1], hours[1])]
+              if days[0] < days[1] else [("hour", *hours)])
+    parts = [("minute", first, hours[0]), *middle, ("minute", hours[1], last)]
+    return [(base, lo, hi) for base, lo, hi in parts if lo < hi] or [("minute", first, last)]
+
+
+def _day(t: dt.datetime, up: bool = False) -> dt.datetime:
+    floor = t.replace(hour=0, minute=0, second=0, microsecond=0)
+    return floor + dt.timedelta(days=1) if up and floor < t else floor
 
 
 def _minute(t: dt.datetime, up: bool = False) -> dt.datetime:

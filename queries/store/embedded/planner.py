@@ -3,10 +3,10 @@
 Every field named by an index has a column (``keys.py`` says how values are stored).
 :func:`where` turns the parts of a filter on those fields into a SQL condition and says
 whether that condition is the whole filter (``exact``) or a superset whose rows the
-matcher must still check; a part it cannot express (``$ne``, ``$regex``, a field without a
-column) is left to the matcher, never guessed. :func:`group_sql` runs a leading
-``$match`` + ``$group`` in SQL when every field it reads has a column: the aggregation
-rollups run, answered from the covering index without decoding a document.
+matcher must still check; a part it cannot express (``$ne`` of anything but a string,
+``$regex``, a field without a column) is left to the matcher, never guessed.
+:func:`group_sql` runs a leading ``$match`` + ``$group`` in SQL when every field it
+reads has a column, answered from a covering index without decoding a document.
 """
 
 from __future__ import annotations
@@ -113,6 +113,10 @@ def _operator(col: str, path: str, op: str, arg, bracketed: bool = True,
               ) -> tuple[str, list, bool]:
     if op == "$eq":
         return _equals(col, path, arg)
+    if op == "$ne" and isinstance(arg, str):
+        # A column never holds an array (refused at write), and a string is its own key:
+        # "is not" is $ne, a missing field (NULL) included.
+        return f"{col} IS NOT ?", [keys.encode(arg, path)], True
     if op == "$in" and isinstance(arg, list | tuple) and len(arg) <= MAX_IN:
         values = [v for v in arg if v is not None]
         try:
