@@ -61,6 +61,17 @@ class FreePortRunner(ThreadedRunner):
         kwargs.setdefault("port", free_port())
         super().start(app, start_timeout=start_timeout, **kwargs)
 
+    def stop(self):
+        """Dash's stop, with its unbounded ``join`` bounded: Dash stops the server by
+        raising SystemExit in every thread the server started; when a request came in
+        just then, the thread starting its handler was killed before it said it had
+        started, and the server thread waited for it forever (a whole run hung in a
+        teardown). The server is then left blocked; each test has its own port."""
+        self.thread.kill()
+        self.thread.join(self.stop_timeout)
+        self._app = None
+        self.started = False
+
 
 class SharedChromium(DashComposite):
     """``dash_duo`` on one Chromium per pytest worker: starting and quitting one for each
