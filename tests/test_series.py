@@ -55,11 +55,24 @@ def _check(frame: pd.DataFrame, zone, buckets, counts, columns):
     assert got == dict(counts)
 
 
+# Europe/Paris (both DST changes) draws the full 12 examples; UTC and Asia/Kolkata,
+# whose reads the same code serves, half as many (each example is seeded and read on
+# every backend, the wire emulator's taking seconds).
+EXAMPLES = {"UTC": 6, "Europe/Paris": 12, "Asia/Kolkata": 6}
+
+
 @pytest.mark.parametrize("tz", ZONES)
-@settings(max_examples=12, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(case=scenarios())
-def test_every_read_equals_a_brute_force_count(db, tz, case):
+def test_every_read_equals_a_brute_force_count(db, tz):
+    @settings(max_examples=EXAMPLES[tz], deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(case=scenarios())
+    def reads_equal_the_count(case):
+        _check_reads(db, tz, case)
+
+    reads_equal_the_count()
+
+
+def _check_reads(db, tz, case):
     _, hits, start, end, pages = case
     clear(db)
     normal = [(ts, site, validation.page(page), n) for ts, site, page, n in hits]

@@ -61,6 +61,17 @@ class FreePortRunner(ThreadedRunner):
         kwargs.setdefault("port", free_port())
         super().start(app, start_timeout=start_timeout, **kwargs)
 
+    def stop(self):
+        """Dash's stop, with its unbounded ``join`` bounded: Dash stops the server by
+        raising SystemExit in every thread the server started; when a request came in
+        just then, the thread starting its handler was killed before it said it had
+        started, and the server thread waited for it forever (a whole run hung in a
+        teardown). The server is then left blocked; each test has its own port."""
+        self.thread.kill()
+        self.thread.join(self.stop_timeout)
+        self._app = None
+        self.started = False
+
 
 class SharedChromium(DashComposite):
     """``dash_duo`` on one Chromium per pytest worker: starting and quitting one for each
@@ -70,6 +81,18 @@ class SharedChromium(DashComposite):
     storage cleared; downloads go to each test's own directory."""
 
     driver_of_worker = None
+
+    def start_server(self, app, navigate=True, path="", **kwargs):
+        """Start ``app``'s server, then open ``path`` (the app's root by default) and wait
+        for Dash's entry point; with ``navigate=False`` open nothing (``server_url`` is
+        set either way). A test that opens its own page says so with ``path`` or
+        ``navigate=False``: each page load costs Chromium 3-4 s of CPU, and opening the
+        root first (Dash's ``start_server``) only to leave it was a fifth of the browser
+        tests' time."""
+        self.server(app, **kwargs)
+        self._url = self.server.url
+        if navigate:
+            self.wait_for_page(self._url + path)
 
     def get_webdriver(self):
         driver = SharedChromium.driver_of_worker

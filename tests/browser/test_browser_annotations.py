@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from dash.testing.wait import until
-from dashkit import free_port, seed, sign_in
+from dashkit import seed, sign_in
 from selenium.webdriver.common.action_chains import ActionChains
 
 import queries
@@ -23,7 +23,7 @@ XSS = '<script>window.__pwned = 1</script><img src="/nothing.png" onerror="windo
 
 def open_page(dash_duo, app, path):
     """``path`` in a browser signed in (notes are added by the admin)."""
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     sign_in(dash_duo, path)
 
 
@@ -156,7 +156,7 @@ def test_the_expected_band_legend_fits_a_phone(app, dash_duo):
     """At 390 px every line of the legend stays inside the chart (the band's second line
     ran past its right edge, cut off)."""
     flat_history(get_services(app.server).db, "s", 56, dt.datetime.now(dt.UTC))
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     dash_duo.driver.set_window_size(390, 1000)
     dash_duo.driver.get(dash_duo.server_url + "/history?site=s&range=7d&tz=UTC&gran=hour")
     until(lambda: any(n.startswith("Expected range")

@@ -92,7 +92,7 @@ def app(tmp_path, site_port):
 
 @pytest.fixture
 def site(dash_duo, app, site_port):
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     site = Site(site_port, dash_duo.server_url)
     yield site
     site.close()

@@ -10,7 +10,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from dash.testing.wait import until
-from dashkit import free_port
 from dimkit import BOTS, CHROME, NEWS, TOTAL, ingest_sample
 
 from dashboard.breakdown_view import PANELS
@@ -27,8 +26,7 @@ def seeded(app, tmp_path):
 
 
 def open_page(dash_duo, app, path):
-    dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + path)
+    dash_duo.start_server(app, path=path)
 
 
 def url_query(dash_duo):
@@ -140,7 +138,7 @@ LOOKS = [(theme, width) for theme in ("light", "dark") for width in (1280, 390)]
 
 
 def test_every_panel_renders_in_each_theme_and_on_a_phone(app, seeded, dash_duo):
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     for theme, width in LOOKS:
         dash_duo.driver.set_window_size(width, 1000)
         dash_duo.driver.get(dash_duo.server_url + f"/history?site=s&tz=UTC&theme={theme}")
@@ -163,7 +161,7 @@ def test_every_panel_renders_in_each_theme_and_on_a_phone(app, seeded, dash_duo)
 
 def test_a_filtered_view_says_what_follows_the_filter(app, seeded, dash_duo):
     """(direct): 5 of its 23 human hits are 404s, 15 of its 38 hits are bots."""
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     for theme, width in LOOKS:
         dash_duo.driver.set_window_size(width, 1000)
         dash_duo.driver.get(dash_duo.server_url + f"/history?site=s&tz=UTC&range=7d"
@@ -232,7 +230,7 @@ def test_each_404_count_stays_beside_its_own_path(app, dash_duo, tmp_path):
     log = tmp_path / "notfound.log"
     log.write_text("\n".join(rows) + "\n")
     ingest_file(Ingestor(get_services(app.server).db, site="s"), log, "s", from_start=True)
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     for width in (1280, 390):
         dash_duo.driver.set_window_size(width, 1000)
         dash_duo.driver.get(dash_duo.server_url + "/history?site=s&tz=UTC")

@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from dash.testing.wait import until
-from dashkit import free_port, seed
+from dashkit import seed
 from selenium.webdriver.common.keys import Keys
 
 from dashboard.services import get_services
@@ -17,8 +17,7 @@ return [s.color, s.backgroundColor, s.outlineStyle, s.outlineWidth, s.boxShadow]
 
 
 def open_page(dash_duo, app, path):
-    dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + path)
+    dash_duo.start_server(app, path=path)
 
 
 def rgb(text):
@@ -43,7 +42,7 @@ def seeded(app):
 
 
 def test_a_focused_segment_stays_readable_with_a_visible_ring(app, seeded, dash_duo):
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     for theme in ("light", "dark"):
         focus_the_next_preset(dash_duo, theme)
 
@@ -101,7 +100,7 @@ return [a.right > b.left && b.right > a.left && a.bottom > b.top && b.bottom > a
 
 def test_the_legend_never_sits_under_the_toolbar(app, seeded, dash_duo):
     pages = "&".join(f"page=/p{m:02d}" for m in range(1, 8))
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     for width in (1280, 390):
         dash_duo.driver.set_window_size(width, 900)
         dash_duo.driver.get(dash_duo.server_url + f"/?site=shop&tz=UTC&{pages}")
@@ -130,7 +129,7 @@ return [a.bottom <= b.top || a.top >= b.bottom || a.right <= b.left || a.left >=
 def test_the_toolbar_never_covers_the_plot(app, seeded, dash_duo, path, graph):
     """Plotly's toolbar sits in a band above the plot area, at any width (at 390 px it
     covered the Rollups bars)."""
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     for width in (1280, 390):
         dash_duo.driver.set_window_size(width, 900)
         dash_duo.driver.get(dash_duo.server_url + path)
@@ -147,7 +146,7 @@ def phone(dash_duo):
 
 
 def test_on_a_phone_the_nav_and_controls_take_little_of_the_screen(app, seeded, dash_duo):
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     phone(dash_duo)
     dash_duo.driver.get(dash_duo.server_url + "/?site=shop&tz=UTC")
     dash_duo.wait_for_contains_text("#live-kpis", "1")

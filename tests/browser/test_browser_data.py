@@ -38,8 +38,7 @@ def app(tmp_path):
 
 
 def test_data_page_shows_collections_plans_and_shard_advice(dash_duo, app):
-    dash_duo.start_server(app)
-    dash_duo.wait_for_page(f"{dash_duo.server_url}/data")
+    dash_duo.start_server(app, path="/data")
     dash_duo.wait_for_element("#data-collections", timeout=20)
     collections = dash_duo.find_element("#data-collections").text
     assert "stats.daily" in collections and "events" in collections
@@ -73,8 +72,7 @@ def test_data_page_lists_the_logs_ingested_and_their_lines_not_read(dash_duo, tm
 
     ingest_more(good=12, junk=2)
     with dashboard_app(store) as app:
-        dash_duo.start_server(app)
-        dash_duo.wait_for_page(f"{dash_duo.server_url}/data")
+        dash_duo.start_server(app, path="/data")
         dash_duo.wait_for_element("#data-logs tbody tr", timeout=20)
         assert cells(dash_duo)[:6] == [f"{log}\n{socket.gethostname()}", "no", "14", "12",
                                        "0", "2\n2 malformed"]
@@ -109,8 +107,7 @@ def test_live_page_shows_the_newest_hits(dash_duo, app):
 
 
 def test_data_page_lists_each_query_once_shows_all_advice_and_fits_a_phone(dash_duo, app):
-    dash_duo.start_server(app)
-    dash_duo.wait_for_page(f"{dash_duo.server_url}/data")
+    dash_duo.start_server(app, path="/data")
     plans = dash_duo.wait_for_element("#data-plans", timeout=20)
     charts = [cell.text for cell in plans.find_elements("css selector", "td[rowspan]")]
     assert charts.count("Live · totals") == 1          # two identical reads, one row
@@ -140,8 +137,7 @@ def test_data_page_tables_show_markup_as_text_and_name_columns_on_a_phone(dash_d
     queries.log_hit(db, dt.datetime.now(dt.UTC), "site-1", page)
     db.client.close()
     dash_duo.driver.set_window_size(390, 900)
-    dash_duo.start_server(app)
-    dash_duo.wait_for_page(f"{dash_duo.server_url}/data?site=site-1&page={quote(page)}")
+    dash_duo.start_server(app, path=f"/data?site=site-1&page={quote(page)}")
     plans = dash_duo.wait_for_element("#data-plans table", timeout=20)
     until(lambda: page in plans.text, timeout=10)
     assert not dash_duo.find_elements("#data-plans img")

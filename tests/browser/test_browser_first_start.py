@@ -5,7 +5,7 @@ import datetime as dt
 
 import pytest
 from dash.testing.wait import until
-from dashkit import dashboard_app, free_port, seed
+from dashkit import dashboard_app, seed
 
 import queries
 from dashboard.rollup_job import rollup_job
@@ -33,8 +33,7 @@ def app(tmp_path):
 
 
 def test_live_shows_data_while_the_first_rollup_runs(app, dash_duo):
-    dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + "/?site=big&tz=UTC")
+    dash_duo.start_server(app, path="/?site=big&tz=UTC")
     dash_duo.wait_for_text_to_equal("#live-kpi-hour", "42", timeout=15)
     job = rollup_job(app.server)
     until(lambda: job.last is not None, timeout=120)  # and the rollup does finish

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import pandas as pd
 import pytest
 from dash.testing.wait import until
-from dashkit import free_port, noon_hits, seed
+from dashkit import noon_hits, seed
 from selenium.webdriver.common.action_chains import ActionChains
 
 from dashboard.services import get_services
@@ -27,8 +27,7 @@ def seeded(app):
 
 
 def open_page(dash_duo, app, path):
-    dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + path)
+    dash_duo.start_server(app, path=path)
 
 
 def url_query(dash_duo):
@@ -164,7 +163,7 @@ def test_a_chart_by_day_is_labelled_by_date_the_last_day_too(app, dash_duo, end,
     date every three days, back from the last; on a phone no two labels overlap."""
     seed(get_services(app.server).db, "s",
          [(dt.datetime(2026, 1, day, 12, tzinfo=dt.UTC), "/a", day) for day in range(5, 32)])
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     for width in (1280, 390):
         dash_duo.driver.set_window_size(width, 900)
         dash_duo.driver.get(dash_duo.server_url + "/history?site=s&tz=UTC&range=custom"

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pandas as pd
 import pytest
 from dash.testing.wait import until
-from dashkit import dashboard_app, free_port, seed
+from dashkit import dashboard_app, seed
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
@@ -37,8 +37,7 @@ def seeded(app):
 
 
 def open_page(dash_duo, app, path):
-    dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + path)
+    dash_duo.start_server(app, path=path)
 
 
 def query(dash_duo):

@@ -4,7 +4,7 @@ import datetime as dt
 from urllib.parse import parse_qs, urlsplit
 
 from dash.testing.wait import until
-from dashkit import free_port, seed
+from dashkit import seed
 
 from dashboard.services import get_services
 
@@ -16,8 +16,7 @@ return Array.from(plot._fullData[0].y).reduce((a, b) => a + b, 0);
 
 
 def open_page(dash_duo, app, path):
-    dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + path)
+    dash_duo.start_server(app, path=path)
 
 
 def test_hits_recorded_during_the_test_show_in_the_kpis_and_the_chart(app, dash_duo):
@@ -47,7 +46,7 @@ def test_hits_recorded_during_the_test_show_in_the_kpis_and_the_chart(app, dash_
 
 def test_time_zone_defaults_to_the_browsers(app, dash_duo):
     seed(get_services(app.server).db, "shop", [(dt.datetime.now(dt.UTC), "/", 1)])
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     dash_duo.driver.execute_cdp_cmd("Emulation.setTimezoneOverride",
                                     {"timezoneId": "America/New_York"})
     dash_duo.driver.get(dash_duo.server_url + "/?site=shop")

@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from dash.testing.wait import until
-from dashkit import click, free_port
+from dashkit import click
 from dimkit import BOTS, NEWS, TOTAL, ingest_sample
 
 from dashboard.services import get_services
@@ -40,8 +40,7 @@ def test_active_visitors_and_top_referrers_now(app, dash_duo, tmp_path):
     start = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(seconds=150)
     today = start.date() == (start + dt.timedelta(seconds=200)).date()
     ingest_sample(get_services(app.server).db, "s", tmp_path, start, dt.timedelta(seconds=1))
-    dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + "/?site=s&tz=UTC")
+    dash_duo.start_server(app, path="/?site=s&tz=UTC")
     # Each sample line has its own address: every human one is a visitor of the last 5
     # minutes; bots are left out until the panel's link includes them.
     dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL - BOTS:,}", timeout=20)

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from dash.testing.wait import until
-from dashkit import free_port, seed
+from dashkit import seed
 
 from dashboard.services import get_services
 
@@ -43,7 +43,7 @@ def test_long_page_names_are_cut_and_counts_stay_visible(app, dash_duo):
     hits = [(t, page, n) for t in (now, now + dt.timedelta(minutes=1))
             for page, n in PAGES.items()]
     seed(get_services(app.server).db, "s", hits)
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     for theme, width in [("light", 390), ("dark", 390), ("light", 1280), ("dark", 1280)]:
         dash_duo.driver.set_window_size(width, 1000)
         dash_duo.driver.get(dash_duo.server_url + f"/?site=s&tz=UTC&theme={theme}")

@@ -5,7 +5,7 @@ import datetime as dt
 
 import requests
 from dash.testing.wait import until
-from dashkit import free_port, register_sites, seed
+from dashkit import register_sites, seed
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 
@@ -26,8 +26,7 @@ plot.on('plotly_react', () => { window.__refreshes += 1; });
 
 
 def open_page(dash_duo, app, path):
-    dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + path)
+    dash_duo.start_server(app, path=path)
 
 
 def chart_ready(dash_duo):

@@ -2,7 +2,7 @@
 them, and a reload shows the server's generator as it is."""
 
 from dash.testing.wait import until
-from dashkit import free_port, sign_in
+from dashkit import sign_in
 from selenium.webdriver.common.keys import Keys
 
 SENT = """
@@ -41,7 +41,7 @@ def _set(dash_duo, selector, value) -> None:
 
 
 def test_start_stop_and_reload_show_the_servers_generator(app, dash_duo):
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     sign_in(dash_duo, "/loadgen")
     dash_duo.wait_for_text_to_equal("#lg-state", "Stopped")
     _set(dash_duo, "#lg-rate", 200)
@@ -81,7 +81,7 @@ return box.scrollWidth <= box.clientWidth;
 def test_fields_fit_the_kpi_says_flat_and_backfill_asks_first(app, dash_duo):
     from dashboard.loadgen.control import get_generator
 
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     sign_in(dash_duo, "/loadgen")
     dash_duo.wait_for_text_to_equal("#lg-state", "Stopped")
     for field, value in (("lg-rate", 20000), ("lg-sites", 10), ("lg-pages", 1000),

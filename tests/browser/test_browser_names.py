@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 import pytest
 from dash.testing.wait import until
-from dashkit import dashboard_app, free_port
+from dashkit import dashboard_app
 
 import queries
 from dashboard.rollup_job import rollup_job
@@ -57,7 +57,7 @@ def shows_both(dash_duo, graph):
 
 
 def test_hostile_page_names_are_text_in_history_and_rollups_legends(app, dash_duo):
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     pages = urlencode([("site", "s"), ("page", LINK), ("page", BOLD), ("tz", "UTC")])
     dash_duo.driver.get(f"{dash_duo.server_url}/history?{pages}&range=custom"
                         "&start=2026-01-05&end=2026-01-06&gran=hour")

@@ -10,7 +10,7 @@ import time
 import pytest
 import time_machine
 from dash.testing.wait import until
-from dashkit import free_port, seed, sign_in
+from dashkit import seed, sign_in
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
@@ -32,8 +32,7 @@ def _seed(app, site="shop"):
 
 
 def _open(dash_duo, app, path):
-    dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + path)
+    dash_duo.start_server(app, path=path)
     dash_duo.wait_for_element("#present-root")
 
 
@@ -118,8 +117,7 @@ def test_keys_pause_theme_window_overlay_full_screen_and_reload(app, dash_duo):
 
 def test_history_keys_today_week_month_compare_and_theme(app, dash_duo):
     _seed(app)
-    dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + "/history?site=shop&tz=UTC")
+    dash_duo.start_server(app, path="/history?site=shop&tz=UTC")
     dash_duo.wait_for_element("#history-range")
     for key, preset in (("t", "today"), ("m", "30d"), ("w", "7d")):
         _press(dash_duo, key)

@@ -6,7 +6,7 @@ import datetime as dt
 import time
 
 import pytest
-from dashkit import dashboard_app, free_port, sign_in
+from dashkit import dashboard_app, sign_in
 
 import queries
 from queries.events.collection import EventWriter
@@ -35,7 +35,7 @@ def app(tmp_path):
 
 
 def test_run_now_fills_the_page_and_the_badge_names_the_differing_day(dash_duo, app):
-    dash_duo.start_server(app)
+    dash_duo.start_server(app, navigate=False)
     sign_in(dash_duo, "/rollups?site=site-1")
     dash_duo.wait_for_contains_text("#rollups-table", "No day rollups for site-1 yet",
                                     timeout=20)
@@ -84,8 +84,7 @@ def backfilled(tmp_path):
 
 def test_backfilled_demo_is_consistent_and_a_planted_hour_is_named(dash_duo, backfilled):
     app, site, pages, planted, doc_id = backfilled
-    dash_duo.start_server(app, port=free_port())
-    dash_duo.wait_for_page(f"{dash_duo.server_url}/rollups?site={site}&tz=UTC")
+    dash_duo.start_server(app, path=f"/rollups?site={site}&tz=UTC")
     dash_duo.wait_for_contains_text("#rollups-badge", "Consistent: 10 day buckets", timeout=30)
     badge = dash_duo.find_element("#rollups-badge").text
     assert "1 bucket in progress not compared" in badge                  # today

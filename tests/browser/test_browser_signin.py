@@ -6,7 +6,7 @@ URL and a cookie no script can read."""
 from __future__ import annotations
 
 from dash.testing.wait import until
-from dashkit import ADMIN_TOKEN, free_port, sign_in
+from dashkit import ADMIN_TOKEN, sign_in
 from selenium.webdriver.common.keys import Keys
 
 from dashboard.loadgen.control import get_generator
@@ -23,8 +23,7 @@ def enabled(dash_duo, selector) -> bool:
 
 
 def test_a_visitor_signs_in_from_the_top_bar_acts_and_signs_out(app, dash_duo):
-    dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + "/loadgen")
+    dash_duo.start_server(app, path="/loadgen")
     dash_duo.wait_for_contains_text(".page-loadgen", "Sign in to drive the load generator")
     assert account(dash_duo) == "visitor"
     assert not enabled(dash_duo, "#lg-start") and not enabled(dash_duo, "#lg-backfill")
@@ -54,7 +53,7 @@ def test_a_visitor_signs_in_from_the_top_bar_acts_and_signs_out(app, dash_duo):
 
 
 def test_the_sign_in_link_leaves_a_clean_url(app, dash_duo):
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     sign_in(dash_duo, "/rollups?tz=UTC")
     until(lambda: account(dash_duo) == "admin", timeout=15, msg="not signed in")
     url = dash_duo.driver.current_url

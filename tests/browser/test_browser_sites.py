@@ -6,7 +6,7 @@ the list showing them, and the site is removed; deleting its data waits for its 
 from __future__ import annotations
 
 from dash.testing.wait import until
-from dashkit import click, free_port, register_sites, sign_in
+from dashkit import click, register_sites, sign_in
 from selenium.webdriver.common.keys import Keys
 
 from dashboard.services import get_services
@@ -43,8 +43,7 @@ def _enabled(dash_duo, selector: str) -> bool:
 
 def test_a_visitor_reads_the_registry_with_its_controls_disabled(app, dash_duo):
     register_sites(app, "existing.example")
-    dash_duo.start_server(app, port=free_port())
-    dash_duo.driver.get(dash_duo.server_url + "/sites?tz=UTC")
+    dash_duo.start_server(app, path="/sites?tz=UTC")
     dash_duo.wait_for_contains_text(".page-sites", "Sign in to manage sites")
     dash_duo.wait_for_contains_text("#sites-list", "existing.example")
     dash_duo.wait_for_contains_text("#sites-count", "1 site registered")
@@ -57,7 +56,7 @@ def test_a_visitor_reads_the_registry_with_its_controls_disabled(app, dash_duo):
 
 
 def test_add_change_reload_go_back_and_remove_a_site(app, dash_duo):
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     sign_in(dash_duo, "/sites?tz=UTC")
     until(lambda: _enabled(dash_duo, "#sites-add"), timeout=15, msg="not signed in")
     dash_duo.wait_for_contains_text("#sites-count", "No site is registered yet")
@@ -114,7 +113,7 @@ def test_add_change_reload_go_back_and_remove_a_site(app, dash_duo):
 
 def test_deleting_a_site_and_its_data_once_its_name_is_typed(app, dash_duo):
     register_sites(app, "gone.example")
-    dash_duo.start_server(app, port=free_port())
+    dash_duo.start_server(app, navigate=False)
     sign_in(dash_duo, "/sites?tz=UTC&edit=gone.example")
     dash_duo.wait_for_text_to_equal("#sites-title", "gone.example")
     until(lambda: _enabled(dash_duo, "#sites-confirm"), timeout=15, msg="not signed in")
