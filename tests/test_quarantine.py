@@ -31,7 +31,7 @@ def wait_until(condition, timeout: float = 10.0) -> None:
 def test_a_page_no_store_can_hold_is_set_aside_and_the_rest_counted(db):
     """Past validation (which refuses it: tests/test_beacon.py), a bad page still cannot
     stop the counting: its documents are set aside, the others written, the thread up."""
-    recorder = queries.HitRecorder(db, flush_interval=0.05)
+    recorder = queries.HitRecorder(db, flush_interval=0.05, preallocate_next_day=False)
     good = [(NOW, "s", f"/p{i}", 1) for i in range(20)]
     for ts, site, page, n in good[:10]:
         recorder.record(site, page, ts, n)
@@ -74,7 +74,8 @@ def test_a_full_disk_is_waited_out_and_nothing_acknowledged_is_lost(embedded_db)
     store = embedded_db.client.store
     full = store._writer.execute("PRAGMA page_count").fetchone()[0] + 1
     store._writer.execute(f"PRAGMA max_page_count={full}")
-    recorder = queries.HitRecorder(embedded_db, flush_interval=0.05, max_backoff=0.2)
+    recorder = queries.HitRecorder(embedded_db, flush_interval=0.05, max_backoff=0.2,
+                                   preallocate_next_day=False)
     hits = [(NOW, "s", f"/p{i}", 1) for i in range(200)]
     for ts, site, page, n in hits:
         recorder.record(site, page, ts, n)
@@ -101,7 +102,7 @@ def test_store_failures_are_transient_and_content_ones_are_not():
 
 
 def test_a_stopped_flush_thread_is_revived_and_said(db):
-    recorder = queries.HitRecorder(db, flush_interval=0.05)
+    recorder = queries.HitRecorder(db, flush_interval=0.05, preallocate_next_day=False)
     recorder._stop.set()
     recorder._thread.join(2)
     assert recorder.problems() == ["HitRecorder: its flush thread is down"]
