@@ -133,21 +133,31 @@ def test_history_keys_today_week_month_compare_and_theme(app, dash_duo):
     assert dash_duo.get_logs() == []
 
 
+SHOWING = ("const name = document.querySelector('#present-view-name');"
+           " const view = document.querySelector(arguments[1]);"
+           " return !!(name && name.textContent === arguments[0] && view"
+           " && view.getClientRects().length);")
+
+
+def _showing(dash_duo, name: str, view: str, timeout: float) -> None:
+    """The view's name and the view itself on screen at the same instant (read apart, a
+    slow machine could see the name, then the next view already rotated in)."""
+    until(lambda: _script(dash_duo, SHOWING, name, view), timeout=timeout,
+          msg=f"{name} was not shown")
+
+
 def test_playlist_rotates_views(app, dash_duo):
     _seed(app)
     _open(dash_duo, app, "/present?site=shop&tz=UTC&cycle=5&views=live,top,history-30d")
     # Each view in turn, from wherever the first 5 s left it on a slow machine.
-    dash_duo.wait_for_text_to_equal("#present-view-name", "Live", timeout=20)
-    until(lambda: _script(dash_duo, SHOWN, "#present-view-live"), timeout=5)
-    dash_duo.wait_for_text_to_equal("#present-view-name", "Top pages today", timeout=15)
-    until(lambda: _script(dash_duo, SHOWN, "#present-view-top")
-          and not _script(dash_duo, SHOWN, "#present-view-live"), timeout=5)
+    _showing(dash_duo, "Live", "#present-view-live", timeout=20)
+    _showing(dash_duo, "Top pages today", "#present-view-top", timeout=15)
+    assert not _script(dash_duo, SHOWN, "#present-view-live")
     until(lambda: _script(dash_duo, """const p = document.querySelector(
         '#present-bars .js-plotly-plot'); return !!(p && p.data && p.data[0].y.length);"""),
         timeout=10)
-    dash_duo.wait_for_text_to_equal("#present-view-name", "Last 30 days", timeout=15)
-    until(lambda: _script(dash_duo, SHOWN, "#present-view-history-30d"), timeout=5)
-    dash_duo.wait_for_text_to_equal("#present-view-name", "Live", timeout=15)
+    _showing(dash_duo, "Last 30 days", "#present-view-history-30d", timeout=15)
+    _showing(dash_duo, "Live", "#present-view-live", timeout=15)
     assert dash_duo.get_logs() == []
 
 
