@@ -45,9 +45,10 @@ main(sys.argv[2:], prog_name="hitboard")
 def _log(tmp_path) -> Path:
     if SHARED.exists():
         return Path(shutil.copy(SHARED, tmp_path / "access.log"))
-    lines = [f'10.0.{i // 250}.{i % 250} - - [17/May/2015:10:{i // 60 % 60:02d}:{i % 60:02d} '
-             f'+0000] "GET /p{i % 300} HTTP/1.1" 200 {i} "-" "agent/{i % 7}"'
-             for i in range(5000)]
+    # More than a 2 MiB file system holds once ingested (its pages, hours and events).
+    lines = [f'10.0.{i // 250 % 250}.{i % 250} - - [17/May/2015:{10 + i // 3600:02d}:'
+             f'{i // 60 % 60:02d}:{i % 60:02d} +0000] "GET /p{i % 3000} HTTP/1.1" 200 {i} '
+             f'"-" "agent/{i % 7}"' for i in range(30_000)]
     path = tmp_path / "access.log"
     path.write_text("\n".join(lines) + "\n")
     return path
