@@ -98,17 +98,23 @@ def _timed(function, stage: str):
         try:
             return function(*args, **kwargs)
         finally:
-            wall, cpu = time.perf_counter() - wall0, time.thread_time() - cpu0
-            stack.pop()
-            if stack:
-                stack[-1][1] += wall
-                stack[-1][2] += cpu
-            owner = next((f[0] for f in reversed(stack) if not f[0].startswith("store:")),
-                         None)
-            _emit({"pid": os.getpid(), "thread": threading.current_thread().name,
-                   "stage": name, "owner": owner, "t0": wall0, "wall": wall, "cpu": cpu,
-                   "own_wall": wall - frame[1], "own_cpu": cpu - frame[2]})
+            _close(stack, frame, name, wall0, time.perf_counter() - wall0,
+                   time.thread_time() - cpu0)
     return wrapper
+
+
+def _close(stack: list, frame: list, stage: str, wall0: float, wall: float,
+           cpu: float) -> None:
+    """End ``frame`` (the top of ``stack``): its time counts in its caller's children
+    and is written to the trace, with the innermost enclosing stage not of the store."""
+    stack.pop()
+    if stack:
+        stack[-1][1] += wall
+        stack[-1][2] += cpu
+    owner = next((f[0] for f in reversed(stack) if not f[0].startswith("store:")), None)
+    _emit({"pid": os.getpid(), "thread": threading.current_thread().name,
+           "stage": stage, "owner": owner, "t0": wall0, "wall": wall, "cpu": cpu,
+           "own_wall": wall - frame[1], "own_cpu": cpu - frame[2]})
 
 
 def _wrap_store_lock() -> None:
@@ -162,16 +168,8 @@ def _timed_cm(writing, stage):
                                         time.thread_time() - icpu0)
                     stack.append(frame)
         finally:
-            wall, cpu = time.perf_counter() - wall0 - body[0], time.thread_time() - cpu0 - body[1]
-            stack.pop()
-            if stack:
-                stack[-1][1] += wall
-                stack[-1][2] += cpu
-            owner = next((f[0] for f in reversed(stack) if not f[0].startswith("store:")),
-                         None)
-            _emit({"pid": os.getpid(), "thread": threading.current_thread().name,
-                   "stage": stage, "owner": owner, "t0": wall0, "wall": wall, "cpu": cpu,
-                   "own_wall": wall - frame[1], "own_cpu": cpu - frame[2]})
+            _close(stack, frame, stage, wall0, time.perf_counter() - wall0 - body[0],
+                   time.thread_time() - cpu0 - body[1])
     return wrapped
 
 
