@@ -50,7 +50,7 @@ def _convert(db, level: str, coll) -> int:
         return 0
     log.warning("moving the %s rollups of an older store into site buckets (once)", level)
     last = coll.find_one(OLD, {"start": 1}, sort=[("start", -1)])
-    lo, end = (_month(validation.timestamp(d["start"])) for d in (first, last))
+    lo, end = (schema.month_start(validation.timestamp(d["start"])) for d in (first, last))
     read = 0
     for site in coll.distinct("site", OLD):
         month = lo
@@ -73,7 +73,3 @@ def _convert(db, level: str, coll) -> int:
             coll.delete_many(window)
             month = after
     return read
-
-
-def _month(when: dt.datetime) -> dt.datetime:
-    return dt.datetime(when.year, when.month, 1, tzinfo=dt.UTC)
