@@ -17,6 +17,7 @@ import pandas as pd
 
 from .. import validation
 from ..rollups import reads as rollup_reads
+from ..rollups.build import floor, next_start
 from ..rollups.checks import covered_until
 from ..stats import catalog
 from ..stats.series import daily_series
@@ -47,10 +48,9 @@ def top_pages(db, site: str, start: dt.datetime, end: dt.datetime, n: int = 10
 def _rolled_days(db, start: dt.datetime, end: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
     """The whole UTC days of ``[start, end)`` that the rollups cover (empty: lo == hi)."""
     covered = covered_until(db)
-    lo = start.replace(hour=0, minute=0, second=0, microsecond=0)
+    lo = floor("daily", start)
     if lo < start:
-        lo += dt.timedelta(days=1)
+        lo = next_start("daily", lo)
     if covered is None:
         return lo, lo
-    hi = min(end, covered).replace(hour=0, minute=0, second=0, microsecond=0)
-    return lo, max(lo, hi)
+    return lo, max(lo, floor("daily", min(end, covered)))
