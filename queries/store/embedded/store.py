@@ -44,6 +44,7 @@ LOCK_FILENAME = "write.lock"
 FORMAT = 1
 TTL_PERIOD_S = 60.0
 BUSY_TIMEOUT_MS = 120_000
+CLOSE_CHECKPOINT_MS = 200
 WRITER_CACHE_KB = 65_536
 READER_CACHE_KB = 16_384
 # A bulk load (``hitboard ingest``): a page cache that holds the events' indexes and a
@@ -363,7 +364,10 @@ class EmbeddedStore:
                 # The write-ahead log is copied into the database and emptied: it would
                 # otherwise stay at its largest (tens of MB after an ingest) while any
                 # other thread or process keeps a connection.
+                # Opportunistic: TRUNCATE waits for every reader, and another process's
+                # long read must not hold this one's exit for the busy timeout.
                 with suppress(sqlite3.Error):
+                    self._writer.execute(f"PRAGMA busy_timeout={CLOSE_CHECKPOINT_MS}")
                     self._writer.execute("PRAGMA optimize")
                     self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._writer.close()
