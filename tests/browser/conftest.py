@@ -7,15 +7,17 @@ quietly as root in a container. Skipped, with the reason, when chromedriver is m
 
 import atexit
 import shutil
+import threading
 from contextlib import suppress
 from pathlib import Path
 
 import pytest
-from dash.testing.application_runners import ThreadedRunner
+from dash.testing.application_runners import BaseDashRunner
 from dash.testing.composite import DashComposite
 from dashkit import dashboard_app, free_port
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.options import Options
+from werkzeug.serving import make_server
 
 HERE = Path(__file__).parent
 CHROME_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -51,25 +53,46 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=reason))
 
 
-class FreePortRunner(ThreadedRunner):
-    """``dash_duo``'s server thread, on a free port unless the test names one (Dash's
-    default counts up from 58050 in every process: two pytest-xdist workers would take
-    the same port), and given time to answer its first request on a busy machine (Dash
-    waits 3 s, then restarts the thread)."""
+class WorkerServer(BaseDashRunner):
+    """``dash_duo``'s server: one HTTP server per pytest worker, on one port for the
+    worker's life, handing each request to the current test's app. One origin lets
+    Chromium keep Dash's and Plotly's scripts compiled from test to test (V8's code
+    cache is kept per URL: a new port each test cost 2 s of CPU per page load), and no
+    server thread is killed between tests (Dash's runner raises SystemExit in every
+    thread started after it, the app's own included)."""
 
-    def start(self, app, start_timeout=60, **kwargs):
-        kwargs.setdefault("port", free_port())
-        super().start(app, start_timeout=start_timeout, **kwargs)
+    _http = None
+    _port = 0
+    _current = None
+
+    def __init__(self):
+        super().__init__(keep_open=False, stop_timeout=3)
+
+    @classmethod
+    def _dispatch(cls, environ, start_response):
+        app = cls._current
+        if app is None:
+            start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
+            return [b"no test app is being served"]
+        return app(environ, start_response)
+
+    def start(self, app):
+        """Serve ``app`` as Dash's threaded runner would (``app.run`` without a server)."""
+        app.scripts.config.serve_locally = True
+        app.css.config.serve_locally = True
+        app.enable_dev_tools(debug=False, dev_tools_disable_version_check=True)
+        if WorkerServer._http is None:
+            WorkerServer._port = free_port()
+            WorkerServer._http = make_server("127.0.0.1", WorkerServer._port,
+                                             WorkerServer._dispatch, threaded=True)
+            threading.Thread(target=WorkerServer._http.serve_forever, name="dash-duo-http",
+                             daemon=True).start()
+        WorkerServer._current = app.server
+        self.port = WorkerServer._port
+        self.started = True
 
     def stop(self):
-        """Dash's stop, with its unbounded ``join`` bounded: Dash stops the server by
-        raising SystemExit in every thread the server started; when a request came in
-        just then, the thread starting its handler was killed before it said it had
-        started, and the server thread waited for it forever (a whole run hung in a
-        teardown). The server is then left blocked; each test has its own port."""
-        self.thread.kill()
-        self.thread.join(self.stop_timeout)
-        self._app = None
+        WorkerServer._current = None
         self.started = False
 
 
@@ -82,14 +105,14 @@ class SharedChromium(DashComposite):
 
     driver_of_worker = None
 
-    def start_server(self, app, navigate=True, path="", **kwargs):
+    def start_server(self, app, navigate=True, path=""):
         """Start ``app``'s server, then open ``path`` (the app's root by default) and wait
         for Dash's entry point; with ``navigate=False`` open nothing (``server_url`` is
         set either way). A test that opens its own page says so with ``path`` or
         ``navigate=False``: each page load costs Chromium 3-4 s of CPU, and opening the
         root first (Dash's ``start_server``) only to leave it was a fifth of the browser
         tests' time."""
-        self.server(app, **kwargs)
+        self.server(app)
         self._url = self.server.url
         if navigate:
             self.wait_for_page(self._url + path)
@@ -151,7 +174,7 @@ def dash_duo(request, dash_thread_server, tmp_path):
 @pytest.fixture
 def dash_thread_server():
     """Replaces dash[testing]'s fixture of the same name, which ``dash_duo`` uses."""
-    with FreePortRunner() as runner:
+    with WorkerServer() as runner:
         yield runner
 
 
