@@ -25,7 +25,7 @@ from reference import clear, counters, expected_counters, stored
 import queries
 from queries import validation
 from queries.errors import InvalidRangeError, RecorderOverloadedError
-from queries.stats import schema
+from queries.stats import guarded, schema
 from queries.status import as_dict
 
 UTC = dt.UTC
@@ -125,6 +125,26 @@ def _documents(hits) -> int:
     """The daily and monthly documents a batch of ``hits`` touches, ``*`` included."""
     return len({(coll, site, name, ts.date() if coll == "d" else (ts.year, ts.month))
                 for ts, site, page, _ in hits for name in (page, "*") for coll in "dm"})
+
+
+@pytest.mark.parametrize("fault", [fail_before, fail_after, fail_half],
+                         ids=["before", "after-unknown-outcome", "partial"])
+def test_a_flush_in_slices_keeps_only_what_its_failed_slice_left(db, monkeypatch, fault):
+    """A batch is written a slice at a time (memory); the second slice failing leaves the
+    first applied and out of the batch, and the retry counts every hit once."""
+    monkeypatch.setattr(guarded, "WRITE_SLICE", 2)
+    hits = _hits(40)
+    recorder = queries.HitRecorder(WrappedDB(db, [None, fault]), flush_interval=IDLE)
+    _record_all(recorder, hits)
+    with pytest.raises(PyMongoError):
+        recorder.flush()
+    assert 0 < recorder.status().pending_documents < _documents(hits)
+    recorder.flush()
+    recorder.close()
+    stats = as_dict(recorder.status())
+    assert counters(db) == expected_counters(hits)
+    assert stats["documents_written"] == _documents(hits)
+    assert stats["round_trips"] > 2 * len({"d", "m"})
 
 
 def test_background_thread_retries_with_backoff_until_written(db):

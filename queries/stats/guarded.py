@@ -18,6 +18,10 @@ from .writes import Increment
 
 log = logging.getLogger(__name__)
 RACE_RETRIES = 5
+# Documents per bulk_write: a 30,000-document flush built all its update operations at
+# once (the largest share of an ingest's peak memory); each slice that is applied leaves
+# the batch as before, so a failure keeps only the rest for the retry.
+WRITE_SLICE = 5_000
 
 
 @dataclass
@@ -71,7 +75,8 @@ class GuardedWrites:
         written = 0
         try:
             for coll, keys in by_collection.items():
-                written += self._write_collection(batch, coll, keys)
+                for at in range(0, len(keys), WRITE_SLICE):
+                    written += self._write_collection(batch, coll, keys[at:at + WRITE_SLICE])
         except PyMongoError as exc:
             self._stats["failures"] += 1
             self._stats["documents_written"] += written

@@ -50,7 +50,7 @@ READER_CACHE_KB = 16_384
 # A bulk load (``hitboard ingest``): a page cache that holds the events' indexes and a
 # WAL checkpointed every 64 MiB instead of every 4 MiB (SQLite's default), see
 # ``bulk_loading``.
-BULK_CACHE_KB = 262_144
+BULK_CACHE_KB = 65_536
 FILL_ROWS = 10_000   # documents read at a time to fill a new index's columns
 BULK_WAL_PAGES = 16_384
 
