@@ -103,9 +103,9 @@ def _rss(pid: int) -> float:
     return 0.0
 
 
-def browse(url: str) -> str | None:
-    """Open the History 12-month view and the Live page in headless Chromium; the reason
-    when no browser is here."""
+def browse(url: str, site: str = SITE) -> str | None:
+    """Open ``site``'s History 12-month view and Live page in headless Chromium; the
+    reason when no browser is here."""
     if not shutil.which("chromedriver"):
         return "chromedriver not found (scripts/ensure-browser.sh installs it)"
     from selenium import webdriver
@@ -119,7 +119,7 @@ def browse(url: str) -> str | None:
         options.add_argument(flag)
     driver = webdriver.Chrome(options=options)
     try:
-        for path in (f"/history?site={SITE}&range=12m&tz=UTC", f"/?site={SITE}&tz=UTC"):
+        for path in (f"/history?site={site}&range=12m&tz=UTC", f"/?site={site}&tz=UTC"):
             driver.get(url + path)
             WebDriverWait(driver, 60).until(expected_conditions.presence_of_element_located(
                 (By.CSS_SELECTOR, ".js-plotly-plot .main-svg")))
@@ -129,7 +129,9 @@ def browse(url: str) -> str | None:
     return None
 
 
-def serve(store: Path) -> dict:
+def serve(store: Path, site: str = SITE) -> dict:
+    """``hitboard serve`` on ``store``: seconds to its first page, and its worker's RSS
+    after a browser opened ``site``'s History 12 months and Live."""
     port = free_port()
     started = time.perf_counter()
     proc = subprocess.Popen([HITBOARD, "serve", "--store", str(store), "--port", str(port)],
@@ -145,7 +147,7 @@ def serve(store: Path) -> dict:
                 break
             except OSError:
                 time.sleep(0.05)
-        reason = browse(url)
+        reason = browse(url, site)
         rss = worker_rss_mb(proc.pid)
     finally:
         proc.terminate()

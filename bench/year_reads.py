@@ -17,13 +17,16 @@ day (UTC), each read as the dashboard and the CLI make it:
 - ``cold``: a fresh interpreter per read (the OS page cache warm): the read's own
   seconds, and the whole process's (imports, opening the store, the read);
 - the CLI as a user runs it, whole process: ``hitboard top``, ``hitboard report
-  --source rollup --granularity week``, ``hitboard breakdown --by referrer``.
+  --source rollup --granularity week``, ``hitboard breakdown --by referrer``;
+- ``hitboard serve`` on the store: its worker's RSS once headless Chromium has opened
+  History's 12 months and Live (``bench/bigstore.py``'s measure; goal ≤ 300 MB).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib.util
 import statistics
 import subprocess
 import sys
@@ -163,6 +166,14 @@ def main() -> None:
                   ["breakdown", "--site", SITE, "--by", "referrer", *span]):
         print(f"  hitboard {' '.join(args_[:5]):<58}{cli(args_):>6.2f} s")
     print(f"  hitboard --version{'':<49}{cli(['--version']):>6.2f} s  (start-up alone)")
+    spec = importlib.util.spec_from_file_location("bigstore", HERE / "bigstore.py")
+    bigstore = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bigstore)
+    served = bigstore.serve(Path(store), SITE)
+    print(f"\nhitboard serve: first page {served['first_page_s']:.2f} s; worker RSS after "
+          f"History 12 months and Live {served['rss_mb']:.0f} MB (goal 300 MB)"
+          + (f"; browsing skipped: {served['browse_skipped']}" if served["browse_skipped"]
+             else ""))
 
 
 if __name__ == "__main__":
