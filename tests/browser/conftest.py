@@ -20,6 +20,9 @@ from selenium.webdriver.chrome.options import Options
 from werkzeug.serving import make_server
 
 HERE = Path(__file__).parent
+# Dash's default wait is 10 s: on CI's 2 busy cores a view taking longer than that failed
+# a test whose page was right (the text was there when the error was written).
+WAIT_S = 30
 CHROME_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--disable-background-networking", "--disable-component-update",
                 "--no-first-run", "--window-size=1280,1000")
@@ -167,6 +170,7 @@ def dash_duo(request, dash_thread_server, tmp_path):
         options=request.config.hook.pytest_setup_options(),
         download_path=str(downloads),
         pause=request.config.getoption("pause"),
+        wait_timeout=WAIT_S,
     ) as dc:
         yield dc
 
