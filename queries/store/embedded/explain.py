@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pymongo.errors import OperationFailure
 
 from . import pipeline, planner
-from .documents import count, find
 from .planner import quote
+from .reading import count, find
 
 SIZE_SAMPLE = 200
 

@@ -21,7 +21,7 @@ from pymongo.results import (
     UpdateResult,
 )
 
-from . import documents, explain
+from . import documents, explain, reading
 from .requests import describe
 from .store import EmbeddedStore
 
@@ -234,21 +234,21 @@ class EmbeddedCollection:
 
     def count_documents(self, filter: dict, **_kw) -> int:
         con = self._store.reader()
-        return documents.count(con, self._info(con), filter)
+        return reading.count(con, self._info(con), filter)
 
     def estimated_document_count(self, **_kw) -> int:
         return self.count_documents({})
 
     def distinct(self, key: str, filter: dict | None = None, **_kw) -> list:
         con = self._store.reader()
-        return documents.distinct(con, self._info(con), key, filter or {})
+        return reading.distinct(con, self._info(con), key, filter or {})
 
     def aggregate(self, pipeline: list[dict], **_kw) -> Iterator[dict]:
         con = self._store.reader()
         stages = list(pipeline)
         if stages and isinstance(stages[0], Mapping) and "$collStats" in stages[0]:
             return iter(explain.coll_stats(con, self._info(con), stages))
-        return iter(documents.aggregate(con, self._info(con), stages))
+        return iter(reading.aggregate(con, self._info(con), stages))
 
 
 class EmbeddedCursor:
@@ -281,7 +281,7 @@ class EmbeddedCursor:
             store = self._collection._store
             con = store.reader()
             info = self._collection._info(con)
-            self._results = iter(documents.find(con, info, self._filter, self._projection,
+            self._results = iter(reading.find(con, info, self._filter, self._projection,
                                                 self._sort, self._skip, self._limit))
         return self._results
 

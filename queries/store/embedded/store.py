@@ -36,8 +36,9 @@ from pymongo.errors import InvalidOperation, OperationFailure
 
 from ...errors import InvalidStoreError, StoreReadOnlyError
 from . import keys
-from .documents import decode, key_values
+from .documents import key_values
 from .planner import column_name, quote
+from .reading import decode
 
 FILENAME = "hitboard.sqlite3"
 LOCK_FILENAME = "write.lock"
