@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import importlib.util
 import json
 import multiprocessing
 import os
@@ -53,6 +52,7 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
+from benchkit import load
 from dash._utils import split_callback_id
 
 import queries
@@ -65,15 +65,8 @@ IDLE_S = 5.0          # seconds the servers' CPU is watched after the hits, befo
 AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-seeding = _load("bench_dashboard", HERE / "dashboard.py")
-hostile = _load("hostilekit", HERE.parent / "tests" / "hostilekit.py")
+seeding = load("bench_dashboard", HERE / "dashboard.py")
+hostile = load("hostilekit", HERE.parent / "tests" / "hostilekit.py")
 
 
 # -- the stores --------------------------------------------------------------------------

@@ -34,7 +34,6 @@ and measures, per server (``--phases``):
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -48,6 +47,8 @@ import time
 import zoneinfo
 from pathlib import Path
 
+from benchkit import load
+
 import queries
 
 HERE = Path(__file__).resolve().parent
@@ -60,15 +61,8 @@ HISTORY = ("..history-graph.figure...history-totals.children...history-period.ch
            "history-botshare.children...history-panel-notes.children..")
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-seeding = _load("bench_dashboard", HERE / "dashboard.py")
-hostile = _load("hostilekit", HERE.parent / "tests" / "hostilekit.py")
+seeding = load("bench_dashboard", HERE / "dashboard.py")
+hostile = load("hostilekit", HERE.parent / "tests" / "hostilekit.py")
 
 GUNICORN = [str(BIN / "python"), "-m", "gunicorn", "--no-control-socket", "--keep-alive", "5"]
 SERVERS = {

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib.util
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from benchkit import load
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
@@ -166,9 +167,7 @@ def main() -> None:
                   ["breakdown", "--site", SITE, "--by", "referrer", *span]):
         print(f"  hitboard {' '.join(args_[:5]):<58}{cli(args_):>6.2f} s")
     print(f"  hitboard --version{'':<49}{cli(['--version']):>6.2f} s  (start-up alone)")
-    spec = importlib.util.spec_from_file_location("bigstore", HERE / "bigstore.py")
-    bigstore = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bigstore)
+    bigstore = load("bigstore", HERE / "bigstore.py")
     served = bigstore.serve(Path(store), SITE)
     print(f"\nhitboard serve: first page {served['first_page_s']:.2f} s; worker RSS after "
           f"History 12 months and Live {served['rss_mb']:.0f} MB (goal 300 MB)"
