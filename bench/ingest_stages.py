@@ -71,8 +71,8 @@ STAGES = (
     ("queries.store.embedded.documents", "insert", "store: insert"),
     ("queries.store.embedded.documents", "prepare", "store: encode rows"),
     ("queries.store.embedded.documents", "update", "store: update"),
-    ("queries.store.embedded.documents", "find", "store: find"),
-    ("queries.store.embedded.documents", "aggregate", "store: aggregate"),
+    ("queries.store.embedded.reading", "find", "store: find"),
+    ("queries.store.embedded.reading", "aggregate", "store: aggregate"),
     ("queries.store.embedded.documents", "delete", "store: delete"),
 )
 
