@@ -362,11 +362,9 @@ class EmbeddedStore:
             self.closed = True
             self._stop.set()
             if not self.read_only:
-                # The write-ahead log is copied into the database and emptied: it would
-                # otherwise stay at its largest (tens of MB after an ingest) while any
-                # other thread or process keeps a connection.
-                # Opportunistic: TRUNCATE waits for every reader, and another process's
-                # long read must not hold this one's exit for the busy timeout.
+                # The write-ahead log is emptied (else it stays at its largest while other
+                # connections live), if no reader holds it within CLOSE_CHECKPOINT_MS:
+                # another process's long read must not hold this exit for the busy timeout.
                 with suppress(sqlite3.Error):
                     self._writer.execute(f"PRAGMA busy_timeout={CLOSE_CHECKPOINT_MS}")
                     self._writer.execute("PRAGMA optimize")
