@@ -128,7 +128,7 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
     settings = services.settings
     policy = parse_policy(settings.beacon_sites)
     gate = SiteGate(services.db, services.sites, settings.beacon_new_sites,
-                    settings.beacon_pages_per_day)
+                    settings.beacon_pages_per_day, settings.beacon_unseen_pages)
     events = None
     if services.recorder is not None:
         for site in policy.sites or ():

@@ -9,6 +9,12 @@ pages a UTC day through the beacon: past that, hits still count for the site, un
 page ``/(other)``, as GA and Plausible do. The pages a day already has are read from the
 store and recounted every ``REFRESH`` seconds, so several server processes together go
 past the cap by at most the pages each admits meanwhile.
+
+A page the site never had (no hit this month or last) costs a daily and a monthly
+document, ~0.7 KiB, from its first hit: a flood of made-up pages, each sent once, would
+grow the store by the cap's worth. So past ``beacon_unseen_pages`` such pages a day (per
+process), an unseen page gets its own name at its second hit, its first counted under
+``/(other)``: real pages come back, made-up ones do not.
 """
 
 from __future__ import annotations
@@ -39,9 +45,11 @@ class GateError(HitboardError):
 class SiteGate:
     """The beacon's admission of sites (:meth:`site`) and pages (:meth:`page`)."""
 
-    def __init__(self, db, sites: SettingsCache, new_per_hour: int, pages_per_day: int):
+    def __init__(self, db, sites: SettingsCache, new_per_hour: int, pages_per_day: int,
+                 unseen_per_day: int):
         self.db, self.sites = db, sites
         self.new_per_hour, self.pages_per_day = new_per_hour, pages_per_day
+        self.unseen_per_day = unseen_per_day
         self._days: dict[tuple[str, dt.date], _Day] = {}
         self._tracked = 0
         self._lock = threading.Lock()
@@ -71,23 +79,46 @@ class SiteGate:
         self.sites.forget(name)
 
     def page(self, site: str, page: str, now: dt.datetime) -> str:
-        """``page``, or ``/(other)`` once the site's day has its new pages' share."""
+        """``page``, or ``/(other)`` once the site's day has its new pages' share, or for
+        the first hit of an unseen page past the day's ``unseen_per_day``."""
         key = (site, now.date())
         with self._lock:
             day = self._days.get(key)
-            if day is None or day.stale():
+            if day is None:
                 if self._tracked >= MAX_TRACKED:
                     self._days.clear()
                     self._tracked = 0
                 day = self._days[key] = _Day(self._stored_pages(site, now))
+            elif day.stale():
+                day.recount(self._stored_pages(site, now))
             if page in day.pages:
                 return page
             if day.count >= self.pages_per_day and not self._stored(site, page, now):
                 return OTHER_PAGE
+            if not self._seen(site, page, now):
+                if page in day.waiting:
+                    day.waiting.discard(page)
+                elif day.unseen >= self.unseen_per_day:
+                    if len(day.waiting) < self.pages_per_day:
+                        day.waiting.add(page)
+                        self._tracked += 1
+                    return OTHER_PAGE
+                else:
+                    day.unseen += 1
             day.pages.add(page)
             day.count += 1
             self._tracked += 1
             return page
+
+    def _seen(self, site: str, page: str, now: dt.datetime) -> bool:
+        """Whether the site had the page this month or last (a document for either)."""
+        month = schema.month_start(now)
+        ids = [schema.monthly_id(month, site, page),
+               schema.monthly_id(schema.month_start(month - dt.timedelta(days=1)), site, page)]
+        try:
+            return self.db[schema.MONTHLY].find_one({"_id": {"$in": ids}}, {"_id": 1}) is not None
+        except PyMongoError:
+            return True       # the store is failing: the recorder says so, count on
 
     def _stored(self, site: str, page: str, now: dt.datetime) -> bool:
         """Whether the site's day holds the page already (it counted before the cap)."""
@@ -109,10 +140,18 @@ class SiteGate:
 
 
 class _Day:
-    """A site's UTC day: the pages admitted here, and how many the day holds."""
+    """A site's UTC day: how many pages it holds (recounted from the store), the pages
+    admitted here, the unseen ones admitted at their first hit and those waiting for
+    their second."""
 
     def __init__(self, count: int):
-        self.count, self.pages, self.read = count, set(), time.monotonic()
+        self.pages: set[str] = set()
+        self.waiting: set[str] = set()
+        self.unseen = 0
+        self.recount(count)
+
+    def recount(self, count: int) -> None:
+        self.count, self.read = count, time.monotonic()
 
     def stale(self) -> bool:
         return time.monotonic() - self.read > REFRESH

@@ -87,6 +87,39 @@ def test_new_pages_past_the_days_cap_count_under_other(tmp_path):
         assert services.recorder.status().hits_written == 13       # every hit counted
 
 
+def test_unseen_pages_past_their_share_get_their_name_when_they_come_back(tmp_path):
+    """Past ``beacon_unseen_pages`` a day, a page the site never had counts its first hit
+    under /(other) and gets its own name at its second; a page the site had last month
+    is no stranger. Every hit is counted once."""
+    with dashboard_app(tmp_path / "store", rollup_interval=0, beacon_unseen_pages=2) as app:
+        register_sites(app, "blog")
+        services = get_services(app.server)
+        last_month = dt.datetime.now(dt.UTC).replace(day=1) - dt.timedelta(days=1)
+        services.recorder.record("blog", "/known", last_month)
+        services.recorder.flush()
+        client = app.server.test_client()
+        for page in ("/a", "/b", "/c", "/d", "/known", "/c", "/c", "/e"):
+            assert _post(client, "blog", page).status_code == 204
+        services.recorder.flush()
+        top = queries.top_pages(services.db, "blog", *_today())
+        assert top["hits"].to_dict() == {"/a": 1, "/b": 1, "/c": 2, "/known": 1,
+                                         OTHER_PAGE: 3}
+        assert services.recorder.status().hits_written == 9       # the seed's one too
+
+
+def test_a_flood_of_unseen_pages_sent_once_stores_a_share_of_them(tmp_path):
+    with dashboard_app(tmp_path / "store", rollup_interval=0, beacon_unseen_pages=10) as app:
+        register_sites(app, "blog")
+        client = app.server.test_client()
+        for i in range(500):
+            assert _post(client, "blog", f"/made-up/{i}").status_code == 204
+        services = get_services(app.server)
+        services.recorder.flush()
+        assert len(queries.list_pages(services.db, "blog")) == 10 + 1
+        top = queries.top_pages(services.db, "blog", *_today())
+        assert top.loc[OTHER_PAGE, "hits"] == 490
+
+
 def test_pages_preallocated_for_today_are_not_new_pages_of_the_day(tmp_path):
     """Yesterday's last hour gave today zero-filled documents for its returning pages:
     they are pages the site had, not new ones, and leave today's cap whole."""
