@@ -151,7 +151,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("beacon_pages_per_day", 10_000, "new pages a site may get through /hit per UTC "
             "day; the hits of pages past it count under the page `/(other)`",
             _positive_int),
-    Setting("beacon_unseen_pages", 300, "pages the site never had (no hit this month or "
+    Setting("beacon_unseen_pages", 100, "pages the site never had (no hit this month or "
             "last) that get their own name from their first /hit, per UTC day and server "
             "process; past it such a page gets its own name at its second hit, its first "
             "counted under `/(other)` (a flood of made-up pages, each sent once, stores "
