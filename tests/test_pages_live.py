@@ -6,12 +6,24 @@ import datetime as dt
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+import time_machine
 from dash import no_update
 from dashkit import page_module, seed
 from dimkit import ingest_sample
 
-from dashboard import reads
 from dashboard.services import get_services
+
+# A year's first minutes, a day's middle, a year's last seconds.
+INSTANTS = {"new year": dt.datetime(2026, 1, 1, 0, 2, 30, tzinfo=dt.UTC),
+            "noon": dt.datetime(2026, 3, 29, 12, 30, 15, tzinfo=dt.UTC),
+            "last seconds": dt.datetime(2026, 12, 31, 23, 59, 50, tzinfo=dt.UTC)}
+
+
+@pytest.fixture(params=INSTANTS, autouse=True)
+def now(request):
+    """Every test at each instant of ``INSTANTS``: the clock is frozen there."""
+    with time_machine.travel(INSTANTS[request.param], tick=False):
+        yield INSTANTS[request.param]
 
 
 @pytest.fixture
@@ -30,9 +42,8 @@ def kpi_values(cards):
     return {card.children[1].id: card.children[1].children for card in cards}
 
 
-def test_refresh_shows_the_last_hour_the_kpis_and_the_top_pages(app, live):
+def test_refresh_shows_the_last_hour_the_kpis_and_the_top_pages(app, live, now):
     db = get_services(app.server).db
-    now = dt.datetime.now(dt.UTC)
     # Earlier in the hour and in the same UTC day: "top pages today" must count it.
     earlier = max(now - dt.timedelta(minutes=20),
                   now.replace(hour=0, minute=0, second=0, microsecond=0))
@@ -41,15 +52,11 @@ def test_refresh_shows_the_last_hour_the_kpis_and_the_top_pages(app, live):
     figure, cards, bars, updated, alert = (out[k] for k in ("figure", "kpis", "top", "updated",
                                                             "alert"))
     figure = go.Figure(figure)  # shared as a plain dict
-    same_minute = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0) == now.replace(
-        second=0, microsecond=0)
     assert alert is None
     values = kpi_values(cards)
-    in_minute = 4 + (5 if earlier.replace(second=0, microsecond=0) == now.replace(
-        second=0, microsecond=0) else 0)
-    assert values["live-kpi-minute"] == str(in_minute) or not same_minute
+    assert values["live-kpi-minute"] == "4"
     assert values["live-kpi-hour"] == "9"
-    assert int(values["live-kpi-today"]) >= 4
+    assert values["live-kpi-today"] == "9"
     assert figure.data[0].name == "Whole site"
     assert sum(decoded(figure.data[0].y)) == 9
     assert len(figure.data[0].x) == 61
@@ -61,9 +68,8 @@ def test_refresh_shows_the_last_hour_the_kpis_and_the_top_pages(app, live):
     assert updated["age"] >= 0
 
 
-def test_top_pages_today_are_peoples_page_views(app, live, tmp_path):
+def test_top_pages_today_are_peoples_page_views(app, live, tmp_path, now):
     """As History ranks them: Googlebot's hits on / and the stylesheet are left out."""
-    now = dt.datetime.now(dt.UTC)
     midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
     start = max(midnight, now - dt.timedelta(minutes=2)).replace(microsecond=0)
     ingest_sample(get_services(app.server).db, "s", tmp_path, start=start,
@@ -78,8 +84,7 @@ def test_top_pages_today_are_peoples_page_views(app, live, tmp_path):
     assert basis.children.startswith("Page views, bots included")
 
 
-def test_selected_pages_get_a_line_each_and_the_window_comes_from_the_url(app, live):
-    now = dt.datetime.now(dt.UTC)
+def test_selected_pages_get_a_line_each_and_the_window_comes_from_the_url(app, live, now):
     seed(get_services(app.server).db, "s", [(now, "/a", 2), (now, "/b", 7)])
     out = live.refresh(0, "?site=s&page=/a&page=/b&window=15")
     figure, cards = out["figure"], out["kpis"]
@@ -89,13 +94,13 @@ def test_selected_pages_get_a_line_each_and_the_window_comes_from_the_url(app, l
     assert kpi_values(cards)["live-kpi-hour"] == "9"
 
 
-def test_the_window_holds_the_current_minute_from_its_first_instant(app, live, monkeypatch):
+def test_the_window_holds_the_current_minute_from_its_first_instant(app, live, now):
     """A snapshot taken on a minute's boundary (one second in sixty) still ends with
     that minute: window minutes before it, and itself."""
-    minute = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    minute = now.replace(second=0, microsecond=0)
     seed(get_services(app.server).db, "s", [(minute, "/a", 2)])
-    monkeypatch.setattr(reads.time, "time", lambda: minute.timestamp())
-    out = live.refresh(0, "?site=s&page=/a&window=15&tz=UTC")
+    with time_machine.travel(minute, tick=False):
+        out = live.refresh(0, "?site=s&page=/a&window=15&tz=UTC")
     x = go.Figure(out["figure"]).data[0].x
     assert len(x) == 16
     assert str(x[-1]).startswith(f"{minute:%Y-%m-%d %H:%M}")

@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
 import pytest
+import time_machine
 from dash.testing.wait import until
 from dashkit import noon_hits, seed
 from selenium.webdriver.common.action_chains import ActionChains
@@ -16,10 +17,20 @@ from dashboard.services import get_services
 
 TOKYO = dt.timezone(dt.timedelta(hours=9))
 TOTAL_A = 10 * sum(range(1, 7))  # /a over the last 7 Tokyo days (today has no hits)
+# Mid-morning in Tokyo: today has ten hours done and none of its hits yet.
+INSTANT = dt.datetime(2026, 3, 14, 10, 30, tzinfo=TOKYO)
 
 
 @pytest.fixture
-def seeded(app):
+def clock(app):
+    """The server's clock (its threads run in this process) starts at ``INSTANT`` and
+    runs on: no test depends on the hour or the date it runs at."""
+    with time_machine.travel(INSTANT, tick=True):
+        yield
+
+
+@pytest.fixture
+def seeded(app, clock):
     """Hits at local noon in Tokyo 1..40 days ago: 10·k on /a and k on /b, k days ago."""
     today = dt.datetime.now(TOKYO).date()
     seed(get_services(app.server).db, "s", noon_hits(TOKYO, today, days=40))
@@ -122,13 +133,11 @@ def test_click_today_for_its_hours_so_far_not_the_hours_to_come(app, seeded, das
     open_page(dash_duo, app, "/history?site=s&tz=Asia/Tokyo&range=7d&gran=day")
     dash_duo.wait_for_contains_text("#history-period", "per day")
     point_at(dash_duo, "#history-graph", seeded.isoformat())
-    before = dt.datetime.now(TOKYO).hour      # the hours done (in its first minute, the
-                                              # hour begun may not be drawn yet)
     ActionChains(dash_duo.driver).click().perform()
     dash_duo.wait_for_contains_text("#history-period", "per hour")
     hours = dash_duo.driver.execute_script(
         "return document.querySelector('#history-graph .js-plotly-plot').data[0].x.length")
-    assert before <= hours <= dt.datetime.now(TOKYO).hour + 1      # none after now
+    assert hours == INSTANT.hour + 1              # 00:00 to the hour begun, none after it
     tomorrow = (seeded + dt.timedelta(days=1)).strftime("%d %b")
     assert tomorrow not in dash_duo.find_element("#history-period").text
     assert dash_duo.get_logs() == []
