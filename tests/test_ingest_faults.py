@@ -146,7 +146,9 @@ def killed_in_flush_then_restarted(server, tmp_path, *mode: str) -> None:
     interrupted = checkpoint(db)["state"] == "flushing"
 
     run.start()
-    wait_for(lambda: saved_offset(db) == lines * LINE, "the restarted ingest to catch up")
+    # Up to 50,000 lines through the wire emulator: over 30 s on a loaded machine.
+    wait_for(lambda: saved_offset(db) == lines * LINE, "the restarted ingest to catch up",
+             timeout=4 * WAIT)
     errors = run.end(signal.SIGTERM) if mode else ""
     daily, monthly = counted(db, "logs")
     assert daily == monthly == expected(sent(lines))

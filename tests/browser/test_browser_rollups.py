@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-import time
 
 import pytest
+import time_machine
 from dashkit import dashboard_app, sign_in
 
 import queries
@@ -13,6 +13,9 @@ from queries.events.collection import EventWriter
 
 pytestmark = pytest.mark.browser
 DAY = dt.datetime(2026, 1, 5, tzinfo=dt.UTC)   # a Monday
+# A Thursday afternoon: the rollups cover yesterday whole (until 00:01 UTC they do not)
+# and today has backfilled hits.
+NOW = dt.datetime(2026, 3, 12, 14, 20, tzinfo=dt.UTC)
 
 
 @pytest.fixture
@@ -55,31 +58,27 @@ def test_run_now_fills_the_page_and_the_badge_names_the_differing_day(dash_duo, 
 @pytest.fixture
 def backfilled(tmp_path):
     """A demo-like store: 10 days of backfilled history, rolled up once, then +5 planted
-    on one hour of one page's daily document."""
+    on one hour of one page's daily document; the clock starts at ``NOW`` and runs on."""
     from dashboard.loadgen import TrafficModel, backfill_history
     from queries.rollups.build import run_rollups
     from queries.stats import schema
 
-    # Rollups cover the hours before their run less twice SETTLE: until 00:01 UTC
-    # yesterday's last hour is not, and today's bucket needs a few backfilled hits.
-    since_midnight = dt.datetime.now(dt.UTC) - dt.datetime.now(dt.UTC).replace(
-        hour=0, minute=0, second=0, microsecond=0)
-    time.sleep(max(0.0, 150 - since_midnight.total_seconds()))
-    store = str(tmp_path / "store")
-    db = queries.connect(store)
-    queries.ensure_indexes(db)
-    model = TrafficModel(sites=1, pages=3, seed=3)
-    backfill_history(db, model, rate=0.05, days=10)
-    run_rollups(db)
-    site, pages = model.site_names[0], model.page_names[model.site_names[0]]
-    today = dt.datetime.now(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    planted = today - dt.timedelta(days=today.weekday() + 3)   # last week's Friday: a
-    # complete day in a complete week, so every level compares it
-    doc_id = schema.daily_id(planted, site, pages[1])
-    db[schema.DAILY].update_one({"_id": doc_id}, {"$inc": {"hourly.10": 5}})
-    db.client.close()
-    with dashboard_app(store, rollup_interval=0) as app:
-        yield app, site, pages, planted, doc_id
+    with time_machine.travel(NOW, tick=True):
+        store = str(tmp_path / "store")
+        db = queries.connect(store)
+        queries.ensure_indexes(db)
+        model = TrafficModel(sites=1, pages=3, seed=3)
+        backfill_history(db, model, rate=0.05, days=10)
+        run_rollups(db)
+        site, pages = model.site_names[0], model.page_names[model.site_names[0]]
+        today = NOW.replace(hour=0, minute=0)
+        planted = today - dt.timedelta(days=today.weekday() + 3)   # last week's Friday: a
+        # complete day in a complete week, so every level compares it
+        doc_id = schema.daily_id(planted, site, pages[1])
+        db[schema.DAILY].update_one({"_id": doc_id}, {"$inc": {"hourly.10": 5}})
+        db.client.close()
+        with dashboard_app(store, rollup_interval=0) as app:
+            yield app, site, pages, planted, doc_id
 
 
 def test_backfilled_demo_is_consistent_and_a_planted_hour_is_named(dash_duo, backfilled):
