@@ -9,7 +9,7 @@ import pandas as pd
 from .. import validation
 from ..validation import WHOLE_SITE
 from . import schema
-from .series import fetch_counts
+from .series import fetch_counts, part_counts
 from .sites import synthetic_sites
 
 
@@ -113,8 +113,11 @@ def top_pages(db, site: str, start: dt.datetime, end: dt.datetime, n: int = 10
     hour."""
     site = validation.site(site)
     start, end = validation.time_range(start, end)
-    counts = pd.concat([fetch_counts(db, site, {"$ne": WHOLE_SITE}, base, lo, hi)
-                        for base, lo, hi in _parts(_minute(start), _minute(end, up=True))])
+    parts = _parts(_minute(start), _minute(end, up=True))
+    pages = {"$ne": WHOLE_SITE}
+    counts = pd.concat([*(fetch_counts(db, site, pages, "day", lo, hi)
+                          for base, lo, hi in parts if base == "day"),
+                        part_counts(db, site, pages, [p for p in parts if p[0] != "day"])])
     totals = counts.groupby("page")["hits"].sum().astype("int64")
     ranked = totals.sort_values(ascending=False, kind="stable").head(max(int(n), 0))
     return ranked.rename("hits").rename_axis("page").to_frame()
