@@ -41,8 +41,14 @@ img.src = hit + "?site=blog&page=/img";
 START = """<!doctype html><title>start</title><a id="go" href="/article/1">read</a>"""
 ARTICLE = """<!doctype html><title>article</title><script>%(before)s</script>
 <script defer src="%(dashboard)s/hit.js" data-site="blog"></script><p id="out">article</p>"""
+SPA = """<!doctype html><title>app</title>
+<script defer src="%(dashboard)s/hit.js" data-site="blog" %(attrs)s></script><p id="out">app</p>"""
 SPY = """window.calls = 0; navigator.sendBeacon = () => { window.calls++; return true; };"""
 DNT = """Object.defineProperty(navigator, "doNotTrack", {value: "1"});"""
+PRERENDERING = """Object.defineProperty(document, "prerendering",
+                                         {value: true, configurable: true});"""
+SHOWN = """Object.defineProperty(document, "prerendering", {value: false});
+document.dispatchEvent(new Event("prerenderingchange"));"""
 
 
 class Site:
@@ -52,7 +58,11 @@ class Site:
         pages = {"/sender": SENDER % {"dashboard": dashboard}, "/start": START,
                  "/article/1": ARTICLE % {"dashboard": dashboard, "before": ""},
                  "/spied": ARTICLE % {"dashboard": dashboard, "before": SPY},
-                 "/dnt": ARTICLE % {"dashboard": dashboard, "before": SPY + DNT}}
+                 "/dnt": ARTICLE % {"dashboard": dashboard, "before": SPY + DNT},
+                 "/prerendered": ARTICLE % {"dashboard": dashboard,
+                                            "before": SPY + PRERENDERING},
+                 "/app": SPA % {"dashboard": dashboard, "attrs": ""},
+                 "/hashed": SPA % {"dashboard": dashboard, "attrs": 'data-hash="true"'}}
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
@@ -134,4 +144,46 @@ def test_hit_js_sends_path_and_referrer_once_and_respects_dnt(dash_duo, app, sit
     assert event["referrer"] == f"{site.origin}/start"
     cookies = dash_duo.driver.execute_script("return document.cookie")
     assert cookies == "" and dash_duo.driver.get_cookies() == []
+    assert dash_duo.get_logs() == []
+
+
+def test_hit_js_counts_each_route_of_a_single_page_app_once(dash_duo, app, site):
+    """pushState, replaceState and the back button each count the page they lead to,
+    once in a row (a query or the same path again counts nothing); the previous route is
+    the referrer, as a link's page would be."""
+    dash_duo.driver.get(f"{site.origin}/app")
+    until(lambda: counts(app) == {"/app": 1}, timeout=20)
+    dash_duo.driver.execute_script("""
+        history.pushState({}, "", "/app/a");
+        history.pushState({}, "", "/app/b");
+        history.pushState({}, "", "/app/b?tab=2");
+        history.replaceState({}, "", "/app/c");""")
+    until(lambda: counts(app) == {"/app": 1, "/app/a": 1, "/app/b": 1, "/app/c": 1},
+          timeout=20)
+    dash_duo.driver.back()                       # to /app/b, then /app/a
+    until(lambda: counts(app).get("/app/b") == 2, timeout=20)
+    dash_duo.driver.back()
+    until(lambda: counts(app).get("/app/a") == 2, timeout=20)
+    dash_duo.driver.get(f"{site.origin}/hashed")
+    dash_duo.driver.execute_script('location.hash = "#/settings";')
+    until(lambda: counts(app).get("/hashed#/settings") == 1, timeout=20)
+    assert counts(app) == {"/app": 1, "/app/a": 2, "/app/b": 2, "/app/c": 1, "/hashed": 1,
+                           "/hashed#/settings": 1}
+    services = get_services(app.server)
+    for closer in services._closers:       # flush the buffered events as shutdown does
+        closer()
+    referrers = {e["path"]: e["referrer"] for e in stored_events(services.db)
+                 if e["path"] in ("/app/a", "/app/c")}
+    assert referrers["/app/c"] == f"{site.origin}/app/b"
+    assert dash_duo.get_logs() == []
+
+
+def test_a_prerendered_page_counts_once_it_is_shown(dash_duo, app, site):
+    dash_duo.driver.get(f"{site.origin}/prerendered")
+    dash_duo.wait_for_text_to_equal("#out", "article")
+    assert dash_duo.driver.execute_script("return window.calls") == 0
+    dash_duo.driver.execute_script(SHOWN)
+    until(lambda: dash_duo.driver.execute_script("return window.calls") == 1, timeout=10)
+    dash_duo.driver.execute_script(SHOWN.splitlines()[1])     # shown again: no new view
+    assert dash_duo.driver.execute_script("return window.calls") == 1
     assert dash_duo.get_logs() == []
