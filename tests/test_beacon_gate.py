@@ -8,6 +8,7 @@ import datetime as dt
 import json
 
 import pytest
+import time_machine
 from click.testing import CliRunner
 from dashkit import dashboard_app, register_sites
 
@@ -23,6 +24,14 @@ def _post(client, site: str, page: str = "/", origin: str | None = None):
     headers = {"Origin": origin} if origin else {}
     return client.post("/hit", data=json.dumps({"site": site, "page": page}),
                        content_type="text/plain", headers=headers)
+
+
+@pytest.fixture(autouse=True)
+def clock():
+    """A day's middle, the clock running on: a test's hits never straddle midnight (a
+    new UTC day starts the day's caps afresh)."""
+    with time_machine.travel(dt.datetime(2026, 3, 12, 12, 0, tzinfo=dt.UTC), tick=True):
+        yield
 
 
 @pytest.fixture
