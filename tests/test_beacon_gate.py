@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from contextlib import contextmanager
 
 import pytest
 import time_machine
@@ -80,18 +81,33 @@ def test_open_registration_is_bounded_per_hour_and_strict_on_names(tmp_path):
         assert site_settings(get_services(app.server).db, "s0").via == "beacon"
 
 
-def test_new_pages_past_the_days_cap_count_under_other(tmp_path):
-    with dashboard_app(tmp_path / "store", rollup_interval=0, beacon_pages_per_day=5) as app:
+@contextmanager
+def blog_app(tmp_path, **settings):
+    """The dashboard, rollups off, with the site ``blog`` registered."""
+    with dashboard_app(tmp_path / "store", rollup_interval=0, **settings) as app:
         register_sites(app, "blog")
-        client = app.server.test_client()
-        for i in range(12):
-            assert _post(client, "blog", f"/p{i}").status_code == 204
-        assert _post(client, "blog", "/p0").status_code == 204      # a page of the day
+        yield app
+
+
+def post_pages(app, pages) -> None:
+    """A beacon hit on ``blog`` for each page, every one answered 204, then flushed."""
+    client = app.server.test_client()
+    for page in pages:
+        assert _post(client, "blog", page).status_code == 204
+    get_services(app.server).recorder.flush()
+
+
+def top_today(app):
+    return queries.top_pages(get_services(app.server).db, "blog", *_today())
+
+
+def test_new_pages_past_the_days_cap_count_under_other(tmp_path):
+    with blog_app(tmp_path, beacon_pages_per_day=5) as app:
+        post_pages(app, [f"/p{i}" for i in range(12)] + ["/p0"])   # /p0: a page of the day
         services = get_services(app.server)
-        services.recorder.flush()
         pages = queries.list_pages(services.db, "blog")
         assert pages == sorted([OTHER_PAGE] + [f"/p{i}" for i in range(5)])
-        top = queries.top_pages(services.db, "blog", *_today())
+        top = top_today(app)
         assert top.loc[OTHER_PAGE, "hits"] == 7 and top.loc["/p0", "hits"] == 2
         assert services.recorder.status().hits_written == 13       # every hit counted
 
@@ -100,49 +116,33 @@ def test_unseen_pages_past_their_share_get_their_name_when_they_come_back(tmp_pa
     """Past ``beacon_unseen_pages`` a day, a page the site never had counts its first hit
     under /(other) and gets its own name at its second; a page the site had last month
     is no stranger. Every hit is counted once."""
-    with dashboard_app(tmp_path / "store", rollup_interval=0, beacon_unseen_pages=2) as app:
-        register_sites(app, "blog")
+    with blog_app(tmp_path, beacon_unseen_pages=2) as app:
         services = get_services(app.server)
         last_month = dt.datetime.now(dt.UTC).replace(day=1) - dt.timedelta(days=1)
         services.recorder.record("blog", "/known", last_month)
         services.recorder.flush()
-        client = app.server.test_client()
-        for page in ("/a", "/b", "/c", "/d", "/known", "/c", "/c", "/e"):
-            assert _post(client, "blog", page).status_code == 204
-        services.recorder.flush()
-        top = queries.top_pages(services.db, "blog", *_today())
-        assert top["hits"].to_dict() == {"/a": 1, "/b": 1, "/c": 2, "/known": 1,
-                                         OTHER_PAGE: 3}
+        post_pages(app, ("/a", "/b", "/c", "/d", "/known", "/c", "/c", "/e"))
+        assert top_today(app)["hits"].to_dict() == {"/a": 1, "/b": 1, "/c": 2, "/known": 1,
+                                                    OTHER_PAGE: 3}
         assert services.recorder.status().hits_written == 9       # the seed's one too
 
 
 def test_a_flood_of_unseen_pages_sent_once_stores_a_share_of_them(tmp_path):
-    with dashboard_app(tmp_path / "store", rollup_interval=0, beacon_unseen_pages=10) as app:
-        register_sites(app, "blog")
-        client = app.server.test_client()
-        for i in range(500):
-            assert _post(client, "blog", f"/made-up/{i}").status_code == 204
-        services = get_services(app.server)
-        services.recorder.flush()
-        assert len(queries.list_pages(services.db, "blog")) == 10 + 1
-        top = queries.top_pages(services.db, "blog", *_today())
-        assert top.loc[OTHER_PAGE, "hits"] == 490
+    with blog_app(tmp_path, beacon_unseen_pages=10) as app:
+        post_pages(app, [f"/made-up/{i}" for i in range(500)])
+        assert len(queries.list_pages(get_services(app.server).db, "blog")) == 10 + 1
+        assert top_today(app).loc[OTHER_PAGE, "hits"] == 490
 
 
 def test_pages_preallocated_for_today_are_not_new_pages_of_the_day(tmp_path):
     """Yesterday's last hour gave today zero-filled documents for its returning pages:
     they are pages the site had, not new ones, and leave today's cap whole."""
-    with dashboard_app(tmp_path / "store", rollup_interval=0, beacon_pages_per_day=3) as app:
-        register_sites(app, "blog")
-        services = get_services(app.server)
+    with blog_app(tmp_path, beacon_pages_per_day=3) as app:
         for i in range(8):
-            preallocate(services.db, dt.datetime.now(dt.UTC), "blog", f"/old{i}")
-        client = app.server.test_client()
-        for page in ("/new0", "/new1", "/new2", "/new3", "/old5"):
-            assert _post(client, "blog", page).status_code == 204
-        services.recorder.flush()
-        top = queries.top_pages(services.db, "blog", *_today())
-        assert set(top.index) == {"/new0", "/new1", "/new2", OTHER_PAGE, "/old5"}
+            preallocate(get_services(app.server).db, dt.datetime.now(dt.UTC), "blog",
+                        f"/old{i}")
+        post_pages(app, ("/new0", "/new1", "/new2", "/new3", "/old5"))
+        assert set(top_today(app).index) == {"/new0", "/new1", "/new2", OTHER_PAGE, "/old5"}
 
 
 def test_a_flood_of_names_stores_nothing_new(closed):
