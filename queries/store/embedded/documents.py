@@ -2,7 +2,8 @@
 ``reading.py``).
 
 A row is ``(rid, id, doc, k:<field>...)``: ``id`` the key of ``_id`` (unique), ``doc`` the
-whole document as BSON, and one key column per indexed field (``keys.py``). Every
+whole document as BSON, compressed once its collection has a dictionary (``packing.py``),
+and one key column per indexed field (``keys.py``). Every
 operation first asks the planner for the SQL condition of its filter; rows it returns
 are decoded, and checked by the matcher unless the condition was the whole filter. Writes
 run inside the store's write transaction, so a read-modify-write is atomic against every
@@ -35,7 +36,8 @@ def key_values(doc: Mapping, paths: list[str]) -> list:
 def _row(info, doc: Mapping) -> tuple:
     if "_id" not in doc:
         raise WriteError("a document needs an _id", code=2)
-    return (keys.encode(doc["_id"], "_id"), bson.encode(doc), *key_values(doc, info.columns))
+    return (keys.encode(doc["_id"], "_id"), info.packer.pack(info.table, bson.encode(doc)),
+            *key_values(doc, info.columns))
 
 
 def _rows(info, docs: list[dict]) -> list[tuple]:
@@ -45,12 +47,13 @@ def _rows(info, docs: list[dict]) -> list[tuple]:
     lines their seconds)."""
     columns = [(path, "." in path) for path in info.columns]
     encode, to_bson, get = keys.encode, bson.encode, matcher.get
+    pack, table = info.packer.pack, info.table
     dates: dict = {}
     rows = []
     for doc in docs:
         if "_id" not in doc:
             doc["_id"] = ObjectId()
-        row = [encode(doc["_id"], "_id"), to_bson(doc)]
+        row = [encode(doc["_id"], "_id"), pack(table, to_bson(doc))]
         for path, nested in columns:
             value = get(doc, path) if nested else doc.get(path)
             kind = type(value)
@@ -110,6 +113,7 @@ def insert(con, info, docs: list[dict], ordered: bool = True,
         rows = prepared[1]
     else:
         rows = _rows(info, docs)
+    rows = info.packer.packed(con, info.table, rows)
     con.execute("SAVEPOINT bulk_insert")
     try:
         con.executemany(sql, rows)
@@ -151,7 +155,7 @@ def update(con, info, filter: Mapping, change: Mapping, upsert: bool, multi: boo
             if encoded != blob:
                 modified += 1
                 con.execute(f"UPDATE {quote(info.table)} SET doc = ? WHERE rid = ?",
-                            (encoded, rid))
+                            (info.packer.pack(info.table, encoded), rid))
             continue
         if partial is not None:
             doc = decode(blob)
@@ -167,7 +171,7 @@ def update(con, info, filter: Mapping, change: Mapping, upsert: bool, multi: boo
         modified += 1
         sets = ", ".join(["doc = ?", *(f"{quote(column_name(c))} = ?" for c in columns)])
         con.execute(f"UPDATE {quote(info.table)} SET {sets} WHERE rid = ?",
-                    (encoded, *key_values(new, columns), rid))
+                    (info.packer.pack(info.table, encoded), *key_values(new, columns), rid))
     if matched or not upsert:
         return matched, modified, None
     if operators:
@@ -181,6 +185,7 @@ def update(con, info, filter: Mapping, change: Mapping, upsert: bool, multi: boo
         con.execute(_insert_sql(info), _row(info, doc))
     except sqlite3.IntegrityError:
         raise _duplicate(info, doc) from None
+    info.packer.train(con, info.table)
     return 0, 0, doc["_id"]
 
 
@@ -218,9 +223,14 @@ def insert_new_upserts(con, info, requests: list) -> dict[int, object]:
             fresh[index] = doc_id
     except (WriteError, keys.UnindexableValueError, TypeError, ValueError):
         return {}
-    con.execute("SAVEPOINT new_upserts")
     try:
-        con.executemany(_insert_sql(info), _rows(info, docs))
+        rows = _rows(info, docs)
+    except (keys.UnindexableValueError, bson.InvalidDocument):
+        return {}
+    rows = info.packer.packed(con, info.table, rows)   # outside the savepoint: it may
+    con.execute("SAVEPOINT new_upserts")                # store a dictionary
+    try:
+        con.executemany(_insert_sql(info), rows)
     except (sqlite3.IntegrityError, keys.UnindexableValueError, bson.InvalidDocument):
         con.execute("ROLLBACK TO new_upserts")
         con.execute("RELEASE new_upserts")

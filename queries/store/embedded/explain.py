@@ -15,16 +15,20 @@ SIZE_SAMPLE = 200
 
 
 def coll_stats(con, info, stages: list[Mapping]) -> list[dict]:
-    """``$collStats``' storage figures: the exact count, and the BSON size estimated
-    from a sample of documents (reading every document would cost a full scan)."""
+    """``$collStats``' storage figures: the exact count, and the BSON size
+    (``size``) and stored size (``storageSize``, compressed) estimated from a sample of
+    documents (reading every document would cost a full scan)."""
     if info is None:
         return []
     table = quote(info.table)
     total = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-    mean = con.execute(f"SELECT avg(length(doc)) FROM (SELECT doc FROM {table} "
-                       f"LIMIT {SIZE_SAMPLE})").fetchone()[0] or 0
+    sample = [doc for doc, in con.execute(f"SELECT doc FROM {table} LIMIT {SIZE_SAMPLE}")]
+    bson_bytes = sum(len(info.packer.unpack(con, doc)) for doc in sample)
+    stored_bytes = sum(map(len, sample))
+    per = total / len(sample) if sample else 0
     return pipeline.run([{"ns": f"{info.db}.{info.name}", "storageStats": {
-        "count": total, "size": round(mean * total),
+        "count": total, "size": round(bson_bytes * per),
+        "storageSize": round(stored_bytes * per),
         "sizeEstimated": total > SIZE_SAMPLE}}], stages[1:])
 
 

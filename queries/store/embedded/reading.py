@@ -26,7 +26,7 @@ def decode(blob: bytes) -> dict:
 def candidates(con, info, filter: Mapping, limit: int = 0, order: str | None = None,
                 skip: int = 0, partial: set[str] | None = None
                 ) -> Iterator[tuple[int, bytes, dict]]:
-    """(rid, blob, document) of each match, in ``order``; ``limit`` 0 = all. With
+    """(rid, BSON, document) of each match, in ``order``; ``limit`` 0 = all. With
     ``partial``, the document holds only those top-level fields (enough to match)."""
     where = planner.where(filter, info.column_set)
     sql = f"SELECT rid, doc FROM {quote(info.table)} WHERE {where.sql}"
@@ -37,9 +37,11 @@ def candidates(con, info, filter: Mapping, limit: int = 0, order: str | None = N
         skip = 0
     cursor = con.execute(sql, where.params)
     found = 0
+    unpack = info.packer.unpack
     try:
         while rows := cursor.fetchmany(FETCH):
-            for rid, blob in rows:
+            for rid, stored in rows:
+                blob = unpack(con, stored)
                 doc = decode(blob) if partial is None else splice.fields(blob, partial)
                 if not where.exact and not matcher.matches(doc, filter):
                     continue
@@ -114,7 +116,8 @@ def _merged(con, info, filter, split, sort, order, projection, skip, limit) -> l
         return []
     found = dict(con.execute(f"SELECT rid, doc FROM {table} WHERE rid IN "
                              f"({','.join('?' * len(rids))})", rids).fetchall())
-    return [matcher.project(decode(found[rid]), projection) for rid in rids]
+    unpack = info.packer.unpack
+    return [matcher.project(decode(unpack(con, found[rid])), projection) for rid in rids]
 
 
 def _key_only(con, info, filter, projection, order, skip, limit) -> list[dict] | None:

@@ -37,6 +37,7 @@ from pymongo.errors import InvalidOperation, OperationFailure
 from ...errors import InvalidStoreError, StoreReadOnlyError
 from . import keys
 from .documents import key_values
+from .packing import Packer
 from .planner import column_name, quote
 from .reading import decode
 
@@ -86,6 +87,7 @@ class Collection:
     table: str
     columns: list[str] = field(default_factory=list)
     indexes: dict[str, dict] = field(default_factory=dict)
+    packer: Packer = field(default_factory=Packer, repr=False)
 
     @property
     def column_set(self) -> set[str]:
@@ -108,6 +110,7 @@ class EmbeddedStore:
         self._catalogs: weakref.WeakKeyDictionary[_Connection, tuple[int, dict]] = (
             weakref.WeakKeyDictionary())
         self._owner: int | None = None
+        self.packer = Packer()
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except FileExistsError:
@@ -172,6 +175,7 @@ class EmbeddedStore:
                     self._depth -= 1
                 return
             fcntl.flock(self._queue, fcntl.LOCK_EX)
+            committed = False
             try:
                 self._writer.execute("BEGIN IMMEDIATE")
                 self._depth, self._owner = 1, threading.get_ident()
@@ -183,8 +187,13 @@ class EmbeddedStore:
                     raise
                 else:
                     self._writer.execute("COMMIT")
+                    committed = True
                 finally:
                     self._depth, self._owner = 0, None
+                    if committed:
+                        self.packer.committed()
+                    else:
+                        self.packer.rolled_back()
             except sqlite3.OperationalError as exc:
                 raise store_failure(exc) from exc
             except sqlite3.DatabaseError as exc:
@@ -221,6 +230,8 @@ class EmbeddedStore:
         con.execute("CREATE TABLE IF NOT EXISTS hb_indexes (db TEXT NOT NULL, "
                     "coll TEXT NOT NULL, name TEXT NOT NULL, spec BLOB NOT NULL, "
                     "PRIMARY KEY (db, coll, name))")
+        con.execute("CREATE TABLE IF NOT EXISTS hb_dicts (id INTEGER PRIMARY KEY, "
+                    "tbl TEXT NOT NULL, data BLOB NOT NULL)")
         con.execute("INSERT OR IGNORE INTO hb_meta VALUES ('format', ?)", (FORMAT,))
         con.execute("COMMIT")
 
@@ -232,7 +243,7 @@ class EmbeddedStore:
             return cached[1]
         catalog: dict[tuple[str, str], Collection] = {}
         for db, name, table in con.execute("SELECT db, name, tbl FROM hb_collections"):
-            catalog[(db, name)] = Collection(db, name, table)
+            catalog[(db, name)] = Collection(db, name, table, packer=self.packer)
         for db, coll, name, spec in con.execute("SELECT db, coll, name, spec FROM hb_indexes"):
             if (db, coll) in catalog:
                 catalog[(db, coll)].indexes[name] = bson.decode(spec)
@@ -292,7 +303,8 @@ class EmbeddedStore:
         while rows := con.execute(f"SELECT rid, doc FROM {quote(table)} WHERE rid > ? "
                                   f"ORDER BY rid LIMIT {FILL_ROWS}", (last,)).fetchall():
             con.executemany(f"UPDATE {quote(table)} SET {sets} WHERE rid = ?",
-                            [(*key_values(decode(doc), paths), rid) for rid, doc in rows])
+                            [(*key_values(decode(self.packer.unpack(con, doc)), paths), rid)
+                             for rid, doc in rows])
             last = rows[-1][0]
 
     def drop_index(self, db: str, name: str, index: str) -> None:
