@@ -15,7 +15,7 @@ from queries.dimensions import DimensionRecorder, classify
 from queries.events.collection import EventWriter
 from queries.quarantine import COLLECTION, listed, transient
 from queries.stats import schema
-from queries.store.embedded.store import OUT_OF_DISK_SPACE
+from queries.store.embedded.failures import OUT_OF_DISK_SPACE
 
 NOW = dt.datetime(2026, 11, 25, 15, 40, tzinfo=dt.UTC)
 BAD = "/\ud800"        # a lone surrogate: no database can store it as UTF-8

@@ -37,6 +37,7 @@ from pymongo.errors import InvalidOperation, OperationFailure
 from ...errors import InvalidStoreError, StoreReadOnlyError
 from . import keys
 from .documents import key_values
+from .failures import raise_conflict, store_failure
 from .packing import Packer
 from .planner import column_name, quote
 from .reading import decode
@@ -391,21 +392,3 @@ class EmbeddedStore:
             if own is not None:
                 own.close()
                 self._local.con = None
-
-
-# MongoDB's codes for the same conditions, so callers handle both stores alike.
-OUT_OF_DISK_SPACE, LOCK_TIMEOUT, INTERNAL_ERROR = 14031, 24, 1
-
-
-def store_failure(exc: sqlite3.Error) -> OperationFailure:
-    """SQLite's failure as the error a MongoDB server gives for it: a full disk
-    (``SQLITE_FULL``), a lock held past the busy timeout, or any other I/O trouble."""
-    text = str(exc)
-    code = (OUT_OF_DISK_SPACE if "full" in text else LOCK_TIMEOUT if "locked" in text
-            else INTERNAL_ERROR)
-    return OperationFailure(f"embedded store: {text}", code=code)
-
-
-def raise_conflict(index: str) -> None:
-    raise OperationFailure(f"an index named {index!r} exists with different options", code=85)
-
