@@ -30,11 +30,15 @@ def _retention(ttl_seconds: int | None) -> str:
 
 
 def collections_table(collections: Sequence[dict], table_id: str | None = None) -> html.Div:
-    """One row per collection: ``name, count, size_bytes, size_is_estimate, indexes
-    ((name, keys), ...), ttl_seconds``."""
-    head = ("Collection", "Documents", "Size (BSON)", "Indexes", "Retention")
+    """One row per collection: ``name, count, size_bytes, size_is_estimate,
+    stored_bytes`` (None: the store does not say), ``indexes ((name, keys), ...),
+    ttl_seconds``."""
+    head = ("Collection", "Documents", "Size (BSON)", "Stored (compressed)", "Indexes",
+            "Retention")
     rows = [[cell(c["name"]), cell(count(c["count"]), "num"),
              cell(_size(c["size_bytes"], c["size_is_estimate"]), "num"),
+             cell("–" if c.get("stored_bytes") is None
+                  else _size(c["stored_bytes"], c["size_is_estimate"]), "num"),
              cell([f"{name} {{{_keys(keys)}}}" for name, keys in c["indexes"]], "code-text"),
              cell(_retention(c["ttl_seconds"]))] for c in collections]
     return static_table(head, rows, table_id)

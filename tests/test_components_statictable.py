@@ -41,11 +41,16 @@ def test_the_data_pages_tables_keep_their_columns_spans_and_notes():
     assert second[-1] == {"t": ["explain failed: no"], "c": "hint", "l": "Plan", "s": 4}
     (row,) = table_cells(collections_table([{
         "name": "events", "count": 3, "size_bytes": 10, "size_is_estimate": True,
+        "stored_bytes": 3 * 2**20,
         "indexes": (("_id_", (("_id", 1),)), ("site_end", (("site", 1), ("end", 1)))),
         "ttl_seconds": 86_400 * 14}]))
-    assert row[3]["t"] == ["_id_ {_id: 1}", "site_end {site: 1, end: 1}"]
-    assert [c["t"][0] for c in row] == ["events", "3", "≈ 0.0 KB", "_id_ {_id: 1}",
-                                        "14 days (TTL)"]
+    assert row[4]["t"] == ["_id_ {_id: 1}", "site_end {site: 1, end: 1}"]
+    assert [c["t"][0] for c in row] == ["events", "3", "≈ 0.0 KB", "≈ 3.00 MB",
+                                        "_id_ {_id: 1}", "14 days (TTL)"]
+    (unknown,) = table_cells(collections_table([{
+        "name": "events", "count": 3, "size_bytes": 10, "size_is_estimate": False,
+        "stored_bytes": None, "indexes": (), "ttl_seconds": None}]))
+    assert unknown[3]["t"] == ["–"]
     (log,) = table_cells(logs_table([{
         "path": "/var/log/a.log", "host": socket.gethostname(), "lines": 14, "hits": 12,
         "rejected": {"malformed": 2, "bot": 0}, "tolerated": {"undecodable_bytes": 3},

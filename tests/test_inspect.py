@@ -46,4 +46,12 @@ def test_collection_figures(db):
     _seed(db)
     info = inspect.collection_info(db, schema.EVENTS)
     assert info.count == 30 and info.size_bytes > 0
+    assert info.stored_bytes is None or info.stored_bytes > 0
     assert any(name == "site_end" for name, _ in info.indexes)
+
+
+def test_the_embedded_store_says_what_its_documents_take_on_disk(embedded_db):
+    embedded_db.things.insert_many([{"_id": i, "metadata": {"page": f"/p/{i}"},
+                                     "hourly": {str(i % 24): i}} for i in range(400)])
+    info = inspect.collection_info(embedded_db, "things")
+    assert 0 < info.stored_bytes < info.size_bytes / 2

@@ -18,6 +18,7 @@ class CollectionInfo:
     count: int
     size_bytes: int
     size_is_estimate: bool
+    stored_bytes: int | None   # on disk, compressed (MongoDB's storageSize); None: unknown
     indexes: tuple[tuple[str, tuple[tuple[str, object], ...]], ...]  # (name, keys)
     ttl_seconds: int | None
 
@@ -39,7 +40,7 @@ class Plan:
 
 
 def collections(db) -> list[CollectionInfo]:
-    """Every collection, by name: documents, data size (BSON), indexes, TTL."""
+    """Every collection, by name: documents, data size (BSON), size stored, indexes, TTL."""
     return [collection_info(db, name) for name in sorted(db.list_collection_names())]
 
 
@@ -52,9 +53,10 @@ def collection_info(db, name: str) -> CollectionInfo:
                 if "expireAfterSeconds" in spec), None)
     stats = next(coll.aggregate([{"$collStats": {"storageStats": {}}}]), {})
     storage = stats.get("storageStats", {})
+    stored = storage.get("storageSize")
     return CollectionInfo(name, int(storage.get("count", coll.estimated_document_count())),
                           int(storage.get("size", 0)), bool(storage.get("sizeEstimated")),
-                          indexes, ttl)
+                          None if stored is None else int(stored), indexes, ttl)
 
 
 def explain_find(db, collection: str, filter: dict, sort=None, limit: int = 0,

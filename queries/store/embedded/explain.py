@@ -22,7 +22,7 @@ def coll_stats(con, info, stages: list[Mapping]) -> list[dict]:
         return []
     table = quote(info.table)
     total = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-    sample = [doc for doc, in con.execute(f"SELECT doc FROM {table} LIMIT {SIZE_SAMPLE}")]
+    sample = _spread(con, table)
     bson_bytes = sum(len(info.packer.unpack(con, doc)) for doc in sample)
     stored_bytes = sum(map(len, sample))
     per = total / len(sample) if sample else 0
@@ -30,6 +30,19 @@ def coll_stats(con, info, stages: list[Mapping]) -> list[dict]:
         "count": total, "size": round(bson_bytes * per),
         "storageSize": round(stored_bytes * per),
         "sizeEstimated": total > SIZE_SAMPLE}}], stages[1:])
+
+
+def _spread(con, table: str) -> list[bytes]:
+    """Up to ``SIZE_SAMPLE`` stored documents spread over the table (its first rows
+    alone were written before the collection had a dictionary)."""
+    low, high = con.execute(f"SELECT min(rid), max(rid) FROM {table}").fetchone()
+    if low is None:
+        return []
+    rids = list(range(low, high + 1, max(1, (high - low + 1) // SIZE_SAMPLE)))[:SIZE_SAMPLE]
+    spread = [doc for doc, in con.execute(
+        f"SELECT doc FROM {table} WHERE rid IN ({','.join('?' * len(rids))})", rids)]
+    return spread or [doc for doc, in con.execute(   # deleted rows left only gaps there
+        f"SELECT doc FROM {table} LIMIT {SIZE_SAMPLE}")]
 
 
 def explain(con, info, command: Mapping) -> dict:
