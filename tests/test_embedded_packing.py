@@ -8,6 +8,8 @@ import datetime as dt
 import sqlite3
 import subprocess
 import sys
+from contextlib import contextmanager
+from pathlib import Path
 
 import bson
 import pytest
@@ -45,6 +47,16 @@ def dictionaries(store_dir) -> list[tuple[int, str]]:
         return con.execute("SELECT id, tbl FROM hb_dicts ORDER BY id").fetchall()
     finally:
         con.close()
+
+
+@contextmanager
+def reopened(store_dir):
+    """The store as another process opens it afterwards: read-only, its own caches."""
+    db = queries.connect(str(store_dir), read_only=True)
+    try:
+        yield db
+    finally:
+        db.client.close()
 
 
 @pytest.fixture
@@ -134,12 +146,9 @@ def test_a_dictionary_trained_in_a_failed_transaction_is_never_used(store_dir):
     coll.insert_one(counter(1000))
     coll.insert_many([counter(i) for i in range(300, 700)])
     client.close()
-    db = queries.connect(str(store_dir), read_only=True)
-    try:
+    with reopened(store_dir) as db:
         assert db.counters.count_documents({}) == 401
         assert db.counters.find_one({"_id": "20150517/blog/page-1000"}) == counter(1000)
-    finally:
-        db.client.close()
     assert dictionaries(store_dir) == [(1, "hitboard.counters")]
 
 
@@ -155,17 +164,14 @@ db.client.close()
 
 
 def test_processes_share_one_dictionary_and_read_each_others_documents(store_dir):
-    tests = str(__import__("pathlib").Path(__file__).parent)
+    tests = str(Path(__file__).parent)
     for start in (0, 400):
         subprocess.run([sys.executable, "-c", WRITER, str(store_dir), str(start), tests],
                        check=True, timeout=120)
     assert dictionaries(store_dir) == [(1, "hitboard.counters")]
-    db = queries.connect(str(store_dir), read_only=True)
-    try:
+    with reopened(store_dir) as db:
         assert db.counters.count_documents({}) == 800
         assert db.counters.find_one({"_id": "20150517/blog/page-799"}) == counter(799)
-    finally:
-        db.client.close()
 
 
 def test_a_reader_opened_before_the_dictionary_loads_it_when_it_meets_it(store_dir):
@@ -209,12 +215,8 @@ def test_an_unknown_dictionary_is_a_clear_error(db, store_dir):
     con.execute("DELETE FROM hb_dicts")
     con.commit()
     con.close()
-    fresh = queries.connect(str(store_dir), read_only=True)
-    try:
-        with pytest.raises(ValueError, match="dictionary 1"):
-            fresh.counters.find_one({})
-    finally:
-        fresh.client.close()
+    with reopened(store_dir) as fresh, pytest.raises(ValueError, match="dictionary 1"):
+        fresh.counters.find_one({})
 
 
 def test_collection_stats_give_the_bson_size_and_the_stored_size(db):

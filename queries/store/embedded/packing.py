@@ -9,7 +9,7 @@ compressed alone, a 350-byte one shrinks by 40%; with a dictionary of its collec
 A stored ``doc`` is either BSON, whose first four bytes are its length, or a zstd frame,
 whose magic number no BSON length can be; the frame names its dictionary. Dictionaries
 live in ``hb_dicts`` and never change. One is trained inside the write transaction of a
-process that has encoded ``SAMPLES`` new documents of a collection with none (a log's
+process that has encoded ``SAMPLES`` documents of a collection with none (a log's
 first flush: from its own documents, which it then packs); until that transaction
 commits only its own thread packs with it, so any reader that sees a packed row can load
 its dictionary. Documents written before stay BSON until rewritten.
@@ -22,7 +22,7 @@ import threading
 import zstandard
 
 MAGIC = b"\x28\xb5\x2f\xfd"
-SAMPLES = 256           # new documents a dictionary is trained on,
+SAMPLES = 256           # documents a dictionary is trained on (as written),
 SAMPLE_BYTES = 1 << 20  # or fewer if they make this many bytes (a day's dimensions)
 DICT_BYTES = 8_192
 LEVEL = 3
