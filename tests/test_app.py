@@ -19,6 +19,8 @@ from dashboard.cli.serve import gunicorn_options
 from dashboard.services import get_services
 from dashboard.settings import InvalidSettingError, resolve
 
+pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
+
 
 def test_app_owns_one_connection_and_one_recorder(tmp_path):
     with dashboard_app(tmp_path / "store", flush_interval=0.1) as app:

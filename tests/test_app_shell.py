@@ -10,6 +10,8 @@ import queries
 from dashboard import shell
 from dashboard.services import get_services
 
+pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
+
 
 @pytest.fixture
 def app(tmp_path):

@@ -15,6 +15,8 @@ from queries.events.filtered import filtered_breakdowns
 from queries.reads.history import Figures, label
 from queries.stats import schema
 
+pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
+
 
 def compute(shown, options, compared=None, tz="UTC"):
     """The panels and KPIs of a period, against ``compared`` (the previous one)."""

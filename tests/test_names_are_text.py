@@ -22,6 +22,8 @@ from dashboard.services import get_services
 from dashboard.spreadsheet import cell, frame_csv
 from queries import annotations as notes
 
+pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
+
 LINK = '/<a href="https://example.org">click</a>'
 BOLD = "/<b>x</b>"
 TEMPLATE = "/%{y}"

@@ -2,11 +2,14 @@
 
 import datetime as dt
 
+import pytest
 from dashkit import as_admin, page_module, seed
 
 from dashboard import notes_view, reads
 from dashboard.services import get_services
 from queries import annotations as notes
+
+pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
 
 
 def test_an_hour_above_the_usual_shows_a_banner_and_is_noted_once(app):

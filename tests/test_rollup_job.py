@@ -5,11 +5,14 @@ from __future__ import annotations
 import datetime as dt
 import time
 
+import pytest
 from dashkit import dashboard_app
 
 from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services
 from queries.rollups import reads as rollup_reads
+
+pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
 
 
 def test_the_server_rolls_up_beacon_hits_on_its_own(tmp_path):
