@@ -37,8 +37,8 @@ def reads(store: str) -> dict[str, float]:
     """Each read's best of 3, in ms (runs in the version's own process)."""
     import queries
     from queries.dimensions import page_reads
-    from queries.events.filtered import filtered_breakdowns
     from queries.events.recent import recent_hits
+    from queries.reads.filtered import filtered_breakdowns
 
     db = queries.connect(store, read_only=True)
     pages = list(queries.top_pages(db, SITE, START, END, n=10).index)

@@ -154,7 +154,8 @@ def chart_reads(db) -> dict:
     import numpy as np
 
     import queries
-    DayCounts = _first("queries.backfill", "queries.stats.backfill").DayCounts  # noqa: N806
+    DayCounts = _first("queries.backfill", "queries.stats.backfill",  # noqa: N806
+                       "queries.jobs.backfill").DayCounts
 
     site, pages = "history", [f"/page-{p:02d}" for p in range(20)]
     end = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)

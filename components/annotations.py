@@ -1,6 +1,6 @@
 """Annotations and the expected range on a time chart, the list of notes under it, the
 note form and the Live page's banner. Never imports pymongo: notes arrive as dicts
-(``queries.annotations``), the band as a DataFrame (``queries.stats.expected``).
+(``queries.annotations``), the band as a DataFrame (``queries.reads.expected``).
 
 Notes are user data: every text reaches the page as text (React escapes it; Plotly hover
 text is escaped here), so a ``<script>`` note shows its characters and runs nothing.

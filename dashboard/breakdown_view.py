@@ -22,7 +22,7 @@ from queries.dimensions import reads as dim_reads
 from queries.dimensions.assets import kind
 from queries.dimensions.pages import PAGES_READ, ranked_pages
 from queries.dimensions.spans import approximate_note
-from queries.events.filtered import PAGE, filtered_breakdowns
+from queries.reads.filtered import PAGE, filtered_breakdowns
 from queries.reads.history import Figures, figures
 
 from . import reads

@@ -37,7 +37,7 @@ from dashboard.state import (
     parse_search,
     updated,
 )
-from queries.events.filtered import PAGE
+from queries.reads.filtered import PAGE
 from queries.reads.history import label
 
 PATH = "/history"

@@ -38,7 +38,7 @@ from dashboard.state import ShellState, parse_search
 from queries import annotations as notes
 from queries import validation
 from queries.errors import HitboardError
-from queries.stats import expected
+from queries.reads import expected
 
 log = logging.getLogger(__name__)
 BAND_GRANULARITIES = ("hour", "day")

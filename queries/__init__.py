@@ -16,7 +16,7 @@ from .errors import (
     StoreLockedError,
 )
 from .indexes import ensure_indexes
-from .stats.backfill import BackfillTotals, DayCounts, backfill
+from .jobs.backfill import BackfillTotals, DayCounts, backfill
 from .stats.recorder import HitRecorder
 from .stats.sites import register_synthetic, synthetic_sites
 from .stats.writes import log_hit, preallocate

@@ -105,6 +105,26 @@ def test_no_import_circle_even_through_lazy_imports():
     assert cycles(graph()) == []
 
 
+def folder(name: str) -> str | None:
+    """The folder of ``queries/`` a module is in (``queries.stats.schema``:
+    ``queries.stats``), a top-level module itself; None for the package's own facade."""
+    parts = name.split(".")
+    return ".".join(parts[:2]) if parts[0] == "queries" and len(parts) > 1 else None
+
+
+def test_the_folders_of_queries_make_layers_without_a_circle():
+    """Folder to folder, not only module to module: ``stats`` is the ground that events,
+    dimensions and rollups stand on, and nothing below imports what stands on it."""
+    edges: dict[str, set[str]] = {}
+    for name, targets in graph().items():
+        if folder(name) is not None:
+            edges.setdefault(folder(name), set()).update(
+                folder(t) for t in targets if folder(t) not in (None, folder(name)))
+    assert cycles(edges) == []
+    assert "queries.stats" in edges and edges["queries.stats"] <= {
+        "queries.bulk", "queries.errors", "queries.quarantine", "queries.validation"}
+
+
 @pytest.mark.parametrize(("layer", "forbidden"), [
     ("queries", ("dash", "plotly", "components", "dashboard", "flask")),
     ("components", ("pymongo", "bson", "queries", "dashboard")),

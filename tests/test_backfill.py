@@ -11,8 +11,8 @@ import queries
 from dashboard.loadgen import TrafficModel, backfill_history
 from queries import DayCounts, InvalidRangeError, backfill
 from queries.bulk import IDS_PER_QUERY
+from queries.jobs.backfill import _insert_or_add
 from queries.stats import schema
-from queries.stats.backfill import _insert_or_add
 
 NOW = dt.datetime(2026, 11, 21, 13, 45, 30, tzinfo=dt.UTC)
 TODAY = NOW.replace(hour=0, minute=0, second=0)

@@ -1,4 +1,4 @@
-"""queries.stats.expected: the 10th–90th percentile of the same weekday and hour over past weeks."""
+"""queries.reads.expected: the 10th–90th percentile of the same weekday and hour over past weeks."""
 
 import datetime as dt
 
@@ -7,8 +7,8 @@ import pytest
 from dashkit import utc
 
 import queries
-from queries.stats import expected
-from queries.stats.backfill import DayCounts
+from queries.jobs.backfill import DayCounts
+from queries.reads import expected
 
 TODAY = utc(2026, 11, 22)
 

@@ -11,7 +11,7 @@ from dashboard import breakdown_view, history_panels
 from dashboard.history_url import Options
 from dashboard.state import filter_pair, parse_search
 from queries import InvalidRangeError
-from queries.events.filtered import filtered_breakdowns
+from queries.reads.filtered import filtered_breakdowns
 from queries.reads.history import Figures, label
 from queries.stats import schema
 

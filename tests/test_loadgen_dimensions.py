@@ -82,7 +82,7 @@ def test_raw_events_and_counters_classify_each_hit_alike(embedded_db):
     from dashboard.loadgen.events import EventFeed
     from queries.dimensions.page_reads import events_breakdown
     from queries.events.collection import EventWriter
-    from queries.events.filtered import filtered_breakdowns
+    from queries.reads.filtered import filtered_breakdowns
 
     writer = EventWriter(embedded_db)
     runner = _live(embedded_db, TrafficModel(sites=2, diurnal=0.0, seed=5), 1_000, 30,

@@ -9,7 +9,7 @@ from dashkit import seed, utc
 from dashboard.presenter_view import DEFAULT_WINDOW, PresentView
 from dashboard.state import parse_search
 from queries.events.collection import EventWriter
-from queries.stats.presenter import DayComparison, minute_counts, ticker, today_vs_yesterday
+from queries.reads.presenter import DayComparison, minute_counts, ticker, today_vs_yesterday
 
 NOW = utc(2026, 11, 21, 14, 30, 25)
 

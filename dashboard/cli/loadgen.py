@@ -12,7 +12,7 @@ from dashboard.loadgen.events import EventFeed
 from dashboard.loadgen.runner import MAX_RATE, check_rate
 from queries.dimensions import DimensionRecorder
 from queries.events.collection import EventWriter
-from queries.stats.backfill import MAX_DAYS
+from queries.jobs.backfill import MAX_DAYS
 
 from .common import open_db, store_option
 

@@ -20,7 +20,7 @@ import queries
 from queries import HitboardError
 from queries.annotations import record_activity
 from queries.events.collection import EventWriter
-from queries.stats.backfill import Progress, check_days
+from queries.jobs.backfill import Progress, check_days
 from queries.stats.generator_state import remember_running
 
 from .events import EventFeed

@@ -16,8 +16,8 @@ import sys
 import click
 
 import queries
+from queries.jobs.backfill import Progress
 from queries.rollups.build import run_rollups
-from queries.stats.backfill import Progress
 from queries.stats.generator_state import stopped_at
 from queries.stats.sites import claim_demo_backfill
 

@@ -12,7 +12,7 @@ import numpy as np
 
 import queries
 from queries.dimensions.classify import is_bot_agent
-from queries.stats.backfill import BackfillTotals, DayCounts, Progress, check_days
+from queries.jobs.backfill import BackfillTotals, DayCounts, Progress, check_days
 
 from .model import TrafficModel
 from .visitors import SyntheticVisitors

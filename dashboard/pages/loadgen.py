@@ -20,7 +20,7 @@ from dashboard.loadgen.control import Config, GeneratorStatus, get_generator
 from dashboard.loadgen.history import plan_backfill
 from dashboard.loadgen.model import MAX_PAGES, MAX_SITES
 from queries.errors import InvalidRangeError
-from queries.stats.backfill import MAX_DAYS
+from queries.jobs.backfill import MAX_DAYS
 
 dash.register_page(__name__, path="/loadgen", name="Load generator",
                    title="hitboard · load generator", order=20)

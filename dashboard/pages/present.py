@@ -39,7 +39,7 @@ from queries import validation
 from queries.annotations import annotations_between
 from queries.dimensions.page_reads import MAX_SCANNED
 from queries.dimensions.reads import active_visitors
-from queries.stats.presenter import minute_counts, ticker, today_vs_yesterday
+from queries.reads.presenter import minute_counts, ticker, today_vs_yesterday
 
 dash.register_page(__name__, path="/present", name="Present", title="hitboard · present",
                    order=90)

@@ -1,2 +1,3 @@
 """Raw request events: the collection (ids, indexes, writer, expiry), the recent-hits feed, and
-breakdowns filtered from events."""
+the small named reads of events that the breakdowns filtered from them
+(``reads/filtered.py``) build on."""

@@ -20,8 +20,8 @@ import pandas as pd
 from ..dimensions import reads as dims
 from ..dimensions.classify import BOT
 from ..dimensions.spans import cover
-from ..events.filtered import filtered_breakdowns
 from ..stats.series import series
+from .filtered import filtered_breakdowns
 
 Filter = tuple[str, str]
 STATUS = "status"

@@ -14,7 +14,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 import queries
 from dashboard.cli import main
 from dashboard.services import get_services
-from queries.stats.backfill import DayCounts
+from queries.jobs.backfill import DayCounts
 
 TRACES = """const plot = document.querySelector(arguments[0] + ' .js-plotly-plot');
 return plot && plot.data ? plot.data.map(t => [t.name || '', String(t.hovertext || '')]) : [];"""

@@ -18,9 +18,9 @@ import pandas as pd
 
 from .. import validation
 from ..dimensions.reads import filtered_series
+from ..stats import schema
+from ..stats.series import bucket_edges, series
 from ..validation import WHOLE_SITE
-from . import schema
-from .series import bucket_edges, series
 
 WEEKS = 8
 MIN_WEEKS = 4

@@ -13,7 +13,7 @@ from .. import validation
 from ..dimensions.geo import UNKNOWN, country
 from ..dimensions.referrer import own_hosts, referrer_host
 from ..events.recent import recent_hits
-from .series import series
+from ..stats.series import series
 
 MINUTE = dt.timedelta(minutes=1)
 DAY = dt.timedelta(days=1)

@@ -31,8 +31,8 @@ from pymongo import UpdateOne
 from .. import bulk, validation
 from ..errors import InvalidRangeError
 from ..rollups import build as rollups
+from ..stats import schema
 from ..validation import WHOLE_SITE
-from . import schema
 
 MINUTES_PER_DAY = 1440
 MAX_DAYS = 400

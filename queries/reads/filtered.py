@@ -18,8 +18,8 @@ import pandas as pd
 from .. import validation
 from ..dimensions.classify import BOT, classify
 from ..dimensions.reads import dimension
+from ..events import reads
 from ..stats.sites import site_settings
-from . import reads
 
 PAGE = "page"  # the event's path: a panel of its own beside the dimensions
 COLUMNS = ["value", "hits", "visitors"]
