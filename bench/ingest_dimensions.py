@@ -41,12 +41,12 @@ sys.path[0] = os.environ.get("HITBOARD_BENCH_CODE") or str(Path(__file__).resolv
 
 import queries  # noqa: E402
 from bench import logs  # noqa: E402
-from dashboard.loadgen import TrafficModel  # noqa: E402
-from dashboard.loadgen.history import backfill_dimensions  # noqa: E402
 from dashboard.settings import resolve  # noqa: E402
 from queries.dimensions import DimensionRecorder, reads  # noqa: E402
 from queries.ingest import gcmode  # noqa: E402
 from queries.ingest import run as ingest  # noqa: E402
+from queries.loadgen import TrafficModel  # noqa: E402
+from queries.loadgen.history import backfill_dimensions  # noqa: E402
 
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 SITE = "www.semicomplete.com"

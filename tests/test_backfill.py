@@ -8,10 +8,10 @@ import pytest
 from fakes import UnseenCollection
 
 import queries
-from dashboard.loadgen import TrafficModel, backfill_history
 from queries import DayCounts, InvalidRangeError, backfill
 from queries.bulk import IDS_PER_QUERY
 from queries.jobs.backfill import _insert_or_add
+from queries.loadgen import TrafficModel, backfill_history
 from queries.stats import schema
 
 NOW = dt.datetime(2026, 11, 21, 13, 45, 30, tzinfo=dt.UTC)

@@ -8,9 +8,9 @@ import datetime as dt
 from fakes import stored_events
 
 import queries
-from dashboard.loadgen import LoadRunner, TrafficModel
-from dashboard.loadgen.history import backfill_history
 from queries.dimensions import DimensionRecorder, reads
+from queries.loadgen import LoadRunner, TrafficModel
+from queries.loadgen.history import backfill_history
 
 NOON = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)
 DAY = (dt.datetime(2026, 11, 21, tzinfo=dt.UTC), dt.datetime(2026, 11, 22, tzinfo=dt.UTC))
@@ -79,9 +79,9 @@ def test_backfill_writes_dimensions_matching_the_hits(embedded_db):
 def test_raw_events_and_counters_classify_each_hit_alike(embedded_db):
     """The demo's live traffic: its raw events are the requests its dimensions counted,
     so bots, referrers, statuses... and visitors agree between the two."""
-    from dashboard.loadgen.events import EventFeed
     from queries.dimensions.page_reads import events_breakdown
     from queries.events.collection import EventWriter
+    from queries.loadgen.events import EventFeed
     from queries.reads.filtered import filtered_breakdowns
 
     writer = EventWriter(embedded_db)

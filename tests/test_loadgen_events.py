@@ -4,9 +4,9 @@ import datetime as dt
 
 from fakes import stored_count
 
-from dashboard.loadgen import LoadRunner, TrafficModel
-from dashboard.loadgen.events import EventFeed
 from queries.events.collection import EventWriter
+from queries.loadgen import LoadRunner, TrafficModel
+from queries.loadgen.events import EventFeed
 from queries.stats.writes import RecorderStatus
 
 NOW = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)

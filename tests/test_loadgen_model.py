@@ -5,8 +5,8 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from dashboard.loadgen.model import TrafficModel, page_names, zipf_weights
 from queries import HitboardError, validation
+from queries.loadgen.model import TrafficModel, page_names, zipf_weights
 
 DAY = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
 

@@ -6,9 +6,9 @@ import time
 import pytest
 
 import queries
-from dashboard.loadgen import LoadRunner, TrafficModel
-from dashboard.loadgen.runner import MAX_STEP_S, SPIKE_FACTOR, SPIKE_SECONDS
 from queries import InvalidRangeError, RecorderOverloadedError
+from queries.loadgen import LoadRunner, TrafficModel
+from queries.loadgen.runner import MAX_STEP_S, SPIKE_FACTOR, SPIKE_SECONDS
 from queries.stats.writes import RecorderStatus
 
 NOON = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)

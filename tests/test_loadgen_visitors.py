@@ -3,7 +3,7 @@ people browse: visits of a few views that run on from page to page and call to c
 
 from __future__ import annotations
 
-from dashboard.loadgen.visitors import (
+from queries.loadgen.visitors import (
     BOT_SHARE,
     MAX_VISITS,
     VIEWS_PER_VISIT,

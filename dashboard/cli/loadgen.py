@@ -7,12 +7,12 @@ import time
 import click
 
 import queries
-from dashboard.loadgen import LoadRunner, TrafficModel, backfill_history
-from dashboard.loadgen.events import EventFeed
-from dashboard.loadgen.runner import MAX_RATE, check_rate
 from queries.dimensions import DimensionRecorder
 from queries.events.collection import EventWriter
 from queries.jobs.backfill import MAX_DAYS
+from queries.loadgen import LoadRunner, TrafficModel, backfill_history
+from queries.loadgen.events import EventFeed
+from queries.loadgen.runner import MAX_RATE, check_rate
 
 from .common import open_db, store_option
 

@@ -1,7 +1,3 @@
-"""The load generator: synthetic sites and pages, live traffic and backfilled history."""
-
-from .history import backfill_history, history
-from .model import TrafficModel
-from .runner import LoadRunner
-
-__all__ = ["LoadRunner", "TrafficModel", "backfill_history", "history"]
+"""The load generator as the server runs it: its state and commands (``control``), the
+demo's first start (``demo``) and its Flask hook (``extension``); the traffic itself is
+``queries.loadgen``."""

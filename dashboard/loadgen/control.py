@@ -21,12 +21,11 @@ from queries import HitboardError
 from queries.annotations import record_activity
 from queries.events.collection import EventWriter
 from queries.jobs.backfill import Progress, check_days
+from queries.loadgen.events import EventFeed
+from queries.loadgen.history import backfill_history
+from queries.loadgen.model import TrafficModel
+from queries.loadgen.runner import MAX_RATE, LoadRunner, check_rate
 from queries.stats.generator_state import remember_running
-
-from .events import EventFeed
-from .history import backfill_history
-from .model import TrafficModel
-from .runner import MAX_RATE, LoadRunner, check_rate
 
 log = logging.getLogger(__name__)
 EXTENSION_KEY = "hitboard.loadgen"

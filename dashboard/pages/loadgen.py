@@ -17,10 +17,10 @@ from components.numbers import count, decimal
 from dashboard.authority import refusal, requires
 from dashboard.feedback import describe
 from dashboard.loadgen.control import Config, GeneratorStatus, get_generator
-from dashboard.loadgen.history import plan_backfill
-from dashboard.loadgen.model import MAX_PAGES, MAX_SITES
 from queries.errors import InvalidRangeError
 from queries.jobs.backfill import MAX_DAYS
+from queries.loadgen.history import plan_backfill
+from queries.loadgen.model import MAX_PAGES, MAX_SITES
 
 dash.register_page(__name__, path="/loadgen", name="Load generator",
                    title="hitboard · load generator", order=20)

@@ -59,7 +59,7 @@ def test_run_now_fills_the_page_and_the_badge_names_the_differing_day(dash_duo, 
 def backfilled(tmp_path):
     """A demo-like store: 10 days of backfilled history, rolled up once, then +5 planted
     on one hour of one page's daily document; the clock starts at ``NOW`` and runs on."""
-    from dashboard.loadgen import TrafficModel, backfill_history
+    from queries.loadgen import TrafficModel, backfill_history
     from queries.rollups.build import run_rollups
     from queries.stats import schema
 

@@ -1,4 +1,4 @@
-"""Backfill: the model's counts for past days, handed to ``queries.backfill`` whole."""
+"""Backfill: the model's counts for past days, handed to ``jobs.backfill`` whole."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import queries
-from queries.dimensions.classify import is_bot_agent
-from queries.jobs.backfill import BackfillTotals, DayCounts, Progress, check_days
-
+from ..dimensions.classify import is_bot_agent
+from ..jobs.backfill import BackfillTotals, DayCounts, Progress, backfill, check_days
+from ..stats.sites import register_synthetic
 from .model import TrafficModel
 from .visitors import SyntheticVisitors
 
@@ -37,12 +36,12 @@ def backfill_history(db, model: TrafficModel, rate: float, days: int = 30,
     counted apart in the statistics too)."""
     check_days(days)
     now = now or dt.datetime.now(dt.UTC)
-    queries.register_synthetic(db, model.site_names)
+    register_synthetic(db, model.site_names)
     site_days = (days + 1) * len(model.site_names)
     items = history(model, rate, days, now)
     if dimensions is not None:
         items = with_visitors(items, dimensions, model.seed + 1)
-    return queries.backfill(db, items, total=site_days, progress=progress)
+    return backfill(db, items, total=site_days, progress=progress)
 
 
 def with_visitors(items: Iterable[DayCounts], dimensions, seed: int) -> Iterator[DayCounts]:

@@ -19,9 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from queries import HitboardError, InvalidRangeError
-from queries.dimensions.classify import is_bot_agent
-
+from ..dimensions.classify import is_bot_agent
+from ..errors import HitboardError, InvalidRangeError
 from .model import TrafficModel
 from .visitors import SyntheticVisitors
 

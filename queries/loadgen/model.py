@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from queries import HitboardError
+from ..errors import HitboardError
 
 MINUTES_PER_DAY = 1440
 PEAK_HOUR_UTC = 15.0

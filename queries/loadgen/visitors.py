@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from queries.dimensions import classify
+from ..dimensions import classify
 
 POPULATION = 200_000
 ZIPF_S = 0.7
