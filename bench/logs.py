@@ -22,7 +22,10 @@ import datetime as dt
 import re
 from pathlib import Path
 
-from longtail import longtail
+try:
+    from longtail import longtail  # run as a script: this folder is on sys.path
+except ModuleNotFoundError:
+    from bench.longtail import longtail  # imported as bench.logs (event_reads.py...)
 
 STAMP = re.compile(rb"\[(\d{2}/[A-Z][a-z]{2}/\d{4}):")
 SHARED_LOG = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / \
