@@ -16,9 +16,10 @@ from collections.abc import Callable
 
 import flask
 
-from . import annotations_api, beacon, health, rollup_job
+from . import rollup_job
 from .authority import register_authority
 from .loadgen import extension as loadgen
+from .routes import annotations_api, beacon, health
 from .services import Services
 
 Extension = Callable[[flask.Flask, Services], None]

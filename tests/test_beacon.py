@@ -11,7 +11,7 @@ from dashkit import dashboard_app, register_sites
 from fakes import stored_events
 
 import queries
-from dashboard.beacon import GIF
+from dashboard.routes.beacon import GIF
 from dashboard.services import get_services
 from queries.dimensions import reads
 from queries.events.collection import EventWriter

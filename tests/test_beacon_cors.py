@@ -9,7 +9,7 @@ from dashkit import dashboard_app, register_sites
 from fakes import stored_events
 
 import queries
-from dashboard.beacon_origins import normalise_origin, parse_policy
+from dashboard.routes.beacon_origins import normalise_origin, parse_policy
 from dashboard.services import get_services
 from queries.errors import HitboardError
 

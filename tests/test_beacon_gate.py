@@ -1,4 +1,4 @@
-"""dashboard/beacon_gate.py: the /hit beacon counts registered sites only, from their own
+"""dashboard/routes/beacon_gate.py: the /hit beacon counts registered sites only, from their own
 origins; strangers register new ones only at a bounded rate; a site's new pages a day are
 capped, the rest counted under /(other). A flood of names grows nothing."""
 
@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from dashkit import dashboard_app, register_sites
 
 import queries
-from dashboard.beacon_gate import OTHER_PAGE
 from dashboard.cli import main
+from dashboard.routes.beacon_gate import OTHER_PAGE
 from dashboard.services import get_services
 from queries.stats.sites import site_settings
 from queries.stats.writes import preallocate

@@ -12,7 +12,7 @@ from dashkit import dashboard_app, register_sites
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from dashboard.beacon import MAX_BODY
+from dashboard.routes.beacon import MAX_BODY
 from dashboard.services import get_services
 from queries import validation
 from queries.errors import HitboardError

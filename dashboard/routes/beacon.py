@@ -37,9 +37,9 @@ from queries.errors import HitboardError, RecorderOverloadedError
 from queries.events.collection import EventWriter
 from queries.stats.sites import register
 
+from ..services import Services
 from .beacon_gate import GateError, SiteGate
 from .beacon_origins import OriginPolicy, cors_headers, parse_policy
-from .services import Services
 
 GIF = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
 MAX_BODY = 4096
@@ -48,7 +48,7 @@ OPTIONAL = ("referrer",)
 MAX_REFERRER = 2048
 RETRY_AFTER = 5       # seconds a refused sender waits before trying again
 NO_STORE = {"Cache-Control": "no-store, max-age=0"}
-SCRIPT = Path(__file__).resolve().parent / "assets" / "hit.js"
+SCRIPT = Path(__file__).resolve().parents[1] / "assets" / "hit.js"
 log = logging.getLogger(__name__)
 
 

@@ -15,7 +15,7 @@ import flask
 import queries
 from queries.status import as_dict
 
-from .services import Services
+from ..services import Services
 
 
 def register_health(server: flask.Flask, services: Services) -> None:

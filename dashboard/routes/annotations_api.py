@@ -20,8 +20,8 @@ from queries import annotations as notes
 from queries import validation
 from queries.errors import HitboardError, NaiveTimestampError
 
-from .authority import requires
-from .services import Services
+from ..authority import requires
+from ..services import Services
 
 MAX_BODY = 8192
 FIELDS = {"site", "time", "text", "kind", "author"}
