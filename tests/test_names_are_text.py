@@ -16,7 +16,7 @@ from components import presenter, timeseries_figure
 from components.annotations import hover_text
 from components.plotly_text import escape
 from components.rollups import rollup_figure
-from dashboard import notes_view
+from dashboard import history_notes
 from dashboard.cli.stats import _emit
 from dashboard.services import get_services
 from dashboard.spreadsheet import cell, frame_csv
@@ -104,7 +104,7 @@ def test_the_notes_csv_holds_hostile_notes_as_text(app):
     seed(db, "s", [(now - dt.timedelta(hours=1), "/a", 1)])
     notes.add_annotation(db, "s", now - dt.timedelta(hours=1), '=HYPERLINK("https://e.x")',
                          "deploy", "+ci")
-    data, alert = notes_view.notes_csv(1, "?site=s&range=7d&tz=UTC")
+    data, alert = history_notes.notes_csv(1, "?site=s&range=7d&tz=UTC")
     table = pd.read_csv(io.StringIO(data["content"]))
     assert alert is None
     assert table["text"].tolist() == ['\'=HYPERLINK("https://e.x")']

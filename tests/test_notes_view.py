@@ -5,7 +5,7 @@ import datetime as dt
 import pytest
 from dashkit import as_admin, page_module, seed
 
-from dashboard import notes_view, reads
+from dashboard import history_notes, live_notes, notes_view, reads
 from dashboard.services import get_services
 from queries import annotations as notes
 
@@ -18,10 +18,10 @@ def test_an_hour_above_the_usual_shows_a_banner_and_is_noted_once(app):
     window = [end - dt.timedelta(minutes=m) for m in range(1, 61)]
     seed(db, "s", [(t - dt.timedelta(days=7 * w), "/a", 1) for w in range(1, 9) for t in window]
          + [(t, "/a", 4) for t in window])
-    banner = notes_view.live_banner(1, "?site=s&tz=UTC")
+    banner = live_notes.live_banner(1, "?site=s&tz=UTC")
     assert banner.className == "notice banner banner-above"
     assert banner.children.startswith(f"Traffic 4.0× the usual for {end:%A %H}:00 (240 hits")
-    notes_view.live_banner(2, "?site=s&tz=UTC")
+    live_notes.live_banner(2, "?site=s&tz=UTC")
     found = notes.list_annotations(db, "s")
     assert [(n["kind"], n["author"]) for n in found] == [("anomaly", "hitboard")]
     assert found[0]["text"].startswith("traffic 4.0× the usual")
@@ -29,8 +29,8 @@ def test_an_hour_above_the_usual_shows_a_banner_and_is_noted_once(app):
 
 def test_no_banner_without_weeks_of_history(app):
     seed(get_services(app.server).db, "s", [(reads.now(60) - dt.timedelta(minutes=5), "/a", 50)])
-    assert notes_view.live_banner(1, "?site=s&tz=UTC") is None
-    assert notes_view.live_banner(1, "?site=nobody") is None
+    assert live_notes.live_banner(1, "?site=s&tz=UTC") is None
+    assert live_notes.live_banner(1, "?site=nobody") is None
 
 
 def test_history_shows_the_notes_of_its_range_and_of_the_previous_period(app):
@@ -44,23 +44,24 @@ def test_history_shows_the_notes_of_its_range_and_of_the_previous_period(app):
     assert "this week" in names["Notes"][0]
     assert "previous period" in names["Notes (previous period)"][0]
     assert "last week" in names["Notes (previous period)"][0]
-    listed = notes_view.history_notes("?site=s&range=7d&tz=UTC")
+    listed = history_notes.history_notes("?site=s&range=7d&tz=UTC")
     assert "this week" in str(listed) and "last week" not in str(listed)
-    data, alert = notes_view.notes_csv(1, "?site=s&range=7d&tz=UTC")
+    data, alert = history_notes.notes_csv(1, "?site=s&range=7d&tz=UTC")
     assert alert is None and data["content"].splitlines()[0] == "time,site,kind,author,text,id"
     assert "this week" in data["content"]
 
 
 def test_adding_a_note_from_the_page_checks_its_input(app):
-    add = notes_view.add_note("history")
+    add = notes_view.add_note("history", history_notes.chart_index,
+                              history_notes.history_notes)
     seed(get_services(app.server).db, "s", [(dt.datetime.now(dt.UTC), "/a", 1)])
     refused = add(1, "2026-11-21 10:00", "fine", "note", "?site=s")
     assert "Sign in to add notes" in str(refused["status"].children)     # a visitor
-    assert set(refused) == set(notes_view.note_outputs("history"))
+    assert set(refused) == set(notes_view.note_outputs("history", listed=True))
     with as_admin(app.server):
         refused = add(1, None, "x", "note", "?site=s")
         assert "click the chart" in str(refused["status"].children)
-        assert set(refused) == set(notes_view.note_outputs("history"))
+        assert set(refused) == set(notes_view.note_outputs("history", listed=True))
         refused = add(1, "2026-11-21 10:00", "", "note", "?site=s")
         assert "empty" in str(refused["status"].children)
         refused = add(1, "tomorrow-ish", "x", "note", "?site=s")

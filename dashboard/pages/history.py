@@ -29,6 +29,11 @@ from dashboard.compare_view import (
     register_compare_callbacks,
 )
 from dashboard.feedback import describe
+from dashboard.history_notes import (
+    decorate_history,
+    history_notes_section,
+    register_history_note_callbacks,
+)
 from dashboard.history_panels import (
     kpi_slot,
     panel_controls,
@@ -44,7 +49,6 @@ from dashboard.history_url import (
     site_span,
 )
 from dashboard.history_view import compute_view, picker_dates
-from dashboard.notes_view import decorate_history, notes_section, register_note_callbacks
 from dashboard.ranges import ALL_TIME, GRANULARITIES, PRESETS, Period, drill_down
 from dashboard.services import get_services
 from dashboard.sitecheck import elsewhere_notice, unknown_site_notice
@@ -61,7 +65,7 @@ from queries import validation
 
 PATH = "/history"
 dash.register_page(__name__, path=PATH, name="History", title="hitboard · history", order=1)
-register_note_callbacks("history")
+register_history_note_callbacks()
 register_compare_callbacks()
 register_panel_callbacks()
 
@@ -105,7 +109,7 @@ def layout(**query):
                         children=dcc.Graph(id="history-graph", config=GRAPH_CONFIG,
                                            style={"height": "100%"},
                                            figure=notice_figure("Loading…", shell.theme))),
-            notes_section("history"),
+            history_notes_section(),
         ]),
         html.Section(className="card", children=[
             html.H2("Totals", className="card-title"),

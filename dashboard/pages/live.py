@@ -26,13 +26,9 @@ from components import (
 )
 from dashboard import reads
 from dashboard.feedback import describe
+from dashboard.live_notes import banner_slot, decorate_live, register_live_note_callbacks
 from dashboard.live_panels import live_people_section, register_people_callbacks
-from dashboard.notes_view import (
-    banner_slot,
-    decorate_live,
-    notes_section,
-    register_note_callbacks,
-)
+from dashboard.notes_view import notes_section
 from dashboard.recent_feed import recent_section, register_recent_callbacks
 from dashboard.services import get_services
 from dashboard.sitecheck import unknown_site_notice
@@ -50,7 +46,7 @@ from queries import validation
 
 dash.register_page(__name__, path="/", name="Live", title="hitboard · live", order=0)
 register_recent_callbacks()
-register_note_callbacks("live")
+register_live_note_callbacks()
 register_people_callbacks()
 
 WINDOWS = {"15": "15 min", "60": "1 hour", "180": "3 hours"}
