@@ -182,7 +182,7 @@ def nav_links(pathname: str | None, search: str | None, views: dict | None = Non
         href = path + encode(shell if here else {**own, **shell})   # here: a fresh view
         links.append(dcc.Link(page["name"], href=href,
                               className="nav-link" + (" active" if here else ""),
-                              id=f"nav-{page['module'].rsplit('.', 1)[-1]}"))
+                              id=f"nav-{page['module'].rsplit('.', 2)[-2]}"))  # its folder
     return links
 
 

@@ -74,7 +74,7 @@ def page_module(name: str):
     """A page module as Dash pages loaded it (after ``create_app``)."""
     import sys
 
-    return sys.modules[f"dashboard.pages.{name}"]
+    return sys.modules[f"dashboard.pages.{name}.page"]
 
 
 def signed_in(client, token: str = ADMIN_TOKEN):

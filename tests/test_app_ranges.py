@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from dashboard.history_view import ends_inside_a_bucket
+from dashboard.pages.history.view import ends_inside_a_bucket
 from dashboard.ranges import (
     Period,
     auto_granularity,

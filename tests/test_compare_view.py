@@ -5,7 +5,7 @@ import datetime as dt
 import pytest
 from dashkit import page_module, seed
 
-from dashboard import compare_view
+from dashboard.pages.history import compare as compare_view
 from dashboard.ranges import Period
 from dashboard.services import get_services
 from dashboard.state import parse_search

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dashboard import shell
-from dashboard.history_url import MODES
+from dashboard.pages.history.url import MODES
 from dashboard.ranges import GRANULARITIES, PRESETS
 from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services

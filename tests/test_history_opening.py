@@ -9,8 +9,8 @@ import time_machine
 from dashkit import page_module, seed
 
 import queries
-from dashboard.history_url import controls_of
-from dashboard.history_view import compute_view
+from dashboard.pages.history.url import controls_of
+from dashboard.pages.history.view import compute_view
 from dashboard.services import get_services
 from dashboard.state import parse_search
 

@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 from dimkit import BOTS, LINES, NEWS, TOTAL, ingest_sample
 
-from dashboard import breakdown_view, history_panels
-from dashboard.history_url import Options
+from dashboard.pages.history import breakdowns as breakdown_view
+from dashboard.pages.history import panels as history_panels
+from dashboard.pages.history.url import Options
 from dashboard.state import filter_pair, parse_search
 from queries import InvalidRangeError
 from queries.reads.filtered import filtered_breakdowns
@@ -64,7 +65,7 @@ def test_filtered_panels_come_from_raw_events(db, tmp_path):
 
 
 def test_the_pages_panel_leaves_assets_out_unless_asked(app, tmp_path):
-    from dashboard.history_url import shown_period
+    from dashboard.pages.history.url import shown_period
     from dashboard.services import get_services
 
     ingest_sample(get_services(app.server).db, "s", tmp_path)
@@ -83,7 +84,7 @@ def test_the_pages_panel_counts_humans_with_visitors_and_old_ranges_say_why_not(
     """Pages are a dimension: bots left out unless asked for, visitors per page. A range
     counted before the page was a dimension falls back to the hit counters (every hit,
     no visitors) and a note says so."""
-    from dashboard.history_url import shown_period
+    from dashboard.pages.history.url import shown_period
     from dashboard.services import get_services
     from queries.dimensions.counters import COLLECTIONS
 
@@ -113,7 +114,7 @@ def test_the_pages_panel_counts_humans_with_visitors_and_old_ranges_say_why_not(
 
 def test_minutes_stay_minutes_for_humans_and_a_filter_comes_per_hour(app, tmp_path):
     """One population per screen: by minute too, the chart counts people."""
-    from dashboard.history_view import compute_view
+    from dashboard.pages.history.view import compute_view
     from dashboard.services import get_services
 
     ingest_sample(get_services(app.server).db, "s", tmp_path)
@@ -136,7 +137,7 @@ def test_panels_kpis_and_a_filtered_chart_count_humans_and_old_stores_say_so(app
     """Bots off: every dimension panel, the 404 list, the KPIs and a filter's chart count
     humans; on: everyone. Counters stored before bots were counted apart still show,
     their bots counted as humans, and a note says how many."""
-    from dashboard.history_view import compute_view, shown_period
+    from dashboard.pages.history.view import compute_view, shown_period
     from dashboard.services import get_services
     from queries.dimensions.counters import COLLECTIONS
 
@@ -172,8 +173,8 @@ def test_panels_kpis_and_a_filtered_chart_count_humans_and_old_stores_say_so(app
 
 def _filtered(app, tmp_path, search: str):
     """The panels and the rendered KPIs, bot share and notes of a filtered view."""
-    from dashboard.history_panels import render_panels
-    from dashboard.history_url import shown_period
+    from dashboard.pages.history.panels import render_panels
+    from dashboard.pages.history.url import shown_period
     from dashboard.services import get_services
 
     ingest_sample(get_services(app.server).db, "s", tmp_path)
@@ -218,7 +219,7 @@ def test_the_error_rate_and_bot_share_follow_the_filter(app, tmp_path, search, e
 
 
 def test_without_raw_events_the_filtered_error_rate_says_it_cannot_follow(app, tmp_path):
-    from dashboard.history_panels import render_panels
+    from dashboard.pages.history.panels import render_panels
     from dashboard.services import get_services
 
     db = get_services(app.server).db
@@ -329,7 +330,7 @@ def test_a_filtered_values_visitors_of_part_of_a_day_come_from_its_raw_events(ap
 
 
 def test_filtered_panels_with_part_of_their_raw_events_say_what_they_count(app, tmp_path):
-    from dashboard.history_url import shown_period
+    from dashboard.pages.history.url import shown_period
     from dashboard.services import get_services
 
     db = get_services(app.server).db

@@ -1,4 +1,4 @@
-"""dashboard/live_panels.py: Live's "Referrers, last hour" counts hits and visitors of the
+"""dashboard/pages/live/panels.py: Live's "Referrers, last hour" counts hits and visitors of the
 same hour, so a referrer never shows more visitors than hits."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from dashkit import utc
 from dimkit import CHROME, GOOGLEBOT
 
-from dashboard import live_panels
 from dashboard import reads as dashboard_reads
+from dashboard.pages.live import panels as live_panels
 from dashboard.services import get_services
 from queries.dimensions import reads
 from queries.ingest.run import Ingestor, ingest_file

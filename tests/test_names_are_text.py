@@ -16,8 +16,8 @@ from components import presenter, timeseries_figure
 from components.annotations import hover_text
 from components.plotly_text import escape
 from components.rollups import rollup_figure
-from dashboard import history_notes
 from dashboard.cli.stats import _emit
+from dashboard.pages.history import notes as history_notes
 from dashboard.services import get_services
 from dashboard.spreadsheet import cell, frame_csv
 from queries import annotations as notes

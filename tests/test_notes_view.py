@@ -5,7 +5,9 @@ import datetime as dt
 import pytest
 from dashkit import as_admin, page_module, seed
 
-from dashboard import history_notes, live_notes, notes_view, reads
+from dashboard import notes_view, reads
+from dashboard.pages.history import notes as history_notes
+from dashboard.pages.live import notes as live_notes
 from dashboard.services import get_services
 from queries import annotations as notes
 

@@ -31,7 +31,8 @@ def test_a_value_not_known_is_a_dash(missing):
 
 
 def test_history_kpis_separate_thousands_in_views_per_visitor_and_changes():
-    from dashboard import breakdown_view, history_panels
+    from dashboard.pages.history import breakdowns as breakdown_view
+    from dashboard.pages.history import panels as history_panels
 
     figures = breakdown_view.Figures(hits=1_730_150, visitors=1_000, errors=0.5)
     before = breakdown_view.Figures(hits=37_000, visitors=1_000, errors=0.25)

@@ -25,8 +25,8 @@ from dashkit import dashboard_app, page_module
 
 import queries
 from dashboard.cli import main
-from dashboard.history_panels import render_panels
-from dashboard.history_view import compute_view
+from dashboard.pages.history.panels import render_panels
+from dashboard.pages.history.view import compute_view
 from queries.ingest.run import Ingestor, ingest_file
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"

@@ -1,4 +1,4 @@
-"""dashboard/pages/data.py as plain functions: the store first, explain() and the shard
+"""dashboard/pages/data/page.py as plain functions: the store first, explain() and the shard
 advice as sections of their own, few elements (Dash's renderer made its 550 take
 seconds), and the shard advice says when it read the documents."""
 

@@ -1,4 +1,4 @@
-"""dashboard/pages/history.py and history_view.py: the historical page as plain functions."""
+"""dashboard/pages/history/page.py and history_view.py: the historical page as plain functions."""
 
 import datetime as dt
 import io
@@ -9,7 +9,7 @@ import time_machine
 from dash import no_update
 from dashkit import noon_hits, page_module, seed
 
-from dashboard.history_view import compute_view
+from dashboard.pages.history.view import compute_view
 from dashboard.services import get_services
 
 TOKYO = "Asia/Tokyo"

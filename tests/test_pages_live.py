@@ -1,4 +1,4 @@
-"""dashboard/pages/live.py: the live page's callbacks as plain functions."""
+"""dashboard/pages/live/page.py: the live page's callbacks as plain functions."""
 
 import base64
 import datetime as dt

@@ -1,4 +1,4 @@
-"""dashboard/pages/present.py: the presenter's lists, views and layout as plain functions."""
+"""dashboard/pages/present/page.py: the presenter's lists, views and layout as plain functions."""
 
 import datetime as dt
 

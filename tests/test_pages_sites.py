@@ -1,4 +1,4 @@
-"""dashboard/pages/sites.py through Dash's callback endpoint, as the browser sends it: a
+"""dashboard/pages/sites/page.py through Dash's callback endpoint, as the browser sends it: a
 visitor sees the registry with its controls disabled and why; the admin adds a site
 (the beacon counts it at once), changes it and removes it; bad input is a message in the
 page, never a traceback, and changes nothing."""

@@ -6,7 +6,7 @@ import html
 import pytest
 from dashkit import seed, utc
 
-from dashboard.presenter_view import DEFAULT_WINDOW, PresentView
+from dashboard.pages.present.view import DEFAULT_WINDOW, PresentView
 from dashboard.state import parse_search
 from queries.events.collection import EventWriter
 from queries.reads.presenter import DayComparison, minute_counts, ticker, today_vs_yesterday

@@ -1,4 +1,4 @@
-"""dashboard.sites_view: the Sites page's reads and writes, through the registry. The
+"""dashboard.pages.sites.view: the Sites page's reads and writes, through the registry. The
 list (filtered, capped, its last hits, in the viewer's zone), the form's text read into
 settings, and every bad value refused with the registry's own words."""
 
@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 
 import queries
-from dashboard import sites_view as view
+from dashboard.pages.sites import view as view
 from queries import InvalidSiteError, InvalidTimeZoneError
 from queries import annotations as notes
 from queries.stats.sites import register, registered_sites, site_settings

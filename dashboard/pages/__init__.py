@@ -1,6 +1,6 @@
-"""The dashboard's pages, one module each, found by Dash pages (``use_pages=True``).
+"""The dashboard's pages, one folder each, found by Dash pages (``use_pages=True``).
 
-To add a page, create ``dashboard/pages/<name>.py`` holding:
+To add a page, create ``dashboard/pages/<name>/page.py`` holding:
 
 - ``dash.register_page(__name__, path="/<name>", name="<Nav label>", order=<n>)``: the
   navigation bar lists every registered page by ``order`` and keeps the shell's state
@@ -15,6 +15,7 @@ To add a page, create ``dashboard/pages/<name>.py`` holding:
   recorder and cache with ``dashboard.services.get_services()`` and read through
   ``dashboard.reads.shared`` so every viewer shares one query per cache bucket.
 
-Dash executes these modules itself: keep dataclasses and helpers in modules outside this
-folder (``dashboard/history_view.py`` for instance).
+Dash executes each ``page.py`` itself (and any module here whose text names its
+``register_`` + ``page`` call): the page's other modules sit beside it and are imported
+from it (``dashboard/pages/history/view.py`` for instance), never the other way round.
 """

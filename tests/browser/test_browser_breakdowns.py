@@ -12,7 +12,7 @@ import pytest
 from dash.testing.wait import until
 from dimkit import BOTS, CHROME, NEWS, TOTAL, ingest_sample
 
-from dashboard.breakdown_view import PANELS
+from dashboard.pages.history.breakdowns import PANELS
 from dashboard.services import get_services
 from queries.ingest.run import Ingestor, ingest_file
 

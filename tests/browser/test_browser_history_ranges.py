@@ -16,7 +16,7 @@ from dashkit import dashboard_app, seed
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
-from dashboard.history_view import compute_view
+from dashboard.pages.history.view import compute_view
 from dashboard.services import get_services
 
 POINTS = """const plot = document.querySelector('#history-graph .js-plotly-plot');

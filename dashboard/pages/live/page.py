@@ -26,10 +26,10 @@ from components import (
 )
 from dashboard import reads
 from dashboard.feedback import describe
-from dashboard.live_notes import banner_slot, decorate_live, register_live_note_callbacks
-from dashboard.live_panels import live_people_section, register_people_callbacks
 from dashboard.notes_view import notes_section
-from dashboard.recent_feed import recent_section, register_recent_callbacks
+from dashboard.pages.live.feed import recent_section, register_recent_callbacks
+from dashboard.pages.live.notes import banner_slot, decorate_live, register_live_note_callbacks
+from dashboard.pages.live.panels import live_people_section, register_people_callbacks
 from dashboard.services import get_services
 from dashboard.sitecheck import unknown_site_notice
 from dashboard.state import (

@@ -7,7 +7,7 @@ alone, or with all its data once its name is typed). Both views are always in th
 layout, the one not shown hidden, so every callback finds its components.
 
 Each change is a callback guarded by ``@requires("sites")``; a visitor sees the
-controls disabled and why. The registry validates every value (``dashboard.sites_view``
+controls disabled and why. The registry validates every value (``dashboard.pages.sites.view``
 hands the form's text to it), and a refusal is a message in the page.
 """
 
@@ -22,10 +22,10 @@ from dash import Input, Output, State, callback, clientside_callback, ctx, dcc, 
 from components import message
 from components.sites import add_form, danger_zone, settings_form, site_summary, sites_table
 from components.sites import tracking_tag as tag_section
-from dashboard import sites_view as view
 from dashboard.authority import refusal, requires
 from dashboard.authority.sessions import base_url
 from dashboard.feedback import describe
+from dashboard.pages.sites import view as view
 from dashboard.services import get_services
 from dashboard.shell import time_zones
 from dashboard.state import ShellState, from_kwargs, parse_search

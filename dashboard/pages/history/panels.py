@@ -22,10 +22,10 @@ from components.breakdowns import (
 from components.numbers import decimal, percent
 from components.tables import change_percent
 from dashboard import reads
-from dashboard.breakdown_view import PANELS, compute_panels
-from dashboard.compare_view import comparison_period
 from dashboard.feedback import describe
-from dashboard.history_url import Options, shown_period
+from dashboard.pages.history.breakdowns import PANELS, compute_panels
+from dashboard.pages.history.compare import comparison_period
+from dashboard.pages.history.url import Options, shown_period
 from dashboard.state import (
     ASSETS_KEY,
     BOTS_KEY,

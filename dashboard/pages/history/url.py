@@ -9,12 +9,8 @@ from dataclasses import dataclass
 from pymongo.errors import PyMongoError
 
 import queries
-from queries import validation
-from queries.dimensions.encoding import MAX_VALUE, dimension
-from queries.reads.history import counts_people
-
-from . import reads
-from .ranges import (
+from dashboard import reads
+from dashboard.ranges import (
     ALL_TIME,
     DEFAULT_PRESET,
     GRANULARITIES,
@@ -23,7 +19,10 @@ from .ranges import (
     default_preset,
     period,
 )
-from .state import ASSETS_KEY, BOTS_KEY, ShellState, choice, filter_pair, first
+from dashboard.state import ASSETS_KEY, BOTS_KEY, ShellState, choice, filter_pair, first
+from queries import validation
+from queries.dimensions.encoding import MAX_VALUE, dimension
+from queries.reads.history import counts_people
 
 MODES = {"lines": "Lines", "stacked": "Stacked"}
 

@@ -12,10 +12,10 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 
 from components import message
 from components.annotations import add_annotations, add_band, notes_list
-from dashboard.compare_view import comparison_period
 from dashboard.feedback import describe
-from dashboard.history_view import compute_view
 from dashboard.notes_view import expected_band, notes_section, range_notes, register_note_callbacks
+from dashboard.pages.history.compare import comparison_period
+from dashboard.pages.history.view import compute_view
 from dashboard.spreadsheet import frame_csv
 from dashboard.state import parse_search
 from queries import validation

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 import queries
+from dashboard import reads
+from dashboard.ranges import Period
 from queries.dimensions import reads as dim_reads
 from queries.dimensions.assets import kind
 from queries.dimensions.pages import PAGES_READ, ranked_pages
@@ -25,10 +27,8 @@ from queries.dimensions.spans import approximate_note
 from queries.reads.filtered import PAGE, filtered_breakdowns
 from queries.reads.history import Figures, figures
 
-from . import reads
-from .history_url import Options
-from .history_view import read_chart
-from .ranges import Period
+from .url import Options
+from .view import read_chart
 
 PANELS = {PAGE: "Pages", "referrer": "Referrers", "status": "Status codes",
           "browser": "Browsers", "os": "Operating systems", "device": "Devices",

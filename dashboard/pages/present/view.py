@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .state import first
+from dashboard.state import first
 
 VIEWS = {"live": "Live", "history-30d": "Last 30 days", "top": "Top pages today"}
 WINDOWS = (5, 15, 30, 60)

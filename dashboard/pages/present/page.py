@@ -33,7 +33,7 @@ from dashboard import reads
 from dashboard.authority import requires
 from dashboard.feedback import describe
 from dashboard.loadgen.control import get_generator
-from dashboard.presenter_view import VIEWS, WINDOWS, PresentView
+from dashboard.pages.present.view import VIEWS, WINDOWS, PresentView
 from dashboard.state import ShellState, from_kwargs, parse_search
 from queries import validation
 from queries.annotations import annotations_between

@@ -23,24 +23,24 @@ from components import (
     totals_table,
 )
 from dashboard import reads
-from dashboard.compare_view import (
+from dashboard.feedback import describe
+from dashboard.pages.history.compare import (
     compare_controls,
     comparison_title,
     register_compare_callbacks,
 )
-from dashboard.feedback import describe
-from dashboard.history_notes import (
+from dashboard.pages.history.notes import (
     decorate_history,
     history_notes_section,
     register_history_note_callbacks,
 )
-from dashboard.history_panels import (
+from dashboard.pages.history.panels import (
     kpi_slot,
     panel_controls,
     panels_section,
     register_panel_callbacks,
 )
-from dashboard.history_url import (
+from dashboard.pages.history.url import (
     MODES,
     Controls,
     controls_of,
@@ -48,7 +48,7 @@ from dashboard.history_url import (
     shown_period,
     site_span,
 )
-from dashboard.history_view import compute_view, picker_dates
+from dashboard.pages.history.view import compute_view, picker_dates
 from dashboard.ranges import ALL_TIME, GRANULARITIES, PRESETS, Period, drill_down
 from dashboard.services import get_services
 from dashboard.sitecheck import elsewhere_notice, unknown_site_notice

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from dashboard.state import SHELL_KEYS, Query, encode
 from queries import sitedata, validation
 from queries.errors import InvalidSiteError, InvalidTimeZoneError
 from queries.stats.catalog import last_hit
@@ -24,8 +25,6 @@ from queries.stats.sites import (
     unregister,
     update_site,
 )
-
-from .state import SHELL_KEYS, Query, encode
 
 PATH = "/sites"
 EDIT_KEY = "edit"

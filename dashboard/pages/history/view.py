@@ -10,15 +10,15 @@ import pandas as pd
 from pymongo.errors import PyMongoError
 
 import queries
+from dashboard import reads
+from dashboard.ranges import ALL_TIME, Period, period
+from dashboard.state import ShellState, parse_search
 from queries import validation
 from queries.reads.history import Chart, chart, counts_people
 from queries.stats.series import bucket_edges
 
-from . import reads
-from .compare_view import comparison_period
-from .history_url import Controls, Options, controls_of, shown_period, site_span
-from .ranges import ALL_TIME, Period, period
-from .state import ShellState, parse_search
+from .compare import comparison_period
+from .url import Controls, Options, controls_of, shown_period, site_span
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 
 from components import message
 from dashboard.feedback import describe
-from dashboard.history_url import controls_of, shown_period
+from dashboard.pages.history.url import controls_of, shown_period
 from dashboard.ranges import Period
 from dashboard.state import (
     ShellState,
