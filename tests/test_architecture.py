@@ -154,3 +154,17 @@ def test_only_the_settings_module_reads_the_environment():
              for read in _environment_reads(name)]
     assert reads == []
     assert _environment_reads(SETTINGS_MODULE)  # the check sees what it looks for
+
+
+def test_a_page_folder_is_imported_by_its_own_modules_only():
+    """A page's modules import the shared ``dashboard`` modules, never another page's;
+    nothing outside ``dashboard/pages/`` imports a page (only Dash loads them)."""
+    def page_of(name: str) -> str | None:
+        parts = name.split(".")
+        return parts[2] if parts[:2] == ["dashboard", "pages"] and len(parts) > 2 else None
+
+    wrong = sorted(f"{name} imports {target}" for name, targets in graph().items()
+                   for target in targets
+                   if page_of(target) is not None and page_of(target) != page_of(name))
+    assert wrong == []
+    assert {page_of(name) for name in modules()} >= {"history", "live", "present", "sites"}
