@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import queries  # noqa: E402
-from queries.dimensions import DimensionRecorder  # noqa: E402
+from queries.counting import DimensionRecorder  # noqa: E402
 from queries.loadgen import TrafficModel  # noqa: E402
 from queries.loadgen.history import backfill_dimensions, history  # noqa: E402
 from queries.rollups import build  # noqa: E402

@@ -42,7 +42,8 @@ sys.path[0] = os.environ.get("HITBOARD_BENCH_CODE") or str(Path(__file__).resolv
 import queries  # noqa: E402
 from bench import logs  # noqa: E402
 from dashboard.settings import resolve  # noqa: E402
-from queries.dimensions import DimensionRecorder, reads  # noqa: E402
+from queries.counting import DimensionRecorder  # noqa: E402
+from queries.dimensions import reads  # noqa: E402
 from queries.ingest import gcmode  # noqa: E402
 from queries.ingest import run as ingest  # noqa: E402
 from queries.loadgen import TrafficModel  # noqa: E402

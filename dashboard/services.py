@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import flask
 
 import queries
-from queries.dimensions import DimensionRecorder
+from queries.counting import DimensionRecorder
 from queries.stats.sites import SettingsCache, register_known
 
 from .cache import ResultCache

@@ -1,10 +1,12 @@
-"""Everything that touches MongoDB. Never imports Dash.
+"""Every database call hitboard makes, to MongoDB or to the embedded store (``store``).
+Never imports Dash.
 
 The reads returning pandas frames (series, catalog) are imported on first use, so a
 command that only writes (``hitboard ingest``) starts without loading pandas."""
 
 from importlib import import_module
 
+from .counting import HitRecorder
 from .errors import (
     HitboardError,
     InvalidPageError,
@@ -17,7 +19,6 @@ from .errors import (
 )
 from .indexes import ensure_indexes
 from .jobs.backfill import BackfillTotals, DayCounts, backfill
-from .stats.recorder import HitRecorder
 from .stats.sites import register_synthetic, synthetic_sites
 from .stats.writes import log_hit, preallocate
 from .store.connection import connect, is_embedded, migrate_store, redact

@@ -5,6 +5,7 @@ the environment."""
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
@@ -168,3 +169,19 @@ def test_a_page_folder_is_imported_by_its_own_modules_only():
                    if page_of(target) is not None and page_of(target) != page_of(name))
     assert wrong == []
     assert {page_of(name) for name in modules()} >= {"history", "live", "present", "sites"}
+
+
+def test_the_map_names_every_module_and_no_file_that_is_gone():
+    """ARCHITECTURE.md is the newcomer's map: each module of the three packages is named
+    in it (by its file name, or its stem in a list such as ``matcher/updater``), and each
+    file it names exists."""
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    words = set(re.findall(r"[\w]+", text))
+    unnamed = sorted(str(path.relative_to(ROOT)) for path in modules().values()
+                     if path.name != "__init__.py" and path.stem not in words)
+    assert unnamed == []
+    present = {path.name for folder in (*PACKAGES, "assets", "tests", "bench", "scripts")
+               for path in (ROOT / folder).rglob("*")}
+    gone = sorted(name for name in set(re.findall(r"\b\w+\.(?:py|js|css)\b", text))
+                  if name not in present)
+    assert gone == []

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from dashboard.cli import main
 from dashboard.rollup_job import RollupJob
-from queries.dimensions import DimensionRecorder, classify, reads, sketches
+from queries.counting import DimensionRecorder
+from queries.dimensions import classify, reads, sketches
 from queries.dimensions.counters import DAILY, HOURLY, MONTHLY
 from queries.rollups.build import run_rollups
 

@@ -13,7 +13,8 @@ from collections import Counter
 import pytest
 from dimkit import BOTS, GOOGLEBOT, LINES, TOTAL, ingest_sample
 
-from queries.dimensions import CAPS, DimensionRecorder, classify, reads, sketches
+from queries.counting import DimensionRecorder
+from queries.dimensions import CAPS, classify, reads, sketches
 from queries.dimensions.counters import COLLECTIONS, MONTHLY
 
 SITE = "s"

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from queries import HitboardError
-from queries.dimensions import CAPS, DimensionRecorder, classify, reads, sketches
+from queries.counting import DimensionRecorder
+from queries.dimensions import CAPS, classify, reads, sketches
 from queries.dimensions.counters import COLLECTIONS, DAILY, HOURLY, MONTHLY, hour_unit
 from queries.dimensions.tally import LogTally
 from queries.ingest.logformat import LineParser, columns

@@ -7,7 +7,8 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from queries.dimensions import DimensionRecorder, classify, encoding, reads
+from queries.counting import DimensionRecorder
+from queries.dimensions import classify, encoding, reads
 
 SITE = "shop.example"
 MARCH = (dt.datetime(2026, 3, 1, tzinfo=dt.UTC), dt.datetime(2026, 4, 1, tzinfo=dt.UTC))

@@ -1,4 +1,4 @@
-"""queries.stats.exithooks: a recorder's pending hits are written when its process exits or
+"""queries.counting.exithooks: a recorder's pending hits are written when its process exits
 receives SIGTERM (gunicorn's stop signal)."""
 
 from __future__ import annotations

@@ -95,7 +95,8 @@ def test_the_band_of_a_chart_of_humans_leaves_bots_out_as_the_chart_does(embedde
     the bot share, flagging ordinary hours as below the usual."""
     from dimkit import GOOGLEBOT
 
-    from queries.dimensions import DimensionRecorder, classify
+    from queries.counting import DimensionRecorder
+    from queries.dimensions import classify
 
     db, hour = embedded_db, TODAY - dt.timedelta(days=1) + dt.timedelta(hours=9)
     person = classify("s", "/a", status=200, agent="Mozilla/5.0 Firefox/120.0",

@@ -83,7 +83,7 @@ def proxy(server):
 
 
 def test_server_killed_while_recording_then_restarted_counts_every_hit_once(server, caplog):
-    caplog.set_level(logging.WARNING, logger="queries.stats.recorder")
+    caplog.set_level(logging.WARNING, logger="queries.counting.engine")
     db = connect(server.port, serverSelectionTimeoutMS=100)
     recorder = queries.HitRecorder(db, flush_interval=0.05, max_backoff=0.8,
                                    preallocate_next_day=False)

@@ -264,7 +264,8 @@ def test_the_human_visitors_kpi_of_part_of_a_day_is_its_hours_own(app):
     day's seven, cut to the five hits), a bot left out."""
     from dashboard.ranges import Period
     from dashboard.services import get_services
-    from queries.dimensions import DimensionRecorder, classify
+    from queries.counting import DimensionRecorder
+    from queries.dimensions import classify
 
     db = get_services(app.server).db
     day = dt.datetime(2026, 3, 14, tzinfo=dt.UTC)

@@ -15,7 +15,7 @@ from faultkit import counted
 
 import queries
 from dashboard.cli import main
-from queries.dimensions import DimensionRecorder
+from queries.counting import DimensionRecorder
 from queries.dimensions.counters import unit_documents
 from queries.dimensions.tally import LogTally
 from queries.ingest.dimwriter import PackedUnits
@@ -108,7 +108,7 @@ RUN = textwrap.dedent("""
     import os, sys, time
     from pymongo.errors import OperationFailure
     from dashboard.cli import main
-    from queries.dimensions import DimensionRecorder
+    from queries.counting import DimensionRecorder
     from queries.ingest import run as ingest
     ingest.PARALLEL_BYTES = 0             # this small file goes to the workers too
     from queries.ingest.mapper import LineMapper

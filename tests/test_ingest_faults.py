@@ -176,8 +176,7 @@ CRASH = textwrap.dedent("""
     from queries.ingest import chunks
     from queries.ingest import run as ingest
     from queries.ingest.workers import WorkerPool
-    from queries.stats import recorder
-    from queries.dimensions import DimensionRecorder
+    from queries.counting import DimensionRecorder, HitRecorder
     from queries.ingest.session import LogSession
     INGEST = os.getpid()
     ingest.BATCH_LINES = ingest.FOLLOW_BATCH_LINES = 500
@@ -187,7 +186,7 @@ CRASH = textwrap.dedent("""
     owner, name, after = {
         "after-intent": (LogSession, "begin", True),
         "after-events": (LogSession, "flush_hits", False),
-        "mid-hits": (recorder.HitRecorder, "_write_collection", True),  # stats.daily only
+        "mid-hits": (HitRecorder, "_write_collection", True),  # stats.daily only
         "mid-dims": (DimensionRecorder, "_write_collection", True),   # dims.hourly only
         "after-hits": (LogSession, "commit", False),
         "after-commit": (LogSession, "commit", True),

@@ -6,11 +6,11 @@ import datetime as dt
 
 from fakes import stored_count
 
+from queries.counting import HitRecorder
 from queries.dimensions.classify import RecordCoder
 from queries.events.collection import EventWriter, stream_key
 from queries.ingest import mapper
 from queries.ingest.mapper import LineMapper, split_lines
-from queries.stats.recorder import HitRecorder
 
 T = dt.datetime(2026, 3, 14, 10, 7, 30, tzinfo=dt.UTC)
 

@@ -8,7 +8,8 @@ import datetime as dt
 from fakes import stored_events
 
 import queries
-from queries.dimensions import DimensionRecorder, reads
+from queries.counting import DimensionRecorder
+from queries.dimensions import reads
 from queries.loadgen import LoadRunner, TrafficModel
 from queries.loadgen.history import backfill_history
 

@@ -11,7 +11,8 @@ import pytest
 from reference import counters, expected_counters
 
 import queries
-from queries.dimensions import DimensionRecorder, classify
+from queries.counting import DimensionRecorder
+from queries.dimensions import classify
 from queries.events.collection import EventWriter
 from queries.quarantine import COLLECTION, listed, transient
 from queries.stats import schema

@@ -24,8 +24,9 @@ from reference import clear, counters, expected_counters, stored
 
 import queries
 from queries import validation
+from queries.counting import guarded
 from queries.errors import InvalidRangeError, RecorderOverloadedError
-from queries.stats import guarded, schema
+from queries.stats import schema
 from queries.status import as_dict
 
 UTC = dt.UTC
@@ -277,7 +278,7 @@ def test_no_preallocation_before_the_last_hour(db):
     recorder = queries.HitRecorder(db, flush_interval=IDLE, clock=lambda: now)
     recorder.record("s1", "/a")
     recorder.flush()
-    recorder._preallocate_tick()
+    recorder._tick()
     recorder.close()
     assert db[schema.DAILY].count_documents({"metadata.date": now + dt.timedelta(hours=2)}) == 0
     assert db[schema.DAILY].count_documents({}) == 2

@@ -1,4 +1,4 @@
-"""Commands on issue 12's dimensions: breakdown, visitors, compact-visitors
+"""Commands on the dimensions: breakdown, visitors, compact-visitors
 (``report --metric visitors`` lives with ``report`` in ``stats``)."""
 
 from __future__ import annotations

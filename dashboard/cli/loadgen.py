@@ -7,7 +7,7 @@ import time
 import click
 
 import queries
-from queries.dimensions import DimensionRecorder
+from queries.counting import DimensionRecorder
 from queries.events.collection import EventWriter
 from queries.jobs.backfill import MAX_DAYS
 from queries.loadgen import LoadRunner, TrafficModel, backfill_history

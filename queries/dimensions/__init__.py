@@ -1,13 +1,13 @@
-"""Issue 12's dimensions: who, from where and how many people, pre-aggregated.
+"""Dimensions: who, from where and how many people, pre-aggregated.
 
-``classify`` turns a hit into (dimension, value) pairs; ``DimensionRecorder`` counts them
-into ``dims.*`` documents and visitor sketches into ``visitors.*``; ``reads`` answers
-breakdowns, visitors and filtered series from those documents only.
+``classify`` turns a hit into (dimension, value) pairs; ``counters`` is how they are
+counted into ``dims.*`` documents and visitor sketches into ``visitors.*`` (the count
+engine's ``DimensionRecorder`` drives it); ``reads`` answers breakdowns, visitors and
+filtered series from those documents only.
 """
 
 from .classify import Dimensions, classify
-from .counters import DimensionRecorder, ensure_indexes
+from .counters import ensure_indexes
 from .encoding import CAPS, DIMENSIONS
 
-__all__ = ["CAPS", "DIMENSIONS", "DimensionRecorder", "Dimensions", "classify",
-           "ensure_indexes"]
+__all__ = ["CAPS", "DIMENSIONS", "Dimensions", "classify", "ensure_indexes"]

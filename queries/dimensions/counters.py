@@ -1,5 +1,6 @@
-"""DimensionRecorder: referrers, status codes, browsers, countries... and visitor sketches,
-counted as hits arrive, with the HitRecorder's coalescing and exactly-once flush guard.
+"""Referrers, status codes, browsers, countries... and visitor sketches as a
+representation of the count engine (``queries.counting``, whose ``DimensionRecorder``
+counts them as hits arrive, with the engine's coalescing and exactly-once flush guard).
 
 Counters live in ``dims.hourly``, ``dims.daily`` and ``dims.monthly``, one document per
 site and UTC hour, day or month holding every dimension (page ``*``: per-page counters
@@ -34,17 +35,12 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections import Counter
-from collections.abc import Iterable
 from itertools import chain
 
-from pymongo import UpdateOne
 from pymongo.errors import PyMongoError
 
 from .. import validation
-from ..errors import RecorderOverloadedError
-from ..quarantine import transient
 from ..stats import schema
-from ..stats.recorder import HitRecorder
 from ..stats.writes import Increment
 from . import sketches
 from .classify import Dimensions
@@ -179,102 +175,57 @@ def unit_documents(key: tuple) -> tuple[tuple, tuple, tuple]:
             (MONTHLY, site, year, month))
 
 
-class _Docs(dict):
-    """A flush's counter documents, plus the sketch documents written before them."""
+class DimensionCounts:
+    """What ``dims.*`` and the visitor sketches count. A unit is a site's UTC hour:
+    ({values tuple: hits}, {(visitor, values tuple)}). Remembers which values each
+    document holds (for the caps) and everything this process counted into each sketch
+    bucket."""
 
-    sketches: list[tuple[str, dict]]
-
-
-class DimensionRecorder(HitRecorder):
-    """``record(site, page, ts, dims, n)`` counts ``n`` hits of one visitor with the
-    dimensions ``dims`` (:func:`classify`); memory only, flushed like a HitRecorder."""
-
-    def __init__(self, db, **kwargs):
-        kwargs.setdefault("preallocate_next_day", False)
-        super().__init__(db, **kwargs)
+    def __init__(self, db):
+        self.db = db
         self._known: dict[tuple[str, str], dict[str, set[str]]] = {}
         # Everything this process has counted into each sketch bucket, written whole to
         # documents only it writes (their ids carry its owner name): no other writer can
         # race it, and readers take the union of every owner's document.
-        self._sketches = BucketSketches()
-
-    def record(self, site: str, page: str, ts: dt.datetime | None = None,
-               dims: Dimensions | None = None, n: int = 1) -> None:
-        """A few dictionary operations: the hit's values count in its hour's unit, and
-        its (visitor, values) pair goes into a set for the sketches at flush time (a
-        visitor's assets share one pair)."""
-        if self._closed:
-            raise RecorderOverloadedError("the recorder is closed")
-        key = self._unit_key(site, page, ts, dims, n)
-        with self._lock:
-            # The hour's unit is open and nothing calls for a flush: what _admit would
-            # do, without its retries (most hits of an ingest or a busy site land here).
-            unit = self._pending.get(key)
-            if unit is not None and len(self._pending_docs) < self.max_pending_docs:
-                _add(unit, dims, n)
-                self._pending_hits += n
-                self._stats["hits_accepted"] += n
-                return
-        self._admit(key, n, lambda unit: _add(unit, dims, n))
-
-    def record_many(self, hits: Iterable[tuple[str, str, dt.datetime, Dimensions, int]]
-                    ) -> None:
-        """``record`` of each ``(site, page, ts, dims, n)``, all checked first, then
-        counted hour by hour as ``add_pending`` does: one turn of the lock per hour
-        rather than per hit (a backfill records a day's visits at once)."""
-        pending: dict[tuple, tuple[dict, set]] = {}
-        for site, page, ts, dims, n in hits:
-            key = self._unit_key(site, page, ts, dims, n)
-            unit = pending.get(key)
-            if unit is None:
-                unit = pending[key] = ({}, set())
-            _add(unit, dims, n)
-        self.add_pending(pending)
-
-    def _unit_key(self, site: str, page: str, ts, dims, n) -> tuple:
-        """The hour unit of a checked hit (clear errors for bad arguments)."""
-        if dims is None:
-            raise validation.InvalidRangeError("a dimension record needs its dimensions")
-        if ts is None:
-            ts = self._clock()
-        if type(ts) is not dt.datetime or ts.tzinfo is not dt.UTC:   # else already UTC
-            ts = validation.timestamp(ts)
-        if type(n) is not int or n < 1:
-            raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
-        site, _ = self._names.get((site, page)) or self._validate(site, page)
-        return hour_unit(site, ts)
-
-    def _open_unit(self, key: tuple) -> tuple[dict, set]:
-        self._pending_docs.update(unit_documents(key))
-        unit = self._pending[key] = ({}, set())    # {values: hits}, {(visitor, values)}
-        return unit
+        self.sketches = BucketSketches()
 
     @staticmethod
-    def _unit_hits(part: tuple[dict, set]) -> int:
-        return sum(part[0].values())
+    def open(key: tuple) -> tuple[tuple[dict, set], tuple]:
+        return ({}, set()), unit_documents(key)
 
-    def _merge_unit(self, unit: tuple[dict, set], part: tuple[dict, set], key=None,
-                    bot_part=None) -> None:
+    add = staticmethod(_add)
+
+    @staticmethod
+    def merge(unit: tuple[dict, set], part: tuple[dict, set]) -> None:
         counts, pairs = unit
         for values, n in part[0].items():
             counts[values] = counts.get(values, 0) + n
         pairs |= part[1]
 
-    # -- flushing ------------------------------------------------------------------------
-    def _documents(self, pending: dict, bots: dict | None = None) -> _Docs:
-        """The capped ``$inc`` of every counter document and the sketch documents."""
+    @staticmethod
+    def hits(part: tuple[dict, set]) -> int:
+        return sum(part[0].values())
+
+    def documents(self, pending: dict) -> tuple[dict[tuple[str, str], Increment], list]:
+        """The capped ``$inc`` of every counter document (each naming this process as an
+        owner of the bucket's sketches) and the sketch documents, written before them."""
         raw = _sums(pending)
         known = self._known_values(list(raw))
-        docs = _Docs()
+        docs = {}
         flushed = []
+        owner = {f"owners.{self.sketches.owner}": 1}
         for doc_key, (meta, pairs, bot_pairs, pair_sets, totals) in raw.items():
             inc, kept_by_dim = _capped_inc(pairs, bot_pairs, totals, known.get(doc_key))
             flushed.append((sketches.LEVELS[doc_key[0]], meta, pair_sets, kept_by_dim))
-            docs[doc_key] = Increment(doc_key[0], meta, inc)
-        docs.sketches = self._sketches.documents(flushed)
-        for doc in docs.values():
-            doc.owner = self._sketches.owner    # registered with the counters (_update)
-        return docs
+            docs[doc_key] = Increment(doc_key[0], meta, inc, owner)
+        return docs, self.sketches.documents(flushed)
+
+    @staticmethod
+    def save_whole(db, collection: str, docs: list[dict]) -> None:
+        sketches.save(db, collection, docs)
+
+    def tick(self, now: dt.datetime) -> None:
+        """Nothing to do between flushes."""
 
     def _known_values(self, keys: list[tuple[str, str]]) -> dict:
         """The values each document holds per dimension: remembered, else read; None
@@ -301,40 +252,6 @@ class DimensionRecorder(HitRecorder):
                 values = {dim: set(v) for dim, v in found.get(doc_id, {}).items()}
                 self._known[(coll, doc_id)] = known[(coll, doc_id)] = values
         return known
-
-    def _update(self, seq: int, doc_id: str, doc: Increment) -> UpdateOne:
-        """The HitRecorder's guarded upsert, also naming the sketch owner of the bucket."""
-        return UpdateOne(
-            {"_id": doc_id, self._guard: {"$ne": seq}},
-            {"$inc": dict(doc.inc), "$set": {self._guard: seq, f"owners.{doc.owner}": 1},
-             "$setOnInsert": {"metadata": doc.metadata}},
-            upsert=True,
-        )
-
-    def _side_writes(self, batch) -> None:
-        """Sketches first (idempotent: each replaces this process's own document with
-        everything it has counted), then the guarded counter upserts; a sketch document
-        refused for its content is set aside, the counters still written."""
-        pending = getattr(batch.docs, "sketches", None)
-        if not pending:
-            return
-        by_coll: dict[str, list[dict]] = {}
-        for coll, doc in pending:
-            by_coll.setdefault(coll, []).append(doc)
-        for coll, docs in by_coll.items():
-            try:
-                sketches.save(self.db, coll, docs)
-            except Exception as exc:
-                if transient(exc):
-                    raise
-                for doc in docs:
-                    try:
-                        sketches.save(self.db, coll, [doc])
-                    except Exception as one:
-                        if transient(one):
-                            raise
-                        self.quarantine.keep({"sketch": doc["_id"]}, one)
-        batch.docs.sketches = []
 
 
 def ensure_indexes(db) -> list[str]:

@@ -36,7 +36,7 @@ from contextlib import suppress
 from functools import partial
 from typing import NamedTuple
 
-from ..dimensions import DimensionRecorder
+from ..counting import DimensionRecorder
 from ..errors import HitboardError
 from ..processes import as_child
 from ..store.connection import atomic, bulk_loading, connect

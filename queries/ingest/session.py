@@ -59,12 +59,11 @@ from functools import partial
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError, PyMongoError
 
-from ..dimensions import DimensionRecorder
+from ..counting import DimensionRecorder, HitRecorder
 from ..dimensions.counters import unit_documents
 from ..errors import HitboardError
 from ..events.collection import stream_key
 from ..stats import schema
-from ..stats.recorder import HitRecorder
 from ..store.connection import atomic
 from .dimwriter import Deferred, DimensionWriter, PackedUnits
 from .tail import FileId
@@ -133,7 +132,7 @@ class LogSession:
         self.batch: Counter = Counter()  # the batch's lines, hits and rejected lines
         self.offset = self.line = 0      # where the next line starts; lines before it
         self.recorder = HitRecorder(db, writer=self.writer, max_pending_docs=RECORDER_BOUND)
-        # Issue 12's dimensions and visitors, flushed in step (c) under the same number:
+        # The dimensions and visitors, flushed in step (c) under the same number:
         # here, or by the run's dimension process (``queries.ingest.dimwriter``).
         self.dimensions: _DimensionsHere | _DimensionsThere | None = None
         if dimensions:

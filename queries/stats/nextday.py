@@ -1,13 +1,13 @@
 """Tomorrow's documents, pre-allocated with zeros for the pages active today, so they
 never grow (the use case's ``preallocate``).
 
-Only pages that came back: hits in at least ``RETURNING`` of the recorder's flushes of
+Only pages that came back: hits in at least ``RETURNING`` of the engine's flushes of
 the day. A page seen once (a typo, a crawler's guess, a flood of made-up names through
 ``/hit``) would otherwise get ~12 KiB of zeros for a day it may never have.
 
 A schedule rather than the use case's per-hit coin toss: during the last UTC hour, each
-tick of the recorder's thread writes a few, so the work is bounded, happens once per page,
-and is testable with an injected clock.
+tick of the count engine's thread writes a few, so the work is bounded, happens once per
+page, and is testable with an injected clock.
 """
 
 from __future__ import annotations
@@ -31,20 +31,21 @@ RETURNING = 2
 class NextDay:
     """The pages seen per UTC day, and which of tomorrow's documents exist already."""
 
-    def __init__(self, db, lock: threading.Lock):
+    def __init__(self, db):
         self.db = db
-        self._lock = lock   # the recorder's: ``note`` runs under it, on every new unit
+        self._lock = threading.Lock()
         self._active: dict[dt.datetime, dict[tuple[str, str], int]] = {}
         self._done: set[tuple[dt.datetime, str, str]] = set()
 
     def note(self, day: dt.datetime, site: str, page: str) -> None:
-        """``page`` of ``site`` had hits on the UTC ``day`` in one more flush (called under
-        the lock, once per flush that counts the page)."""
-        active = self._active.setdefault(day, {})
-        if (site, page) in active:
-            active[(site, page)] += 1
-        elif len(active) < MAX_ACTIVE_PAGES:
-            active[(site, page)] = 1
+        """``page`` of ``site`` had hits on the UTC ``day`` in one more flush (called once
+        per flush that counts the page)."""
+        with self._lock:
+            active = self._active.setdefault(day, {})
+            if (site, page) in active:
+                active[(site, page)] += 1
+            elif len(active) < MAX_ACTIVE_PAGES:
+                active[(site, page)] = 1
 
     def tick(self, now: dt.datetime) -> None:
         if now.hour >= FROM_HOUR:

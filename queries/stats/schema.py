@@ -28,7 +28,7 @@ STATS_INDEX = [("metadata.site", ASCENDING), ("metadata.page", ASCENDING),
 BOTS = "bots"
 
 # Bookkeeping field of a stats document: per recorder, the number of its last flush
-# applied to it (see recorder.py); it is never read by charts.
+# applied to it (see queries/counting/engine.py); it is never read by charts.
 FLUSHES = "flushes"
 
 

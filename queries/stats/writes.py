@@ -25,6 +25,7 @@ class Increment:
     collection: str
     metadata: dict
     inc: Counter = field(default_factory=Counter)
+    sets: dict = field(default_factory=dict)    # fields ``$set`` beside the guard
 
 
 def day_unit(names: tuple[str, str], ts: dt.datetime) -> tuple[tuple, int]:

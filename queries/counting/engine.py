@@ -1,6 +1,9 @@
-"""HitRecorder: coalesce hits in memory, write one ``$inc`` upsert per document per flush.
+"""CountEngine: coalesce counts in memory, write one ``$inc`` upsert per document per flush;
+what it counts and into which documents is its representation's (``counts``: the
+pre-aggregated stats in ``queries.stats.counts``, the dimension counters and visitor
+sketches in ``queries.dimensions.counts``).
 
-Exactly-once across failures. Each recorder has a unique id R and numbers its flushes
+Exactly-once across failures. Each engine has a unique id R and numbers its flushes
 1, 2, 3...; every update of flush S is guarded by that number::
 
     filter {_id, flushes.R: {$ne: S}}
@@ -11,9 +14,9 @@ matches, the upsert collides with the existing ``_id`` and fails with a duplicat
 error (11000). A failed flush (in part, or with an unknown outcome, as after a lost
 connection) is kept whole with its number and retried with exponential backoff *before*
 any newer flush is written, so R's flushes reach each document in order and the one
-number kept per recorder suffices, however many other recorders (processes) write the
+number kept per engine suffices, however many other engines (processes) write the
 same documents. Increments are never merged across flushes, so a retry cannot carry new
-hits past the guard. A duplicate-key error is read as "already applied" only after
+counts past the guard. A duplicate-key error is read as "already applied" only after
 checking the document holds ``flushes.R == S``; otherwise another writer created the
 document between our filter and our insert (MongoDB does not retry such upserts), and
 the update is sent again.
@@ -23,6 +26,11 @@ file). Its owner numbers each batch (``flush(seq)``, numbers kept in its checkpo
 after a crash re-sends the interrupted batch, same number and increments, before any newer
 one, so the argument holds across processes. Its timer and backpressure only retry a
 failed batch, and exit and SIGTERM are left to the owner (it flushes, or reads again).
+
+A representation (``Counts``) says what a pending *unit* is (stats: a page's UTC day of
+minutes; dimensions: a site's UTC hour of value tuples) and turns a flush's units into
+documents; the engine owns everything else: admission, backpressure, the flush thread,
+the guard, retries and what is set aside.
 """
 
 from __future__ import annotations
@@ -36,66 +44,83 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Protocol
 
 from .. import validation
 from ..errors import HitboardError, RecorderOverloadedError
 from ..quarantine import Quarantine, transient
-from . import exithooks, schema
+from ..stats import schema
+from ..stats.nextday import MAX_ACTIVE_PAGES
+from ..stats.writes import Increment, RecorderStatus
+from . import exithooks
 from .guarded import Batch, GuardedWrites
-from .nextday import MAX_ACTIVE_PAGES, NextDay
-from .writes import Increment, RecorderStatus, day_unit, increments, targets
 
 log = logging.getLogger(__name__)
 RECORD_ATTEMPTS = 3
 WRITER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # becomes a field name: flushes.<writer>
 
 
-def _add_minute(units: dict[tuple, dict[int, int]], key: tuple, minute: int, n: int) -> None:
-    minutes = units.get(key)
-    if minutes is None:
-        minutes = units[key] = {}
-    minutes[minute] = minutes.get(minute, 0) + n
+class Counts(Protocol):
+    """A representation: what a pending unit holds and the documents a flush makes."""
+
+    def open(self, key: tuple) -> tuple[Any, tuple]:
+        """A new, empty unit for ``key`` and the documents (collection, ...) it touches."""
+
+    def add(self, unit, payload, n: int) -> None:
+        """Count ``n`` hits described by ``payload`` into ``unit`` (under the lock)."""
+
+    def merge(self, unit, part) -> None:
+        """Add a unit counted elsewhere (a tally, another process's) into ``unit``."""
+
+    def hits(self, part) -> int:
+        """The hits a unit holds."""
+
+    def documents(self, pending: dict) -> tuple[dict[tuple[str, str], Increment], list]:
+        """A flush's units as the ``$inc`` of each (collection, _id), and the documents
+        written whole before them (see ``guarded.Batch``)."""
+
+    def save_whole(self, db, collection: str, docs: list[dict]) -> None:
+        """Write documents of a batch's ``before`` (idempotent)."""
+
+    def tick(self, now: dt.datetime) -> None:
+        """Periodic work after a successful flush of the engine's thread."""
 
 
-class HitRecorder(GuardedWrites):
-    """Thread-safe hit counter in front of ``stats.daily`` and ``stats.monthly``.
+class CountEngine(GuardedWrites):
+    """Thread-safe counter in front of the documents of ``counts``.
 
-    ``record`` only touches memory; a background thread flushes every ``flush_interval``
-    seconds, as do ``flush()``, ``close()``, interpreter exit and SIGTERM. Past
-    ``max_pending_docs`` pending documents ``record`` flushes in the caller's thread
-    (backpressure), except while a failed flush waits for its backoff; once twice that
-    bound is pending and the database cannot take them, it raises
-    :class:`RecorderOverloadedError`, so memory stays bounded and the caller knows the
-    hit was refused. ``status().db_operations`` counts update statements sent,
+    Counting (``_count``, ``_add_units``) only touches memory; a background thread
+    flushes every ``flush_interval`` seconds, as do ``flush()``, ``close()``,
+    interpreter exit and SIGTERM. Past ``max_pending_docs`` pending documents counting
+    flushes in the caller's thread (backpressure), except while a failed flush waits for
+    its backoff; once twice that bound is pending and the database cannot take them, it
+    raises :class:`RecorderOverloadedError`, so memory stays bounded and the caller
+    knows the hit was refused. ``status().db_operations`` counts update statements sent,
     ``round_trips`` the ``bulk_write`` calls carrying them.
     """
 
-    def __init__(self, db, flush_interval: float = 1.0, max_pending_docs: int = 10_000,
-                 preallocate_next_day: bool = True, max_backoff: float = 30.0,
+    def __init__(self, db, counts: Counts, flush_interval: float = 1.0,
+                 max_pending_docs: int = 10_000, max_backoff: float = 30.0,
                  clock=None, writer: str | None = None):
         if writer is not None and not WRITER_ID.fullmatch(writer):
             raise HitboardError(f"invalid writer id {writer!r}: 1-64 of A-Z a-z 0-9 _ -")
         self.db = db
+        self.counts = counts
         self.flush_interval = flush_interval
         self.max_pending_docs = max_pending_docs
         self.max_backoff = max_backoff
-        self._preallocate = preallocate_next_day
         self._clock = clock or (lambda: dt.datetime.now(dt.UTC))
-        # Re-entrant: the SIGTERM handler may flush while this thread is inside record().
+        # Re-entrant: the SIGTERM handler may flush while this thread is inside _count().
         self._lock = threading.RLock()
         self._flush_lock = threading.RLock()
-        # (site, page, year, month, day) -> {minute of the UTC day: hits}; the documents
-        # are derived at flush time, which keeps record() to a few dictionary operations.
-        self._pending: dict[tuple, dict[int, int]] = {}
+        self._pending: dict[tuple, Any] = {}        # unit key -> the representation's unit
         self._pending_docs: set[tuple] = set()
-        self._pending_bots: dict[tuple, dict[int, int]] = {}    # the bot hits among them
         self._names: dict[tuple[str, str], tuple[str, str]] = {}
         self._pending_hits = 0
         self._preparing = 0       # hits of a batch whose documents are being computed
         self._failed: Batch | None = None
         self._retry_at, self._seq, self._writer = 0.0, 0, writer
         self._guard = f"{schema.FLUSHES}.{writer or uuid.uuid4().hex[:12]}"
-        self._tomorrow = NextDay(db, self._lock)
         self._stats = Counter()
         self._last_latency, self._last_error, self._closed = 0.0, "", False
         self.quarantine = Quarantine(db, type(self).__name__)
@@ -110,76 +135,35 @@ class HitRecorder(GuardedWrites):
         thread.start()
         return thread
 
-    # -- recording -----------------------------------------------------------------
-    def record(self, site: str, page: str, ts: dt.datetime | None = None, n: int = 1,
-               bots: int = 0) -> None:
-        """Count ``n`` hits, ``bots`` of them by bots; only memory is touched (the hot
-        path of every request)."""
+    # -- counting ------------------------------------------------------------------
+    def _count(self, key: tuple, payload, n: int) -> None:
+        """Count ``n`` hits of ``payload`` into the unit ``key``: a few dictionary
+        operations in the usual case (the hot path of every request). Memory stays
+        bounded: with twice ``max_pending_docs`` outstanding a new unit waits for a
+        flush in flight, then is refused; past ``max_pending_docs`` the caller flushes
+        (backpressure)."""
         if self._closed:
             raise RecorderOverloadedError("the recorder is closed")
-        if ts is None or type(ts) is not dt.datetime or ts.tzinfo is not dt.UTC:
-            ts = validation.timestamp(self._clock() if ts is None else ts)
-        if type(n) is not int or n < 1:
-            raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
-        if bots and (type(bots) is not int or not 0 <= bots <= n):
-            raise validation.InvalidRangeError(f"bot hits must be 0 to {n}, got {bots!r}")
-        names = self._names.get((site, page)) or self._validate(site, page)
-        key, minute = day_unit(names, ts)
-        with self._lock:
-            # The usual case, a unit already open with room to spare: what _admit does
-            # for it, without its loop and closure.
-            minutes = self._pending.get(key)
-            if minutes is not None and len(self._pending_docs) < self.max_pending_docs:
-                minutes[minute] = minutes.get(minute, 0) + n
-                if bots:
-                    _add_minute(self._pending_bots, key, minute, bots)
-                self._pending_hits += n
-                self._stats["hits_accepted"] += n
-                return
-
-        def add(minutes: dict[int, int]) -> None:
-            minutes[minute] = minutes.get(minute, 0) + n
-            if bots:
-                _add_minute(self._pending_bots, key, minute, bots)
-
-        self._admit(key, n, add)
-
-    def add_pending(self, pending: dict, bots: dict | None = None) -> None:
-        """Count hits tallied apart from this recorder, in its pending format (ingest's
-        worker processes parse lines: ``queries.ingest.mapper``), with ``record``'s bounds;
-        ``bots``: the bot hits among them, in the same format."""
-        if self._closed:
-            raise RecorderOverloadedError("the recorder is closed")
-        bots = bots or {}
-        for key, part in pending.items():
-            self._admit(key, self._unit_hits(part),
-                        lambda unit, key=key, part=part: self._merge_unit(
-                            unit, part, key, bots.get(key)))
-
-    @staticmethod
-    def _unit_hits(part: dict[int, int]) -> int:
-        return sum(part.values())
-
-    def _merge_unit(self, unit: dict[int, int], part: dict[int, int], key: tuple,
-                    bot_part: dict[int, int] | None) -> None:
-        """Add a tallied unit and its bot hits (under the lock: one flush takes both)."""
-        for minute, n in part.items():
-            unit[minute] = unit.get(minute, 0) + n
-        for minute, n in (bot_part or {}).items():
-            _add_minute(self._pending_bots, key, minute, n)
-
-    def _admit(self, key: tuple, n: int, add) -> None:
-        """Count ``n`` hits into the pending unit ``key`` (``add(unit)`` does it, under the
-        lock; ``_open_unit`` starts a new unit). Memory stays bounded: with twice
-        ``max_pending_docs`` outstanding a new unit waits for a flush in flight, then is
-        refused; past ``max_pending_docs`` the caller flushes (backpressure)."""
         with self._lock:                # the usual case: the unit is open, room to spare
             unit = self._pending.get(key)
             if unit is not None and len(self._pending_docs) < self.max_pending_docs:
-                add(unit)
+                self.counts.add(unit, payload, n)
                 self._pending_hits += n
                 self._stats["hits_accepted"] += n
                 return
+        self._admit(key, n, lambda unit: self.counts.add(unit, payload, n))
+
+    def _add_units(self, units: dict) -> None:
+        """Count units counted apart from the engine, in its pending format (ingest's
+        worker processes, a backfill's day), with ``_count``'s bounds."""
+        if self._closed:
+            raise RecorderOverloadedError("the recorder is closed")
+        for key, part in units.items():
+            self._admit(key, self.counts.hits(part),
+                        lambda unit, part=part: self.counts.merge(unit, part))
+
+    def _admit(self, key: tuple, n: int, add: Callable[[Any], None]) -> None:
+        """``_count``'s slow path: the unit is new, or a flush is called for."""
         for attempt in range(RECORD_ATTEMPTS):
             with self._lock:
                 unit = self._pending.get(key)
@@ -199,25 +183,27 @@ class HitRecorder(GuardedWrites):
             self._stats["backpressure_flushes"] += 1
             self._try_flush()
 
-    def _validate(self, site: str, page: str) -> tuple[str, str]:
-        names = validation.site(site), validation.page(page)
-        if len(self._names) >= MAX_ACTIVE_PAGES:
-            self._names.clear()
-        self._names[(site, page)] = names
+    def _open_unit(self, key: tuple):
+        unit, touched = self.counts.open(key)
+        self._pending_docs.update(touched)
+        self._pending[key] = unit
+        return unit
+
+    def _valid_names(self, site: str, page: str) -> tuple[str, str]:
+        """``(site, page)`` validated, remembered for the next hits of the page."""
+        names = self._names.get((site, page))
+        if names is None:
+            names = validation.site(site), validation.page(page)
+            if len(self._names) >= MAX_ACTIVE_PAGES:
+                self._names.clear()
+            self._names[(site, page)] = names
         return names
 
-    def _open_unit(self, key: tuple) -> dict[int, int]:
-        """Start counting a (site, page, UTC day): note the documents it will touch."""
-        site, page, year, month, day = key
-        for target in targets(page):
-            self._pending_docs.add((schema.DAILY, site, target, year, month, day))
-            self._pending_docs.add((schema.MONTHLY, site, target, year, month))
-        self._tomorrow.note(dt.datetime(year, month, day, tzinfo=dt.UTC), site, page)
-        return self._pending.setdefault(key, {})
-
-    def _documents(self, pending: dict, bots: dict) -> dict[tuple[str, str], Increment]:
-        """The documents a flush writes (the dimension recorder counts other ones)."""
-        return increments(pending, bots)
+    def _utc(self, ts) -> dt.datetime:
+        """A hit's instant: now if None, else checked and in UTC."""
+        if ts is None or type(ts) is not dt.datetime or ts.tzinfo is not dt.UTC:
+            ts = validation.timestamp(self._clock() if ts is None else ts)
+        return ts
 
     def _may_flush_now(self) -> bool:
         """False while a failed flush waits for its backoff: don't hammer a database down."""
@@ -268,19 +254,24 @@ class HitRecorder(GuardedWrites):
                 if not self._pending or (seq is None and self._writer is not None):
                     return written
                 self._seq = self._seq + 1 if seq is None else seq
-                pending, bots, hits = self._pending, self._pending_bots, self._pending_hits
+                pending, hits = self._pending, self._pending_hits
                 self._pending, self._pending_hits, self._pending_docs = {}, 0, set()
-                self._pending_bots, self._preparing = {}, hits
-            batch = Batch(self._seq, self._documents(pending, bots), hits)
+                self._preparing = hits
+            docs, before = self._documents(pending)
+            batch = Batch(self._seq, docs, hits, before)
             with self._lock:
                 self._failed, self._preparing = batch, 0
             with writing():
                 return written + self._write(batch)
 
+    def _documents(self, pending: dict) -> tuple[dict, list]:
+        """The documents a flush writes: the representation's."""
+        return self.counts.documents(pending)
+
     def _try_flush(self) -> bool:
         """Flush; a store failure waits for a retry with backoff, a batch failing for
         its content is written document by document and what still fails set aside
-        (``queries.quarantine``). Never raises: the recorder's thread calls it."""
+        (``queries.quarantine``). Never raises: the engine's thread calls it."""
         try:
             try:
                 self.flush()
@@ -306,12 +297,16 @@ class HitRecorder(GuardedWrites):
         while not self._stop.wait(delay):
             if self._try_flush():
                 delay = self.flush_interval
-                try:
-                    self._preallocate_tick()
-                except Exception:              # tomorrow's documents are an optimisation
-                    log.exception("pre-allocation failed")
+                self._tick()
             else:
                 delay = max(0.0, self._retry_at - time.monotonic())
+
+    def _tick(self) -> None:
+        """The representation's periodic work; an optimisation, never fatal."""
+        try:
+            self.counts.tick(self._clock())
+        except Exception:
+            log.exception("the %s's periodic work failed", type(self).__name__)
 
     def revive(self) -> bool:
         """Start the flush thread again if it stopped (it never should); True if it did."""
@@ -327,7 +322,7 @@ class HitRecorder(GuardedWrites):
         return not self._closed and self._outstanding() < 2 * self.max_pending_docs
 
     def problems(self) -> list[str]:
-        """What keeps this recorder from counting as it should, for ``/healthz``."""
+        """What keeps this engine from counting as it should, for ``/healthz``."""
         found = []
         if not self._closed and not self._thread.is_alive():
             found.append(f"{type(self).__name__}: its flush thread is down")
@@ -335,14 +330,6 @@ class HitRecorder(GuardedWrites):
             found.append(f"{type(self).__name__}: {self._outstanding():,} documents wait "
                          f"for the database ({self._last_error or 'not keeping up'})")
         return found
-
-    def _preallocate_tick(self) -> None:
-        if self._preallocate:
-            self._tomorrow.tick(self._clock())
-
-    def preallocate_next_day(self, now: dt.datetime, limit: int | None = None) -> int:
-        """Pre-allocate tomorrow's documents of the pages active on ``now``'s UTC day."""
-        return self._tomorrow.preallocate(now, limit)
 
     # -- reporting and lifecycle ---------------------------------------------------------
     def status(self) -> RecorderStatus:
@@ -380,7 +367,7 @@ class HitRecorder(GuardedWrites):
             log.error("%d hits could not be written before close: %s", leftover,
                       self._last_error)
 
-    def __enter__(self) -> HitRecorder:
+    def __enter__(self):
         return self
 
     def __exit__(self, *exc) -> None:

@@ -1,20 +1,20 @@
-"""The write side of a recorder's flush: a batch of ``$inc`` upserts applied exactly once
-per document under the recorder's guard (see ``recorder``), what a partly failed write
-applied dropped from it, and a batch failing for its content written document by
-document, what still fails set aside (``queries.quarantine``)."""
+"""The write side of a flush: a batch of ``$inc`` upserts applied exactly once per document
+under the engine's guard (see ``engine``), what a partly failed write applied dropped
+from it, and a batch failing for its content written document by document, what still
+fails set aside (``queries.quarantine``)."""
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
 
 from ..errors import DUPLICATE_KEY
 from ..quarantine import transient
-from .writes import Increment
+from ..stats.writes import Increment
 
 log = logging.getLogger(__name__)
 RACE_RETRIES = 5
@@ -26,16 +26,23 @@ WRITE_SLICE = 5_000
 
 @dataclass
 class Batch:
+    """One flush: its number, the ``$inc`` of each document (by collection and ``_id``),
+    the hits they count, and the documents written whole before them (``before``:
+    (collection, document) pairs, which ``save_whole`` replaces; a representation's
+    idempotent side, such as the visitor sketches)."""
+
     seq: int
     docs: dict[tuple[str, str], Increment]
     hits: int
+    before: list[tuple[str, dict]] = field(default_factory=list)
     attempts: int = 0
 
 
 class GuardedWrites:
-    """A recorder's batches written under its guard ``_guard`` (``flushes.<id>``); the
-    recorder keeps ``db``, ``_stats``, ``quarantine`` and the batch awaiting a retry,
-    ``_failed``."""
+    """An engine's batches written under its guard ``_guard`` (``flushes.<id>``); the
+    engine keeps ``db``, ``_stats``, ``quarantine``, the batch awaiting a retry
+    (``_failed``) and its representation, ``counts`` (whose ``save_whole`` writes a
+    batch's ``before``)."""
 
     def _set_aside(self, cause: Exception) -> None:
         """The failed batch's documents one at a time, under its own number (the guard
@@ -61,8 +68,30 @@ class GuardedWrites:
         self._stats["flushes"] += 1
         self._stats["hits_written"] += batch.hits
 
-    def _side_writes(self, batch) -> None:
-        """What a flush writes before its counters (the dimension recorder's sketches)."""
+    def _side_writes(self, batch: Batch) -> None:
+        """The documents a batch writes whole before its counters (idempotent: each
+        replaces one writer's own document); one refused for its content is set aside,
+        the counters still written."""
+        if not batch.before:
+            return
+        by_coll: dict[str, list[dict]] = {}
+        for coll, doc in batch.before:
+            by_coll.setdefault(coll, []).append(doc)
+        for coll, docs in by_coll.items():
+            try:
+                self.counts.save_whole(self.db, coll, docs)
+            except Exception as exc:
+                if transient(exc):
+                    raise
+                for doc in docs:
+                    try:
+                        self.counts.save_whole(self.db, coll, [doc])
+                    except Exception as one:
+                        if transient(one):
+                            raise
+                        self.quarantine.keep({"document": doc["_id"], "collection": coll},
+                                             one)
+        batch.before = []
 
     def _write(self, batch: Batch) -> int:
         """Apply a batch; on failure drop from it what is known to be applied and raise."""
@@ -137,11 +166,10 @@ class GuardedWrites:
     def _update(self, seq: int, doc_id: str, doc: Increment) -> UpdateOne:
         return UpdateOne(
             {"_id": doc_id, self._guard: {"$ne": seq}},
-            {"$inc": dict(doc.inc), "$set": {self._guard: seq},
+            {"$inc": dict(doc.inc), "$set": {self._guard: seq, **doc.sets},
              "$setOnInsert": {"metadata": doc.metadata}},
             upsert=True,
         )
-
 
     def _write_alone(self, batch: Batch, key: tuple[str, str]) -> None:
         """One document of a batch; its fields no database can name (a value with a lone
