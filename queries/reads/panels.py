@@ -1,0 +1,99 @@
+"""A History view's breakdown panels and bot share: which representation answers them.
+
+Without a filter the panels come from the dimension counters (any range, exact over
+whole UTC hours, the cut ends from raw events: ``queries.dimensions.spans``). A filter of
+one dimension (``referrer = news.example``) combines two dimensions, which the counters
+do not hold together, so the other panels come from the raw events, limited to their
+retention: ``events_hits`` says how many of the filtered hits they saw. The bots' share
+is the filtered hits' (the counters count bots apart by every value), else the whole
+site's, from the statistics.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..dimensions import reads as dims
+from ..dimensions.assets import kind
+from ..dimensions.pages import PAGES_READ, ranked_pages
+from ..dimensions.spans import approximate_note
+from ..stats.series import series
+from .filtered import PAGE, filtered_breakdowns
+from .history import Filter
+
+NOT_FOUND = "notfound"
+
+
+@dataclass(frozen=True)
+class Breakdowns:
+    """One frame per dimension (``value``, ``hits``, ``visitors``; pages as ``PAGE``),
+    the most requested missing paths (``path``, ``hits``), what the reader should know
+    about where the numbers come from, and, under a filter, which raw events answered
+    (``source``, e.g. "from the raw events of the last 30 days") and how many of its
+    hits they hold (``events_hits``; None: the counters answered)."""
+
+    frames: dict[str, pd.DataFrame]
+    not_found: pd.DataFrame
+    notes: tuple[str, ...] = ()
+    source: str | None = None
+    events_hits: int | None = None
+
+
+def breakdowns(db, site: str, start: dt.datetime, end: dt.datetime, tz: str,
+               dimensions: Sequence[str], filter: Filter | None = None,
+               humans: bool = True, assets: bool = False, n: int = 10,
+               now: dt.datetime | None = None) -> Breakdowns:
+    """The top ``n`` values of each of ``dimensions`` and of pages in [start, end),
+    people's alone if ``humans``, static files among pages only with ``assets``; a
+    filter's hits alone if given."""
+    if filter is not None:
+        return _filtered(db, site, start, end, dimensions, filter, humans, assets, n)
+    notes = []
+    ranked = ranked_pages(db, site, start, end, n=n, humans=humans, assets=assets, now=now)
+    frames = {PAGE: ranked.reset_index().rename(columns={PAGE: "value"})}
+    if ranked.attrs["note"]:
+        notes.append(ranked.attrs["note"])
+    for dim in dimensions:
+        frames[dim] = dims.breakdown(db, site, dim, start, end, n=n, humans=humans, now=now)
+    not_found = dims.top_not_found(db, site, start, end, humans=humans, now=now)
+    status = frames.get("status")
+    if status is None:
+        status = dims.breakdown(db, site, "status", start, end, humans=humans, now=now)
+    if humans and status.attrs.get("unsplit"):
+        notes.append(f"{status.attrs['unsplit']:,} bot hits in this range were stored "
+                     "before bots were counted apart: the panels and KPIs count them as "
+                     "humans.")
+    if not status.attrs.get("exact", True):
+        notes.append(approximate_note(status.attrs["counted"], tz, "The panels") + ".")
+    return Breakdowns(frames, not_found, tuple(notes))
+
+
+def _filtered(db, site: str, start, end, dimensions: Sequence[str], filter: Filter,
+              humans: bool, assets: bool, n: int) -> Breakdowns:
+    """The filtered hits' panels, from raw events (one grouped read)."""
+    by, value = filter
+    found = filtered_breakdowns(db, site, by, value, start, end, (*dimensions, NOT_FOUND),
+                                humans_only=humans, n=PAGES_READ)
+    frames = {d: found.panels[d].head(n) for d in dimensions}
+    pages = found.panels[PAGE]
+    if not assets:
+        pages = pages[[kind(v) != "asset" for v in pages["value"]]]
+    frames[PAGE] = pages.head(n).reset_index(drop=True)
+    not_found = found.panels[NOT_FOUND].head(n).rename(
+        columns={"value": "path"})[["path", "hits"]]
+    return Breakdowns(frames, not_found, source=found.note, events_hits=found.hits)
+
+
+def bot_share(db, site: str, start: dt.datetime, end: dt.datetime,
+              filter: Filter | None = None, now: dt.datetime | None = None) -> float:
+    """Bots' share of the hits of [start, end): the filtered ones' under a filter, else
+    the whole site's."""
+    if filter is not None:
+        return dims.value_bot_share(db, site, *filter, start, end, now=now)
+    everyone = int(series(db, site, start, end, "day").to_numpy().sum())
+    people = int(series(db, site, start, end, "day", humans=True).to_numpy().sum())
+    return (everyone - people) / everyone if everyone else 0.0
