@@ -8,7 +8,6 @@ like a real MongoDB; it skips with the reason where no Python >= 3.13 exists.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import uuid
 
@@ -16,20 +15,18 @@ import dash
 import pytest
 import time_machine
 import wire_server
+from clockkit import TEST_NOW
 
 import queries
 
 BACKENDS = ["embedded", "mongodb", "wire"]
-MIDDAY = dt.datetime(2026, 3, 18, 12, 30, tzinfo=dt.UTC)
-
-
 @pytest.fixture
-def midday():
-    """The clock set to a Wednesday's 12:30 UTC and running (timers still fire), for
-    tests that seed hits "now" and read back "today" or "the last 7 days": the same days
-    at any hour the suite runs. Yields the instant it starts from."""
-    with time_machine.travel(MIDDAY, tick=True):
-        yield MIDDAY
+def frozen_clock():
+    """The clock set to ``TEST_NOW`` and running (timers still fire), for tests that
+    seed hits "now" and read back "today" or "the last 7 days": the same days at any
+    hour the suite runs, and any instant asked for. Yields the instant it starts from."""
+    with time_machine.travel(TEST_NOW, tick=True):
+        yield TEST_NOW
 
 
 @pytest.fixture(scope="session")

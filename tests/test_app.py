@@ -19,7 +19,7 @@ from dashboard.cli.serve import gunicorn_options
 from dashboard.services import get_services
 from dashboard.settings import InvalidSettingError, resolve
 
-pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
 
 def test_app_owns_one_connection_and_one_recorder(tmp_path):

@@ -10,7 +10,7 @@ import queries
 from dashboard import shell
 from dashboard.services import get_services
 
-pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from dashkit import dashboard_app, register_sites
 from dashboard.services import get_services
 from queries.dimensions import reads
 
-pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
 CHROME = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
           "Chrome/126.0 Safari/537.36")

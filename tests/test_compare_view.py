@@ -11,7 +11,7 @@ from dashboard.services import get_services
 from dashboard.state import parse_search
 from queries import HitboardError
 
-pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
 UTC = dt.UTC
 WEEK = Period(dt.datetime(2026, 11, 16, tzinfo=UTC), dt.datetime(2026, 11, 23, tzinfo=UTC),

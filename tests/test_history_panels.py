@@ -16,7 +16,7 @@ from queries.reads.filtered import filtered_breakdowns
 from queries.reads.history import Figures, label
 from queries.stats import schema
 
-pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
 
 def compute(shown, options, compared=None, tz="UTC"):

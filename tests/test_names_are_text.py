@@ -22,7 +22,7 @@ from dashboard.services import get_services
 from dashboard.spreadsheet import cell, frame_csv
 from queries import annotations as notes
 
-pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
 LINK = '/<a href="https://example.org">click</a>'
 BOLD = "/<b>x</b>"

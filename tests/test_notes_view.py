@@ -11,7 +11,7 @@ from dashboard.pages.live import notes as live_notes
 from dashboard.services import get_services
 from queries import annotations as notes
 
-pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
 
 def test_an_hour_above_the_usual_shows_a_banner_and_is_noted_once(app):

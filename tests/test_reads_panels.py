@@ -8,7 +8,7 @@ from dimkit import BOTS, LINES, NEWS, TOTAL, ingest_sample
 
 from queries.reads.panels import bot_share, breakdowns
 
-pytestmark = pytest.mark.usefixtures("midday")
+pytestmark = pytest.mark.usefixtures("frozen_clock")
 
 
 @pytest.fixture

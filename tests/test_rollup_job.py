@@ -12,7 +12,7 @@ from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services
 from queries.rollups import reads as rollup_reads
 
-pytestmark = pytest.mark.usefixtures("midday")   # the same days at any hour
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
 
 def test_the_server_rolls_up_beacon_hits_on_its_own(tmp_path):

@@ -16,6 +16,8 @@ from dashboard.cli import main
 from dashboard.services import get_services
 from queries.jobs.backfill import DayCounts
 
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
+
 TRACES = """const plot = document.querySelector(arguments[0] + ' .js-plotly-plot');
 return plot && plot.data ? plot.data.map(t => [t.name || '', String(t.hovertext || '')]) : [];"""
 XSS = '<script>window.__pwned = 1</script><img src="/nothing.png" onerror="window.__pwned = 2">'

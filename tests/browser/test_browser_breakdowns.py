@@ -16,6 +16,8 @@ from dashboard.pages.history.breakdowns import PANELS
 from dashboard.services import get_services
 from queries.ingest.run import Ingestor, ingest_file
 
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
+
 HUMANS = TOTAL - BOTS
 TRACE_NAME = "return document.querySelector('#history-graph .js-plotly-plot').data[0].name"
 

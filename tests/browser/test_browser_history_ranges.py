@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pandas as pd
 import pytest
 import time_machine
+from clockkit import TEST_NOW
 from dash.testing.wait import until
 from dashkit import dashboard_app, seed
 from selenium.webdriver.common.action_chains import ActionChains
@@ -23,7 +24,8 @@ POINTS = """const plot = document.querySelector('#history-graph .js-plotly-plot'
 return plot && plot._fullData && plot._fullData.length
     ? [plot._fullData.length, plot._fullData[0].x.length,
        Array.from(plot._fullData[0].y).reduce((a, b) => a + b, 0)] : null;"""
-DAY = (dt.datetime.now(dt.UTC) - dt.timedelta(days=2)).date()
+DAY = (TEST_NOW - dt.timedelta(days=2)).date()
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # DAY is two days before it
 
 
 def at(hour, minute=0):

@@ -3,10 +3,13 @@
 import datetime as dt
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
 from dash.testing.wait import until
 from dashkit import seed
 
 from dashboard.services import get_services
+
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
 CHART_TOTAL = """
 const plot = document.querySelector('#live-graph .js-plotly-plot');

@@ -5,10 +5,13 @@ import datetime as dt
 import os
 from pathlib import Path
 
+import pytest
 from dash.testing.wait import until
 from dashkit import seed
 
 from dashboard.services import get_services
+
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
 # Long names (a blog's article paths) with six-figure counts: the worst case for a row.
 PAGES = {f"/blog/2026/11/{'a-very-long-article-title-about-traffic-' * 2}{i}": 123_456 - i

@@ -3,6 +3,7 @@ beacon rows, whole-number ticks, an unknown site."""
 
 import datetime as dt
 
+import pytest
 import requests
 from dash.testing.wait import until
 from dashkit import register_sites, seed
@@ -11,6 +12,8 @@ from selenium.webdriver.common.action_chains import ActionChains
 
 from dashboard.services import get_services
 from queries.events.collection import EventWriter
+
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
 X_RANGE = """
 const plot = document.querySelector('#live-graph .js-plotly-plot');

@@ -17,6 +17,7 @@ from selenium.webdriver.common.keys import Keys
 from dashboard.loadgen.control import get_generator
 from dashboard.services import get_services
 
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 POINTS = """
 const p = document.querySelector('#present-graph .js-plotly-plot');
 return p && p.data ? p.data[0].x.length : 0;
