@@ -174,3 +174,22 @@ def test_clicking_the_repeated_hour_of_a_dst_day_opens_that_hour(history):
     href = history.drill(click, search)
     assert "start=2026-11-01T01:00-05:00" in href.replace("%2B", "+").replace("%3A", ":")
     assert "end=2026-11-01T02:00-05:00" in href.replace("%3A", ":")
+
+
+def test_a_render_parses_the_url_once(history, seeded, monkeypatch):
+    """The chart, its notes, the comparison's title and the totals all read the one
+    parsed URL the view keeps."""
+    from dashboard.pages.history import view as view_module
+    from dashboard.state import parse_search
+
+    calls = []
+
+    def counted(search):
+        calls.append(search)
+        return parse_search(search)
+
+    for module in (view_module, history):
+        monkeypatch.setattr(module, "parse_search", counted)
+    out = history.render(f"?site=s&tz={TOKYO}&range=7d&compare=1")
+    assert out["alert"] is None and "Previous period" in str(out["totals"])
+    assert len(calls) == 1

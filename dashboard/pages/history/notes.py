@@ -14,10 +14,8 @@ from components import message
 from components.annotations import add_annotations, add_band, notes_list
 from dashboard.feedback import describe
 from dashboard.notes_view import expected_band, notes_section, range_notes, register_note_callbacks
-from dashboard.pages.history.compare import comparison_period
 from dashboard.pages.history.view import compute_view
 from dashboard.spreadsheet import frame_csv
-from dashboard.state import parse_search
 from queries import validation
 from queries.errors import HitboardError
 
@@ -35,7 +33,7 @@ def history_notes_section() -> html.Div:
     ]), html.Div(id="history-notes"))
 
 
-def decorate_history(figure: go.Figure, view, search: str | None) -> go.Figure:
+def decorate_history(figure: go.Figure, view) -> go.Figure:
     """The band (hour and day charts showing one series or a stack) and the notes of the
     range and, with the comparison on, of the previous period."""
     shown, shell = view.period, view.shell
@@ -52,8 +50,7 @@ def decorate_history(figure: go.Figure, view, search: str | None) -> go.Figure:
                          view.current.sum(axis=1), shell.theme, view.incomplete)
         previous, shift = [], None
         if view.previous is not None and len(view.previous.index):
-            before = comparison_period(parse_search(search), shown, shell.tz)
-            previous = range_notes(view.site, before.start, before.end)
+            previous = range_notes(view.site, view.before.start, view.before.end)
             shift = index[0] - view.previous.index[0]
         add_annotations(figure, range_notes(view.site, shown.start, shown.end), index,
                         shown.granularity, shell.theme, previous=previous,

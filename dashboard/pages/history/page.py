@@ -226,10 +226,10 @@ def render(search):
         view.current, granularity=shown.granularity, theme=theme, pages=view.shell.pages,
         mode=view.controls.mode, previous=view.previous, incomplete=view.incomplete,
         uirevision=f"history|{search}")
-    figure = decorate_history(figure, view, search)
+    figure = decorate_history(figure, view)
     totals = totals_table(view.current, view.previous, pages=view.shell.pages,
                           table_id="history-totals-table",
-                          previous_title=comparison_title(parse_search(search)))
+                          previous_title=comparison_title(view.query))
     return {"figure": figure, "totals": totals, "period": period_label(shown, view.shell.tz),
             "hint": _hint(shown.granularity), "alert": _empty_range(view, search),
             "plotted": _plotted(view)}

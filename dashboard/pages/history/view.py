@@ -4,7 +4,7 @@ the chart, the totals table and the CSV download all read the same cached frames
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 from pymongo.errors import PyMongoError
@@ -35,6 +35,8 @@ class View:
     incomplete: bool = False
     known_sites: tuple[str, ...] = ()
     options: Options | None = None
+    before: Period | None = None             # the period ``compared`` shows
+    query: dict = field(default_factory=dict)   # the URL, parsed once per render
 
     @property
     def unknown_site(self) -> bool:
@@ -79,20 +81,21 @@ def compute_view(search: str | None) -> View:
     shell, controls = ShellState.from_query(query), controls_of(query)
     site = reads.resolve_site(shell.site)
     if site is None:
-        return View(shell, controls, None, None)
+        return View(shell, controls, None, None, query=query)
     seconds = reads.history_seconds()
     shown = shown_period(query)  # a bad zone or range is said first
     options = Options.from_query(query)
     known = tuple(reads.shared(queries.list_sites, seconds=seconds))
     if site not in known:
-        return View(shell, controls, site, None, known_sites=known)
+        return View(shell, controls, site, None, known_sites=known, query=query)
     current = read_chart(site, shown, shell.tz, shell.pages, options, seconds)
-    compared = (read_chart(site, comparison_period(query, shown, shell.tz), shell.tz,
-                           shell.pages, options, seconds) if controls.compare else None)
+    before = comparison_period(query, shown, shell.tz) if controls.compare else None
+    compared = (None if before is None
+                else read_chart(site, before, shell.tz, shell.pages, options, seconds))
     shown = Period(shown.start, shown.end, current.granularity)
     return View(shell, controls, site, shown, current, compared,
                 incomplete=ends_inside_a_bucket(shown, shell.tz), known_sites=known,
-                options=options)
+                options=options, before=before, query=query)
 
 
 def read_chart(site: str, shown: Period, tz: str, pages: tuple[str, ...], options: Options,
