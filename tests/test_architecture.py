@@ -113,17 +113,43 @@ def folder(name: str) -> str | None:
     return ".".join(parts[:2]) if parts[0] == "queries" and len(parts) > 1 else None
 
 
+def dashboard_folder(name: str) -> str | None:
+    """The same for ``dashboard/``, where each page's folder counts on its own
+    (``dashboard.pages.history.view``: ``dashboard.pages.history``)."""
+    parts = name.split(".")
+    if parts[0] != "dashboard" or len(parts) < 2:
+        return None
+    return ".".join(parts[:3] if parts[1] == "pages" and len(parts) > 2 else parts[:2])
+
+
+def folder_edges(of) -> dict[str, set[str]]:
+    """Folder to folder imports, by the folder function ``of``."""
+    edges: dict[str, set[str]] = {}
+    for name, targets in graph().items():
+        if of(name) is not None:
+            edges.setdefault(of(name), set()).update(
+                of(t) for t in targets if of(t) not in (None, of(name)))
+    for targets in list(edges.values()):
+        for target in targets:
+            edges.setdefault(target, set())
+    return edges
+
+
 def test_the_folders_of_queries_make_layers_without_a_circle():
     """Folder to folder, not only module to module: ``stats`` is the ground that events,
     dimensions and rollups stand on, and nothing below imports what stands on it."""
-    edges: dict[str, set[str]] = {}
-    for name, targets in graph().items():
-        if folder(name) is not None:
-            edges.setdefault(folder(name), set()).update(
-                folder(t) for t in targets if folder(t) not in (None, folder(name)))
+    edges = folder_edges(folder)
     assert cycles(edges) == []
     assert "queries.stats" in edges and edges["queries.stats"] <= {
         "queries.bulk", "queries.errors", "queries.quarantine", "queries.validation"}
+
+
+def test_the_folders_of_dashboard_make_layers_without_a_circle():
+    """Pages, routes, the front door, authority, the CLI and the shared modules import
+    each other one way only."""
+    edges = folder_edges(dashboard_folder)
+    assert "dashboard.pages.history" in edges and "dashboard.routes" in edges
+    assert cycles(edges) == []
 
 
 @pytest.mark.parametrize(("layer", "forbidden"), [
