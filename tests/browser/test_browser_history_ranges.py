@@ -212,6 +212,7 @@ def test_an_unknown_site_says_it_has_no_data_and_lists_the_known_ones(app, seede
     assert dash_duo.get_logs() == []
 
 
+@time_machine.travel(dt.datetime(2026, 11, 10, 12, tzinfo=dt.UTC), tick=True)  # after it
 def test_a_dst_day_shows_both_one_oclock_hours_apart_with_local_labels(app, dash_duo):
     utc = dt.UTC
     seed(get_services(app.server).db, "ny", [
