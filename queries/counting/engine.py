@@ -106,6 +106,7 @@ class CountEngine(GuardedWrites):
             raise HitboardError(f"invalid writer id {writer!r}: 1-64 of A-Z a-z 0-9 _ -")
         self.db = db
         self.counts = counts
+        self._add = counts.add          # bound once: the hot path calls it for every hit
         self.flush_interval = flush_interval
         self.max_pending_docs = max_pending_docs
         self.max_backoff = max_backoff
@@ -122,6 +123,7 @@ class CountEngine(GuardedWrites):
         self._retry_at, self._seq, self._writer = 0.0, 0, writer
         self._guard = f"{schema.FLUSHES}.{writer or uuid.uuid4().hex[:12]}"
         self._stats = Counter()
+        self._accepted = 0      # hits taken (an int, not in _stats: counted on every hit)
         self._last_latency, self._last_error, self._closed = 0.0, "", False
         self.quarantine = Quarantine(db, type(self).__name__)
         self.restarts = 0
@@ -147,11 +149,11 @@ class CountEngine(GuardedWrites):
         with self._lock:                # the usual case: the unit is open, room to spare
             unit = self._pending.get(key)
             if unit is not None and len(self._pending_docs) < self.max_pending_docs:
-                self.counts.add(unit, payload, n)
+                self._add(unit, payload, n)
                 self._pending_hits += n
-                self._stats["hits_accepted"] += n
+                self._accepted += n
                 return
-        self._admit(key, n, lambda unit: self.counts.add(unit, payload, n))
+        self._admit(key, n, lambda unit: self._add(unit, payload, n))
 
     def _add_units(self, units: dict) -> None:
         """Count units counted apart from the engine, in its pending format (ingest's
@@ -171,7 +173,7 @@ class CountEngine(GuardedWrites):
                 if not full:
                     add(unit if unit is not None else self._open_unit(key))
                     self._pending_hits += n
-                    self._stats["hits_accepted"] += n
+                    self._accepted += n
                     overfull = len(self._pending_docs) >= self.max_pending_docs
                     break
             # Full, checked under the lock so concurrent callers cannot overshoot: drain
@@ -341,8 +343,9 @@ class CountEngine(GuardedWrites):
             pending_docs += len(failed.docs)
             pending_hits += failed.hits
         counts = {name: self._stats[name] for name in (
-            "hits_accepted", "hits_written", "documents_written", "flushes", "db_operations",
+            "hits_written", "documents_written", "flushes", "db_operations",
             "round_trips", "failures", "refused", "backpressure_flushes")}
+        counts["hits_accepted"] = self._accepted
         return RecorderStatus(**counts, pending_documents=pending_docs,
                               pending_hits=pending_hits,
                               last_flush_latency_s=self._last_latency,

@@ -16,9 +16,8 @@ from ..stats.writes import day_unit
 from .engine import CountEngine
 
 
-def _check_count(n) -> None:
-    if type(n) is not int or n < 1:
-        raise validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
+def _bad_count(n) -> validation.InvalidRangeError:
+    return validation.InvalidRangeError(f"hit count must be a positive integer, got {n!r}")
 
 
 class HitRecorder(CountEngine):
@@ -34,12 +33,16 @@ class HitRecorder(CountEngine):
 
     def record(self, site: str, page: str, ts: dt.datetime | None = None, n: int = 1,
                bots: int = 0) -> None:
-        """Count ``n`` hits, ``bots`` of them by bots; only memory is touched."""
-        ts = self._utc(ts)
-        _check_count(n)
+        """Count ``n`` hits, ``bots`` of them by bots; only memory is touched (the hot
+        path of every request: the checks cost a call only when they fail)."""
+        if ts is None or type(ts) is not dt.datetime or ts.tzinfo is not dt.UTC:
+            ts = self._utc(ts)
+        if type(n) is not int or n < 1:
+            raise _bad_count(n)
         if bots and (type(bots) is not int or not 0 <= bots <= n):
             raise validation.InvalidRangeError(f"bot hits must be 0 to {n}, got {bots!r}")
-        key, minute = day_unit(self._valid_names(site, page), ts)
+        names = self._names.get((site, page)) or self._valid_names(site, page)
+        key, minute = day_unit(names, ts)
         self._count(key, (minute, bots), n)
 
     def add_pending(self, pending: dict, bots: dict | None = None) -> None:
@@ -92,7 +95,9 @@ class DimensionRecorder(CountEngine):
         """The hour unit of a checked hit (clear errors for bad arguments)."""
         if dims is None:
             raise validation.InvalidRangeError("a dimension record needs its dimensions")
-        ts = self._utc(ts)
-        _check_count(n)
-        site, _ = self._valid_names(site, page)
+        if ts is None or type(ts) is not dt.datetime or ts.tzinfo is not dt.UTC:
+            ts = self._utc(ts)
+        if type(n) is not int or n < 1:
+            raise _bad_count(n)
+        site, _ = self._names.get((site, page)) or self._valid_names(site, page)
         return hour_unit(site, ts)
