@@ -32,10 +32,10 @@ def _retention(ttl_seconds: int | None) -> str:
 def collections_table(collections: Sequence[dict], table_id: str | None = None) -> html.Div:
     """One row per collection: ``name, count, size_bytes, size_is_estimate,
     stored_bytes`` (None: the store does not say), ``indexes ((name, keys), ...),
-    ttl_seconds``."""
+    ttl_seconds`` and ``holds`` (which representation of hits, under the name)."""
     head = ("Collection", "Documents", "Size (BSON)", "Stored (compressed)", "Indexes",
             "Retention")
-    rows = [[cell(c["name"]), cell(count(c["count"]), "num"),
+    rows = [[cell(c["name"], hint=c.get("holds", "")), cell(count(c["count"]), "num"),
              cell(_size(c["size_bytes"], c["size_is_estimate"]), "num"),
              cell("–" if c.get("stored_bytes") is None
                   else _size(c["stored_bytes"], c["size_is_estimate"]), "num"),

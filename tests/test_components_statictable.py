@@ -47,10 +47,14 @@ def test_the_data_pages_tables_keep_their_columns_spans_and_notes():
     assert row[4]["t"] == ["_id_ {_id: 1}", "site_end {site: 1, end: 1}"]
     assert [c["t"][0] for c in row] == ["events", "3", "≈ 0.0 KB", "≈ 3.00 MB",
                                         "_id_ {_id: 1}", "14 days (TTL)"]
+    assert "h" not in row[0]                   # no representation named: no line
     (unknown,) = table_cells(collections_table([{
-        "name": "events", "count": 3, "size_bytes": 10, "size_is_estimate": False,
-        "stored_bytes": None, "indexes": (), "ttl_seconds": None}]))
+        "name": "stats.daily", "count": 3, "size_bytes": 10, "size_is_estimate": False,
+        "stored_bytes": None, "indexes": (), "ttl_seconds": None,
+        "holds": "pre-aggregated stats"}]))
     assert unknown[3]["t"] == ["–"]
+    assert unknown[0] == {"t": ["stats.daily"], "h": "pre-aggregated stats",
+                          "l": "Collection"}
     (log,) = table_cells(logs_table([{
         "path": "/var/log/a.log", "host": socket.gethostname(), "lines": 14, "hits": 12,
         "rejected": {"malformed": 2, "bot": 0}, "tolerated": {"undecodable_bytes": 3},

@@ -43,6 +43,7 @@ def test_data_page_shows_collections_plans_and_shard_advice(dash_duo, app):
     collections = dash_duo.find_element("#data-collections").text
     assert "stats.daily" in collections and "events" in collections
     assert "site_end" in collections and "Stored" in collections
+    assert "pre-aggregated stats" in collections and "raw events" in collections
     plans = dash_duo.wait_for_element("#data-plans", timeout=20).text
     assert "Live · recent hits" in plans and "History · hits per day, 30 days" in plans
     # The embedded store explains like a server, with SQLite's plan under the index name.

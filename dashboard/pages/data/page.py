@@ -33,6 +33,7 @@ from queries.dimensions.pages import ranked_pages
 from queries.events.recent import recent_hits
 from queries.ingest.logs import log_ingests
 from queries.quarantine import listed
+from queries.representations import holding
 from queries.sharding import plan as shardplan
 from queries.sharding import text as shardtext
 from queries.stats.kpis import hit_totals
@@ -161,7 +162,7 @@ def show(search):
         collections = inspect.collections(db)
         sections.append(html.Section(className="card", children=[
             html.H2("Collections", className="card-title"),
-            collections_table([dataclasses.asdict(c) for c in collections],
+            collections_table([_described(c) for c in collections],
                               table_id="data-collections"),
             html.H2("Retention", className="card-title"),
             _retention(get_services().settings.events_ttl_days),
@@ -169,6 +170,12 @@ def show(search):
     except Exception as exc:
         sections.append(message(describe(exc)))
     return sections
+
+
+def _described(collection: inspect.CollectionInfo) -> dict:
+    """A collection's figures and the representation of hits it holds, if any."""
+    held = holding(collection.name)
+    return {**dataclasses.asdict(collection), "holds": held.name if held else ""}
 
 
 @callback(Output("data-plans-title", "children"), Output("data-plans-box", "children"),
