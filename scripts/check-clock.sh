@@ -16,7 +16,8 @@ TESTS=(
   tests/browser/test_browser_live.py tests/browser/test_browser_live_people.py
   tests/browser/test_browser_live_top.py tests/browser/test_browser_live_views.py
   tests/browser/test_browser_present.py tests/browser/test_browser_breakdowns.py
-  tests/browser/test_browser_annotations.py
+  tests/browser/test_browser_annotations.py tests/browser/test_browser_controls.py
+  tests/browser/test_browser_data.py tests/browser/test_browser_first_start.py
 )
 INSTANTS=("$@")
 if [ ${#INSTANTS[@]} -eq 0 ]; then

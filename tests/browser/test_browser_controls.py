@@ -12,6 +12,8 @@ from selenium.webdriver.common.keys import Keys
 
 from dashboard.services import get_services
 
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
+
 STYLE = """const el = arguments[0]; const s = getComputedStyle(el);
 return [s.color, s.backgroundColor, s.outlineStyle, s.outlineWidth, s.boxShadow];"""
 

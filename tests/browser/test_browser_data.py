@@ -15,7 +15,7 @@ import queries
 from queries.events.collection import EventWriter
 from queries.ingest import run as ingest
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("frozen_clock")]
 
 
 @pytest.fixture

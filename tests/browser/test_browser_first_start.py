@@ -11,6 +11,8 @@ import queries
 from dashboard.rollup_job import rollup_job
 from queries.events.collection import EventWriter
 
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
+
 EVENTS = 100_000
 
 
