@@ -60,11 +60,12 @@ def _suffix(site: str, page: str) -> str:
 
 
 def daily_id(day: dt.datetime, site: str, page: str) -> str:
-    return f"{day:%Y%m%d}/{_suffix(site, page)}"
+    # strftime('%Y%m%d/'), spelt out: a flush names ~100,000 ids, and strftime is ~10x slower.
+    return f"{day.year:04d}{day.month:02d}{day.day:02d}/{_suffix(site, page)}"
 
 
 def monthly_id(month: dt.datetime, site: str, page: str) -> str:
-    return f"{month:%Y%m}/{_suffix(site, page)}"
+    return f"{month.year:04d}{month.month:02d}/{_suffix(site, page)}"
 
 
 def metadata(date: dt.datetime, site: str, page: str) -> dict:

@@ -5,7 +5,6 @@ pre-allocation, and what a recorder reports of them."""
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter
 from dataclasses import dataclass, field
 
 from .. import validation
@@ -24,7 +23,7 @@ class Increment:
 
     collection: str
     metadata: dict
-    inc: Counter = field(default_factory=Counter)
+    inc: dict[str, int] = field(default_factory=dict)
     sets: dict = field(default_factory=dict)    # fields ``$set`` beside the guard
 
 
@@ -42,38 +41,60 @@ def increments(pending: dict[tuple, dict[int, int]],
     month, day): {minute of the UTC day: hits}}``, keyed by (collection, _id), with the
     bot hits among them (``bots``, same format, same or fewer keys): ``schema.BOTS``.
     Every document's bot counter is incremented, by 0 without bots: it says that the
-    document's bots are counted apart."""
+    document's bots are counted apart. The whole site's documents are made once per day
+    from its pages' minutes summed (the ``$inc`` is linear in them), not path by path."""
     docs: dict[tuple[str, str], Increment] = {}
     bots = bots or {}
-
-    def add(collection, doc_id, meta, inc):
-        doc = docs.get((collection, doc_id))
-        if doc is None:
-            docs[(collection, doc_id)] = Increment(collection, meta, Counter(inc))
-            return
-        counts = doc.inc
-        for path, n in inc.items():
-            counts[path] += n
-
-    for (site, page, year, month, day), minutes in pending.items():
-        date = dt.datetime(year, month, day, tzinfo=dt.UTC)
-        first = schema.month_start(date)
-        daily = schema.day_increments(minutes)
-        monthly = schema.monthly_increments(date, daily["daily"])
-        bot_minutes = bots.get((site, page, year, month, day))
+    site_days: dict[tuple, tuple[dict[int, int], dict[int, int]]] = {}
+    for key, minutes in pending.items():
+        site, page, year, month, day = key
+        bot_minutes = bots.get(key)
+        if page != WHOLE_SITE:
+            _add_day(docs, site, page, (year, month, day), minutes, bot_minutes)
+        whole = site_days.get((site, year, month, day))
+        if whole is None:
+            whole = site_days[(site, year, month, day)] = ({}, {})
+        _sum_minutes(whole[0], minutes)
         if bot_minutes:
-            daily.update(schema.day_increments(bot_minutes, schema.BOTS))
-            bot_total = daily[f"{schema.BOTS}.daily"]
-            monthly.update(schema.monthly_increments(date, bot_total, schema.BOTS))
-        else:
-            daily[f"{schema.BOTS}.daily"] = 0
-            monthly[f"{schema.BOTS}.monthly"] = 0
-        for target in targets(page):
-            add(schema.DAILY, schema.daily_id(date, site, target),
-                schema.metadata(date, site, target), daily)
-            add(schema.MONTHLY, schema.monthly_id(first, site, target),
-                schema.metadata(first, site, target), monthly)
+            _sum_minutes(whole[1], bot_minutes)
+    for (site, *ymd), (minutes, bot_minutes) in site_days.items():
+        _add_day(docs, site, WHOLE_SITE, ymd, minutes, bot_minutes)
     return docs
+
+
+def _sum_minutes(into: dict[int, int], minutes: dict[int, int]) -> None:
+    get = into.get
+    for minute, n in minutes.items():
+        into[minute] = get(minute, 0) + n
+
+
+def _add_day(docs: dict, site: str, page: str, ymd, minutes: dict[int, int],
+             bot_minutes: dict[int, int] | None) -> None:
+    """One page's (or the whole site's) day of minutes: its daily document's ``$inc``
+    (one unit a day: never merged) and its share of the monthly document's."""
+    year, month, day = ymd
+    date = dt.datetime(year, month, day, tzinfo=dt.UTC)
+    daily = schema.day_increments(minutes)
+    monthly = {"monthly": daily["daily"], f"daily.{day}": daily["daily"]}
+    if bot_minutes:
+        daily.update(schema.day_increments(bot_minutes, schema.BOTS))
+        bot_total = daily[f"{schema.BOTS}.daily"]
+        monthly[f"{schema.BOTS}.monthly"] = bot_total
+        monthly[f"{schema.BOTS}.daily.{day}"] = bot_total
+    else:
+        daily[f"{schema.BOTS}.daily"] = 0
+        monthly[f"{schema.BOTS}.monthly"] = 0
+    docs[(schema.DAILY, schema.daily_id(date, site, page))] = Increment(
+        schema.DAILY, schema.metadata(date, site, page), daily)
+    first = date.replace(day=1)
+    key = (schema.MONTHLY, schema.monthly_id(first, site, page))
+    found = docs.get(key)
+    if found is None:
+        docs[key] = Increment(schema.MONTHLY, schema.metadata(first, site, page), monthly)
+        return
+    counts = found.inc
+    for path, n in monthly.items():
+        counts[path] = counts.get(path, 0) + n
 
 
 def log_hit(db, ts: dt.datetime, site: str, page: str, bot: bool = False) -> None:
