@@ -10,14 +10,10 @@ import datetime as dt
 
 from . import schema
 from .nextday import NextDay
-from .writes import Increment, increments, targets
+from .writes import Increment, increments, sum_minutes, targets
 
 # A unit: ({minute of the UTC day: hits}, {minute: bot hits}).
 Unit = tuple[dict[int, int], dict[int, int]]
-
-
-def _add_minute(minutes: dict[int, int], minute: int, n: int) -> None:
-    minutes[minute] = minutes.get(minute, 0) + n
 
 
 class StatsCounts:
@@ -44,14 +40,13 @@ class StatsCounts:
         minutes = unit[0]
         minutes[minute] = minutes.get(minute, 0) + n
         if bots:
-            _add_minute(unit[1], minute, bots)
+            bot_minutes = unit[1]
+            bot_minutes[minute] = bot_minutes.get(minute, 0) + bots
 
     @staticmethod
     def merge(unit: Unit, part: Unit) -> None:
-        for minute, n in part[0].items():
-            _add_minute(unit[0], minute, n)
-        for minute, n in part[1].items():
-            _add_minute(unit[1], minute, n)
+        sum_minutes(unit[0], part[0])
+        sum_minutes(unit[1], part[1])
 
     @staticmethod
     def hits(part: Unit) -> int:

@@ -54,15 +54,16 @@ def increments(pending: dict[tuple, dict[int, int]],
         whole = site_days.get((site, year, month, day))
         if whole is None:
             whole = site_days[(site, year, month, day)] = ({}, {})
-        _sum_minutes(whole[0], minutes)
+        sum_minutes(whole[0], minutes)
         if bot_minutes:
-            _sum_minutes(whole[1], bot_minutes)
+            sum_minutes(whole[1], bot_minutes)
     for (site, *ymd), (minutes, bot_minutes) in site_days.items():
         _add_day(docs, site, WHOLE_SITE, ymd, minutes, bot_minutes)
     return docs
 
 
-def _sum_minutes(into: dict[int, int], minutes: dict[int, int]) -> None:
+def sum_minutes(into: dict[int, int], minutes: dict[int, int]) -> None:
+    """Add ``{minute: hits}`` into ``into``."""
     get = into.get
     for minute, n in minutes.items():
         into[minute] = get(minute, 0) + n
