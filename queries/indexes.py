@@ -11,6 +11,7 @@ from .dimensions import ensure_indexes as ensure_dimension_indexes
 from .events.collection import ensure_event_indexes
 from .rollups.build import ensure_rollup_indexes
 from .stats import schema
+from .visits.store import ensure_visit_indexes
 
 
 def ensure_indexes(db) -> list[str]:
@@ -18,4 +19,5 @@ def ensure_indexes(db) -> list[str]:
     names = [db[name].create_index(schema.STATS_INDEX, name="site_page_date")
              for name in (schema.DAILY, schema.MONTHLY)]
     return (names + ensure_event_indexes(db) + ensure_rollup_indexes(db)
-            + ensure_dimension_indexes(db) + ensure_annotation_indexes(db))
+            + ensure_dimension_indexes(db) + ensure_annotation_indexes(db)
+            + ensure_visit_indexes(db))

@@ -10,6 +10,7 @@ from .dimensions import counters, sketches
 from .events.expired import COLLECTION as EXPIRED
 from .rollups.build import BACKFILLED
 from .stats import schema
+from .visits.store import VISITS
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,10 @@ REPRESENTATIONS = (
         "rollups", (*schema.ROLLUPS.values(), BACKFILLED), "site and bucket, a row per page",
         "bytes, status classes and hits per week, month and year; top pages over long "
         "ranges", "for ever", "the rollup job"),
+    Representation(
+        "visits", (VISITS,), "site and UTC day, an hour's visits replaced whole",
+        "visits, bounces, visit duration, views per visit per quarter hour; entry and "
+        "exit pages", "for ever", "the rollup job, from events"),
 )
 
 

@@ -10,13 +10,16 @@ classification is not what this test checks.
 from __future__ import annotations
 
 import datetime as dt
+import random
 import re
 from collections import Counter
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from queries.dimensions import agents
+from queries.dimensions import agents, assets
+from queries.dimensions.encoding import clean
 from queries.dimensions.referrer import own_hosts, referrer_host
+from queries.validation import decoded_path
 
 LINE = re.compile(r'(\S+) \S+ \S+ \[([^\]]+)\] "(?:[^"\\]|\\.)*" (\d{3}|-) \S+'
                   r'(?: "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)"?)?')
@@ -130,3 +133,111 @@ def buckets(start: dt.datetime, end: dt.datetime, granularity: str, zone: ZoneIn
             found.append(b)
         t += step
     return found
+
+
+def common_line(line: str) -> str:
+    """A combined line as a common-format one: its last two quoted fields dropped."""
+    head, _, _ = line.rstrip("\n").partition('" "')
+    return head.rsplit(' "', 1)[0] if head.count('"') >= 3 else head
+
+
+def generated_log() -> list[str]:
+    """Two days around New York's change to summer time (2026-03-08, a 23-hour day):
+    a long tail of pages, people whose visits run across midnight, bots, referrers."""
+    rng = random.Random(7)
+    agents = ["Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like "
+              "Gecko) Chrome/126.0 Safari/537.36",
+              "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 "
+              "(KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1",
+              "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"]
+    referrers = ["-", "https://news.example/a", "https://search.example/?q=x"]
+    start = dt.datetime(2026, 3, 7, 20, tzinfo=dt.UTC)
+    lines = []
+    for person in range(300):
+        when = start + dt.timedelta(minutes=rng.randrange(0, 60 * 40))
+        agent = rng.choice(agents)
+        for view in range(rng.randint(1, 8)):
+            page = f"/p/{int(rng.paretovariate(1.2)) % 900}"
+            status = rng.choice((200, 200, 200, 304, 404))
+            ref = rng.choice(referrers) if view == 0 else "-"
+            lines.append(f"198.51.{person // 250}.{person % 250} - - "
+                         f"[{when:%d/%b/%Y:%H:%M:%S +0000}] \"GET {page} HTTP/1.1\" {status} "
+                         f"512 \"{ref}\" \"{agent}\"")
+            when += dt.timedelta(minutes=rng.randint(1, 40))
+    return lines
+
+
+# -- visits ----------------------------------------------------------------------------
+REQUEST = re.compile(r'(\S+) \S+ \S+ \[([^\]]+)\] "(\S+) ([^" ?]*)[^"]*" (\d{3}) \S+'
+                     r'(?: "(?:[^"\\]|\\.)*" "((?:[^"\\]|\\.)*)"?)?')
+
+
+@dataclass(frozen=True)
+class View:
+    visitor: tuple[str, str]
+    time: dt.datetime
+    page: str
+
+
+def pageviews(lines) -> list[View]:
+    """The log's pageviews by README's definition: a GET answered 2xx or 304, of a page
+    (not an asset), by a person (not a bot). Lines of other shapes are not pageviews."""
+    views = []
+    for line in lines:
+        m = REQUEST.match(line)
+        if not m:
+            continue
+        address, stamp, method, path, status, agent = m.groups()
+        status = int(status)
+        agent = None if agent in (None, "", "-") else agent
+        if method != "GET" or not (200 <= status < 300 or status == 304):
+            continue
+        if assets.kind(path) != assets.PAGE or (agent and agents.parse(agent).bot):
+            continue
+        when = dt.datetime.strptime(stamp, "%d/%b/%Y:%H:%M:%S %z").astimezone(dt.UTC)
+        views.append(View((address, agent or ""), when, clean(decoded_path(path))))
+    return views
+
+
+def visits(views: list[View], timeout: dt.timedelta = dt.timedelta(minutes=30)) -> list[dict]:
+    """Each visit: a visitor's pageviews sorted, cut where two are over ``timeout``
+    apart."""
+    found, by_visitor = [], {}
+    for view in views:
+        by_visitor.setdefault(view.visitor, []).append(view)
+    for seen in by_visitor.values():
+        seen.sort(key=lambda v: (v.time, v.page))
+        current = [seen[0]]
+        for view in seen[1:]:
+            if view.time - current[-1].time > timeout:
+                found.append(current)
+                current = []
+            current.append(view)
+        found.append(current)
+    return [{"start": v[0].time, "views": len(v), "entry": v[0].page, "exit": v[-1].page,
+             "seconds": (v[-1].time - v[0].time).total_seconds()} for v in found]
+
+
+def visit_metrics(views: list[View], start: dt.datetime, end: dt.datetime,
+                  granularity: str, zone: ZoneInfo) -> dict[dt.datetime, dict]:
+    """Per local bucket starting in [start, end): visits starting there, pageviews made
+    there, bounce rate (%), mean duration (s), views per visit (None without visits)."""
+    table: dict[dt.datetime, dict] = {}
+    for visit in visits(views):
+        if start <= visit["start"] < end:
+            row = table.setdefault(bucket(visit["start"], granularity, zone), Counter())
+            row["visits"] += 1
+            row["bounces"] += visit["views"] == 1
+            row["seconds"] += visit["seconds"]
+            row["views"] += visit["views"]
+    for view in views:
+        if start <= view.time < end:
+            table.setdefault(bucket(view.time, granularity, zone), Counter())["pageviews"] += 1
+    out = {}
+    for when, row in table.items():
+        n = row["visits"]
+        out[when] = {"visits": n, "pageviews": row["pageviews"],
+                     "bounce_rate": 100 * row["bounces"] / n if n else None,
+                     "visit_duration": row["seconds"] / n if n else None,
+                     "views_per_visit": row["views"] / n if n else None}
+    return out

@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-import random
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -52,38 +51,6 @@ def visitors_close(shown: int, exact: int) -> bool:
     return abs(shown - exact) <= max(1, VISITORS * exact)
 
 
-def _common(line: str) -> str:
-    """A combined line as a common-format one: its last two quoted fields dropped."""
-    head, _, _ = line.rstrip("\n").partition('" "')
-    return head.rsplit(' "', 1)[0] if head.count('"') >= 3 else head
-
-
-def generated_log() -> list[str]:
-    """Two days around New York's change to summer time (2026-03-08, a 23-hour day):
-    a long tail of pages, people whose visits run across midnight, bots, referrers."""
-    rng = random.Random(7)
-    agents = ["Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like "
-              "Gecko) Chrome/126.0 Safari/537.36",
-              "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 "
-              "(KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1",
-              "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"]
-    referrers = ["-", "https://news.example/a", "https://search.example/?q=x"]
-    start = dt.datetime(2026, 3, 7, 20, tzinfo=dt.UTC)
-    lines = []
-    for person in range(300):
-        when = start + dt.timedelta(minutes=rng.randrange(0, 60 * 40))
-        agent = rng.choice(agents)
-        for view in range(rng.randint(1, 8)):
-            page = f"/p/{int(rng.paretovariate(1.2)) % 900}"
-            status = rng.choice((200, 200, 200, 304, 404))
-            ref = rng.choice(referrers) if view == 0 else "-"
-            lines.append(f"198.51.{person // 250}.{person % 250} - - "
-                         f"[{when:%d/%b/%Y:%H:%M:%S +0000}] \"GET {page} HTTP/1.1\" {status} "
-                         f"512 \"{ref}\" \"{agent}\"")
-            when += dt.timedelta(minutes=rng.randint(1, 40))
-    return lines
-
-
 def _store(tmp_path_factory, name: str, lines: list[str], now: dt.datetime) -> tuple:
     """A store holding ``lines`` ingested as ``hitboard ingest`` would, at ``now``."""
     folder = tmp_path_factory.mktemp(name)
@@ -104,13 +71,13 @@ def combined(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def common(tmp_path_factory):
-    lines = [_common(line) for line in SHARED.read_text().splitlines()]
+    lines = [oracle.common_line(line) for line in SHARED.read_text().splitlines()]
     return _store(tmp_path_factory, "common", lines, INSTANTS[0])
 
 
 @pytest.fixture(scope="module")
 def dst(tmp_path_factory):
-    return _store(tmp_path_factory, "dst", generated_log(),
+    return _store(tmp_path_factory, "dst", oracle.generated_log(),
                   dt.datetime(2026, 3, 10, 12, tzinfo=dt.UTC))
 
 

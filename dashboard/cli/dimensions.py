@@ -9,7 +9,9 @@ import click
 
 from queries.dimensions import reads, sketches
 from queries.dimensions.spans import approximate_note
+from queries.errors import InvalidRangeError
 
+from . import visits
 from .common import store_option
 from .stats import (
     _database,
@@ -24,7 +26,7 @@ from .stats import (
 )
 
 BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_source",
-      "utm_medium", "utm_campaign", "kind", "page", "notfound")
+      "utm_medium", "utm_campaign", "kind", "page", "notfound", *visits.PAGE_DIMENSIONS)
 
 
 @click.command()
@@ -43,8 +45,17 @@ BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_so
 @format_option
 @store_option
 def breakdown(site, by, start, end, tz, page, n, bots, fmt, store):
-    """Hits and visitors per value of a dimension over a range: value, hits, visitors."""
+    """Hits and visitors per value of a dimension over a range: value, hits, visitors
+    (entry_page, exit_page: value, visits, bounce_rate, visit_duration)."""
     begin, finish = _range(start, end, tz)
+    if by in visits.PAGE_DIMENSIONS:
+        if page or bots:
+            raise InvalidRangeError(f"--by {by} counts people's visits: no --page, --bots")
+        with _database(store, read_only=True) as db:
+            rows, exact = visits.page_rows(db, site, by, begin, finish, n)
+        _emit(rows, ("value", "visits", "bounce_rate", "visit_duration"), fmt)
+        visits.note_if_approximate(exact)
+        return
     humans = not bots and by != "bot"
     with _database(store, read_only=True) as db:
         frame = reads.breakdown(db, site, by, begin, finish, page=page, n=n,

@@ -62,14 +62,18 @@ def add(name, tz, origins, unknown_agents, store):
 @origin_option
 @click.option("--any-origin", is_flag=True, help="Accept beacon hits from any origin.")
 @agents_option
+@click.option("--visit-minutes", type=int, default=None, metavar="N",
+              help="A visit ends after N minutes without a pageview (default 30); "
+                   "visits counted before keep theirs.")
 @store_option
-def set_(name, tz, origins, any_origin, unknown_agents, store):
+def set_(name, tz, origins, any_origin, unknown_agents, visit_minutes, store):
     """Change NAME's settings; those not given stay as they are."""
     if origins and any_origin:
         raise InvalidSiteError("give --origin or --any-origin, not both")
     db = open_db(store)
     try:
         changed = update_site(db, name, tz=tz, unknown_agents=unknown_agents,
+                              visit_minutes=visit_minutes,
                               origins=[] if any_origin else (list(origins) or None))
     finally:
         db.client.close()
@@ -129,7 +133,8 @@ def _describe(settings) -> str:
     origins = ", ".join(settings.origins) or "any origin"
     extra = " · synthetic" if settings.synthetic else ""
     return (f"{settings.name}  via {settings.via or '-'} · tz {settings.tz or '-'} · "
-            f"{origins} · no agent: {settings.unknown_agents}{extra}")
+            f"{origins} · no agent: {settings.unknown_agents} · visits end after "
+            f"{settings.visit_minutes} min{extra}")
 
 
 COMMANDS = (site,)

@@ -21,8 +21,10 @@ from queries.rollups import reads as rollup_reads
 from queries.stats import schema
 from queries.stats.series import GRANULARITIES
 from queries.validation import WHOLE_SITE
+from queries.visits.reads import METRICS as VISIT_METRICS
 
 from ..spreadsheet import cell
+from . import visits
 from .common import open_db, store_option
 
 # Where `report` reads each granularity from: source name -> (granularities, reader).
@@ -95,9 +97,12 @@ format_option = click.option("--format", "fmt", type=click.Choice(["csv", "json"
               type=click.Choice(sorted({g for gs, _ in SOURCES.values() for g in gs})))
 @click.option("--source", type=click.Choice(sorted(SOURCES)), default="stats",
               show_default=True, help="Where the counts come from.")
-@click.option("--metric", type=click.Choice(["hits", "visitors"]), default="hits",
-              show_default=True, help="visitors: distinct visitors per hour or day "
-              "(whole site, from sketches).")
+@click.option("--metric", type=click.Choice(["hits", "visitors", *VISIT_METRICS]),
+              default="hits", show_default=True,
+              help="visitors: distinct visitors per hour or day (whole site, from "
+              "sketches); visits, pageviews, bounce_rate (%), visit_duration (s), "
+              "views_per_visit: of the visits starting in each bucket (with --page: "
+              "its pageviews and the visits entering there).")
 @click.option("--humans", is_flag=True, help="Count people alone (bots left out), as "
               "History does by default.")
 @click.option("--filter", "filter_", metavar="DIM:VALUE", default=None,
@@ -113,6 +118,16 @@ def report(site, pages, granularity, source, metric, humans, filter_, start, end
     """Hits (or visitors) per bucket of a site or its pages, in long form: the figures
     History shows for the same range, zone and choices."""
     begin, finish = _range(start, end, tz)
+    if metric in VISIT_METRICS:
+        if filter_ or humans or source != "stats":
+            raise InvalidRangeError("visit metrics count people's pageviews: no --filter, "
+                                    "--humans or --source")
+        with _database(store, read_only=True) as db:
+            rows, exact = visits.report_rows(db, site, pages, granularity, metric, begin,
+                                             finish, tz)
+        _emit(rows, ("time", "page", metric), fmt)
+        visits.note_if_approximate(exact)
+        return
     if metric == "visitors":
         if pages or filter_ or source != "stats" or granularity not in ("hour", "day"):
             raise InvalidRangeError("--metric visitors counts the whole site per hour or day "

@@ -75,6 +75,38 @@ def grouped(db, site: str, start: dt.datetime, end: dt.datetime, fields: Sequenc
         yield dict(zip(fields, key, strict=True)), n
 
 
+def columns(db, site: str, start: dt.datetime, end: dt.datetime, names: Sequence[str]
+            ) -> Iterator[tuple[bool, list[int], dict[str, tuple[list, Sequence[int]]]]]:
+    """Per bucket of the site's events of [start, end): whether they came from a log
+    file, their times (ms) and each column of ``names`` as ``(values, codes)``, event
+    ``i``'s value ``values[codes[i]]`` (a plain column's codes are its positions), the
+    events outside the range left out. A caller classifies each distinct value once."""
+    for bucket in buckets.overlapping(db, site, start, end, (*names, "stream")):
+        n = bucket["n"]
+        keep = _inside(bucket, start, end)
+        times = buckets.times(bucket).tolist()
+        coded = {}
+        for name in names:
+            values, codes = buckets.coded(bucket, name, n)
+            coded[name] = (values, range(n) if codes is None else codes)
+        if keep is not None:
+            times = list(compress(times, keep))
+            coded = {name: (values, list(compress(codes, keep)))
+                     for name, (values, codes) in coded.items()}
+        yield bucket.get("stream") is not None, times, coded
+
+
+def span(db, site: str) -> tuple[dt.datetime, dt.datetime] | None:
+    """Bounds of the site's events still kept, from the index by end (``site_end``):
+    no event is before the first, none after the second (None: none is kept)."""
+    coll = db[schema.EVENTS]
+    first = coll.find_one({"site": site}, {"end": 1}, sort=[("end", 1)])
+    last = coll.find_one({"site": site}, {"end": 1}, sort=[("end", -1)])
+    if first is None or last is None:
+        return None
+    return first["end"] - _HOUR, last["end"]
+
+
 def count(db, site: str, start: dt.datetime, end: dt.datetime,
           limit: int | None = None) -> int:
     """The site's events of [start, end); once past ``limit`` (if given), a number

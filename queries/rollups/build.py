@@ -42,6 +42,7 @@ from ..dimensions import sketches
 from ..events import collection as events
 from ..events import reads as event_reads
 from ..stats import schema
+from ..visits import build as visits
 from . import documents, upgrade
 from .documents import CLASSES, status_class, write_level
 
@@ -119,6 +120,7 @@ class RollupRun:
     duration_s: float = 0.0
     expired: int = 0
     sketches_merged: int = 0   # visitor sketch documents merged by the compaction
+    visit_days: int = 0        # visit documents (site and UTC day) rewritten
     touched: dict = field(default_factory=dict, repr=False)      # per site, hours read
     started: float = field(default=0.0, repr=False)              # perf_counter
     hourly: Callable[[], list] | None = field(default=None, repr=False)
@@ -154,6 +156,7 @@ def finish_rollups(db, run: RollupRun, retention: int | None = None,
     """The rest of a run :func:`start_rollups` began: every level written, the checkpoint
     advanced, old events expired (``retention``), due sketches compacted."""
     roll_hours(db, run.touched, run, workers)
+    run.visit_days = visits.recompute(db, run.touched)
     run.duration_s = time.perf_counter() - run.started
     watermark = _advance(db, run)
     if retention is not None:

@@ -31,6 +31,8 @@ UNKNOWN_AGENTS = ("human", "bot")
 SOURCES = ("admin", "ingest", "beacon", "loadgen", "existing")
 DIMENSION_COUNTERS = "dims.monthly"     # a site holding any marks it as counted before
 MAX_ORIGINS = 20
+DEFAULT_VISIT_MINUTES = 30      # a visit ends after this long without a pageview
+MAX_VISIT_MINUTES = 24 * 60
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class SiteSettings:
     origins: tuple[str, ...] = ()
     via: str | None = None
     since: dt.datetime | None = None
+    visit_minutes: int = DEFAULT_VISIT_MINUTES
 
     @property
     def unknown_bots(self) -> bool:
@@ -71,7 +74,7 @@ def _settings(db, name: str, doc: dict | None) -> SiteSettings:
                         doc.get("unknown_agents", "human"), legacy, doc.get("tz"),
                         tuple(doc.get("origins", ())), doc.get("via"),
                         validation.stored_time(since) if isinstance(since, dt.datetime)
-                        else None)
+                        else None, doc.get("visit_minutes", DEFAULT_VISIT_MINUTES))
 
 
 def registered_sites(db) -> list[SiteSettings]:
@@ -140,8 +143,9 @@ def register(db, site: str, via: str, new_name: bool = False, **settings) -> boo
 
 
 def update_site(db, site: str, **settings) -> SiteSettings:
-    """Change a registered site's settings (``tz``, ``origins``, ``unknown_agents``;
-    None leaves one as it is)."""
+    """Change a registered site's settings (``tz``, ``origins``, ``unknown_agents``,
+    ``visit_minutes``: visits already counted keep the timeout they were cut with; None
+    leaves one as it is)."""
     name = validation.site(site)
     fields = _checked({k: v for k, v in settings.items() if v is not None})
     if db[schema.SITES].update_one({"_id": name}, {"$set": fields}).matched_count == 0:
@@ -158,11 +162,20 @@ def _checked(settings: dict) -> dict:
             fields["origins"] = _origins(value)
         elif key == "unknown_agents":
             fields["unknown_agents"] = check_unknown_agents(value)
+        elif key == "visit_minutes":
+            fields["visit_minutes"] = check_visit_minutes(value)
         elif key == "synthetic":
             fields["synthetic"] = bool(value)
         else:
             raise InvalidSiteError(f"unknown site setting {key!r}")
     return fields
+
+
+def check_visit_minutes(value) -> int:
+    if type(value) is not int or not 1 <= value <= MAX_VISIT_MINUTES:
+        raise InvalidSiteError(f"a visit's timeout is 1 to {MAX_VISIT_MINUTES} minutes, "
+                               f"got {str(value)[:20]!r}")
+    return value
 
 
 def unregister(db, site: str) -> bool:

@@ -1,0 +1,56 @@
+"""Visit metrics in the CLI: ``report --metric visits|pageviews|bounce_rate|
+visit_duration|views_per_visit`` and ``breakdown --by entry_page|exit_page``."""
+
+from __future__ import annotations
+
+import math
+
+import click
+
+from queries import validation
+from queries.errors import InvalidRangeError
+from queries.validation import WHOLE_SITE
+from queries.visits import reads
+
+PAGE_DIMENSIONS = {"entry_page": "entry", "exit_page": "exit"}
+APPROXIMATE = ("note: the range cuts a quarter hour, which counts whole (visits are "
+               "stored per quarter hour of their first pageview)")
+
+
+def report_rows(db, site: str, pages: tuple[str, ...], granularity: str, metric: str,
+                start, end, tz: str) -> tuple[list[dict], bool]:
+    """``time,page,<metric>`` rows per bucket (bounce rate in percent, duration in
+    seconds, empty where there is no visit), and whether they are exact."""
+    if len(pages) > 1:
+        raise InvalidRangeError("visit metrics take one --page at most")
+    page = validation.page(pages[0]) if pages else None
+    if page is not None and metric == "views_per_visit":
+        raise InvalidRangeError("views per visit is the whole site's: no --page")
+    frame = reads.series(db, site, start, end, granularity, tz, page)
+    rows = [{"time": time.isoformat(), "page": page or WHOLE_SITE,
+             metric: value(metric, number)} for time, number in frame[metric].items()]
+    return rows, frame.attrs["exact"]
+
+
+def value(metric: str, number: float) -> int | float | None:
+    """A metric as printed: counts whole, rates and means to two decimals."""
+    if number is None or (isinstance(number, float) and math.isnan(number)):
+        return None
+    if metric in ("visits", "pageviews"):
+        return int(number)
+    return round(float(number), 2)
+
+
+def page_rows(db, site: str, by: str, start, end, n: int) -> tuple[list[dict], bool]:
+    """``value,visits,bounce_rate,visit_duration`` per entry or exit page."""
+    frame = reads.pages(db, site, start, end, PAGE_DIMENSIONS[by], n)
+    rows = [{"value": row.value, "visits": int(row.visits),
+             "bounce_rate": value("bounce_rate", row.bounce_rate),
+             "visit_duration": value("visit_duration", row.visit_duration)}
+            for row in frame.itertuples()]
+    return rows, frame.attrs["exact"]
+
+
+def note_if_approximate(exact: bool) -> None:
+    if not exact:
+        click.echo(APPROXIMATE, err=True)

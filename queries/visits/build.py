@@ -1,0 +1,132 @@
+"""Visits recomputed from the raw events of the hours a rollup run touched, the way the
+rollups are: every hour whose visits the new events may change is computed again, whole,
+from every pageview around it, and replaced (``store.write_hours``).
+
+Why from events and not as hits arrive: the events are already written exactly once
+(a log line's event by its byte offset), by every process (``serve --workers``, an
+ingest beside the server, an ingest's workers) into one place, so a visitor's hits meet
+there whatever process took them; lines out of order, late and repeated are just events;
+and replacing an hour with the value computed from the same events any number of times
+leaves the same document, so a run killed anywhere is repeated, never counted twice.
+
+Which hours: new pageviews in the touched hours [a, b) may start visits there, extend
+visits that started before a (back to where such a chain starts) and join visits that
+started up to one timeout after b to earlier ones. So a window [lo, hi) is read: lo
+moves back an hour at a time until no visit reaching the touched hours starts in its
+first ``margin`` (then every start from ``lo + margin`` on is known exactly: see
+``sessions``), hi moves on until no visit starting before ``b + margin`` is still open
+at hi, or the events end. The hours [lo + margin, b + margin) are written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from ..dimensions import assets
+from ..dimensions.classify import is_bot_agent
+from ..dimensions.encoding import clean
+from ..events import reads as event_reads
+from ..stats import schema
+from ..stats.sites import site_settings
+from . import store
+from .sessions import HOUR_MS, Pageview, sessionize, tally
+
+SLICE_MS = 24 * HOUR_MS          # touched hours recomputed a day at a time at most
+MAX_REACH_MS = 7 * 24 * HOUR_MS  # how far a window may grow past its hours, each way
+_COLUMNS = ("host", "user_agent", "path", "method", "status")
+
+
+def recompute(db, touched: dict[str, set[dt.datetime]]) -> int:
+    """Recompute the visits of the hours ``touched`` (per site, UTC hour starts) may
+    change; returns the day documents written."""
+    written = 0
+    for site, hours in touched.items():
+        settings = site_settings(db, site)
+        bounds = event_reads.span(db, site)
+        if bounds is None:
+            continue
+        edge = (schema.epoch_ms(bounds[0]), schema.epoch_ms(bounds[1]))
+        timeout = settings.visit_minutes * 60_000
+        for a, b in slices(sorted(schema.epoch_ms(h) for h in hours)):
+            written += _recompute_span(db, site, a, b, timeout, settings.unknown_bots, edge)
+    return written
+
+
+def slices(hours: list[int]) -> list[tuple[int, int]]:
+    """Sorted hour starts (ms) → ``[a, b)`` spans: hours at most two apart joined (their
+    windows would overlap anyway), then cut into pieces of at most ``SLICE_MS``."""
+    spans: list[list[int]] = []
+    for hour in hours:
+        if spans and hour - spans[-1][1] <= 2 * HOUR_MS:
+            spans[-1][1] = hour + HOUR_MS
+        else:
+            spans.append([hour, hour + HOUR_MS])
+    return [(lo, min(lo + SLICE_MS, b)) for a, b in spans for lo in range(a, b, SLICE_MS)]
+
+
+def _recompute_span(db, site: str, a: int, b: int, timeout: int, unknown_bots: bool,
+                    edge: tuple[int, int]) -> int:
+    margin = -(-timeout // HOUR_MS) * HOUR_MS       # the timeout in whole hours, rounded up
+    lo, hi = a - margin, b + margin
+    while True:
+        views = pageviews(db, site, lo, hi, unknown_bots)
+        visits = sessionize(views, timeout)
+        back = lo > edge[0] and lo > a - MAX_REACH_MS and any(
+            v.start < lo + margin and v.last >= a for v in visits)
+        on = hi <= edge[1] and hi < b + MAX_REACH_MS and any(
+            v.last >= hi - timeout and v.start < b + margin for v in visits)
+        if not (back or on):
+            break
+        lo -= HOUR_MS * back
+        hi += HOUR_MS * on
+    first, last = lo + margin, b + margin
+    quarters, pages = tally([v for v in visits if first <= v.start < last],
+                            [v for v in views if first <= v.time < last])
+    parts = store.hour_parts(quarters, pages, range(first, last, HOUR_MS))
+    return store.write_hours(db, site, parts)
+
+
+def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool) -> list[Pageview]:
+    """The site's pageviews among its events of [lo, hi) (ms): pages (not assets) seen
+    by people (not bots); from a log, a GET answered 2xx or 304; every beacon and load
+    generator hit (their events have no log stream)."""
+    out: list[Pageview] = []
+    for from_log, times, columns in event_reads.columns(
+            db, site, schema.from_epoch_ms(lo), schema.from_epoch_ms(hi), _COLUMNS):
+        hosts, host_codes = columns["host"]
+        agents, agent_codes = columns["user_agent"]
+        paths, path_codes = columns["path"]
+        pages = [clean(p) if p and assets.kind(p) == assets.PAGE else None for p in paths]
+        people = [not is_bot_agent(agent, unknown_bots) for agent in agents]
+        kept = _answered(columns) if from_log else None
+        for i, (time, p, a, h) in enumerate(zip(times, path_codes, agent_codes, host_codes,
+                                                 strict=True)):
+            page = pages[p]
+            if page is None or not people[a] or (kept is not None and not kept[i]):
+                continue
+            out.append(Pageview(f"{hosts[h] or ''}\x00{agents[a] or ''}", time, page))
+    return out
+
+
+def _answered(columns: dict) -> list[bool]:
+    """Per event of a log, whether it is a GET answered 2xx or 304."""
+    methods, method_codes = columns["method"]
+    statuses, status_codes = columns["status"]
+    gets = [m == "GET" for m in methods]
+    good = [s is not None and (200 <= s < 300 or s == 304) for s in statuses]
+    return [gets[m] and good[s] for m, s in zip(method_codes, status_codes, strict=True)]
+
+
+def backfilled(db, site: str, views: Iterable[Pageview], timeout: int) -> int:
+    """Visits of history written without events (the load generator's past days):
+    ``views`` are whole UTC days' pageviews, their visits stored apart from those the
+    events make (``backfilled``), so a later recompute of the same hours keeps them."""
+    views = list(views)
+    if not views:
+        return 0
+    quarters, pages = tally(sessionize(views, timeout), views)
+    first = min(v.time for v in views) // store.DAY_MS * store.DAY_MS
+    last = (max(v.time for v in views) // store.DAY_MS + 1) * store.DAY_MS
+    parts = store.hour_parts(quarters, pages, range(first, last, HOUR_MS))
+    return store.write_hours(db, site, parts, field="backfilled")

@@ -1,0 +1,124 @@
+"""Pageviews cut into visits, and visits summed per quarter hour: pure, no database.
+
+A visit is one visitor's pageviews on one site with no gap over the site's timeout (30
+minutes by default); it belongs to the quarter hour of its first pageview. A pageview
+starts a visit exactly when its visitor had none in the timeout before it, so the
+starts among pageviews at or after ``t`` depend only on pageviews from ``t - timeout``
+on: what lets ``build`` recompute a few hours from a window of events around them.
+
+Quarter hours because every time zone in use is a whole number of them from UTC: a
+visit then falls in one hour or day bucket of any zone, exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from itertools import groupby
+from operator import itemgetter
+from typing import NamedTuple
+
+QUARTER_MS = 15 * 60_000
+HOUR_MS = 3_600_000
+DEFAULT_TIMEOUT_MINUTES = 30
+OTHER_PAGE = "(other)"
+MAX_PAGES = 2_000        # distinct entry (exit) pages kept per site and hour; the rest: OTHER
+
+
+class Pageview(NamedTuple):
+    visitor: str          # the (address, agent) pair as the sketches hash it; never stored
+    time: int             # ms since the epoch
+    page: str
+
+
+class Visit(NamedTuple):
+    start: int            # ms since the epoch of the first pageview
+    last: int             # of the last one
+    entry: str
+    exit: str
+    views: int
+
+    @property
+    def bounce(self) -> bool:
+        return self.views == 1
+
+    @property
+    def duration(self) -> int:
+        """ms from the first pageview to the last (0 for a bounce)."""
+        return self.last - self.start
+
+
+def sessionize(pageviews: Iterable[Pageview], timeout_ms: int) -> list[Visit]:
+    """Every visit of ``pageviews`` (in any order): a visitor's pageviews sorted by
+    time, a new visit after each gap over ``timeout_ms`` (a gap of exactly the timeout
+    continues the visit). Two pageviews of one visitor at the same instant keep the
+    order of their pages' names, so the result does not depend on the input's order."""
+    visits: list[Visit] = []
+    ordered = sorted(pageviews)
+    for _, views in groupby(ordered, key=itemgetter(0)):
+        start = last = None
+        entry = page = ""
+        count = 0
+        for _, time, page_now in views:
+            if last is not None and time - last > timeout_ms:
+                visits.append(Visit(start, last, entry, page, count))
+                start = None
+            if start is None:
+                start, entry, count = time, page_now, 0
+            last, page = time, page_now
+            count += 1
+        if start is not None:
+            visits.append(Visit(start, last, entry, page, count))
+    return visits
+
+
+class Quarter(NamedTuple):
+    """What the visits starting in one quarter hour add up to, and its pageviews."""
+
+    visits: int
+    bounces: int
+    duration: int         # ms, summed over the visits
+    views: int            # pageviews of those visits (views per visit = views / visits)
+    pageviews: int        # pageviews made in the quarter, whatever visit they belong to
+
+
+def quarter_of(ms: int) -> int:
+    """The start (ms) of the quarter hour holding ``ms``."""
+    return ms - ms % QUARTER_MS
+
+
+def tally(visits: Iterable[Visit], pageviews: Iterable[Pageview]
+          ) -> tuple[dict[int, list[int]], dict[str, dict]]:
+    """Per quarter start, its ``Quarter`` fields as a list; and per page kind (``entry``,
+    ``exit``, ``views``) ``{(quarter, page): [visits, bounces, duration]}`` (``views``:
+    ``[pageviews]``), for the rows of the pages panels."""
+    quarters: dict[int, list[int]] = {}
+    pages: dict[str, dict] = {"entry": {}, "exit": {}, "views": {}}
+    for visit in visits:
+        q = quarter_of(visit.start)
+        row = quarters.get(q)
+        if row is None:
+            row = quarters[q] = [0, 0, 0, 0, 0]
+        row[0] += 1
+        row[1] += visit.bounce
+        row[2] += visit.duration
+        row[3] += visit.views
+        for kind, page in (("entry", visit.entry), ("exit", visit.exit)):
+            cell = pages[kind].get((q, page))
+            if cell is None:
+                cell = pages[kind][(q, page)] = [0, 0, 0]
+            cell[0] += 1
+            cell[1] += visit.bounce
+            cell[2] += visit.duration
+    for view in pageviews:
+        q = quarter_of(view.time)
+        row = quarters.get(q)
+        if row is None:
+            row = quarters[q] = [0, 0, 0, 0, 0]
+        row[4] += 1
+        key = (q, view.page)
+        views = pages["views"].get(key)
+        if views is None:
+            pages["views"][key] = [1]
+        else:
+            views[0] += 1
+    return quarters, pages

@@ -1,0 +1,121 @@
+"""Visits recomputed from raw events by the rollup run (``queries.visits.build``), on
+every backend: late and out-of-order events, visits across midnight and across runs, a
+run repeated, what is not a pageview, a site's own timeout, the pages cap."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from queries.events.collection import EventWriter
+from queries.ingest.run import Ingestor, ingest_file
+from queries.rollups.build import run_rollups
+from queries.stats.sites import register, update_site
+from queries.visits import reads, store
+
+T0 = dt.datetime(2026, 3, 1, 23, 0, tzinfo=dt.UTC)
+AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0"
+BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+RUN = [dt.datetime(2026, 3, 5, tzinfo=dt.UTC)]
+
+
+def _write(db, *views, agent=AGENT, site="s"):
+    """Events of ``(minutes after T0, page, visitor)``, then a rollup run."""
+    writer = EventWriter(db, clock=lambda: RUN[0])
+    for minutes, page, visitor in views:
+        writer.add({"time": T0 + dt.timedelta(minutes=minutes), "site": site,
+                    "host": f"203.0.113.{visitor}", "method": "GET", "path": page,
+                    "query": "", "status": 200, "bytes": 1, "referrer": "-",
+                    "user_agent": agent})
+    writer.flush()
+    RUN[0] += dt.timedelta(minutes=5)
+    run_rollups(db, now=RUN[0])
+
+
+def _totals(db, hours=48, site="s"):
+    found = reads.totals(db, site, T0 - dt.timedelta(hours=2), T0 + dt.timedelta(hours=hours))
+    return found.visits, found.bounces, found.duration_ms // 60_000, found.views
+
+
+def _docs(db):
+    return sorted((d["_id"], d.get("hours")) for d in db[store.VISITS].find())
+
+
+@pytest.fixture(autouse=True)
+def _clock():
+    RUN[0] = dt.datetime(2026, 3, 5, tzinfo=dt.UTC)
+
+
+def test_a_visit_across_midnight_counts_once_on_the_day_it_began(db):
+    _write(db, (50, "/a", 1), (70, "/b", 1))             # 23:50, then 00:10 next day
+    assert _totals(db) == (1, 0, 20, 2)
+    day = reads.series(db, "s", T0 - dt.timedelta(hours=23), T0 + dt.timedelta(days=2),
+                       "day")
+    assert day["visits"].tolist() == [1, 0, 0] and day["pageviews"].tolist() == [1, 1, 0]
+
+
+def test_a_later_run_extending_a_visit_rewrites_the_hour_it_began_in(db):
+    _write(db, *[(m, "/p", 1) for m in range(0, 300, 20)])     # 5 hours, every 20 min
+    assert _totals(db) == (1, 0, 280, 15)
+    _write(db, (305, "/last", 1))                          # only the sixth hour is touched
+    assert _totals(db) == (1, 0, 305, 16)
+    exits = reads.pages(db, "s", T0, T0 + dt.timedelta(days=1), "exit")
+    assert exits["value"].tolist() == ["/last"]
+
+
+def test_a_late_pageview_between_two_visits_joins_them(db):
+    _write(db, (0, "/a", 1), (50, "/b", 1))               # two visits: 50 min apart
+    assert _totals(db) == (2, 2, 0, 2)
+    _write(db, (25, "/late", 1))                           # arrives after, out of order
+    assert _totals(db) == (1, 0, 50, 3)
+    entries = reads.pages(db, "s", T0, T0 + dt.timedelta(days=1), "entry")
+    assert entries["value"].tolist() == ["/a"]
+
+
+def test_running_again_changes_nothing(db):
+    _write(db, (0, "/a", 1), (10, "/b", 2), (100, "/c", 1))
+    before = _docs(db)
+    for _ in range(2):
+        RUN[0] += dt.timedelta(minutes=5)
+        run_rollups(db, now=RUN[0])
+    store.write_hours(db, "s", {})
+    assert _docs(db) == before
+
+
+def test_bots_and_assets_are_not_pageviews(db):
+    _write(db, (0, "/a", 1), (1, "/style.css", 1), (2, "/a", 2))
+    _write(db, (3, "/a", 3), agent=BOT)
+    assert _totals(db) == (2, 2, 0, 2)          # two bounces: the asset is not a view
+
+
+def test_a_site_s_own_timeout_cuts_its_visits(db):
+    register(db, "s", "admin")
+    update_site(db, "s", visit_minutes=10)
+    _write(db, (0, "/a", 1), (15, "/b", 1))
+    assert _totals(db)[0] == 2
+
+
+def test_pages_past_the_cap_count_under_other(db, monkeypatch):
+    monkeypatch.setattr(store, "MAX_PAGES", 2)
+    _write(db, *[(i, page, i) for i, page in enumerate(["/a", "/a", "/b", "/b", "/c", "/d"])])
+    entries = reads.pages(db, "s", T0, T0 + dt.timedelta(days=1), "entry")
+    assert dict(zip(entries["value"], entries["visits"], strict=True)) == \
+        {"/a": 2, "/b": 2, "(other)": 2}
+
+
+def test_from_a_log_only_gets_answered_2xx_or_304_are_pageviews(db, tmp_path):
+    log = tmp_path / "access.log"
+    stamp = "[01/Mar/2026:23:{:02d}:00 +0000]"
+    lines = [f'203.0.113.1 - - {stamp.format(m)} "{method} /p{m} HTTP/1.1" {status} 5 "-" '
+             f'"{AGENT}"' for m, method, status in
+             [(1, "GET", 200), (2, "GET", 304), (3, "POST", 200), (4, "GET", 404),
+              (5, "HEAD", 200), (6, "GET", 301)]]
+    log.write_text("\n".join(lines) + "\n")
+    ingestor = Ingestor(db, site="s")
+    try:
+        ingest_file(ingestor, log, "s")
+    finally:
+        ingestor.close()
+    run_rollups(db, now=RUN[0])
+    assert _totals(db) == (1, 0, 1, 2)
