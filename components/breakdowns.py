@@ -11,11 +11,15 @@ from dataclasses import dataclass
 import pandas as pd
 from dash import dcc, html
 
-from .numbers import count
+from .numbers import count, duration, percent
 from .tables import format_change
 
 UNCLICKABLE = {"(other)"}  # past a document's cap: no single value to filter by
 MAX_SHOWN = 60
+
+
+def percent_of(value) -> str:
+    return percent(value, 0)
 
 
 @dataclass(frozen=True)
@@ -33,35 +37,51 @@ def _text(value: str) -> str:
     return value if len(value) <= MAX_SHOWN else value[: MAX_SHOWN - 1] + "…"
 
 
+@dataclass(frozen=True)
+class Column:
+    """A number column of a ranked table: its header, the frame's field, its format."""
+
+    header: str
+    field: str
+    shown: Callable[[object], str] = count
+
+
+HITS_COLUMNS = (Column("Hits", "hits"), Column("Visitors", "visitors"))
+VISIT_COLUMNS = (Column("Visits", "visits"), Column("Bounce", "bounce_rate", percent_of),
+                 Column("Duration", "visit_duration", duration))
+
+
 def breakdown_panel(dim: str, title: str, frame: pd.DataFrame,
                     href: Callable[[str], str | None], active: str | None = None,
                     extra=None, panel_id: str | None = None,
-                    empty: str = "No hits") -> html.Section:
-    """One card: the frame's rows (value, hits, visitors) most hits first, each with a
-    bar scaled to the first. ``href(value)`` is the link filtering by the value (None:
-    not a link); ``active`` is the value the view is filtered by; ``empty`` what an
-    empty frame says."""
-    top = int(frame["hits"].max()) if len(frame) else 0
+                    empty: str = "No hits", columns: Sequence[Column] = HITS_COLUMNS
+                    ) -> html.Section:
+    """One card: the frame's rows (value and ``columns``: hits and visitors, or an entry
+    page's visits, bounce rate and duration) in the frame's order, each with a bar
+    scaled to the first column's largest. ``href(value)`` is the link filtering by the
+    value (None: not a link); ``active`` is the value the view is filtered by; ``empty``
+    what an empty frame says."""
+    first = columns[0].field
+    top = int(frame[first].max()) if len(frame) else 0
     rows = []
-    for record in frame.itertuples(index=False):
-        value, hits = str(record.value), int(record.hits)
-        people = record.visitors
+    for record in frame.to_dict("records"):
+        value, size = str(record["value"]), int(record[first])
         link = None if value in UNCLICKABLE else href(value)
         label = (dcc.Link(_text(value), href=link, className="bd-link", title=value)
                  if link else html.Span(_text(value), title=value))
-        width = f"{100 * hits / top:.1f}%" if top else "0%"
+        width = f"{100 * size / top:.1f}%" if top else "0%"
         rows.append(html.Tr(className="bd-row" + (" bd-active" if value == active else ""),
                             children=[
             html.Td(className="bd-value", children=[
                 html.Div(className="bd-bar", style={"width": width}), label]),
-            html.Td(count(hits), className="num"),
-            html.Td(count(people),
-                    className="num"),
+            *(html.Td(column.shown(record[column.field]), className="num")
+              for column in columns),
         ]))
     body = html.Table(className="bd-table", children=[
-        html.Thead(html.Tr([html.Th(title), html.Th("Hits", className="num"),
-                            html.Th("Visitors", className="num")])),
-        html.Tbody(rows or [html.Tr(html.Td(empty, colSpan=3, className="muted"))]),
+        html.Thead(html.Tr([html.Th(title),
+                            *(html.Th(c.header, className="num") for c in columns)])),
+        html.Tbody(rows or [html.Tr(html.Td(empty, colSpan=len(columns) + 1,
+                                            className="muted"))]),
     ])
     return html.Section(className="card bd-card", id=panel_id or f"history-panel-{dim}",
                         children=[body, extra] if extra is not None else [body])

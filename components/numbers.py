@@ -38,6 +38,19 @@ def share(fraction: float | None, digits: int = 0) -> str:
     return NO_VALUE if _missing(fraction) else percent(100 * float(fraction), digits)
 
 
+def duration(seconds: float | None) -> str:
+    """A visit's length: ``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
+    if _missing(seconds):
+        return NO_VALUE
+    whole = round(float(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    return f"{minutes // 60:,} h {minutes % 60:02d} min"
+
+
 def _missing(value) -> bool:
     """None, NaN or pandas' NA (a count a frame does not know)."""
     return value is None or bool(pd.isna(value))

@@ -293,10 +293,13 @@ def _change(out, name: str) -> str:
 
 def test_a_change_is_new_only_with_something_now_and_nothing_before():
     now, before = Figures(12, 3, None), Figures(0, 0, 0.5)
-    panels = breakdown_view.Panels({}, None, now, before, 0.0, ())
-    out = {"kpis": history_panels._kpis(panels, humans=True, pages=False)}
+    visits = breakdown_view.Totals(3, 3, 0, 3, 3, True)
+    none = breakdown_view.Totals(0, 0, 0, 0, 0, True)
+    panels = breakdown_view.Panels({}, None, now, before, 0.0, (), visits, none, {})
+    out = {"kpis": history_panels._kpis(panels, humans=True, pages=False, filtered=False)}
     assert _change(out, "hits") == "new" and _change(out, "visitors") == "new"
-    assert _change(out, "pervisitor") == "–"          # nothing before to divide
+    assert _change(out, "visits") == "new"
+    assert _change(out, "pervisit") == "–"            # nothing before to divide
     assert _change(out, "errors") == "–"              # no rate now: not "new"
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from components import Kpi, kpi_cards
 from components import presenter as present_ui
-from components.numbers import count, decimal, percent, share
+from components.numbers import count, decimal, duration, percent, share
 from components.rollups import consistency_badge, rollup_table
 from components.statictable import table_cells
 from components.storetables import collections_table, plans_table
@@ -30,19 +30,33 @@ def test_a_value_not_known_is_a_dash(missing):
     assert count(missing) == decimal(missing) == percent(missing) == share(missing) == "–"
 
 
-def test_history_kpis_separate_thousands_in_views_per_visitor_and_changes():
+def test_history_kpis_separate_thousands_in_counts_means_and_changes():
     from dashboard.pages.history import breakdowns as breakdown_view
     from dashboard.pages.history import panels as history_panels
 
     figures = breakdown_view.Figures(hits=1_730_150, visitors=1_000, errors=0.5)
     before = breakdown_view.Figures(hits=37_000, visitors=1_000, errors=0.25)
-    panels = breakdown_view.Panels({}, None, figures, before, 0.0, ())
+    visits = breakdown_view.Totals(4_000, 1_000, 4_000 * 3_725_000, 6_920_600, 7_000_000,
+                                   True)
+    visits_before = breakdown_view.Totals(2_000, 1_000, 0, 2_000, 2_000, True)
+    panels = breakdown_view.Panels({}, None, figures, before, 0.0, (), visits,
+                                   visits_before, {})
     cards = {card.children[1].id: (card.children[1].children,
                                    card.children[2].children[0].children)
-             for card in history_panels._kpis(panels, humans=True, pages=False)}
+             for card in history_panels._kpis(panels, humans=True, pages=False,
+                                              filtered=False)}
     assert cards["history-kpi-hits"] == ("1,730,150", "+4,576.1 %")
-    assert cards["history-kpi-pervisitor"] == ("1,730.15", "+4,576.1 %")
+    assert cards["history-kpi-pervisit"] == ("1,730.15", "+172,915.0 %")
+    assert cards["history-kpi-visits"] == ("4,000", "+100.0 %")
+    assert cards["history-kpi-pageviews"] == ("7,000,000", "+349,900.0 %")
+    assert cards["history-kpi-bounce"] == ("25 %", "−50.0 %")
+    assert cards["history-kpi-duration"] == ("1 h 02 min", "new")
     assert cards["history-kpi-errors"][0] == "50.0 %"
+
+
+def test_a_duration_reads_in_seconds_minutes_or_hours():
+    assert [duration(s) for s in (0, 42.4, 65, 3_725, None)] == \
+        ["0 s", "42 s", "1 min 05 s", "1 h 02 min", "–"]
 
 
 def _texts(component) -> list[str]:

@@ -6,7 +6,8 @@ so any granularity and any zone is exact); or, under a filter (``referrer =
 news.example``), that value's hits from the dimension counters (per hour at the finest;
 exact where the raw events of cut hours are kept, see ``queries.dimensions.spans``).
 ``figures`` are the KPIs of the same range and population: hits (the chart's total, so
-the two never disagree), distinct visitors, and the share of 4xx/5xx answers.
+the two never disagree), distinct visitors, and the share of 4xx/5xx answers;
+``visit_figures`` and ``visit_pages`` those of the visits (people's, the whole site's).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from ..dimensions import reads as dims
 from ..dimensions.classify import BOT
 from ..dimensions.spans import cover
 from ..stats.series import series
+from ..visits import reads as visit_reads
+from ..visits.reads import Totals
 from .filtered import filtered_breakdowns
 
 Filter = tuple[str, str]
@@ -92,12 +95,6 @@ class Figures:
     errors_from_events: bool = False
     visitors_exact: bool = True
 
-    @property
-    def per_visitor(self) -> float | None:
-        """Hits per distinct visitor of the range (not per visit)."""
-        return self.hits / self.visitors if self.visitors else None
-
-
 def figures(db, site: str, start: dt.datetime, end: dt.datetime, hits: int,
             filter: Filter | None = None, humans: bool = True,
             now: dt.datetime | None = None) -> Figures:
@@ -146,3 +143,18 @@ def _filtered_errors(db, site: str, filter: Filter, start, end, hits: int, human
         return error_rate(status), False
     found = filtered_breakdowns(db, site, by, value, start, end, (STATUS,), humans_only=humans)
     return (error_rate(found.panels[STATUS]) if found.hits else None), True
+
+
+def visit_figures(db, site: str, start: dt.datetime, end: dt.datetime,
+                  now: dt.datetime | None = None) -> Totals:
+    """The visits of [start, end) (people's, the whole site's): visits, bounces,
+    duration, views, and the pageviews made in the range."""
+    return visit_reads.totals(db, site, start, end, now)
+
+
+def visit_pages(db, site: str, start: dt.datetime, end: dt.datetime, n: int = 10
+                ) -> dict[str, pd.DataFrame]:
+    """The top ``n`` entry and exit pages of the visits of [start, end): ``value``,
+    ``visits``, ``bounce_rate``, ``visit_duration``."""
+    return {kind: visit_reads.pages(db, site, start, end, kind, n)
+            for kind in visit_reads.PAGE_KINDS}

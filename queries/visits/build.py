@@ -48,8 +48,10 @@ def recompute(db, touched: dict[str, set[dt.datetime]]) -> int:
             continue
         edge = (schema.epoch_ms(bounds[0]), schema.epoch_ms(bounds[1]))
         timeout = settings.visit_minutes * 60_000
+        known: dict = {}
         for a, b in slices(sorted(schema.epoch_ms(h) for h in hours)):
-            written += _recompute_span(db, site, a, b, timeout, settings.unknown_bots, edge)
+            written += _recompute_span(db, site, a, b, timeout, settings.unknown_bots, edge,
+                                       known)
     return written
 
 
@@ -66,11 +68,11 @@ def slices(hours: list[int]) -> list[tuple[int, int]]:
 
 
 def _recompute_span(db, site: str, a: int, b: int, timeout: int, unknown_bots: bool,
-                    edge: tuple[int, int]) -> int:
+                    edge: tuple[int, int], known: dict) -> int:
     margin = -(-timeout // HOUR_MS) * HOUR_MS       # the timeout in whole hours, rounded up
     lo, hi = a - margin, b + margin
     while True:
-        views = pageviews(db, site, lo, hi, unknown_bots)
+        views = pageviews(db, site, lo, hi, unknown_bots, known)
         visits = sessionize(views, timeout)
         back = lo > edge[0] and lo > a - MAX_REACH_MS and any(
             v.start < lo + margin and v.last >= a for v in visits)
@@ -87,18 +89,21 @@ def _recompute_span(db, site: str, a: int, b: int, timeout: int, unknown_bots: b
     return store.write_hours(db, site, parts)
 
 
-def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool) -> list[Pageview]:
+def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
+              known: dict | None = None) -> list[Pageview]:
     """The site's pageviews among its events of [lo, hi) (ms): pages (not assets) seen
     by people (not bots); from a log, a GET answered 2xx or 304; every beacon and load
-    generator hit (their events have no log stream)."""
+    generator hit (their events have no log stream). ``known``: paths and agents
+    already classified, shared by the calls of one recompute."""
+    known = {} if known is None else known
     out: list[Pageview] = []
     for from_log, times, columns in event_reads.columns(
             db, site, schema.from_epoch_ms(lo), schema.from_epoch_ms(hi), _COLUMNS):
         hosts, host_codes = columns["host"]
         agents, agent_codes = columns["user_agent"]
         paths, path_codes = columns["path"]
-        pages = [clean(p) if p and assets.kind(p) == assets.PAGE else None for p in paths]
-        people = [not is_bot_agent(agent, unknown_bots) for agent in agents]
+        pages = [_page(p, known) for p in paths]
+        people = [_person(a, unknown_bots, known) for a in agents]
         kept = _answered(columns) if from_log else None
         for i, (time, p, a, h) in enumerate(zip(times, path_codes, agent_codes, host_codes,
                                                  strict=True)):
@@ -107,6 +112,21 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool) -> list[Pagev
                 continue
             out.append(Pageview(f"{hosts[h] or ''}\x00{agents[a] or ''}", time, page))
     return out
+
+
+def _page(path: str | None, known: dict) -> str | None:
+    """The page a path is, None for an asset."""
+    key = ("p", path)
+    if key not in known:
+        known[key] = clean(path) if path and assets.kind(path) == assets.PAGE else None
+    return known[key]
+
+
+def _person(agent: str | None, unknown_bots: bool, known: dict) -> bool:
+    key = ("a", agent)
+    if key not in known:
+        known[key] = not is_bot_agent(agent, unknown_bots)
+    return known[key]
 
 
 def _answered(columns: dict) -> list[bool]:

@@ -20,12 +20,13 @@ import pandas as pd
 from dashboard import reads
 from dashboard.ranges import Period
 from queries.reads.filtered import PAGE
-from queries.reads.history import Figures, figures
+from queries.reads.history import Figures, Totals, figures, visit_figures, visit_pages
 from queries.reads.panels import Breakdowns, bot_share, breakdowns
 
 from .url import Options
 from .view import read_chart
 
+VISIT_PANELS = {"entry": "Entry pages", "exit": "Exit pages"}
 PANELS = {PAGE: "Pages", "referrer": "Referrers", "status": "Status codes",
           "browser": "Browsers", "os": "Operating systems", "device": "Devices",
           "country": "Countries", "utm_source": "UTM source", "utm_medium": "UTM medium",
@@ -46,6 +47,9 @@ class Panels:
     previous: Figures | None
     bot_share: float
     notes: tuple[str, ...]
+    visits: Totals
+    visits_before: Totals | None
+    visit_pages: dict[str, pd.DataFrame]     # entry and exit pages
     empty: str | None = None    # what empty panels say, when not "no hits"
 
 
@@ -86,7 +90,15 @@ def compute_panels(site: str, shown: Period, compared: Period | None, tz: str,
                      "each at most its hits: their change is not shown.")
     share = _cached(bot_share, site, shown.start, shown.end, options.filter, now=now,
                     seconds=seconds)
-    return Panels(frames, found.not_found, current, previous, share, tuple(notes), empty)
+    visits = _cached(visit_figures, site, shown.start, shown.end, now=now, seconds=seconds)
+    before = None if compared is None else _cached(
+        visit_figures, site, compared.start, compared.end, now=now, seconds=seconds)
+    if not (visits.exact and (before is None or before.exact)):
+        notes.append("Visits: the range cuts a quarter hour, whose visits count whole "
+                     "(visits are kept per quarter hour of their first pageview).")
+    pages = _cached(visit_pages, site, shown.start, shown.end, TOP_N, seconds=seconds)
+    return Panels(frames, found.not_found, current, previous, share, tuple(notes), visits,
+                  before, pages, empty)
 
 
 def _at_most(frame: pd.DataFrame, visitors: int) -> pd.DataFrame:

@@ -13,17 +13,18 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 import queries
 from components import message
 from components.breakdowns import (
+    VISIT_COLUMNS,
     KpiChange,
     breakdown_panel,
     filter_chip,
     kpi_change_cards,
     not_found_list,
 )
-from components.numbers import decimal, percent
+from components.numbers import decimal, duration, percent
 from components.tables import change_percent
 from dashboard import reads
 from dashboard.feedback import describe
-from dashboard.pages.history.breakdowns import PANELS, compute_panels
+from dashboard.pages.history.breakdowns import PANELS, VISIT_PANELS, compute_panels
 from dashboard.pages.history.compare import comparison_period
 from dashboard.pages.history.url import Options, shown_period
 from dashboard.state import (
@@ -138,11 +139,16 @@ def render_panels(search):
         cards.append(breakdown_panel(dim, title, panels.frames[dim], link(dim),
                                      active_value if dim == active_dim else None, extra,
                                      **empty))
+        if dim == PAGE:      # where visits enter and leave, beside the top pages
+            cards += [breakdown_panel(kind, title, panels.visit_pages[kind], link(PAGE),
+                                      columns=VISIT_COLUMNS, empty="No visits")
+                      for kind, title in VISIT_PANELS.items()]
     chip = (filter_chip(label(options.filter, False), _href(query, **{FILTER_KEY: None}))
             if options.filter else None)
     share = _share(panels.bot_share, options)
     notes = [message(n, "info") for n in panels.notes]
-    return {"kpis": _kpis(panels, options.humans, bool(shell.pages)), "panels": cards,
+    return {"kpis": _kpis(panels, options.humans, bool(shell.pages), bool(options.filter)),
+            "panels": cards,
             "chip": chip,
             "share": share, "notes": notes or None}
 
@@ -155,16 +161,18 @@ def _share(share: float, options) -> str:
     return f"{share:.0%} bots{among}" + (" (included)" if options.bots else " (left out)")
 
 
-def _kpis(panels, humans: bool, pages: bool) -> list:
+def _kpis(panels, humans: bool, pages: bool, filtered: bool = False) -> list:
     """The KPI cards: the range's figures and their change against the compared period
-    (the totals' comparison, so both say the same)."""
+    (the totals' comparison, so both say the same). Visits are people's and the whole
+    site's, whatever the view counts: their cards say so when it counts otherwise."""
     now, before = panels.current, panels.previous
+    visits, visits_before = panels.visits, panels.visits_before
     visitors_exact = now.visitors_exact and (before is None or before.visitors_exact)
 
-    def change(figure: str) -> tuple[float | None, bool]:
+    def change(figure: str, now, before) -> tuple[float | None, bool]:
         """The change against the compared period, and whether it is "new" (nothing
         before, something now)."""
-        if before is None or (figure in ("visitors", "per_visitor") and not visitors_exact):
+        if before is None or (figure == "visitors" and not visitors_exact):
             return None, False
         a, b = getattr(now, figure), getattr(before, figure)
         if a is None or b is None:
@@ -173,18 +181,30 @@ def _kpis(panels, humans: bool, pages: bool) -> list:
 
     def card(kpi_id: str, label: str, value: str, figure: str, note: str = "",
              good_when_up: bool = True) -> KpiChange:
-        pct, new = change(figure)
+        pct, new = change(figure, now, before)
         return KpiChange(kpi_id, label, value, pct, note, good_when_up, new)
 
+    def visit_card(kpi_id: str, label: str, value: str, figure: str,
+                   good_when_up: bool = True) -> KpiChange:
+        pct, new = change(figure, visits, visits_before)
+        return KpiChange(kpi_id, label, value, pct, visit_note, good_when_up, new)
+
     whole = " (whole site)" if pages else ""
+    visit_note = " (whole site)" if pages or filtered else ("" if humans else " (people)")
     rate = percent(None if now.errors is None else 100 * now.errors)
-    per_visitor = decimal(now.per_visitor, 2)
     return kpi_change_cards([
-        card("history-kpi-hits", "Hits", f"{now.hits:,}", "hits", whole),
         card("history-kpi-visitors", "Visitors",
              "–" if now.visitors is None else f"{now.visitors:,}", "visitors", whole),
-        card("history-kpi-pervisitor", "Views per visitor", per_visitor, "per_visitor",
-             whole),
+        visit_card("history-kpi-visits", "Visits", f"{visits.visits:,}", "visits"),
+        visit_card("history-kpi-pageviews", "Pageviews", f"{visits.pageviews:,}",
+                   "pageviews"),
+        visit_card("history-kpi-pervisit", "Views per visit",
+                   decimal(visits.views_per_visit, 2), "views_per_visit"),
+        visit_card("history-kpi-bounce", "Bounce rate", percent(visits.bounce_rate, 0),
+                   "bounce_rate", good_when_up=False),
+        visit_card("history-kpi-duration", "Visit duration",
+                   duration(visits.visit_duration), "visit_duration"),
+        card("history-kpi-hits", "Hits", f"{now.hits:,}", "hits", whole),
         card("history-kpi-errors", "4xx/5xx rate", rate, "errors",
              (" (humans" if humans else " (all hits")
              + (", from raw events" if now.errors_from_events else "") + ")"
