@@ -77,6 +77,23 @@ def test_backfill_writes_dimensions_matching_the_hits(embedded_db):
     assert set(frame["value"]) == {"page", "asset"}
 
 
+def test_backfill_writes_the_visits_of_the_people_s_pageviews(embedded_db):
+    """The demo's history shows visits too: its pageviews are the people's page hits
+    the dimension counters counted, cut into visits of a few views each (at a rate
+    low enough for the generator to draw visits of ``VIEWS_PER_VISIT`` on average)."""
+    from queries.visits import reads as visit_reads
+
+    with DimensionRecorder(embedded_db, flush_interval=3600) as dimensions:
+        backfill_history(embedded_db, TrafficModel(seed=2), 0.3, days=1, now=NOON,
+                         dimensions=dimensions)
+    site, start = "shop.example", DAY[0] - dt.timedelta(days=1)
+    kinds = reads.breakdown(embedded_db, site, "kind", start, DAY[1], humans=True)
+    pages = int(kinds.loc[kinds["value"] == "page", "hits"].iloc[0])
+    found = visit_reads.totals(embedded_db, site, start, DAY[1])
+    assert found.pageviews == found.views == pages > 0
+    assert 1.5 < found.views_per_visit < 6 and 0 < found.bounce_rate < 100
+
+
 def test_raw_events_and_counters_classify_each_hit_alike(embedded_db):
     """The demo's live traffic: its raw events are the requests its dimensions counted,
     so bots, referrers, statuses... and visitors agree between the two."""

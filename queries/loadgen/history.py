@@ -5,14 +5,17 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..dimensions.classify import is_bot_agent
 from ..jobs.backfill import BackfillTotals, DayCounts, Progress, backfill, check_days
+from ..stats import schema
 from ..stats.sites import register_synthetic
+from ..visits.build import backfilled, page_of
+from ..visits.sessions import Pageview
 from .model import TrafficModel
 from .visitors import SyntheticVisitors
 
@@ -40,21 +43,27 @@ def backfill_history(db, model: TrafficModel, rate: float, days: int = 30,
     site_days = (days + 1) * len(model.site_names)
     items = history(model, rate, days, now)
     if dimensions is not None:
-        items = with_visitors(items, dimensions, model.seed + 1)
+        items = with_visitors(items, dimensions, model.seed + 1,
+                              lambda site, views: backfilled(db, site, views))
     return backfill(db, items, total=site_days, progress=progress)
 
 
-def with_visitors(items: Iterable[DayCounts], dimensions, seed: int) -> Iterator[DayCounts]:
+def with_visitors(items: Iterable[DayCounts], dimensions, seed: int,
+                  visits: Callable[[str, list[Pageview]], object] | None = None
+                  ) -> Iterator[DayCounts]:
     """Each site-day of ``items`` cut into visits, hour by hour (a visit runs on to
     other pages of its hour), their dimensions recorded and flushed day by day; yielded
     with the bot hits among its minutes (the visits' bots' shares, drawn among the
-    minutes of their page and hour)."""
+    minutes of their page and hour). ``visits(site, pageviews)``, if given, gets each
+    site-day's pageviews."""
     visitors = SyntheticVisitors(dimensions, seed)
     for counts in items:
         by_hour = counts.counts.reshape(len(counts.pages), 24, 60).sum(axis=2).T
         hours, pages = by_hour.nonzero()
         cells = by_hour[hours, pages]
         drawn = visitors.draw_many(counts.site, cells)
+        if visits is not None:
+            visits(counts.site, pageviews(counts, pages, hours, drawn))
         visitors.record_cells([
             (counts.site, counts.pages[page],
              counts.day + dt.timedelta(hours=hour, minutes=30), visits)
@@ -66,6 +75,29 @@ def with_visitors(items: Iterable[DayCounts], dimensions, seed: int) -> Iterator
         rng = np.random.default_rng(zlib.crc32(f"{counts.site}/{counts.day:%Y%m%d}".encode()))
         yield dataclasses.replace(counts, bots=bot_minutes(counts.counts, pages, hours, bots,
                                                             rng))
+
+
+def pageviews(counts: DayCounts, pages: np.ndarray, hours: np.ndarray,
+              drawn: list[list]) -> list[Pageview]:
+    """The people's pageviews of a site-day whose cells (``pages[i]``, ``hours[i]``) were
+    cut into the visits ``drawn[i]``: each visit takes the next of its cell's hits in
+    minute order (a page's static files are not pageviews)."""
+    views: list[Pageview] = []
+    known: dict = {}
+    day = schema.epoch_ms(counts.day)
+    per_minute = counts.counts.reshape(len(counts.pages), 24, 60)
+    for page, hour, visits in zip(pages.tolist(), hours.tolist(), drawn, strict=True):
+        name = page_of(counts.pages[page], known)
+        minutes = np.repeat(np.arange(60), per_minute[page, hour]).tolist()
+        taken = 0
+        for visit in visits:
+            if name is not None and not is_bot_agent(visit.agent):
+                who = f"{visit.host}\x00{visit.agent}"
+                start = day + hour * 3_600_000
+                views += [Pageview(who, start + minute * 60_000, name)
+                          for minute in minutes[taken:taken + visit.share]]
+            taken += visit.share
+    return views
 
 
 def bot_minutes(counts: np.ndarray, pages: np.ndarray, hours: np.ndarray, bots: np.ndarray,

@@ -102,7 +102,7 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
         hosts, host_codes = columns["host"]
         agents, agent_codes = columns["user_agent"]
         paths, path_codes = columns["path"]
-        pages = [_page(p, known) for p in paths]
+        pages = [page_of(p, known) for p in paths]
         people = [_person(a, unknown_bots, known) for a in agents]
         kept = _answered(columns) if from_log else None
         for i, (time, p, a, h) in enumerate(zip(times, path_codes, agent_codes, host_codes,
@@ -114,7 +114,7 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
     return out
 
 
-def _page(path: str | None, known: dict) -> str | None:
+def page_of(path: str | None, known: dict) -> str | None:
     """The page a path is, None for an asset."""
     key = ("p", path)
     if key not in known:
@@ -138,13 +138,14 @@ def _answered(columns: dict) -> list[bool]:
     return [gets[m] and good[s] for m, s in zip(method_codes, status_codes, strict=True)]
 
 
-def backfilled(db, site: str, views: Iterable[Pageview], timeout: int) -> int:
+def backfilled(db, site: str, views: Iterable[Pageview]) -> int:
     """Visits of history written without events (the load generator's past days):
     ``views`` are whole UTC days' pageviews, their visits stored apart from those the
     events make (``backfilled``), so a later recompute of the same hours keeps them."""
     views = list(views)
     if not views:
         return 0
+    timeout = site_settings(db, site).visit_minutes * 60_000
     quarters, pages = tally(sessionize(views, timeout), views)
     first = min(v.time for v in views) // store.DAY_MS * store.DAY_MS
     last = (max(v.time for v in views) // store.DAY_MS + 1) * store.DAY_MS
