@@ -119,3 +119,13 @@ def test_from_a_log_only_gets_answered_2xx_or_304_are_pageviews(db, tmp_path):
         ingestor.close()
     run_rollups(db, now=RUN[0])
     assert _totals(db) == (1, 0, 1, 2)
+
+
+def test_recent_visits_are_those_begun_in_the_window_from_the_events_alone(db):
+    from queries.visits.build import recent
+
+    _write(db, (0, "/a", 1), (20, "/b", 1), (30, "/a", 2), (5, "/a", 3), (35, "/b", 3))
+    now = T0 + dt.timedelta(minutes=40)        # a visit began at 0, one at 30, one at 5
+    assert recent(db, "s", now, 30) == 1
+    assert recent(db, "s", now, 40) == 3
+    assert recent(db, "s", now - dt.timedelta(minutes=11), 30) == 2   # before 30's visit

@@ -151,3 +151,14 @@ def backfilled(db, site: str, views: Iterable[Pageview]) -> int:
     last = (max(v.time for v in views) // store.DAY_MS + 1) * store.DAY_MS
     parts = store.hour_parts(quarters, pages, range(first, last, HOUR_MS))
     return store.write_hours(db, site, parts, field="backfilled")
+
+
+def recent(db, site: str, now: dt.datetime, minutes: int = 30) -> int:
+    """Visits begun in [now - minutes, now], cut from the raw events (the stored visits
+    trail them by a rollup run): the Live page's figure."""
+    settings = site_settings(db, site)
+    timeout = settings.visit_minutes * 60_000
+    end = schema.epoch_ms(now) + 1
+    since = end - 1 - minutes * 60_000
+    views = pageviews(db, site, since - timeout, end, settings.unknown_bots)
+    return sum(1 for visit in sessionize(views, timeout) if visit.start >= since)

@@ -31,8 +31,10 @@ from dashboard.state import (
 )
 from queries.dimensions.page_reads import MAX_SCANNED, Active
 from queries.dimensions.reads import active_visitors, recent_breakdown
+from queries.reads.live import recent_visits
 
 ACTIVE_MINUTES = 5
+VISIT_MINUTES = 30
 # Who is on the site changes slowly: these reads of raw events refresh every 5 s, not every
 # second as the hit counts do.
 PEOPLE_SECONDS = 5
@@ -41,7 +43,8 @@ TOP_N = 8
 
 def live_people_section() -> html.Div:
     return html.Div(className="grid", children=[
-        html.Div(id="live-people", className="kpis kpis-2", children=kpi_cards(_cards(None, None))),
+        html.Div(id="live-people", className="kpis kpis-2",
+                 children=kpi_cards(_cards(None, None, None))),
         html.Div(id="live-referrers"),
     ])
 
@@ -56,7 +59,8 @@ def register_people_callbacks() -> None:
     )(refresh_people)
 
 
-def _cards(active: Active | None, minute: Active | None, bots: bool = False) -> list[Kpi]:
+def _cards(active: Active | None, minute: Active | None, visits: int | None,
+           bots: bool = False) -> list[Kpi]:
     who = "" if bots else ", humans"
 
     def card(kpi_id: str, label: str, found: Active | None, window: str) -> Kpi:
@@ -68,7 +72,9 @@ def _cards(active: Active | None, minute: Active | None, bots: bool = False) -> 
     return [card("live-kpi-active", "Active visitors", active,
                  f"last {ACTIVE_MINUTES} minutes"),
             card("live-kpi-visitors-minute", "Visitors this minute", minute,
-                 "last 60 seconds")]
+                 "last 60 seconds"),
+            Kpi("live-kpi-visits", "Visits", visits,
+                f"begun in the last {VISIT_MINUTES} minutes, humans")]
 
 
 def bots_toggle(query, bots: bool) -> html.Div:
@@ -90,16 +96,17 @@ def refresh_people(_n, search):
     try:
         site = reads.resolve_site(shell.site, fresh=True)
         if site is None or site not in reads.shared(queries.list_sites, seconds=seconds):
-            return kpi_cards(_cards(None, None)), None
+            return kpi_cards(_cards(None, None, None)), None
         now = reads.now(seconds)
         active = reads.shared(active_visitors, site, now, ACTIVE_MINUTES,
                               humans=not bots, seconds=seconds)
         minute = reads.shared(active_visitors, site, now, 1, humans=not bots,
                               seconds=seconds)
+        visits = reads.shared(recent_visits, site, now, VISIT_MINUTES, seconds=seconds)
         top = reads.shared(recent_breakdown, site, "referrer", now - dt.timedelta(hours=1),
                            now, n=TOP_N, humans=not bots, seconds=seconds)
     except Exception as exc:
-        return kpi_cards(_cards(None, None)), message(describe(exc))
+        return kpi_cards(_cards(None, None, None)), message(describe(exc))
     base = parse_search(shell_search(query))
 
     def href(value: str) -> str:
@@ -114,4 +121,4 @@ def refresh_people(_n, search):
                                    id="live-referrers-note"), extra])
     panel = breakdown_panel("referrer", "Referrers, last hour", top, href,
                             panel_id="live-referrers-panel", extra=extra)
-    return kpi_cards(_cards(active, minute, bots)), panel
+    return kpi_cards(_cards(active, minute, visits, bots)), panel
