@@ -77,7 +77,9 @@ def breakdown_panel(dim: str, title: str, frame: pd.DataFrame,
             *(html.Td(column.shown(record[column.field]), className="num")
               for column in columns),
         ]))
-    body = html.Table(className="bd-table", children=[
+    # More than two numbers leave a phone's value column narrow: values wrap instead.
+    wide = " bd-wrap" if len(columns) > 2 else ""
+    body = html.Table(className="bd-table" + wide, children=[
         html.Thead(html.Tr([html.Th(title),
                             *(html.Th(c.header, className="num") for c in columns)])),
         html.Tbody(rows or [html.Tr(html.Td(empty, colSpan=len(columns) + 1,
