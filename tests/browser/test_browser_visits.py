@@ -1,0 +1,87 @@
+"""History's visit figures in Chromium: the summary row's visits, pageviews, views per
+visit, bounce rate and visit duration, the Entry and Exit pages panels, a click on an
+entry page (the view shows that page, the visit cards say they are the whole site's),
+and the same after a reload and the back button."""
+
+import datetime as dt
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from clockkit import TEST_NOW
+from dash.testing.wait import until
+
+from dashboard.services import get_services
+from queries.events.collection import EventWriter
+from queries.rollups.build import run_rollups
+
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
+
+DAY = (TEST_NOW - dt.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0"
+# (visitor, hour, minute, page): four visits, two of them bounces; a gap of exactly
+# 30 minutes continues the third.
+VIEWS = [(1, 10, 0, "/landing"), (1, 10, 5, "/pricing"), (1, 10, 12, "/signup"),
+         (2, 11, 0, "/landing"), (3, 12, 0, "/blog"), (3, 12, 30, "/pricing"),
+         (4, 13, 0, "/blog")]
+VIEW = (f"/history?site=s&tz=UTC&range=custom&start={DAY:%Y-%m-%d}"
+        f"&end={DAY + dt.timedelta(days=1):%Y-%m-%d}")
+
+
+@pytest.fixture
+def seeded(app):
+    db = get_services(app.server).db
+    writer = EventWriter(db)
+    for visitor, hour, minute, page in VIEWS:
+        writer.add({"time": DAY + dt.timedelta(hours=hour, minutes=minute), "site": "s",
+                    "host": f"203.0.113.{visitor}", "method": "GET", "path": page,
+                    "query": "", "status": 200, "bytes": 1, "referrer": "-",
+                    "user_agent": AGENT})
+        get_services(app.server).recorder.record("s", page, DAY + dt.timedelta(
+            hours=hour, minutes=minute))
+    writer.close()
+    get_services(app.server).recorder.flush()
+    run_rollups(db, now=TEST_NOW)
+
+
+def _panel(dash_duo, kind) -> dict[str, str]:
+    rows = dash_duo.find_elements(f"#history-panel-{kind} tbody tr")
+    return {row.find_elements("css selector", "td")[0].text:
+            " | ".join(td.text for td in row.find_elements("css selector", "td")[1:])
+            for row in rows}
+
+
+def _kpis_read(dash_duo):
+    dash_duo.wait_for_text_to_equal("#history-kpi-visits", "4")
+    dash_duo.wait_for_text_to_equal("#history-kpi-pageviews", "7")
+    dash_duo.wait_for_text_to_equal("#history-kpi-pervisit", "1.75")
+    dash_duo.wait_for_text_to_equal("#history-kpi-bounce", "50 %")
+    dash_duo.wait_for_text_to_equal("#history-kpi-duration", "10 min 30 s")
+
+
+def test_the_summary_row_and_the_entry_and_exit_panels_show_the_visits(app, seeded,
+                                                                       dash_duo):
+    dash_duo.start_server(app, path=VIEW)
+    _kpis_read(dash_duo)
+    until(lambda: _panel(dash_duo, "entry") == {
+        "/blog": "2 | 50 % | 15 min 00 s", "/landing": "2 | 50 % | 6 min 00 s"}, timeout=10)
+    assert _panel(dash_duo, "exit") == {
+        "/pricing": "1 | 0 % | 30 min 00 s", "/blog": "1 | 100 % | 0 s",
+        "/landing": "1 | 100 % | 0 s", "/signup": "1 | 0 % | 12 min 00 s"}
+
+    dash_duo.find_element("#history-panel-entry a[title='/landing']").click()
+    until(lambda: parse_qs(urlsplit(dash_duo.driver.current_url).query).get("page")
+          == ["/landing"], timeout=10)
+    dash_duo.wait_for_contains_text("#history-kpis", "(whole site)")
+    _kpis_read(dash_duo)
+
+    dash_duo.driver.refresh()
+    dash_duo.wait_for_contains_text("#history-kpis", "(whole site)")
+    _kpis_read(dash_duo)
+
+    dash_duo.driver.back()
+    until(lambda: "page" not in parse_qs(urlsplit(dash_duo.driver.current_url).query),
+          timeout=10)
+    until(lambda: "(whole site)" not in dash_duo.find_element("#history-kpis").text,
+          timeout=10)
+    _kpis_read(dash_duo)
+    assert dash_duo.get_logs() == []
