@@ -1,8 +1,10 @@
-"""The totals table of the historical page: hits per page, previous period, change."""
+"""The totals table of the historical page: hits (or a visit metric) per page, previous
+period, change."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 
 import pandas as pd
 from dash import html
@@ -28,23 +30,30 @@ def format_change(change: float | None, current: int = 0) -> str:
 
 def totals_table(current: pd.DataFrame, previous: pd.DataFrame | None = None,
                  pages: list[str] | tuple[str, ...] = (), table_id: str | None = None,
-                 previous_title: str = "Previous period"):
-    """One row per column of ``current`` (a series frame): its total and, with a
+                 previous_title: str = "Previous period", measure: str = "Hits",
+                 totals: Mapping | None = None, previous_totals: Mapping | None = None,
+                 shown: Callable[[object], str] = count):
+    """One row per column of ``current`` (a series frame): its total (``totals``: the
+    range's own figure per column, for a rate or a mean, which is no sum) and, with a
     compared period (``previous_title``), its total and the change."""
     colors = page_colors(list(pages) or list(current.columns))
-    head = ["Page", "Hits"] + ([previous_title, "Change"] if previous is not None else [])
+    head = ["Page", measure] + ([previous_title, "Change"] if previous is not None else [])
     rows = []
     for page in current.columns:
-        total = int(current[page].sum())
+        total = totals.get(page) if totals is not None else int(current[page].sum())
         cells = [html.Td([html.Span(className="swatch", style={"background": colors.get(page)}),
                           page_label(page)], className="page-cell"),
-                 html.Td(count(total), className="num")]
+                 html.Td(shown(total), className="num")]
         if previous is not None:
-            before = int(previous[page].sum()) if page in previous else 0
-            change = change_percent(total, before)
+            if previous_totals is not None:
+                before = previous_totals.get(page)
+            else:
+                before = int(previous[page].sum()) if page in previous else 0
+            change = None if total is None or before is None else change_percent(total, before)
             trend = "" if change is None else ("up" if change > 0 else "down" if change < 0 else "")
-            cells += [html.Td(count(before), className="num"),
-                      html.Td(format_change(change, total), className=f"num change {trend}")]
+            cells += [html.Td(shown(before), className="num"),
+                      html.Td(format_change(change, total or 0),
+                              className=f"num change {trend}")]
         rows.append(html.Tr(cells))
     props = {"id": table_id} if table_id else {}
     return html.Table(className="totals", children=[

@@ -59,12 +59,16 @@ def plotted_frame(current: pd.DataFrame, previous: pd.DataFrame | None = None,
 def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "light",
                       pages: list[str] | tuple[str, ...] = (), mode: str = "lines",
                       previous: pd.DataFrame | None = None, uirevision: str | None = None,
-                      height: int | None = None, incomplete: bool = False) -> go.Figure:
-    """One line (or stacked area) per column of ``current``; the previous period dashed
+                      height: int | None = None, incomplete: bool = False,
+                      measure: str = "hits", whole: bool = True) -> go.Figure:
+    """One line (or stacked area) per column of ``current``, ``measure`` per bucket
+    (``whole``: counts, else a rate or a mean, drawn to two decimals); the previous
+    period dashed
     (per page, or as one total over a stack, which per-page lines would misread).
     ``pages`` fixes the colour order (the view's selection); ``incomplete`` shades the
     last bucket, still filling up, so its drop does not read as a fall in traffic."""
     colors = page_colors(list(pages) or list(current.columns))
+    number = "," if whole else ",.2f"
     axis = time_axis(current.index, granularity)
     x = axis.x
     # In absolute time each point carries [when, label] and its hover says the local time
@@ -78,7 +82,7 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
         trace = {"type": "scatter", "x": x, "y": current[page].to_numpy(),
                  "name": name, "mode": _line_mode(x), "customdata": custom,
                  "line": {"color": colors.get(page), "width": 2},
-                 "hovertemplate": f"{when}{name}: %{{y:,}}<extra></extra>"}
+                 "hovertemplate": f"{when}{name}: %{{y:{number}}}<extra></extra>"}
         if mode == "stacked":
             trace.update(stackgroup="current", line={"color": colors.get(page), "width": 1})
         traces.append(trace)
@@ -92,8 +96,9 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
         theme, hovermode="closest" if axis.labels else "x unified", uirevision=uirevision,
         showlegend=True,
         legend={"traceorder": "normal"}, xaxis=axis.layout,
-        yaxis={"title": {"text": f"hits per {granularity}"}, "tickformat": ",d",
-               **integer_ticks(highest)},
+        yaxis={"title": {"text": f"{measure} per {granularity}"},
+               **({"tickformat": ",d", **integer_ticks(highest)} if whole else
+                  {"rangemode": "tozero"})},
     )
     if incomplete and len(x):
         layout["shapes"], layout["annotations"] = _incomplete_marks(x, granularity, theme)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .. import validation
 from ..dimensions import reads as dims
 from ..dimensions.classify import BOT
 from ..dimensions.spans import cover
@@ -28,6 +29,14 @@ from .filtered import filtered_breakdowns
 
 Filter = tuple[str, str]
 STATUS = "status"
+HITS = "hits"
+METRICS = (HITS, *visit_reads.METRICS)
+METRIC_LABELS = {HITS: "Hits", "visits": "Visits", "pageviews": "Pageviews",
+                 "bounce_rate": "Bounce rate", "visit_duration": "Visit duration",
+                 "views_per_visit": "Views per visit"}
+# What a visit metric's chart draws per page: the page's visits entering there, its
+# pageviews, their bounce rate and duration; views per visit are the whole site's.
+SITE_ONLY = ("views_per_visit",)
 
 
 @dataclass(frozen=True)
@@ -44,10 +53,15 @@ class Chart:
     exact: bool = True
     counted: tuple[dt.datetime, dt.datetime] | None = None
     unsplit: int = 0
+    metric: str = HITS
+    totals: dict[str, float | None] | None = None   # a visit metric's, per column
 
     @property
     def total(self) -> int:
-        return int(self.frame.to_numpy().sum())
+        """The hits (a visit metric: the visits, or pageviews) the chart counts."""
+        if self.metric == HITS:
+            return int(self.frame.to_numpy().sum())
+        return int(self.frame.attrs.get("counted", 0))
 
 
 def label(filter: Filter | None, humans: bool) -> str:
@@ -158,3 +172,27 @@ def visit_pages(db, site: str, start: dt.datetime, end: dt.datetime, n: int = 10
     ``visits``, ``bounce_rate``, ``visit_duration``."""
     return {kind: visit_reads.pages(db, site, start, end, kind, n)
             for kind in visit_reads.PAGE_KINDS}
+
+
+def visit_chart(db, site: str, start: dt.datetime, end: dt.datetime, granularity: str,
+                metric: str, tz: str = "UTC", pages: Sequence[str] = ()) -> Chart:
+    """A visit metric per bucket (hour at the finest: visits are kept per quarter hour):
+    the whole site's, or each page's (visits entering there, its pageviews), with the
+    range's own figure per column in ``totals`` (a rate of the whole range, not a sum)."""
+    if metric not in visit_reads.METRICS:
+        raise validation.InvalidRangeError(f"the chart draws one of {', '.join(METRICS)}")
+    drawn = "hour" if granularity == "minute" else granularity
+    columns = [None] if not pages or metric in SITE_ONLY else list(pages)
+    frames, totals, counted = {}, {}, 0
+    for page in columns:
+        name = METRIC_LABELS[metric] if page is None else page
+        found = visit_reads.series(db, site, start, end, drawn, tz, page)
+        frames[name] = found[metric]
+        summed = visit_reads.with_metrics(found[list(visit_reads.SUMS)].sum().to_frame().T)
+        totals[name] = None if pd.isna(summed[metric].iloc[0]) else float(
+            summed[metric].iloc[0])
+        counted += int(found["visits"].sum() + found["pageviews"].sum())
+    frame = pd.DataFrame(frames)
+    frame.attrs["counted"] = counted
+    return Chart(frame, drawn, True, exact=bool(found.attrs["exact"]), metric=metric,
+                 totals=totals)

@@ -85,3 +85,37 @@ def test_the_summary_row_and_the_entry_and_exit_panels_show_the_visits(app, seed
           timeout=10)
     _kpis_read(dash_duo)
     assert dash_duo.get_logs() == []
+
+
+Y_TITLE = ("return document.querySelector('#history-graph .js-plotly-plot')"
+           ".layout.yaxis.title.text")
+Y_SUM = ("return Array.from(document.querySelector('#history-graph .js-plotly-plot')"
+         "._fullData[0].y).reduce((a, b) => a + (b || 0), 0)")
+
+
+def _script(dash_duo, script):
+    try:
+        return dash_duo.driver.execute_script(script)
+    except Exception:  # the graph is being re-rendered
+        return None
+
+
+def test_the_chart_draws_a_visit_metric_picked_and_the_url_keeps_it(app, seeded, dash_duo):
+    dash_duo.start_server(app, path=VIEW + "&gran=hour&metric=visits")
+    until(lambda: _script(dash_duo, Y_TITLE) == "visits per hour", timeout=10)
+    until(lambda: _script(dash_duo, Y_SUM) == 4, timeout=10)
+    dash_duo.wait_for_contains_text("#history-totals-table", "Visits")
+
+    dash_duo.select_dcc_dropdown("#history-metric", value="Bounce rate")
+    until(lambda: parse_qs(urlsplit(dash_duo.driver.current_url).query).get("metric")
+          == ["bounce_rate"], timeout=10)
+    until(lambda: _script(dash_duo, Y_TITLE) == "bounce rate (%) per hour", timeout=10)
+    # one visit an hour, at 10, 11, 12 and 13: 0, 100, 0 and 100 %
+    until(lambda: _script(dash_duo, Y_SUM) == 200, timeout=10)
+    dash_duo.wait_for_contains_text("#history-totals-table", "50 %")
+
+    dash_duo.driver.refresh()
+    until(lambda: _script(dash_duo, Y_TITLE) == "bounce rate (%) per hour", timeout=10)
+    dash_duo.driver.back()
+    until(lambda: _script(dash_duo, Y_TITLE) == "visits per hour", timeout=10)
+    assert dash_duo.get_logs() == []

@@ -42,7 +42,8 @@ def decorate_history(figure: go.Figure, view) -> go.Figure:
         return figure
     try:
         one_series = len(view.current.columns) == 1 or view.controls.mode == "stacked"
-        if shown.granularity in BAND_GRANULARITIES and one_series:
+        hits = view.controls.metric == "hits"      # the band is of hits
+        if shown.granularity in BAND_GRANULARITIES and one_series and hits:
             band = expected_band(view.site, shown.start, shown.end, shown.granularity,
                                  shell.pages, shell.tz, view.source, view.humans)  # as the chart
             if band is not None:

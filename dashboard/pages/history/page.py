@@ -7,6 +7,7 @@ range, so the back button returns to the wider view.
 """
 
 import datetime as dt
+from functools import partial
 
 import dash
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
@@ -22,6 +23,7 @@ from components import (
     timeseries_figure,
     totals_table,
 )
+from components.numbers import count, decimal, duration, percent
 from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.pages.history.compare import (
@@ -62,6 +64,7 @@ from dashboard.state import (
     updated,
 )
 from queries import validation
+from queries.reads.history import HITS, METRIC_LABELS, METRICS
 
 PATH = "/history"
 dash.register_page(__name__, path=PATH, name="History", title="hitboard · history", order=1)
@@ -69,6 +72,13 @@ register_history_note_callbacks()
 register_compare_callbacks()
 register_panel_callbacks()
 
+# A metric's axis title, whether it is a count (else a rate or a mean: lines only, never
+# stacked), and how the totals table writes it.
+MEASURES = {HITS: ("hits", True, count), "visits": ("visits", True, count),
+            "pageviews": ("pageviews", True, count),
+            "bounce_rate": ("bounce rate (%)", False, partial(percent, digits=0)),
+            "visit_duration": ("visit duration (s)", False, duration),
+            "views_per_visit": ("views per visit", False, partial(decimal, digits=2))}
 LABEL_FORMAT = {"minute": "%a %d %b %Y %H:%M", "hour": "%a %d %b %Y %H:%M",
                 "day": "%a %d %b %Y"}
 
@@ -93,6 +103,10 @@ def layout(**query):
                           options=[{"label": " Compare with previous period", "value": "1"}],
                           value=["1"] if controls.compare else []),
             compare_controls(**query),
+            html.Label(className="hint metric-pick", children=["chart ", dcc.Dropdown(
+                id="history-metric", clearable=False, searchable=False,
+                value=controls.metric,
+                options=[{"label": METRIC_LABELS[m], "value": m} for m in METRICS])]),
             html.Button("Download CSV", id="history-csv-button", n_clicks=0, className="btn"),
             dcc.Download(id="history-csv"),
             dcc.Store(id="history-plotted"),
@@ -130,19 +144,20 @@ def layout(**query):
     Input("history-granularity", "value"),
     Input("history-mode", "value"),
     Input("history-compare", "value"),
+    Input("history-metric", "value"),
     State("url", "search")],
     prevent_initial_call=True,
 )
-def choose(preset, start_date, end_date, granularity, mode, compare, search):
+def choose(preset, start_date, end_date, granularity, mode, compare, metric, search):
     """Controls → URL. Picking dates makes a custom range; a preset shows its dates."""
     triggered = {item["prop_id"].split(".")[0] for item in ctx.triggered
                  if item["prop_id"] != "."}
     return apply_controls(triggered, preset, start_date, end_date, granularity, mode,
-                          compare, search)
+                          compare, search, metric)
 
 
 def apply_controls(triggered, preset, start_date, end_date, granularity, mode, compare,
-                   search):
+                   search, metric=None):
     """The URL for what the user changed, and the preset and dates to show.
 
     Only a control that fired *and* differs from the URL changes it: a control reporting
@@ -177,6 +192,8 @@ def apply_controls(triggered, preset, start_date, end_date, granularity, mode, c
         changes["mode"] = None if mode == "lines" else mode
     if "history-compare" in triggered:
         changes["compare"] = "1" if compare else None
+    if "history-metric" in triggered and metric in METRICS:
+        changes["metric"] = None if metric == HITS else metric
     new_search = changed_search(updated(query, **changes), search)
     return {"search": new_search or no_update, "start_date": dates[0], "end_date": dates[1],
             "preset": new_preset if new_preset != preset else no_update}
@@ -222,14 +239,20 @@ def render(search):
         return _notice(notice_figure("No data for this site", theme),
                        unknown_site_notice(view.site, view.known_sites, PATH, search))
     shown = view.period
+    metric = view.controls.metric
+    measure, whole, number = MEASURES[metric]
     figure = timeseries_figure(
         view.current, granularity=shown.granularity, theme=theme, pages=view.shell.pages,
-        mode=view.controls.mode, previous=view.previous, incomplete=view.incomplete,
-        uirevision=f"history|{search}")
+        mode=view.controls.mode if whole else "lines", previous=view.previous,
+        incomplete=view.incomplete, uirevision=f"history|{search}", measure=measure,
+        whole=whole)
     figure = decorate_history(figure, view)
     totals = totals_table(view.current, view.previous, pages=view.shell.pages,
                           table_id="history-totals-table",
-                          previous_title=comparison_title(view.query))
+                          previous_title=comparison_title(view.query),
+                          measure=METRIC_LABELS[metric], totals=view.chart.totals,
+                          previous_totals=None if view.compared is None
+                          else view.compared.totals, shown=number)
     return {"figure": figure, "totals": totals, "period": period_label(shown, view.shell.tz),
             "hint": _hint(shown.granularity), "alert": _empty_range(view, search),
             "plotted": _plotted(view)}

@@ -1,4 +1,5 @@
-"""The History page's own part of the URL (range, granularity, mode, comparison; filter,
+"""The History page's own part of the URL (range, granularity, mode, comparison, the
+chart's metric; filter,
 bots, assets) and the period it asks for: read by the page, its comparison and its
 panels alike."""
 
@@ -22,7 +23,7 @@ from dashboard.ranges import (
 from dashboard.state import ASSETS_KEY, BOTS_KEY, ShellState, choice, filter_pair, first
 from queries import validation
 from queries.dimensions.encoding import MAX_VALUE, dimension
-from queries.reads.history import counts_people
+from queries.reads.history import HITS, METRICS, counts_people
 
 MODES = {"lines": "Lines", "stacked": "Stacked"}
 
@@ -37,6 +38,7 @@ class Controls:
     compare: bool
     start: str | None
     end: str | None
+    metric: str = HITS
 
     @classmethod
     def from_query(cls, query, default: str = DEFAULT_PRESET) -> Controls:
@@ -45,7 +47,8 @@ class Controls:
                    granularity=choice(query, "gran", GRANULARITIES, "auto"),
                    mode=choice(query, "mode", MODES, "lines"),
                    compare=first(query, "compare") == "1",
-                   start=first(query, "start"), end=first(query, "end"))
+                   start=first(query, "start"), end=first(query, "end"),
+                   metric=choice(query, "metric", METRICS, HITS))
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from functools import partial
 
 import pandas as pd
 from pymongo.errors import PyMongoError
@@ -14,7 +15,7 @@ from dashboard import reads
 from dashboard.ranges import ALL_TIME, Period, period
 from dashboard.state import ShellState, parse_search
 from queries import validation
-from queries.reads.history import Chart, chart, counts_people
+from queries.reads.history import HITS, Chart, chart, counts_people, visit_chart
 from queries.stats.series import bucket_edges
 
 from .compare import comparison_period
@@ -88,10 +89,12 @@ def compute_view(search: str | None) -> View:
     known = tuple(reads.shared(queries.list_sites, seconds=seconds))
     if site not in known:
         return View(shell, controls, site, None, known_sites=known, query=query)
-    current = read_chart(site, shown, shell.tz, shell.pages, options, seconds)
+    drawn = read_chart if controls.metric == HITS else partial(read_visit_chart,
+                                                                metric=controls.metric)
+    current = drawn(site, shown, shell.tz, shell.pages, options, seconds)
     before = comparison_period(query, shown, shell.tz) if controls.compare else None
     compared = (None if before is None
-                else read_chart(site, before, shell.tz, shell.pages, options, seconds))
+                else drawn(site, before, shell.tz, shell.pages, options, seconds))
     shown = Period(shown.start, shown.end, current.granularity)
     return View(shell, controls, site, shown, current, compared,
                 incomplete=ends_inside_a_bucket(shown, shell.tz), known_sites=known,
@@ -106,6 +109,14 @@ def read_chart(site: str, shown: Period, tz: str, pages: tuple[str, ...], option
                         pages=() if options.filter else pages, filter=options.filter,
                         humans=counts_people(options.filter, options.bots),
                         now=reads.now(seconds), seconds=seconds)
+
+
+def read_visit_chart(site: str, shown: Period, tz: str, pages: tuple[str, ...],
+                     options: Options, seconds: int, metric: str) -> Chart:
+    """A visit metric's chart of a period (people's: ``options`` do not apply), per hour
+    at the finest; one read, shared through the cache."""
+    return reads.shared(visit_chart, site, shown.start, shown.end, shown.granularity,
+                        metric, tz=tz, pages=pages, seconds=seconds)
 
 
 def ends_inside_a_bucket(shown: Period, tz: str) -> bool:
