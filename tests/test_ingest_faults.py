@@ -23,6 +23,7 @@ import queries
 from dashboard.cli import main
 from queries.ingest.session import process_identity
 from queries.stats import schema
+from queries.visits import reads as visit_reads
 
 HITBOARD = Path(sys.executable).with_name("hitboard")
 START = dt.datetime(2026, 3, 14, 10, 0, tzinfo=dt.UTC)
@@ -286,6 +287,11 @@ def test_a_crash_at_any_step_of_a_flush_then_a_rerun_counts_each_line_once(
         assert sum(doc["hits"] for doc in db["dims.monthly"].find()) == lines
         assert sum(doc["hits"] for doc in db["dims.hourly"].find()) == lines
         assert checkpoint(db)["totals"] == {"lines": lines, "hits": lines}   # the Data page's
+        # one person, a page a second: one visit of every line, counted once
+        visits = visit_reads.totals(db, "logs", START - dt.timedelta(hours=1),
+                                    START + dt.timedelta(days=1))
+        assert (visits.visits, visits.pageviews, visits.views, visits.duration_ms) == \
+            (1, lines, lines, (lines - 1) * 1000)
     finally:
         db.client.close()
 
