@@ -44,3 +44,28 @@ def test_the_toast_is_in_the_header_flow(app):
     root = page_module("present").layout()
     header = root.children[0]
     assert "present-toast" in [getattr(child, "id", None) for child in header.children]
+
+
+def test_with_visits_1_the_people_s_card_shows_the_visits_of_the_last_30_minutes(
+        app, frozen_clock):
+    """``&visits=1``: the visits begun in the last 30 minutes, cut from the raw events,
+    in place of the visitors now."""
+    from queries.events.collection import EventWriter
+
+    present = page_module("present")
+    services = get_services(app.server)
+    now = dt.datetime.now(dt.UTC)
+    writer = EventWriter(services.db)
+    for minutes, host in ((-50, 1), (-20, 1), (-10, 2), (-5, 3), (-4, 3)):
+        when = now + dt.timedelta(minutes=minutes)
+        writer.add({"time": when, "site": "s", "host": f"203.0.113.{host}", "method": "GET",
+                    "path": "/", "query": "", "status": 200, "bytes": 1, "referrer": "-",
+                    "user_agent": "Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Firefox/127.0"})
+        services.recorder.record("s", "/", when)
+    writer.close()
+    services.recorder.flush()
+    cards, _ = present.refresh_kpis(0, "?site=s&tz=UTC&visits=1")
+    texts = {card.id: card.children[1].children for card in cards}
+    assert texts["present-kpi-visits"] == "2"       # 1's visit began 50 minutes ago
+    cards, _ = present.refresh_kpis(0, "?site=s&tz=UTC")
+    assert "present-kpi-active" in {card.id for card in cards}

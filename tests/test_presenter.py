@@ -69,6 +69,8 @@ def test_present_view_from_the_url():
     odd = PresentView.from_query(parse_search("?views=nope,top,top&cycle=2&window=7&theme=light"))
     assert odd == PresentView(views=("top",), cycle=None, window=DEFAULT_WINDOW, theme="light")
     assert PresentView.from_query({}).views == ("live",)
+    assert PresentView.from_query(parse_search("?visits=1")).visits
+    assert not PresentView.from_query(parse_search("?visits=yes")).visits
 
 
 def test_kpi_texts_and_rows_keyed_for_animation():

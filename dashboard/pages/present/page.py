@@ -39,6 +39,7 @@ from queries import validation
 from queries.annotations import annotations_between
 from queries.dimensions.page_reads import MAX_SCANNED
 from queries.dimensions.reads import active_visitors
+from queries.reads.live import recent_visits
 from queries.reads.presenter import minute_counts, ticker, today_vs_yesterday
 
 dash.register_page(__name__, path="/present", name="Present", title="hitboard · present",
@@ -50,6 +51,7 @@ KPI_SECONDS = 5
 # Visitors "now": distinct among the last minute's raw events. Five minutes (Plausible's
 # window) meant grouping 300,000 events every 5 s at 1,000 hits/s, which held the line back.
 ACTIVE_MINUTES = 1
+VISIT_MINUTES = 30
 SLOW_MS = 30_000
 TICKER_ROWS = 8
 MINUTE = dt.timedelta(minutes=1)
@@ -69,7 +71,8 @@ def layout(**query):
             html.Span("Press ? for keys", className="present-hint"),
         ]),
         html.Section(id="present-view-live", className="present-view", children=[
-            html.Div(id="present-kpis", className="present-kpis", children=_kpis(None)),
+            html.Div(id="present-kpis", className="present-kpis",
+                     children=_kpis(None, view.visits)),
             html.Div(className="present-main", children=[
                 html.Div(className="present-chart", children=[
                     html.H2(id="present-chart-title", className="present-title",
@@ -112,7 +115,7 @@ def layout(**query):
     ])
 
 
-def _kpis(numbers: dict | None) -> list:
+def _kpis(numbers: dict | None, visits: bool = False) -> list:
     numbers = numbers or {}
     change = numbers.get("change")
     # Coloured only when it means something: a room reads red as trouble.
@@ -120,6 +123,8 @@ def _kpis(numbers: dict | None) -> list:
     return [
         ui.kpi("present-kpi-minute", "Hits this minute", ui.big_number(numbers.get("minute")),
                "since the minute began"),
+        ui.kpi("present-kpi-visits", "Visits", ui.big_number(numbers.get("visits")),
+               f"begun in the last {VISIT_MINUTES} minutes") if visits else
         ui.kpi("present-kpi-active", "Visitors now", ui.big_number(numbers.get("active")),
                "distinct in the last minute" if numbers.get("complete", True)
                else f"at least: from the newest {count(MAX_SCANNED)} hits"),
@@ -175,20 +180,23 @@ def refresh_kpis(_n, search):
     """Hits this minute (every second); visitors now and today against yesterday, which
     read more, every ``KPI_SECONDS``."""
     try:
+        visits = PresentView.from_query(parse_search(search)).visits
         site, tz = _site_and_zone(search)
         if site is None:
-            return _kpis(None), "No data yet"
+            return _kpis(None, visits), "No data yet"
         seconds = reads.live_seconds()
         minute = reads.shared(minute_counts, site, reads.now(seconds), 1, seconds=seconds)
         now = reads.now(KPI_SECONDS)
         active = reads.shared(active_visitors, site, now, ACTIVE_MINUTES, seconds=KPI_SECONDS)
+        begun = reads.shared(recent_visits, site, now, VISIT_MINUTES,
+                             seconds=KPI_SECONDS) if visits else None
         days = reads.shared(today_vs_yesterday, site, now, tz, seconds=KPI_SECONDS)
     except Exception as exc:
         return no_update, describe(exc)
-    numbers = {"minute": minute[-1][1], "active": active.visitors,
+    numbers = {"minute": minute[-1][1], "active": active.visitors, "visits": begun,
                "complete": active.complete, "change": days.change,
                "compare": f"{count(days.today)} vs {count(days.yesterday)} at this time"}
-    return _kpis(numbers), site
+    return _kpis(numbers, visits), site
 
 
 @callback(

@@ -1,6 +1,7 @@
 """Presenter mode's URL: which views it rotates, how often, its window and theme.
 
-``/present?cycle=30&views=live,history-30d,top`` (or ``?present=1&...`` on any page,
+``/present?cycle=30&views=live,history-30d,top`` (``&visits=1``: the visits begun in
+the last 30 minutes in place of the visitors now; or ``?present=1&...`` on any page,
 which assets/present.js sends here) shows each view for ``cycle`` seconds in turn, as
 Grafana's playlists do. Bad values fall back to the defaults: a projector shows
 something rather than an error.
@@ -25,6 +26,7 @@ class PresentView:
     cycle: int | None     # seconds per view; None: no rotation
     window: int           # minutes of the live line
     theme: str            # dark unless the URL asks for light
+    visits: bool = False  # the people's card: visits begun in the last 30 minutes
 
     @classmethod
     def from_query(cls, query: Mapping[str, list[str]]) -> PresentView:
@@ -36,7 +38,8 @@ class PresentView:
         window = _int(first(query, "window"))
         return cls(views=views, cycle=cycle if len(views) > 1 else None,
                    window=window if window in WINDOWS else DEFAULT_WINDOW,
-                   theme="light" if first(query, "theme") == "light" else "dark")
+                   theme="light" if first(query, "theme") == "light" else "dark",
+                   visits=first(query, "visits") == "1")
 
 
 def _int(text: str | None) -> int | None:
