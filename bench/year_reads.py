@@ -10,7 +10,8 @@ commands and the ingest's time. Then, over the 365 days that end with the store'
 day (UTC), each read as the dashboard and the CLI make it:
 
 - History's 12-month daily chart (``queries.reads.history.chart``), its KPIs
-  (``figures``: hits, visitors, error rate), its status and referrer panels
+  (``figures``: hits, visitors, error rate; ``visit_figures``: visits, bounce rate...),
+  the entry and exit pages, the chart of visits, its status and referrer panels
   (``dimensions.reads.breakdown``, people), the top pages (``queries.top_pages``), and the
   year by week from the rollups (``rollups.reads.rollup_series``);
 - ``warm``: the median of ``--runs`` calls in one process after a first one;
@@ -53,7 +54,7 @@ def _reads() -> dict:
     """Name -> read(db, start, end), each as its caller makes it."""
     import queries
     from queries.dimensions import reads as dims
-    from queries.reads.history import chart, figures
+    from queries.reads.history import chart, figures, visit_chart, visit_figures, visit_pages
     from queries.rollups.reads import rollup_series
 
     def kpis(db, start, end):
@@ -69,6 +70,11 @@ def _reads() -> dict:
             db, SITE, "referrer", s, e, n=10, humans=True),
         "top pages": lambda db, s, e: queries.top_pages(db, SITE, s, e, 10),
         "year by week (rollups)": lambda db, s, e: rollup_series(db, SITE, s, e, "week"),
+        "History visit KPIs (visits, bounce, duration...)": lambda db, s, e: visit_figures(
+            db, SITE, s, e),
+        "entry and exit pages": lambda db, s, e: visit_pages(db, SITE, s, e, 10),
+        "History chart of visits, 12 months by day": lambda db, s, e: visit_chart(
+            db, SITE, s, e, "day", "visits"),
     }
 
 

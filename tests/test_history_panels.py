@@ -345,3 +345,19 @@ def test_filtered_panels_with_part_of_their_raw_events_say_what_they_count(app, 
     panels = compute(shown_period(query), Options.from_query(query))
     assert panels.current.hits == 2 * 23
     assert panels.empty == "None among the 23 of these hits whose raw events are kept."
+
+
+def test_a_period_cutting_a_quarter_hour_says_its_visits_count_it_whole(app, frozen_clock):
+    from dashboard.ranges import Period
+
+    day = dt.datetime(2026, 3, 10, tzinfo=dt.UTC)
+    whole = Period(day, day + dt.timedelta(hours=1), "minute")
+    people = Options(None, False, False)
+    assert not any("quarter hour" in n for n in compute(whole, people).notes)
+    cut = Period(day, day + dt.timedelta(minutes=50), "minute")
+    before = Period(day - dt.timedelta(days=1), day - dt.timedelta(hours=23, minutes=10),
+                    "minute")
+    notes = compute(whole, people, before).notes
+    assert "Visits: the compared period cuts a quarter hour" in " ".join(notes)
+    notes = compute(cut, people, before).notes
+    assert "Visits: the range and the compared period cut a quarter hour" in " ".join(notes)

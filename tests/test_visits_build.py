@@ -129,3 +129,18 @@ def test_recent_visits_are_those_begun_in_the_window_from_the_events_alone(db):
     assert recent(db, "s", now, 30) == 1
     assert recent(db, "s", now, 40) == 3
     assert recent(db, "s", now - dt.timedelta(minutes=11), 30) == 2   # before 30's visit
+
+
+def test_a_store_older_than_visits_gets_the_visits_of_its_kept_events_once(db):
+    from queries.stats import schema
+
+    _write(db, (0, "/a", 1), (10, "/b", 1), (100, "/c", 2))
+    before = _docs(db)
+    db[store.VISITS].delete_many({})          # as a store written before visits were counted
+    db[schema.CHECKPOINTS].delete_one({"_id": "visits"})
+    RUN[0] += dt.timedelta(minutes=5)
+    run_rollups(db, now=RUN[0])               # touches no hour: the catch-up does them all
+    assert _docs(db) == before
+    db[store.VISITS].delete_many({})
+    run_rollups(db, now=RUN[0] + dt.timedelta(minutes=5))
+    assert _docs(db) == []                    # once only

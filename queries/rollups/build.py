@@ -156,7 +156,7 @@ def finish_rollups(db, run: RollupRun, retention: int | None = None,
     """The rest of a run :func:`start_rollups` began: every level written, the checkpoint
     advanced, old events expired (``retention``), due sketches compacted."""
     roll_hours(db, run.touched, run, workers)
-    run.visit_days = visits.recompute(db, run.touched)
+    run.visit_days = visits.catch_up(db) or visits.recompute(db, run.touched)
     run.duration_s = time.perf_counter() - run.started
     watermark = _advance(db, run)
     if retention is not None:

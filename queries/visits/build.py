@@ -32,6 +32,7 @@ from ..stats.sites import site_settings
 from . import store
 from .sessions import HOUR_MS, Pageview, sessionize, tally
 
+CAUGHT_UP = "visits"             # checkpoint: every kept event's hours had their visits cut
 SLICE_MS = 24 * HOUR_MS          # touched hours recomputed a day at a time at most
 MAX_REACH_MS = 7 * 24 * HOUR_MS  # how far a window may grow past its hours, each way
 _COLUMNS = ("host", "user_agent", "path", "method", "status")
@@ -52,6 +53,18 @@ def recompute(db, touched: dict[str, set[dt.datetime]]) -> int:
         for a, b in slices(sorted(schema.epoch_ms(h) for h in hours)):
             written += _recompute_span(db, site, a, b, timeout, settings.unknown_bots, edge,
                                        known)
+    return written
+
+
+def catch_up(db) -> int:
+    """Once per store: the visits of every hour whose events are kept, for a store
+    written before visits were counted (its events' hours were rolled up already, so no
+    run would touch them again). Returns the day documents written (0: done before)."""
+    if db[schema.CHECKPOINTS].find_one({"_id": CAUGHT_UP}) is not None:
+        return 0
+    written = recompute(db, event_reads.touched_hours(db, schema.from_epoch_ms(0)))
+    db[schema.CHECKPOINTS].replace_one(
+        {"_id": CAUGHT_UP}, {"at": dt.datetime.now(dt.UTC), "days": written}, upsert=True)
     return written
 
 

@@ -93,9 +93,12 @@ def compute_panels(site: str, shown: Period, compared: Period | None, tz: str,
     visits = _cached(visit_figures, site, shown.start, shown.end, now=now, seconds=seconds)
     before = None if compared is None else _cached(
         visit_figures, site, compared.start, compared.end, now=now, seconds=seconds)
-    if not (visits.exact and (before is None or before.exact)):
-        notes.append("Visits: the range cuts a quarter hour, whose visits count whole "
-                     "(visits are kept per quarter hour of their first pageview).")
+    cut = [name for name, found in (("the range", visits), ("the compared period", before))
+           if found is not None and not found.exact]
+    if cut:
+        notes.append(f"Visits: {' and '.join(cut)} cut{'s' if len(cut) == 1 else ''} a "
+                     "quarter hour, whose visits count whole (visits are kept per quarter "
+                     "hour of their first pageview).")
     pages = _cached(visit_pages, site, shown.start, shown.end, TOP_N, seconds=seconds)
     return Panels(frames, found.not_found, current, previous, share, tuple(notes), visits,
                   before, pages, empty)
