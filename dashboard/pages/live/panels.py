@@ -43,7 +43,7 @@ TOP_N = 8
 
 def live_people_section() -> html.Div:
     return html.Div(className="grid", children=[
-        html.Div(id="live-people", className="kpis kpis-2",
+        html.Div(id="live-people", className="kpis",
                  children=kpi_cards(_cards(None, None, None))),
         html.Div(id="live-referrers"),
     ])
