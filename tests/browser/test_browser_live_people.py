@@ -82,3 +82,30 @@ def test_active_visitors_and_top_referrers_now(app, dash_duo, tmp_path):
     assert query["filter"] == ["referrer:news.example"] and query["site"] == ["s"]
     dash_duo.wait_for_contains_text("#history-chip", "referrer = news.example")
     assert dash_duo.get_logs() == []
+
+
+def test_visits_begun_in_the_last_30_minutes_leave_the_card_as_time_passes(app, dash_duo):
+    """Two people's visits, begun 29.5 and 5 minutes ago: a minute later the first one
+    began more than 30 minutes ago, and the card, refreshed by itself, says so."""
+    from queries.events.collection import EventWriter
+
+    with time_machine.travel(NOW, tick=True) as traveller:
+        services = get_services(app.server)
+        writer = EventWriter(services.db)
+        for ago, host in ((dt.timedelta(minutes=29, seconds=30), 1),
+                          (dt.timedelta(minutes=5), 2)):
+            when = dt.datetime.now(dt.UTC) - ago
+            writer.add({"time": when, "site": "s", "host": f"203.0.113.{host}",
+                        "method": "GET", "path": "/", "query": "", "status": 200,
+                        "bytes": 1, "referrer": "-",
+                        "user_agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/127.0"})
+            services.recorder.record("s", "/", when)
+        writer.close()
+        services.recorder.flush()
+        dash_duo.start_server(app, path="/?site=s&tz=UTC")
+        dash_duo.wait_for_text_to_equal("#live-kpi-visits", "2", timeout=20)
+        traveller.shift(dt.timedelta(minutes=1))
+        dash_duo.wait_for_text_to_equal("#live-kpi-visits", "1", timeout=20)
+        dash_duo.driver.refresh()
+        dash_duo.wait_for_text_to_equal("#live-kpi-visits", "1", timeout=20)
+        assert dash_duo.get_logs() == []
