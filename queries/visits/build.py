@@ -163,7 +163,7 @@ def backfilled(db, site: str, views: Iterable[Pageview]) -> int:
     first = min(v.time for v in views) // store.DAY_MS * store.DAY_MS
     last = (max(v.time for v in views) // store.DAY_MS + 1) * store.DAY_MS
     parts = store.hour_parts(quarters, pages, range(first, last, HOUR_MS))
-    return store.write_hours(db, site, parts, field="backfilled")
+    return store.write_hours(db, site, parts, backfilled=True)
 
 
 def recent(db, site: str, now: dt.datetime, minutes: int = 30) -> int:

@@ -52,8 +52,9 @@ def quarters(db, site: str, start: dt.datetime, end: dt.datetime) -> pd.DataFram
     backfilled history share a quarter."""
     lo, hi = _quarter_bounds(start, end)
     rows = [(hour + q * QUARTER_MS, *counts)
-            for doc in store.days(db, validation.site(site), start, end)
-            for hour, part in store.hours_of(doc) for q, *counts in part.get("q", ())]
+            for doc in store.days(db, validation.site(site), start, end,
+                                  store.kind_fields("q"))
+            for hour, found in store.hours_of(doc, "q") for q, *counts in found]
     frame = pd.DataFrame(rows, columns=["time", *SUMS], dtype="int64")
     frame = frame[(frame["time"] >= lo) & (frame["time"] < hi)]
     return frame.groupby("time", as_index=False).sum()
@@ -64,13 +65,39 @@ def page_rows(db, site: str, start: dt.datetime, end: dt.datetime, kind: str,
     """``time`` (quarter, ms), ``page`` and the counts of ``kind`` (``entry``, ``exit``:
     visits, bounces, duration; ``views``: pageviews) of [start, end)."""
     lo, hi = _quarter_bounds(start, end)
-    counts = ["pageviews"] if kind == "views" else ["visits", "bounces", "duration"]
     rows = [(hour + q * QUARTER_MS, name, *numbers)
-            for doc in store.days(db, validation.site(site), start, end)
-            for hour, part in store.hours_of(doc) for q, name, *numbers in part.get(kind, ())
+            for doc in store.days(db, validation.site(site), start, end,
+                                  store.kind_fields(kind))
+            for hour, found in store.hours_of(doc, kind) for q, name, *numbers in found
             if page is None or name == page]
-    frame = pd.DataFrame(rows, columns=["time", "page", *counts])
+    frame = pd.DataFrame(rows, columns=["time", "page", *_counts(kind)])
     return frame[(frame["time"] >= lo) & (frame["time"] < hi)]
+
+
+def page_sums(db, site: str, start: dt.datetime, end: dt.datetime, kind: str
+              ) -> pd.DataFrame:
+    """Per page, the counts of ``kind`` over [start, end): the day sums of its whole UTC
+    days (a row per page and day), the quarters of the days it cuts."""
+    site = validation.site(site)
+    first = schema.day_start(start)
+    first = first if first == start else first + dt.timedelta(days=1)
+    last = schema.day_start(end)
+    parts = []
+    if first < last:
+        rows = [(name, *numbers) for doc in store.days(db, site, first, last, ("sums",))
+                for name, *numbers in (doc.get("sums") or {}).get(kind, ())]
+        parts.append(pd.DataFrame(rows, columns=["page", *_counts(kind)]))
+        edges = [(start, first), (last, end)]
+    else:
+        edges = [(start, end)]
+    parts += [page_rows(db, site, lo, hi, kind).drop(columns="time")
+              for lo, hi in edges if lo < hi]
+    found = pd.concat(parts) if parts else pd.DataFrame(columns=["page", *_counts(kind)])
+    return found.groupby("page")[_counts(kind)].sum()
+
+
+def _counts(kind: str) -> list[str]:
+    return ["pageviews"] if kind == "views" else ["visits", "bounces", "duration"]
 
 
 def totals(db, site: str, start: dt.datetime, end: dt.datetime,
@@ -126,9 +153,7 @@ def pages(db, site: str, start: dt.datetime, end: dt.datetime, kind: str,
     if kind not in PAGE_KINDS:
         raise validation.InvalidRangeError(f"pages of visits are {' or '.join(PAGE_KINDS)}")
     start, end = validation.time_range(start, end)
-    rows = page_rows(db, site, start, end, kind)
-    summed = rows.groupby("page")[["visits", "bounces", "duration"]].sum()
-    summed = with_metrics(summed.assign(views=np.nan))
+    summed = with_metrics(page_sums(db, site, start, end, kind).assign(views=np.nan))
     summed = summed.reset_index().rename(columns={"page": "value"})
     summed = summed.sort_values(["visits", "value"], ascending=[False, True])
     frame = summed[["value", "visits", "bounce_rate", "visit_duration"]].reset_index(drop=True)

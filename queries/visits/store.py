@@ -1,18 +1,26 @@
-"""Where visits live: one document per site and UTC day (``visits.daily``), an hour's
-visits a sub-document of it, replaced whole whenever the hour is recomputed.
+"""Where visits live: one document per site and UTC day (``visits.daily``), each hour's
+visits replaced whole whenever the hour is recomputed, and the day's pages summed.
 
-    {_id: "<site>|<YYYYMMDD>", site, day,
-     hours: {"<H>": {q: [[quarter, visits, bounces, duration ms, views, pageviews], ...],
-                     entry: [[quarter, page, visits, bounces, duration ms], ...],
-                     exit: [...same...], views: [[quarter, page, pageviews], ...]}},
-     backfilled: {"<H>": ...the same, for history the load generator wrote without
-                  events}}
+    {_id: "<site>|<YYYYMMDD>", site, day, ver,
+     q:     {"<H>": [[quarter, visits, bounces, duration ms, views, pageviews], ...]},
+     entry: {"<H>": [[quarter, page, visits, bounces, duration ms], ...]},
+     exit:  {"<H>": ...the same...},
+     views: {"<H>": [[quarter, page, pageviews], ...]},
+     b:     {q: ..., entry: ..., exit: ..., views: ...}   (the backfilled history's)
+     sums:  {entry: [[page, visits, bounces, duration ms], ...], exit: ...,
+             views: [[page, pageviews], ...]}}             (the whole day's, both parts)
 
-``quarter`` is 0-3 within the hour. Pages are array items, not keys, so a path with
-dots or a ``$`` is stored as it is. An hour holds at most ``sessions.MAX_PAGES`` pages
-per list; the pages with the fewest visits (pageviews) past them are summed under
-``(other)``. Setting ``hours.H`` whole (never ``$inc``) is what makes a recompute
+``quarter`` is 0-3 within the hour. Pages are array items, not keys, so a path with dots
+or a ``$`` is stored as it is. An hour holds at most ``sessions.MAX_PAGES`` pages per
+list; the pages with the fewest visits (pageviews) past them are summed under
+``(other)``. Setting an hour whole (never ``$inc``) is what makes a recompute
 repeatable: writing the same hour twice leaves the same document.
+
+Each kind is a field of its own, so a read takes only what it needs (a year of visits
+per day reads the ``q`` rows alone), and ``sums`` lets a range's whole days read a row
+per page rather than one per page and quarter. A writer increments ``ver`` with its
+hours, then sums the day it reads and sets ``sums`` only if ``ver`` is still what it
+read: of two writers of one day, the last always leaves the sums of every hour.
 """
 
 from __future__ import annotations
@@ -27,7 +35,9 @@ from .sessions import HOUR_MS, MAX_PAGES, OTHER_PAGE, QUARTER_MS
 
 VISITS = "visits.daily"
 DAY_MS = 24 * HOUR_MS
-FIELDS = ("hours", "backfilled")     # events' visits; the backfilled history's
+KINDS = ("q", "entry", "exit", "views")
+PAGE_KINDS = KINDS[1:]
+BACKFILLED = "b"        # the prefix of the backfilled history's fields
 
 
 def ensure_visit_indexes(db) -> list[str]:
@@ -41,8 +51,8 @@ def day_id(site: str, day_ms: int) -> str:
 
 def hour_parts(quarters: dict[int, list[int]], pages: dict[str, dict],
                hours: Iterable[int]) -> dict[int, dict]:
-    """``sessions.tally``'s output cut into the stored sub-document of each of ``hours``
-    (hour starts, ms); an hour without visits or pageviews gets ``{}``."""
+    """``sessions.tally``'s output cut into each of ``hours`` (hour starts, ms): per
+    kind, the hour's rows (an hour without visits or pageviews gets ``{}``)."""
     parts: dict[int, dict] = {hour: {} for hour in hours}
     for q, row in quarters.items():
         part = parts.get(q - q % HOUR_MS)
@@ -83,18 +93,25 @@ def _capped(rows: list[list]) -> list[list]:
     return sorted(out + list(other.values()))
 
 
-def write_hours(db, site: str, parts: dict[int, dict], field: str = "hours") -> int:
-    """Replace each hour of ``parts`` (hour start ms → sub-document; ``{}`` removes it)
-    in its day's document: one update per day. Returns the days written."""
+def write_hours(db, site: str, parts: dict[int, dict], backfilled: bool = False) -> int:
+    """Replace each hour of ``parts`` (hour start ms → rows per kind; ``{}`` removes
+    the hour) in its day's document, then the day's sums. Returns the days written."""
+    prefix = f"{BACKFILLED}." if backfilled else ""
     by_day: dict[int, dict[int, dict]] = {}
     for hour, part in parts.items():
         by_day.setdefault(hour - hour % DAY_MS, {})[hour] = part
     requests = []
     for day, hours in sorted(by_day.items()):
-        sets = {f"{field}.{(h - day) // HOUR_MS}": part for h, part in hours.items() if part}
-        unsets = {f"{field}.{(h - day) // HOUR_MS}": "" for h, part in hours.items()
-                  if not part}
-        update: dict = {"$setOnInsert": {"site": site, "day": schema.from_epoch_ms(day)}}
+        sets, unsets = {}, {}
+        for hour, part in hours.items():
+            for kind in KINDS:
+                path = f"{prefix}{kind}.{(hour - day) // HOUR_MS}"
+                if part.get(kind):
+                    sets[path] = part[kind]
+                else:
+                    unsets[path] = ""
+        update: dict = {"$setOnInsert": {"site": site, "day": schema.from_epoch_ms(day)},
+                        "$inc": {"ver": 1}}
         if sets:
             update["$set"] = sets
         if unsets:
@@ -102,20 +119,50 @@ def write_hours(db, site: str, parts: dict[int, dict], field: str = "hours") -> 
         requests.append(UpdateOne({"_id": day_id(site, day)}, update, upsert=True))
     if requests:
         db[VISITS].bulk_write(requests, ordered=False)
+        for day in by_day:
+            _sum_day(db, day_id(site, day))
     return len(requests)
 
 
-def days(db, site: str, start: dt.datetime, end: dt.datetime) -> Iterator[dict]:
-    """The site's day documents holding [start, end)."""
+def _sum_day(db, doc_id: str) -> None:
+    """Set the day's page sums from its hours, unless another writer changed the day
+    since this one read it (it sums the day itself, after its own change)."""
+    doc = db[VISITS].find_one({"_id": doc_id}, {"q": 0})
+    if doc is None:
+        return
+    sums: dict[str, dict[str, list[int]]] = {kind: {} for kind in PAGE_KINDS}
+    for kind in PAGE_KINDS:
+        for source in (doc, doc.get(BACKFILLED) or {}):
+            for rows in (source.get(kind) or {}).values():
+                for _, page, *numbers in rows:
+                    summed = sums[kind].get(page)
+                    if summed is None:
+                        sums[kind][page] = list(numbers)
+                    else:
+                        for i, n in enumerate(numbers):
+                            summed[i] += n
+    rows = {kind: sorted([page, *numbers] for page, numbers in found.items())
+            for kind, found in sums.items()}
+    db[VISITS].update_one({"_id": doc_id, "ver": doc.get("ver")}, {"$set": {"sums": rows}})
+
+
+def days(db, site: str, start: dt.datetime, end: dt.datetime, fields: Iterable[str]
+         ) -> Iterator[dict]:
+    """The site's day documents holding [start, end), with ``fields`` only."""
     first = schema.day_start(start)
-    return db[VISITS].find({"site": site, "day": {"$gte": first, "$lt": end}},
+    projection = {"day": 1, **{name: 1 for name in fields}}
+    return db[VISITS].find({"site": site, "day": {"$gte": first, "$lt": end}}, projection,
                            sort=[("day", ASCENDING)])
 
 
-def hours_of(doc: dict) -> Iterator[tuple[int, dict]]:
-    """``(hour start ms, sub-document)`` of a day document, both fields."""
-    day = schema.epoch_ms(doc["day"] if doc["day"].tzinfo else
-                          doc["day"].replace(tzinfo=dt.UTC))
-    for name in FIELDS:
-        for hour, part in (doc.get(name) or {}).items():
-            yield day + int(hour) * HOUR_MS, part
+def kind_fields(kind: str) -> tuple[str, str]:
+    """The fields holding a kind's rows: the events' and the backfilled history's."""
+    return kind, f"{BACKFILLED}.{kind}"
+
+
+def hours_of(doc: dict, kind: str) -> Iterator[tuple[int, list]]:
+    """``(hour start ms, rows)`` of one kind in a day document, both parts."""
+    day = schema.epoch_ms(doc["day"])
+    for source in (doc, doc.get(BACKFILLED) or {}):
+        for hour, rows in (source.get(kind) or {}).items():
+            yield day + int(hour) * HOUR_MS, rows
