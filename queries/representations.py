@@ -10,7 +10,7 @@ from .dimensions import counters, sketches
 from .events.expired import COLLECTION as EXPIRED
 from .rollups.build import BACKFILLED
 from .stats import schema
-from .visits.store import VISITS
+from .visits.store import MONTHS, VISITS
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,8 @@ REPRESENTATIONS = (
         "bytes, status classes and hits per week, month and year; top pages over long "
         "ranges", "for ever", "the rollup job"),
     Representation(
-        "visits", (VISITS,), "site and UTC day, an hour's visits replaced whole",
+        "visits", (VISITS, MONTHS),
+        "site and UTC day, an hour's rows replaced whole (and month, its pages summed)",
         "visits, bounces, visit duration, views per visit per quarter hour; entry and "
         "exit pages", "for ever", "the rollup job, from events"),
 )

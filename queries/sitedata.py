@@ -17,11 +17,11 @@ from .rollups.build import BACKFILLED
 from .stats import schema
 from .stats.sites import unregister
 from .validation import site as checked_site
-from .visits.store import VISITS
+from .visits.store import MONTHS, VISITS
 
 BY_METADATA = (schema.DAILY, schema.MONTHLY, *DIMENSION_COUNTERS, *sketches.COLLECTIONS)
 BY_SITE = (schema.EVENTS, expired.COLLECTION, *schema.ROLLUPS.values(), BACKFILLED,
-           VISITS, ANNOTATIONS)
+           VISITS, MONTHS, ANNOTATIONS)
 
 
 def remove(db, site: str) -> dict[str, int]:

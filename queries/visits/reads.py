@@ -76,24 +76,39 @@ def page_rows(db, site: str, start: dt.datetime, end: dt.datetime, kind: str,
 
 def page_sums(db, site: str, start: dt.datetime, end: dt.datetime, kind: str
               ) -> pd.DataFrame:
-    """Per page, the counts of ``kind`` over [start, end): the day sums of its whole UTC
-    days (a row per page and day), the quarters of the days it cuts."""
+    """Per page, the counts of ``kind`` over [start, end): the sums of its whole UTC
+    months and days (a row per page and month or day), the quarters of the days it
+    cuts."""
     site = validation.site(site)
-    first = schema.day_start(start)
-    first = first if first == start else first + dt.timedelta(days=1)
-    last = schema.day_start(end)
-    parts = []
-    if first < last:
-        rows = [(name, *numbers) for doc in store.days(db, site, first, last, ("sums",))
-                for name, *numbers in (doc.get("sums") or {}).get(kind, ())]
-        parts.append(pd.DataFrame(rows, columns=["page", *_counts(kind)]))
-        edges = [(start, first), (last, end)]
-    else:
-        edges = [(start, end)]
+    first_day, last_day = _day_from(start), schema.day_start(end)
+    rows, edges = [], [(start, end)]
+    if first_day < last_day:
+        first_month, last_month = _month_from(first_day), schema.month_start(last_day)
+        spans = [(first_day, last_day)]
+        if first_month < last_month:
+            rows += [row for doc in store.months(db, site, first_month, last_month)
+                     for row in (doc.get("sums") or {}).get(kind, ())]
+            spans = [(first_day, first_month), (last_month, last_day)]
+        rows += [row for lo, hi in spans if lo < hi
+                 for doc in store.days(db, site, lo, hi, ("sums",))
+                 for row in (doc.get("sums") or {}).get(kind, ())]
+        edges = [(start, first_day), (last_day, end)]
+    parts = [pd.DataFrame(rows, columns=["page", *_counts(kind)])]
     parts += [page_rows(db, site, lo, hi, kind).drop(columns="time")
               for lo, hi in edges if lo < hi]
-    found = pd.concat(parts) if parts else pd.DataFrame(columns=["page", *_counts(kind)])
-    return found.groupby("page")[_counts(kind)].sum()
+    return pd.concat(parts).groupby("page")[_counts(kind)].sum()
+
+
+def _day_from(moment: dt.datetime) -> dt.datetime:
+    """The first UTC midnight at or after ``moment``."""
+    start = schema.day_start(moment)
+    return start if start == moment else start + dt.timedelta(days=1)
+
+
+def _month_from(moment: dt.datetime) -> dt.datetime:
+    """The first start of a UTC month at or after ``moment``."""
+    start = schema.month_start(moment)
+    return start if start == moment else schema.month_start(start + dt.timedelta(days=32))
 
 
 def _counts(kind: str) -> list[str]:

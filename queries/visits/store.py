@@ -28,12 +28,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator
 
-from pymongo import ASCENDING, UpdateOne
+from pymongo import ASCENDING, ReturnDocument, UpdateOne
 
 from ..stats import schema
 from .sessions import HOUR_MS, MAX_PAGES, OTHER_PAGE, QUARTER_MS
 
 VISITS = "visits.daily"
+MONTHS = "visits.monthly"     # {_id: "<site>|<YYYYMM>", site, month, ver, sums}
 DAY_MS = 24 * HOUR_MS
 KINDS = ("q", "entry", "exit", "views")
 PAGE_KINDS = KINDS[1:]
@@ -42,7 +43,9 @@ BACKFILLED = "b"        # the prefix of the backfilled history's fields
 
 def ensure_visit_indexes(db) -> list[str]:
     return [db[VISITS].create_index([("site", ASCENDING), ("day", ASCENDING)],
-                                    name="site_day")]
+                                    name="site_day"),
+            db[MONTHS].create_index([("site", ASCENDING), ("month", ASCENDING)],
+                                    name="site_month")]
 
 
 def day_id(site: str, day_ms: int) -> str:
@@ -121,29 +124,62 @@ def write_hours(db, site: str, parts: dict[int, dict], backfilled: bool = False)
         db[VISITS].bulk_write(requests, ordered=False)
         for day in by_day:
             _sum_day(db, day_id(site, day))
+        for month in sorted({_month_start(day) for day in by_day}):
+            _sum_month(db, site, month)
     return len(requests)
 
 
 def _sum_day(db, doc_id: str) -> None:
     """Set the day's page sums from its hours, unless another writer changed the day
     since this one read it (it sums the day itself, after its own change)."""
-    doc = db[VISITS].find_one({"_id": doc_id}, {"q": 0})
+    doc = db[VISITS].find_one({"_id": doc_id}, {"q": 0, f"{BACKFILLED}.q": 0})
     if doc is None:
         return
+    sums = _summed(rows for kind in PAGE_KINDS for source in (doc, doc.get(BACKFILLED) or {})
+                   for rows in [(kind, found) for found in (source.get(kind) or {}).values()])
+    db[VISITS].update_one({"_id": doc_id, "ver": doc.get("ver")}, {"$set": {"sums": sums}})
+
+
+def _sum_month(db, site: str, month: dt.datetime) -> None:
+    """Set the month's page sums from its days' (the same rule: only if no writer
+    changed the month since this one read its days)."""
+    doc_id = f"{site}|{month:%Y%m}"
+    ver = db[MONTHS].find_one_and_update(
+        {"_id": doc_id}, {"$inc": {"ver": 1}, "$setOnInsert": {"site": site, "month": month}},
+        upsert=True, return_document=ReturnDocument.AFTER, projection={"ver": 1})["ver"]
+    following = (month + dt.timedelta(days=32)).replace(day=1)
+    days = db[VISITS].find({"site": site, "day": {"$gte": month, "$lt": following}},
+                           {"sums": 1})
+    sums = _summed((kind, [[0, *row] for row in rows]) for doc in days
+                   for kind, rows in (doc.get("sums") or {}).items())
+    db[MONTHS].update_one({"_id": doc_id, "ver": ver}, {"$set": {"sums": sums}})
+
+
+def _summed(kinds_rows: Iterable[tuple[str, list]]) -> dict[str, list]:
+    """Per kind, ``[page, *numbers]`` summed over ``(kind, [[quarter, page, *numbers],
+    ...])`` pairs, by page."""
     sums: dict[str, dict[str, list[int]]] = {kind: {} for kind in PAGE_KINDS}
-    for kind in PAGE_KINDS:
-        for source in (doc, doc.get(BACKFILLED) or {}):
-            for rows in (source.get(kind) or {}).values():
-                for _, page, *numbers in rows:
-                    summed = sums[kind].get(page)
-                    if summed is None:
-                        sums[kind][page] = list(numbers)
-                    else:
-                        for i, n in enumerate(numbers):
-                            summed[i] += n
-    rows = {kind: sorted([page, *numbers] for page, numbers in found.items())
+    for kind, rows in kinds_rows:
+        found = sums[kind]
+        for _, page, *numbers in rows:
+            summed = found.get(page)
+            if summed is None:
+                found[page] = list(numbers)
+            else:
+                for i, n in enumerate(numbers):
+                    summed[i] += n
+    return {kind: sorted([page, *numbers] for page, numbers in found.items())
             for kind, found in sums.items()}
-    db[VISITS].update_one({"_id": doc_id, "ver": doc.get("ver")}, {"$set": {"sums": rows}})
+
+
+def _month_start(day_ms: int) -> dt.datetime:
+    return schema.from_epoch_ms(day_ms).replace(day=1)
+
+
+def months(db, site: str, start: dt.datetime, end: dt.datetime) -> Iterator[dict]:
+    """The site's month sums of the months starting in [start, end)."""
+    return db[MONTHS].find({"site": site, "month": {"$gte": start, "$lt": end}},
+                           {"sums": 1})
 
 
 def days(db, site: str, start: dt.datetime, end: dt.datetime, fields: Iterable[str]
