@@ -157,9 +157,9 @@ def test_two_writers_of_one_day_leave_the_sums_of_all_its_hours(db):
 
     def writer(hour: int, page: str) -> None:
         for visits in range(1, 16):
-            store.write_hours(db, "s", {day + hour * 3_600_000: {
+            store.refresh_sums(db, "s", store.write_hours(db, "s", {day + hour * 3_600_000: {
                 "q": [[0, visits, 0, 0, visits, visits]],
-                "entry": [[0, page, visits, 0, 0]]}})
+                "entry": [[0, page, visits, 0, 0]]}}))
 
     threads = [threading.Thread(target=writer, args=(h, f"/{h}")) for h in (3, 7)]
     for thread in threads:
@@ -168,6 +168,7 @@ def test_two_writers_of_one_day_leave_the_sums_of_all_its_hours(db):
         thread.join()
     doc = db[store.VISITS].find_one()
     assert doc["sums"]["entry"] == [["/3", 15, 0, 0], ["/7", 15, 0, 0]]
+    assert db[store.MONTHS].find_one()["sums"]["entry"] == doc["sums"]["entry"]
 
 
 def test_pages_over_whole_months_days_and_cut_hours_sum_as_their_quarters(db):

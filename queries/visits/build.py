@@ -50,9 +50,12 @@ def recompute(db, touched: dict[str, set[dt.datetime]]) -> int:
         edge = (schema.epoch_ms(bounds[0]), schema.epoch_ms(bounds[1]))
         timeout = settings.visit_minutes * 60_000
         known: dict = {}
+        days: set[int] = set()
         for a, b in slices(sorted(schema.epoch_ms(h) for h in hours)):
-            written += _recompute_span(db, site, a, b, timeout, settings.unknown_bots, edge,
-                                       known)
+            days |= _recompute_span(db, site, a, b, timeout, settings.unknown_bots, edge,
+                                    known)
+        store.refresh_sums(db, site, days)
+        written += len(days)
     return written
 
 
@@ -81,7 +84,7 @@ def slices(hours: list[int]) -> list[tuple[int, int]]:
 
 
 def _recompute_span(db, site: str, a: int, b: int, timeout: int, unknown_bots: bool,
-                    edge: tuple[int, int], known: dict) -> int:
+                    edge: tuple[int, int], known: dict) -> set[int]:
     margin = -(-timeout // HOUR_MS) * HOUR_MS       # the timeout in whole hours, rounded up
     lo, hi = a - margin, b + margin
     while True:
@@ -163,7 +166,9 @@ def backfilled(db, site: str, views: Iterable[Pageview]) -> int:
     first = min(v.time for v in views) // store.DAY_MS * store.DAY_MS
     last = (max(v.time for v in views) // store.DAY_MS + 1) * store.DAY_MS
     parts = store.hour_parts(quarters, pages, range(first, last, HOUR_MS))
-    return store.write_hours(db, site, parts, backfilled=True)
+    days = store.write_hours(db, site, parts, backfilled=True)
+    store.refresh_sums(db, site, days)
+    return len(days)
 
 
 def recent(db, site: str, now: dt.datetime, minutes: int = 30) -> int:

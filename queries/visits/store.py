@@ -96,9 +96,11 @@ def _capped(rows: list[list]) -> list[list]:
     return sorted(out + list(other.values()))
 
 
-def write_hours(db, site: str, parts: dict[int, dict], backfilled: bool = False) -> int:
+def write_hours(db, site: str, parts: dict[int, dict], backfilled: bool = False
+                ) -> set[int]:
     """Replace each hour of ``parts`` (hour start ms → rows per kind; ``{}`` removes
-    the hour) in its day's document, then the day's sums. Returns the days written."""
+    the hour) in its day's document. Returns the days written (start ms), whose sums
+    the caller refreshes (``refresh_sums``) once it has written all it will."""
     prefix = f"{BACKFILLED}." if backfilled else ""
     by_day: dict[int, dict[int, dict]] = {}
     for hour, part in parts.items():
@@ -122,11 +124,16 @@ def write_hours(db, site: str, parts: dict[int, dict], backfilled: bool = False)
         requests.append(UpdateOne({"_id": day_id(site, day)}, update, upsert=True))
     if requests:
         db[VISITS].bulk_write(requests, ordered=False)
-        for day in by_day:
-            _sum_day(db, day_id(site, day))
-        for month in sorted({_month_start(day) for day in by_day}):
-            _sum_month(db, site, month)
-    return len(requests)
+    return set(by_day)
+
+
+def refresh_sums(db, site: str, days: Iterable[int]) -> None:
+    """The page sums of ``days`` (start ms), then of their months."""
+    days = sorted(days)
+    for day in days:
+        _sum_day(db, day_id(site, day))
+    for month in sorted({_month_start(day) for day in days}):
+        _sum_month(db, site, month)
 
 
 def _sum_day(db, doc_id: str) -> None:
