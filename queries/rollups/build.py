@@ -52,6 +52,8 @@ SETTLE = dt.timedelta(seconds=30)
 BACKFILLED = "rollups.backfilled"
 CHECKPOINT_ID = "rollups"
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+VISITS = "visits"
+VISIT_CHUNK = 7 * 24            # hours of visits recomputed per piece
 # Parent buckets recomputed per piece, by key: pieces are what worker processes share.
 CHUNK = {"hour": 24, "day": 2, "week": 4, "month": 1, "year": 1}
 # Each level above hourly: (source level, the parent key its source buckets have).
@@ -124,6 +126,8 @@ class RollupRun:
     touched: dict = field(default_factory=dict, repr=False)      # per site, hours read
     started: float = field(default=0.0, repr=False)              # perf_counter
     hourly: Callable[[], list] | None = field(default=None, repr=False)
+    visits: Callable[[], list] | None = field(default=None, repr=False)
+    catching_up: bool = field(default=False, repr=False)
 
 
 def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None,
@@ -139,7 +143,9 @@ def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None
 
 def start_rollups(db, now: dt.datetime | None = None, workers=None) -> RollupRun:
     """A run's first steps: its window and the hours it touches read, and their hourly
-    buckets handed to ``workers`` (if given: computed by them meanwhile, else here).
+    buckets and visits (``queries.visits.build``; every kept event's hours once, for a
+    store older than visits) handed to ``workers`` (if given: computed by them
+    meanwhile, else here).
     :func:`finish_rollups` does the rest. An ingest starts its run once its events are
     written, so the workers roll up while it flushes its counters."""
     started = time.perf_counter()
@@ -148,6 +154,9 @@ def start_rollups(db, now: dt.datetime | None = None, workers=None) -> RollupRun
     run.touched = event_reads.touched_hours(db, run.since)
     run.started = started
     run.hourly = _level(db, "hourly", run.touched, workers)
+    run.catching_up = not visits.is_caught_up(db)
+    hours = (event_reads.touched_hours(db, EPOCH) if run.catching_up else run.touched)
+    run.visits = _visits(db, hours, workers)
     return run
 
 
@@ -156,7 +165,10 @@ def finish_rollups(db, run: RollupRun, retention: int | None = None,
     """The rest of a run :func:`start_rollups` began: every level written, the checkpoint
     advanced, old events expired (``retention``), due sketches compacted."""
     roll_hours(db, run.touched, run, workers)
-    run.visit_days = visits.catch_up(db) or visits.recompute(db, run.touched)
+    if run.visits is not None:
+        run.visit_days = sum(days for days, _ in run.visits())
+        if run.catching_up:
+            visits.caught_up(db, run.visit_days)
     run.duration_s = time.perf_counter() - run.started
     watermark = _advance(db, run)
     if retention is not None:
@@ -218,12 +230,26 @@ def _level(db, level: str, touched: dict[str, set[dt.datetime]], workers):
 
 def roll_part(db, level: str, part: dict[str, set[dt.datetime]]) -> tuple[int, int]:
     """Recompute and write the ``level`` buckets of ``part`` (per site, starts of hours or
-    of the level's parent buckets); returns (documents written, buckets)."""
+    of the level's parent buckets; ``VISITS``: the visits of those hours); returns
+    (documents written, buckets)."""
+    if level == VISITS:
+        return visits.recompute(db, part), 0
     if level == "hourly":
         docs = _hourly_documents(db, part)
     else:
         docs = _level_documents(db, level, PARENT[level][0], part)
     return write_level(db, level, docs), len({(d["site"], d["start"]) for d in docs})
+
+
+def _visits(db, hours: dict[str, set[dt.datetime]], workers):
+    """The visits of ``hours`` (per site), begun in pieces of at most a week (their
+    windows overlap by an hour or so: each piece writes the same values there)."""
+    parts = [{site: set(ordered[i:i + VISIT_CHUNK])} for site, found in hours.items()
+             for ordered in [sorted(found)] for i in range(0, len(ordered), VISIT_CHUNK)]
+    if workers is not None:
+        return workers.start(VISITS, parts)
+    results = [roll_part(db, VISITS, part) for part in parts]
+    return lambda: results
 
 
 def _chunked(wanted: dict[str, set[dt.datetime]], size: int):

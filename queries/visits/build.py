@@ -59,16 +59,17 @@ def recompute(db, touched: dict[str, set[dt.datetime]]) -> int:
     return written
 
 
-def catch_up(db) -> int:
-    """Once per store: the visits of every hour whose events are kept, for a store
-    written before visits were counted (its events' hours were rolled up already, so no
-    run would touch them again). Returns the day documents written (0: done before)."""
-    if db[schema.CHECKPOINTS].find_one({"_id": CAUGHT_UP}) is not None:
-        return 0
-    written = recompute(db, event_reads.touched_hours(db, schema.from_epoch_ms(0)))
+def is_caught_up(db) -> bool:
+    """Whether every hour of the events kept has had its visits cut: a store written
+    before visits were counted has not (its events' hours were rolled up already, so
+    no run would touch them again: the next run takes them all)."""
+    return db[schema.CHECKPOINTS].find_one({"_id": CAUGHT_UP}) is not None
+
+
+def caught_up(db, days: int) -> None:
+    """Note that a run has cut the visits of every hour of the events kept."""
     db[schema.CHECKPOINTS].replace_one(
-        {"_id": CAUGHT_UP}, {"at": dt.datetime.now(dt.UTC), "days": written}, upsert=True)
-    return written
+        {"_id": CAUGHT_UP}, {"at": dt.datetime.now(dt.UTC), "days": days}, upsert=True)
 
 
 def slices(hours: list[int]) -> list[tuple[int, int]]:
