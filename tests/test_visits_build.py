@@ -171,18 +171,19 @@ def test_two_writers_of_one_day_leave_the_sums_of_all_its_hours(db):
     assert db[store.MONTHS].find_one()["sums"]["entry"] == doc["sums"]["entry"]
 
 
-def test_pages_over_whole_months_days_and_cut_hours_sum_as_their_quarters(db):
+def test_pages_over_whole_months_days_and_cut_hours_sum_as_their_quarters(embedded_db):
     """Entry pages of a range read month sums, day sums and the quarters of the hours it
     cuts: the same figures as summing every quarter of the range."""
     views = [(m + k, f"/{(m + k) % 5}", k) for m in range(0, 70 * 24 * 60, 1999)
              for k in range(3)]                                     # 70 days: all of April
-    _write(db, *views)
+    _write(embedded_db, *views)
     for lo, hi in ((T0 + dt.timedelta(hours=5, minutes=30), T0 + dt.timedelta(days=65)),
                    (T0, T0 + dt.timedelta(days=70)),
                    (T0 + dt.timedelta(days=4), T0 + dt.timedelta(days=4, hours=6))):
         for kind in ("entry", "exit"):
-            found = reads.pages(db, "s", lo, hi, kind).set_index("value")["visits"]
-            quarters = reads.page_rows(db, "s", lo, hi, kind).groupby("page")["visits"].sum()
+            found = reads.pages(embedded_db, "s", lo, hi, kind).set_index("value")["visits"]
+            rows = reads.page_rows(embedded_db, "s", lo, hi, kind)
+            quarters = rows.groupby("page")["visits"].sum()
             assert found.sort_index().to_dict() == quarters.sort_index().to_dict(), (lo, hi)
             assert found.sum() > 0
-    assert db[store.MONTHS].count_documents({}) == 3       # March to May
+    assert embedded_db[store.MONTHS].count_documents({}) == 3       # March to May
