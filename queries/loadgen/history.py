@@ -15,7 +15,7 @@ from ..jobs.backfill import BackfillTotals, DayCounts, Progress, backfill, check
 from ..stats import schema
 from ..stats.sites import register_synthetic
 from ..visits.build import backfilled, page_of
-from ..visits.sessions import Pageview
+from ..visits.sessions import QUARTER_MS, Pageview
 from .model import TrafficModel
 from .visitors import SyntheticVisitors
 
@@ -44,26 +44,24 @@ def backfill_history(db, model: TrafficModel, rate: float, days: int = 30,
     items = history(model, rate, days, now)
     if dimensions is not None:
         items = with_visitors(items, dimensions, model.seed + 1,
-                              lambda site, views: backfilled(db, site, views))
+                              lambda site, runs, views: backfilled(db, site, runs, views))
     return backfill(db, items, total=site_days, progress=progress)
 
 
 def with_visitors(items: Iterable[DayCounts], dimensions, seed: int,
-                  visits: Callable[[str, list[Pageview]], object] | None = None
+                  visits: Callable[[str, list[Pageview], list], object] | None = None
                   ) -> Iterator[DayCounts]:
     """Each site-day of ``items`` cut into visits, hour by hour (a visit runs on to
     other pages of its hour), their dimensions recorded and flushed day by day; yielded
     with the bot hits among its minutes (the visits' bots' shares, drawn among the
-    minutes of their page and hour). ``visits(site, pageviews)``, if given, gets each
-    site-day's pageviews."""
+    minutes of their page and hour). ``visits(site, runs, views)``, if given, gets each
+    site-day's pageviews (``visit_runs``, ``people_views``)."""
     visitors = SyntheticVisitors(dimensions, seed)
     for counts in items:
         by_hour = counts.counts.reshape(len(counts.pages), 24, 60).sum(axis=2).T
         hours, pages = by_hour.nonzero()
         cells = by_hour[hours, pages]
         drawn = visitors.draw_many(counts.site, cells)
-        if visits is not None:
-            visits(counts.site, pageviews(counts, pages, hours, drawn))
         visitors.record_cells([
             (counts.site, counts.pages[page],
              counts.day + dt.timedelta(hours=hour, minutes=30), visits)
@@ -73,31 +71,47 @@ def with_visitors(items: Iterable[DayCounts], dimensions, seed: int,
         bots = np.array([sum(v.share for v in visits if is_bot_agent(v.agent))
                          for visits in drawn], dtype=np.int64)
         rng = np.random.default_rng(zlib.crc32(f"{counts.site}/{counts.day:%Y%m%d}".encode()))
-        yield dataclasses.replace(counts, bots=bot_minutes(counts.counts, pages, hours, bots,
-                                                            rng))
+        robots = bot_minutes(counts.counts, pages, hours, bots, rng)
+        if visits is not None:
+            visits(counts.site, visit_runs(counts, pages, hours, drawn),
+                   people_views(counts, robots))
+        yield dataclasses.replace(counts, bots=robots)
 
 
-def pageviews(counts: DayCounts, pages: np.ndarray, hours: np.ndarray,
-              drawn: list[list]) -> list[Pageview]:
+def visit_runs(counts: DayCounts, pages: np.ndarray, hours: np.ndarray,
+               drawn: list[list]) -> list[Pageview]:
     """The people's pageviews of a site-day whose cells (``pages[i]``, ``hours[i]``) were
-    cut into the visits ``drawn[i]``: each visit takes the next of its cell's hits in
-    minute order (a page's static files are not pageviews)."""
-    views: list[Pageview] = []
+    cut into the visits ``drawn[i]``, as one run per visit and cell: each visit takes
+    the next of its cell's hits in minute order (a page's static files are not
+    pageviews)."""
+    runs: list[Pageview] = []
     known: dict = {}
     day = schema.epoch_ms(counts.day)
     per_minute = counts.counts.reshape(len(counts.pages), 24, 60)
     for page, hour, visits in zip(pages.tolist(), hours.tolist(), drawn, strict=True):
         name = page_of(counts.pages[page], known)
-        minutes = np.repeat(np.arange(60), per_minute[page, hour]).tolist()
+        ends = np.cumsum(per_minute[page, hour])     # hits of the cell up to each minute
         taken = 0
         for visit in visits:
             if name is not None and not is_bot_agent(visit.agent):
-                who = f"{visit.host}\x00{visit.agent}"
+                first, last = np.searchsorted(ends, [taken, taken + visit.share - 1],
+                                              side="right").tolist()
                 start = day + hour * 3_600_000
-                views += [Pageview(who, start + minute * 60_000, name)
-                          for minute in minutes[taken:taken + visit.share]]
+                runs.append(Pageview(f"{visit.host}\x00{visit.agent}", start + first * 60_000,
+                                     name, start + last * 60_000, visit.share))
             taken += visit.share
-    return views
+    return runs
+
+
+def people_views(counts: DayCounts, robots: np.ndarray) -> list[tuple[int, str, int]]:
+    """``(quarter, page, pageviews)`` of the people's hits on pages (not static files)."""
+    known: dict = {}
+    people = (counts.counts - robots).reshape(len(counts.pages), 96, 15).sum(axis=2)
+    day = schema.epoch_ms(counts.day)
+    rows, quarters = people.nonzero()
+    return [(day + q * QUARTER_MS, name, int(people[page, q]))
+            for page, q in zip(rows.tolist(), quarters.tolist(), strict=True)
+            if (name := page_of(counts.pages[page], known)) is not None]
 
 
 def bot_minutes(counts: np.ndarray, pages: np.ndarray, hours: np.ndarray, bots: np.ndarray,

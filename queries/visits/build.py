@@ -30,7 +30,7 @@ from ..events import reads as event_reads
 from ..stats import schema
 from ..stats.sites import site_settings
 from . import store
-from .sessions import HOUR_MS, Pageview, sessionize, tally
+from .sessions import HOUR_MS, Pageview, count_views, sessionize, tally
 
 CAUGHT_UP = "visits"             # checkpoint: every kept event's hours had their visits cut
 SLICE_MS = 24 * HOUR_MS          # touched hours recomputed a day at a time at most
@@ -155,17 +155,20 @@ def _answered(columns: dict) -> list[bool]:
     return [gets[m] and good[s] for m, s in zip(method_codes, status_codes, strict=True)]
 
 
-def backfilled(db, site: str, views: Iterable[Pageview]) -> int:
+def backfilled(db, site: str, runs: Iterable[Pageview],
+               views: Iterable[tuple[int, str, int]]) -> int:
     """Visits of history written without events (the load generator's past days):
-    ``views`` are whole UTC days' pageviews, their visits stored apart from those the
-    events make (``backfilled``), so a later recompute of the same hours keeps them."""
-    views = list(views)
-    if not views:
-        return 0
+    ``runs`` are whole UTC days' pageviews as runs (``Pageview.until``, ``views``: the
+    work grows with visits, not hits), ``views`` their ``(quarter, page, pageviews)``
+    cells; the visits are stored apart from those the events make (``backfilled``), so
+    a later recompute of the same hours keeps them."""
     timeout = site_settings(db, site).visit_minutes * 60_000
-    quarters, pages = tally(sessionize(views, timeout), views)
-    first = min(v.time for v in views) // store.DAY_MS * store.DAY_MS
-    last = (max(v.time for v in views) // store.DAY_MS + 1) * store.DAY_MS
+    quarters, pages = tally(sessionize(runs, timeout), ())
+    count_views(quarters, pages, views)
+    if not quarters:
+        return 0
+    first = min(quarters) // store.DAY_MS * store.DAY_MS
+    last = (max(quarters) // store.DAY_MS + 1) * store.DAY_MS
     parts = store.hour_parts(quarters, pages, range(first, last, HOUR_MS))
     days = store.write_hours(db, site, parts, backfilled=True)
     store.refresh_sums(db, site, days)

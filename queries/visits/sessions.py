@@ -25,9 +25,15 @@ MAX_PAGES = 2_000        # distinct entry (exit) pages kept per site and hour; t
 
 
 class Pageview(NamedTuple):
+    """One pageview; or, with ``until`` and ``views``, a run of ``views`` pageviews of
+    one page from ``time`` to ``until`` with no gap that would end a visit (the load
+    generator's backfill draws its visits so: a run per visit, page and hour)."""
+
     visitor: str          # the (address, agent) pair as the sketches hash it; never stored
     time: int             # ms since the epoch
     page: str
+    until: int | None = None
+    views: int = 1
 
 
 class Visit(NamedTuple):
@@ -58,14 +64,14 @@ def sessionize(pageviews: Iterable[Pageview], timeout_ms: int) -> list[Visit]:
         start = last = None
         entry = page = ""
         count = 0
-        for _, time, page_now in views:
+        for _, time, page_now, until, n in views:
             if last is not None and time - last > timeout_ms:
                 visits.append(Visit(start, last, entry, page, count))
                 start = None
             if start is None:
                 start, entry, count = time, page_now, 0
-            last, page = time, page_now
-            count += 1
+            last, page = time if until is None else until, page_now
+            count += n
         if start is not None:
             visits.append(Visit(start, last, entry, page, count))
     return visits
@@ -90,7 +96,8 @@ def tally(visits: Iterable[Visit], pageviews: Iterable[Pageview]
           ) -> tuple[dict[int, list[int]], dict[str, dict]]:
     """Per quarter start, its ``Quarter`` fields as a list; and per page kind (``entry``,
     ``exit``, ``views``) ``{(quarter, page): [visits, bounces, duration]}`` (``views``:
-    ``[pageviews]``), for the rows of the pages panels."""
+    ``[pageviews]``), for the rows of the pages panels. Pageviews count one each (see
+    ``count_views`` for them counted apart)."""
     quarters: dict[int, list[int]] = {}
     pages: dict[str, dict] = {"entry": {}, "exit": {}, "views": {}}
     for visit in visits:
@@ -109,16 +116,21 @@ def tally(visits: Iterable[Visit], pageviews: Iterable[Pageview]
             cell[0] += 1
             cell[1] += visit.bounce
             cell[2] += visit.duration
-    for view in pageviews:
-        q = quarter_of(view.time)
+    count_views(quarters, pages, ((quarter_of(view.time), view.page, 1)
+                                  for view in pageviews))
+    return quarters, pages
+
+
+def count_views(quarters: dict[int, list[int]], pages: dict[str, dict],
+                cells: Iterable[tuple[int, str, int]]) -> None:
+    """Add ``(quarter, page, pageviews)`` cells to a ``tally``'s output."""
+    for q, page, n in cells:
         row = quarters.get(q)
         if row is None:
             row = quarters[q] = [0, 0, 0, 0, 0]
-        row[4] += 1
-        key = (q, view.page)
-        views = pages["views"].get(key)
+        row[4] += n
+        views = pages["views"].get((q, page))
         if views is None:
-            pages["views"][key] = [1]
+            pages["views"][(q, page)] = [n]
         else:
-            views[0] += 1
-    return quarters, pages
+            views[0] += n
