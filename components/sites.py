@@ -16,6 +16,8 @@ from dash import dcc, html
 AGENT_LABELS = {"human": "people", "bot": "bots"}
 COLUMNS = ("Site", "Registered", "Origins", "Time zone", "No user agent", "Last hit")
 NAME_HINT = "1 to 64 letters, digits, '.', '_' or '-' (e.g. blog.example.com)"
+VISITS_HINT = ("Minutes without a pageview (1 to 1,440; 30 by default). Visits counted "
+               "before keep the timeout they were cut with.")
 ORIGINS_HINT = ("One per line, scheme://host[:port]. A browser's beacon hits must then "
                 "come from one of them; none: from anywhere.")
 AGENTS_HINT = ("How hits counted from now on that carry no user agent (every line of a "
@@ -82,12 +84,17 @@ def add_form(zones: Sequence[str], disabled: bool) -> html.Section:
 
 
 def settings_form(tz: str | None, agents: str, origins: Sequence[str],
-                  zones: Sequence[str], disabled: bool) -> html.Section:
+                  zones: Sequence[str], disabled: bool, visit_minutes: int = 30
+                  ) -> html.Section:
     """A registered site's settings as they are, to change and save."""
+    visits = _field("A visit ends after", "sites-visit-minutes", VISITS_HINT, dcc.Input(
+        id="sites-visit-minutes", type="number", min=1, max=1440, step=1,
+        value=visit_minutes, disabled=disabled, className="text-input minutes-input"))
     return html.Section(className="card", children=[
         html.H2("Settings", className="card-title"),
         html.Div(className="site-form",
-                 children=_settings_fields("sites", tz, agents, origins, zones, disabled)),
+                 children=[*_settings_fields("sites", tz, agents, origins, zones, disabled),
+                           visits]),
         html.Div(className="toolbar", children=[
             html.Button("Save", id="sites-save", n_clicks=0, className="btn btn-primary",
                         disabled=disabled),

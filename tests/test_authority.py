@@ -96,7 +96,8 @@ def sites_save(client, headers=None):
     return post_callback(
         client, ["sites-save-status.children"], inputs={"sites-save.n_clicks": 1},
         state={"sites-edit-name.data": "reg", "sites-tz.value": "Asia/Tokyo",
-               "sites-origins.value": "", "sites-agents.value": "human"},
+               "sites-origins.value": "", "sites-agents.value": "human",
+               "sites-visit-minutes.value": 30},
         changed=("sites-save.n_clicks",), headers=headers)
 
 

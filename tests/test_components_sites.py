@@ -78,6 +78,7 @@ def test_the_settings_form_holds_the_sites_values():
     assert form["sites-tz"].options == ["UTC", "Asia/Kolkata"]   # its zone is offered
     assert form["sites-origins"].value == "https://a.example\nhttp://b:8080"
     assert form["sites-agents"].value == "bot"
+    assert form["sites-visit-minutes"].value == 30
     assert form["sites-save"].disabled is False
     assert by_id(settings_form(None, "human", (), [], True))["sites-save"].disabled is True
 

@@ -62,11 +62,12 @@ def add(client, name, tz=None, origins="", agents="human", headers=ADMIN):
         changed=("sites-add.n_clicks",), headers=headers))
 
 
-def save(client, name, tz=None, origins="", agents="human", headers=ADMIN):
+def save(client, name, tz=None, origins="", agents="human", headers=ADMIN, minutes=30):
     return answer(post_callback(
         client, ["sites-save-status.children"], inputs={"sites-save.n_clicks": 1},
         state={"sites-edit-name.data": name, "sites-tz.value": tz,
-               "sites-origins.value": origins, "sites-agents.value": agents},
+               "sites-origins.value": origins, "sites-agents.value": agents,
+               "sites-visit-minutes.value": minutes},
         changed=("sites-save.n_clicks",), headers=headers))
 
 
@@ -200,6 +201,11 @@ def test_saving_and_a_bad_origin(server):
     bad = save(client, "blog", "UTC", "a.example")
     assert "'a.example' is not an origin" in shown(bad, "sites-save-status")
     assert site_settings(db(server), "blog").tz == "Asia/Kolkata"          # nothing changed
+    out = save(client, "blog", minutes=10)
+    assert "a visit ends after 10 minutes" in shown(out, "sites-save-status")
+    bad = save(client, "blog", minutes=-3)
+    assert "a visit's timeout is 1 to 1440 minutes" in shown(bad, "sites-save-status")
+    assert site_settings(db(server), "blog").visit_minutes == 10
 
 
 def test_removing_the_registration_then_the_data(server):

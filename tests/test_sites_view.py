@@ -121,7 +121,13 @@ def test_saving_changes_the_settings_and_an_empty_origins_box_means_any(db):
         "Asia/Tokyo", ("https://b.example", "https://blog.example.com"), "bot")
     assert view.saved_words(saved) == (
         "Saved. Time zone Asia/Tokyo · beacon hits from https://b.example, "
-        "https://blog.example.com · hits without a user agent count as bots.")
+        "https://blog.example.com · hits without a user agent count as bots · a visit "
+        "ends after 30 minutes without a pageview.")
+    assert view.save(db, "blog", None, "", "human", 45.0).visit_minutes == 45
+    assert view.save(db, "blog", None, "", "human", None).visit_minutes == 45   # kept
+    for bad in (0, 1441, 2.5, "x", True):
+        with pytest.raises(InvalidSiteError, match="a visit's timeout is 1 to 1440"):
+            view.save(db, "blog", None, "", "human", bad)
     anywhere = view.save(db, "blog", None, "", "human")
     assert anywhere.origins == () and anywhere.tz == "Asia/Tokyo"     # no zone: kept
     with pytest.raises(InvalidSiteError, match="is not an origin"):

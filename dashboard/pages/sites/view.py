@@ -178,9 +178,21 @@ def _host(text: str) -> str | None:
     return host if host and validation.SITE_RE.fullmatch(host) else None
 
 
-def save(db, name: str, tz: str | None, origins: str | None, agents: str | None
-         ) -> SiteSettings:
-    return update_site(db, name, **form_settings(tz, origins, agents))
+def save(db, name: str, tz: str | None, origins: str | None, agents: str | None,
+         visit_minutes=None) -> SiteSettings:
+    """The settings form saved; a visit timeout left empty is not changed."""
+    settings = form_settings(tz, origins, agents)
+    if visit_minutes not in (None, ""):
+        settings["visit_minutes"] = _whole_minutes(visit_minutes)
+    return update_site(db, name, **settings)
+
+
+def _whole_minutes(value) -> int | object:
+    """A number box's value as whole minutes (``30.0`` is 30); anything else as sent,
+    for the registry to refuse in words."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def saved_words(settings: SiteSettings) -> str:
@@ -188,7 +200,8 @@ def saved_words(settings: SiteSettings) -> str:
     agents = {"human": "people", "bot": "bots"}.get(settings.unknown_agents,
                                                    settings.unknown_agents)
     return (f"Saved. Time zone {settings.tz or 'not set'} · beacon hits from {origins} · "
-            f"hits without a user agent count as {agents}.")
+            f"hits without a user agent count as {agents} · a visit ends after "
+            f"{settings.visit_minutes} minutes without a pageview.")
 
 
 def remove(db, name: str, with_data: bool, typed: str | None) -> str:
