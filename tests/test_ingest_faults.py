@@ -1,52 +1,32 @@
-"""`hitboard ingest` stopped by SIGTERM, killed mid-file (SIGKILL, against the
-wire-protocol server) or made to exit at each step of its flush (on the embedded store),
-in batch and --follow mode: every log line is counted exactly once across the restart,
-in the statistics and in the events."""
+"""`hitboard ingest` stopped by SIGTERM or killed mid-file (SIGKILL, against the
+wire-protocol server), in batch and --follow mode: every log line is counted exactly
+once across the restart, in the statistics and in the events (a hard exit at each step
+of a flush: test_ingest_crash.py)."""
 
 from __future__ import annotations
 
-import datetime as dt
-import os
 import signal
 import subprocess
 import sys
 import textwrap
-from collections import Counter
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from fakes import stored_count
 from faultkit import WAIT, connect, counted, expected, start_server, wait_for
+from ingestkit import (
+    HITBOARD,
+    LINE,
+    append,
+    checkpoint,
+    ingest_cli,
+    read_position,
+    saved_offset,
+    sent,
+    stored_counts,
+)
 
 import queries
-from dashboard.cli import main
-from queries.ingest.session import process_identity
-from queries.stats import schema
-from queries.visits import reads as visit_reads
-
-HITBOARD = Path(sys.executable).with_name("hitboard")
-START = dt.datetime(2026, 3, 14, 10, 0, tzinfo=dt.UTC)
-PAGES = 7
-
-
-def line(i: int) -> str:
-    # Fixed width, so a byte offset tells how many lines lie before it.
-    t = START + dt.timedelta(seconds=i)
-    return (f'10.0.0.1 - - [{t:%d/%b/%Y:%H:%M:%S} +0000] "GET /p{i % PAGES} HTTP/1.1" '
-            '200 5 "-" "ua"\n')
-
-
-LINE = len(line(0))
-
-
-def append(path: Path, start: int, stop: int) -> None:
-    with path.open("a") as log:
-        log.writelines(line(i) for i in range(start, stop))
-
-
-def sent(lines: int) -> Counter:
-    return Counter({f"/p{p}": len(range(p, lines, PAGES)) for p in range(PAGES)})
 
 
 @pytest.fixture
@@ -54,18 +34,6 @@ def server(tmp_path):
     server = start_server(tmp_path)
     yield server
     server.stop()
-
-
-def read_position(pid: int, log: Path) -> int:
-    """How far process ``pid`` has read ``log`` (Linux: its descriptor's offset)."""
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            if Path(os.readlink(fd)) == log:
-                info = Path(f"/proc/{pid}/fdinfo/{fd.name}").read_text()
-                return int(info.split("pos:")[1].split()[0])
-        except (OSError, IndexError):
-            continue
-    return 0
 
 
 class Follow:
@@ -97,15 +65,6 @@ class Follow:
             self.process.stderr.close()
         assert signum == signal.SIGKILL or code == 0, errors
         return errors
-
-
-def checkpoint(db) -> dict:
-    return db[schema.CHECKPOINTS].find_one({"_id": {"$regex": "^ingest:"}}) or {}
-
-
-def saved_offset(db) -> int:
-    position = checkpoint(db).get("position")
-    return position["offset"] if position else 0
 
 
 @pytest.mark.skipif(not Path("/proc/self/fdinfo").exists(), reason="needs Linux /proc")
@@ -166,57 +125,6 @@ def test_batch_ingest_killed_mid_file_then_run_again_counts_each_line_once(serve
     killed_in_flush_then_restarted(server, tmp_path)
 
 
-# -- a hard exit at each step of a flush, on the embedded store -----------------------------
-# Runs `hitboard ingest` with small batches and calls os._exit (no cleanup, no flush:
-# what SIGKILL does) right before or after one step of the ``nth`` flush. A step that
-# runs in the ingest's dimension process (``--jobs 2``: ``queries.ingest.dimwriter``)
-# SIGKILLs the ingest process first: the whole run dies, as in a power loss.
-CRASH = textwrap.dedent("""
-    import multiprocessing, os, signal, sys
-    from dashboard.cli import main
-    from queries.ingest import chunks
-    from queries.ingest import run as ingest
-    from queries.ingest.workers import WorkerPool
-    from queries.counting import DimensionRecorder, HitRecorder
-    from queries.ingest.session import LogSession
-    INGEST = os.getpid()
-    ingest.BATCH_LINES = ingest.FOLLOW_BATCH_LINES = 500
-    chunks.CHUNK_BYTES = 250 * LINE_BYTES       # two chunks a batch
-    ingest.PARALLEL_BYTES = 0       # with --jobs 2, even this small file goes to workers
-    step, nth, *argv = sys.argv[1:]
-    owner, name, after = {
-        "after-intent": (LogSession, "begin", True),
-        "after-events": (LogSession, "flush_hits", False),
-        "mid-hits": (HitRecorder, "_write_collection", True),  # stats.daily only
-        "mid-dims": (DimensionRecorder, "_write_collection", True),   # dims.hourly only
-        "after-hits": (LogSession, "commit", False),
-        "after-commit": (LogSession, "commit", True),
-    }[step]
-    real, calls = getattr(owner, name), []
-    started = WorkerPool.__init__
-    def start(self, *args, **kwargs):
-        started(self, *args, **kwargs)
-        if "WORKER_PIDS" in os.environ:       # for the test to see them die too
-            with open(os.environ["WORKER_PIDS"], "w") as out:
-                out.write(" ".join(str(p.pid) for p in multiprocessing.active_children()))
-    WorkerPool.__init__ = start
-    def exit_hard():
-        if os.getpid() != INGEST:
-            os.kill(INGEST, signal.SIGKILL)
-        os._exit(137)
-    def crashing(self, *args, **kwargs):
-        if type(self) is not owner:     # a subclass (the dimension recorder): not this step
-            return real(self, *args, **kwargs)
-        calls.append(1)
-        if not after and len(calls) == int(nth):
-            exit_hard()
-        result = real(self, *args, **kwargs)
-        if after and len(calls) == int(nth):
-            exit_hard()
-        return result
-    setattr(owner, name, crashing)
-    main(argv)
-""").replace("LINE_BYTES", str(LINE))
 SMALL_CHUNKS = textwrap.dedent("""
     import sys
     from dashboard.cli import main
@@ -225,154 +133,6 @@ SMALL_CHUNKS = textwrap.dedent("""
     chunks.CHUNK_BYTES = int(sys.argv[1])
     main(sys.argv[2:])
 """)
-STEPS = {"after-intent": 2, "after-events": 2, "mid-hits": 3, "mid-dims": 4,
-         "after-hits": 2, "after-commit": 2}
-
-
-def ingest_cli(*args: str):
-    return CliRunner().invoke(main, ["ingest", *args])
-
-
-def stored_counts(store: str) -> tuple[Counter, Counter, int]:
-    db = queries.connect(store, read_only=True)
-    try:
-        daily, monthly = counted(db, "logs")
-        return daily, monthly, stored_count(db, "logs")
-    finally:
-        db.client.close()
-
-
-@pytest.mark.parametrize("mode", ["batch", "workers", "follow"])
-@pytest.mark.parametrize("step", list(STEPS))
-def test_a_crash_at_any_step_of_a_flush_then_a_rerun_counts_each_line_once(
-        tmp_path, step, mode):
-    lines = 2_000
-    log = tmp_path / "access.log"
-    append(log, 0, lines)
-    store = str(tmp_path / "store")
-    args = ["--site", "logs", "--store", store, str(log)]
-    pids = tmp_path / "worker-pids"
-    crash = subprocess.run(
-        [sys.executable, "-c", CRASH, step, str(STEPS[step]), "ingest", *args,
-         *{"batch": ["--jobs", "1"], "workers": ["--jobs", "2"], "follow": ["--follow"]}[mode]],
-        capture_output=True, timeout=WAIT, text=True, env={**os.environ, "WORKER_PIDS": str(pids)})
-    in_dimension_process = (step, mode) == ("mid-dims", "workers")
-    assert crash.returncode == (-signal.SIGKILL if in_dimension_process else 137), crash.stderr
-    workers = [int(pid) for pid in pids.read_text().split()] if pids.exists() else []
-    # Two mapping processes and the dimension process.
-    assert len(workers) == (3 if mode == "workers" else 0)
-    wait_for(lambda: not any(map(process_identity, workers)),
-             "the worker processes to die with the ingest")
-    daily, _, events = stored_counts(store)
-    assert 0 < daily["*"] < lines     # it did die mid-file
-    # Workers may have written the events of chunks mapped ahead of the crash.
-    assert 0 < events < lines or (mode == "workers" and events == lines)
-    db = queries.connect(store, read_only=True)
-    left = checkpoint(db)
-    db.client.close()
-    assert left["state"] == ("done" if step == "after-commit" else "flushing")
-    assert left["seq"] == 2 and left["position"]["line"] == (1_000 if step == "after-commit"
-                                                             else 500)
-
-    rerun = ingest_cli(*args)
-    assert rerun.exit_code == 0, rerun.output
-    assert ("completed the flush a stopped run left unfinished" in rerun.output) == \
-        (step != "after-commit")
-    assert "resuming after line 1,000 (byte" in rerun.output
-    daily, monthly, events = stored_counts(store)
-    assert daily == monthly == expected(sent(lines))
-    assert events == lines
-    db = queries.connect(store, read_only=True)
-    try:                                # issue 12's counters: each line once too
-        assert sum(doc["hits"] for doc in db["dims.monthly"].find()) == lines
-        assert sum(doc["hits"] for doc in db["dims.hourly"].find()) == lines
-        assert checkpoint(db)["totals"] == {"lines": lines, "hits": lines}   # the Data page's
-        # one person, a page a second: one visit of every line, counted once
-        visits = visit_reads.totals(db, "logs", START - dt.timedelta(hours=1),
-                                    START + dt.timedelta(days=1))
-        assert (visits.visits, visits.pageviews, visits.views, visits.duration_ms) == \
-            (1, lines, lines, (lines - 1) * 1000)
-    finally:
-        db.client.close()
-
-    again = ingest_cli(*args)          # complete and unchanged: nothing new
-    assert again.exit_code == 0, again.output
-    assert (f"already ingested up to line 2,000 (byte {lines * LINE:,}); use --from-start "
-            "to ingest it again") in again.output
-    assert "lines     0" in again.stdout
-    assert stored_counts(store) == (daily, monthly, lines)
-
-
-def test_from_start_counts_a_file_again_and_an_appended_file_resumes(tmp_path):
-    log = tmp_path / "access.log"
-    append(log, 0, 300)
-    store = str(tmp_path / "store")
-    args = ["--site", "logs", "--store", store, str(log)]
-    assert ingest_cli(*args).exit_code == 0
-    append(log, 300, 400)
-    more = ingest_cli(*args)
-    assert more.exit_code == 0 and "lines     100" in more.stdout
-    assert "resuming after line 300" in more.output
-    assert stored_counts(store) == (expected(sent(400)), expected(sent(400)), 400)
-
-    again = ingest_cli("--from-start", *args)
-    assert again.exit_code == 0, again.output
-    assert "ingesting it again from the start (--from-start)" in again.output
-    assert "lines     400" in again.stdout and "events    400 written" in again.stdout
-    twice = expected(sent(400)) + expected(sent(400))
-    assert stored_counts(store) == (twice, twice, 800)    # events too: a new pass
-
-
-def crash_in_second_flush(log: Path, store: str) -> None:
-    crash = subprocess.run(
-        [sys.executable, "-c", CRASH, "after-hits", "2", "ingest", "--site", "logs",
-         "--jobs", "1", "--store", store, str(log)], capture_output=True, timeout=WAIT,
-        text=True)
-    assert crash.returncode == 137, crash.stderr
-
-
-@pytest.mark.parametrize("rotated", ["kept", "deleted"])
-def test_an_interrupted_flush_is_completed_from_the_rotated_file(tmp_path, rotated):
-    """The file was rotated while ingest was down: the interrupted flush is read again
-    from ``access.log.1`` (found by device and inode), the new file from its start; a
-    rotated file already deleted cannot be, and the run says so."""
-    log, store = tmp_path / "access.log", str(tmp_path / "store")
-    append(log, 0, 2_000)
-    crash_in_second_flush(log, store)
-    log.rename(tmp_path / "access.log.1")
-    if rotated == "deleted":
-        (tmp_path / "access.log.1").unlink()
-    append(log, 5_000, 5_100)
-    rerun = ingest_cli("--site", "logs", "--store", store, str(log))
-    daily, monthly, events = stored_counts(store)
-    new = Counter(f"/p{i % PAGES}" for i in range(5_000, 5_100))
-    if rotated == "kept":
-        assert rerun.exit_code == 0, rerun.output
-        assert "completed the flush a stopped run left unfinished" in rerun.output
-        assert daily == monthly == expected(sent(1_000) + new)
-        assert events == 1_100
-    else:
-        assert rerun.exit_code == 1
-        assert (f"bytes {500 * LINE:,}-{1_000 * LINE:,} of an interrupted flush cannot be "
-                "read again (the file is gone)") in rerun.output
-        assert "completed the flush" not in rerun.output
-        # Here the crash came after the hits (c), so they happen to be all there.
-        assert daily == monthly == expected(sent(1_000) + new) and events == 1_100
-
-
-def test_an_interrupted_flush_is_completed_only_with_the_options_that_began_it(tmp_path):
-    log, store = tmp_path / "access.log", str(tmp_path / "store")
-    append(log, 0, 2_000)
-    crash_in_second_flush(log, store)
-    other = ingest_cli("--site", "other", "--store", store, str(log))
-    assert other.exit_code == 1
-    assert "run it again with them to complete that batch" in other.output
-    assert "'site': 'logs'" in other.output
-    rerun = ingest_cli("--site", "logs", "--store", store, str(log))
-    assert rerun.exit_code == 0, rerun.output
-    daily, monthly, events = stored_counts(store)
-    assert daily == monthly == expected(sent(2_000)) and events == 2_000
-
 
 @pytest.mark.skipif(not Path("/proc/self/fdinfo").exists(), reason="needs Linux /proc")
 @pytest.mark.parametrize("mode", ["--follow", "--no-events"])
