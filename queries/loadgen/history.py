@@ -15,7 +15,7 @@ from ..jobs.backfill import BackfillTotals, DayCounts, Progress, backfill, check
 from ..stats import schema
 from ..stats.sites import register_synthetic
 from ..visits.build import backfilled, page_of
-from ..visits.sessions import QUARTER_MS, Pageview
+from ..visits.sessions import HOUR_MS, MINUTE_MS, QUARTER_MS, Pageview
 from .model import TrafficModel
 from .visitors import SyntheticVisitors
 
@@ -96,9 +96,10 @@ def visit_runs(counts: DayCounts, pages: np.ndarray, hours: np.ndarray,
             if name is not None and not is_bot_agent(visit.agent):
                 first, last = np.searchsorted(ends, [taken, taken + visit.share - 1],
                                               side="right").tolist()
-                start = day + hour * 3_600_000
-                runs.append(Pageview(f"{visit.host}\x00{visit.agent}", start + first * 60_000,
-                                     name, start + last * 60_000, visit.share))
+                start = day + hour * HOUR_MS
+                runs.append(Pageview(f"{visit.host}\x00{visit.agent}",
+                                     start + first * MINUTE_MS, name,
+                                     start + last * MINUTE_MS, visit.share))
             taken += visit.share
     return runs
 

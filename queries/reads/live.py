@@ -7,7 +7,9 @@ import datetime as dt
 
 from ..visits.build import recent
 
+RECENT_MINUTES = 30     # "visits begun in the last 30 minutes", on Live and the presenter
 
-def recent_visits(db, site: str, now: dt.datetime, minutes: int = 30) -> int:
+
+def recent_visits(db, site: str, now: dt.datetime, minutes: int = RECENT_MINUTES) -> int:
     """People's visits whose first pageview lies in the ``minutes`` before ``now``."""
     return recent(db, site, now, minutes)

@@ -51,6 +51,11 @@ class SiteSettings:
     visit_minutes: int = DEFAULT_VISIT_MINUTES
 
     @property
+    def visit_ms(self) -> int:
+        """The visit timeout in milliseconds, as event times are kept."""
+        return self.visit_minutes * 60_000
+
+    @property
     def unknown_bots(self) -> bool:
         """Whether hits without a user agent count as bots."""
         return self.unknown_agents == "bot"

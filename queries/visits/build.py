@@ -30,7 +30,7 @@ from ..events import reads as event_reads
 from ..stats import schema
 from ..stats.sites import site_settings
 from . import store
-from .sessions import HOUR_MS, Pageview, count_views, sessionize, tally
+from .sessions import HOUR_MS, MINUTE_MS, Pageview, count_views, sessionize, tally
 
 CAUGHT_UP = "visits"             # checkpoint: every kept event's hours had their visits cut
 SLICE_MS = 24 * HOUR_MS          # touched hours recomputed a day at a time at most
@@ -48,7 +48,7 @@ def recompute(db, touched: dict[str, set[dt.datetime]]) -> int:
         if bounds is None:
             continue
         edge = (schema.epoch_ms(bounds[0]), schema.epoch_ms(bounds[1]))
-        timeout = settings.visit_minutes * 60_000
+        timeout = settings.visit_ms
         known: dict = {}
         days: set[int] = set()
         for a, b in slices(sorted(schema.epoch_ms(h) for h in hours)):
@@ -110,8 +110,9 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
               known: dict | None = None) -> list[Pageview]:
     """The site's pageviews among its events of [lo, hi) (ms): pages (not assets) seen
     by people (not bots); from a log, a GET answered 2xx or 304; every beacon and load
-    generator hit (their events have no log stream). ``known``: paths and agents
-    already classified, shared by the calls of one recompute."""
+    generator hit (their events have no log stream). ``known``: paths already
+    classified, shared by the calls of one recompute (agents are cached where they
+    are classified)."""
     known = {} if known is None else known
     out: list[Pageview] = []
     for from_log, times, columns in event_reads.columns(
@@ -120,7 +121,7 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
         agents, agent_codes = columns["user_agent"]
         paths, path_codes = columns["path"]
         pages = [page_of(p, known) for p in paths]
-        people = [_person(a, unknown_bots, known) for a in agents]
+        people = [not is_bot_agent(agent, unknown_bots) for agent in agents]
         kept = _answered(columns) if from_log else None
         for i, (time, p, a, h) in enumerate(zip(times, path_codes, agent_codes, host_codes,
                                                  strict=True)):
@@ -132,18 +133,10 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
 
 
 def page_of(path: str | None, known: dict) -> str | None:
-    """The page a path is, None for an asset."""
-    key = ("p", path)
-    if key not in known:
-        known[key] = clean(path) if path and assets.kind(path) == assets.PAGE else None
-    return known[key]
-
-
-def _person(agent: str | None, unknown_bots: bool, known: dict) -> bool:
-    key = ("a", agent)
-    if key not in known:
-        known[key] = not is_bot_agent(agent, unknown_bots)
-    return known[key]
+    """The page a path is, None for an asset (``known``: paths seen, their pages)."""
+    if path not in known:
+        known[path] = clean(path) if path and assets.kind(path) == assets.PAGE else None
+    return known[path]
 
 
 def _answered(columns: dict) -> list[bool]:
@@ -162,7 +155,7 @@ def backfilled(db, site: str, runs: Iterable[Pageview],
     work grows with visits, not hits), ``views`` their ``(quarter, page, pageviews)``
     cells; the visits are stored apart from those the events make (``backfilled``), so
     a later recompute of the same hours keeps them."""
-    timeout = site_settings(db, site).visit_minutes * 60_000
+    timeout = site_settings(db, site).visit_ms
     quarters, pages = tally(sessionize(runs, timeout), ())
     count_views(quarters, pages, views)
     if not quarters:
@@ -175,12 +168,12 @@ def backfilled(db, site: str, runs: Iterable[Pageview],
     return len(days)
 
 
-def recent(db, site: str, now: dt.datetime, minutes: int = 30) -> int:
+def recent(db, site: str, now: dt.datetime, minutes: int) -> int:
     """Visits begun in [now - minutes, now], cut from the raw events (the stored visits
     trail them by a rollup run): the Live page's figure."""
     settings = site_settings(db, site)
-    timeout = settings.visit_minutes * 60_000
+    timeout = settings.visit_ms
     end = schema.epoch_ms(now) + 1
-    since = end - 1 - minutes * 60_000
+    since = end - 1 - minutes * MINUTE_MS
     views = pageviews(db, site, since - timeout, end, settings.unknown_bots)
     return sum(1 for visit in sessionize(views, timeout) if visit.start >= since)

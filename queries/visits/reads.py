@@ -50,7 +50,7 @@ def quarters(db, site: str, start: dt.datetime, end: dt.datetime) -> pd.DataFram
     """The site's stored quarters of [start, end) (a quarter counts if it starts
     inside): ``time`` (ms since the epoch) and ``SUMS``, summed where events and
     backfilled history share a quarter."""
-    lo, hi = _quarter_bounds(start, end)
+    lo, hi = schema.epoch_ms(start), schema.epoch_ms(end)     # quarters starting inside
     rows = [(hour + q * QUARTER_MS, *counts)
             for doc in store.days(db, validation.site(site), start, end,
                                   store.kind_fields("q"))
@@ -64,7 +64,7 @@ def page_rows(db, site: str, start: dt.datetime, end: dt.datetime, kind: str,
               page: str | None = None) -> pd.DataFrame:
     """``time`` (quarter, ms), ``page`` and the counts of ``kind`` (``entry``, ``exit``:
     visits, bounces, duration; ``views``: pageviews) of [start, end)."""
-    lo, hi = _quarter_bounds(start, end)
+    lo, hi = schema.epoch_ms(start), schema.epoch_ms(end)     # quarters starting inside
     rows = [(hour + q * QUARTER_MS, name, *numbers)
             for doc in store.days(db, validation.site(site), start, end,
                                   store.kind_fields(kind))
@@ -182,11 +182,6 @@ def is_exact(start: dt.datetime, end: dt.datetime, now: dt.datetime | None = Non
     now = now or dt.datetime.now(dt.UTC)
     on_quarter = [schema.epoch_ms(t) % QUARTER_MS == 0 for t in (start, end)]
     return on_quarter[0] and (on_quarter[1] or end >= now)
-
-
-def _quarter_bounds(start: dt.datetime, end: dt.datetime) -> tuple[int, int]:
-    """Quarter starts inside [start, end) lie in [lo, hi)."""
-    return schema.epoch_ms(start), schema.epoch_ms(end)
 
 
 def _edges(start: dt.datetime, end: dt.datetime, granularity: str, zone) -> list:

@@ -17,7 +17,8 @@ from itertools import groupby
 from operator import itemgetter
 from typing import NamedTuple
 
-QUARTER_MS = 15 * 60_000
+MINUTE_MS = 60_000
+QUARTER_MS = 15 * MINUTE_MS
 HOUR_MS = 3_600_000
 DEFAULT_TIMEOUT_MINUTES = 30
 OTHER_PAGE = "(other)"

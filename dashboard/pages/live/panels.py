@@ -31,10 +31,9 @@ from dashboard.state import (
 )
 from queries.dimensions.page_reads import MAX_SCANNED, Active
 from queries.dimensions.reads import active_visitors, recent_breakdown
-from queries.reads.live import recent_visits
+from queries.reads.live import RECENT_MINUTES, recent_visits
 
 ACTIVE_MINUTES = 5
-VISIT_MINUTES = 30
 # Who is on the site changes slowly: these reads of raw events refresh every 5 s, not every
 # second as the hit counts do.
 PEOPLE_SECONDS = 5
@@ -74,7 +73,7 @@ def _cards(active: Active | None, minute: Active | None, visits: int | None,
             card("live-kpi-visitors-minute", "Visitors this minute", minute,
                  "last 60 seconds"),
             Kpi("live-kpi-visits", "Visits", visits,
-                f"begun in the last {VISIT_MINUTES} minutes, humans")]
+                f"begun in the last {RECENT_MINUTES} minutes, humans")]
 
 
 def bots_toggle(query, bots: bool) -> html.Div:
@@ -102,7 +101,7 @@ def refresh_people(_n, search):
                               humans=not bots, seconds=seconds)
         minute = reads.shared(active_visitors, site, now, 1, humans=not bots,
                               seconds=seconds)
-        visits = reads.shared(recent_visits, site, now, VISIT_MINUTES, seconds=seconds)
+        visits = reads.shared(recent_visits, site, now, RECENT_MINUTES, seconds=seconds)
         top = reads.shared(recent_breakdown, site, "referrer", now - dt.timedelta(hours=1),
                            now, n=TOP_N, humans=not bots, seconds=seconds)
     except Exception as exc:

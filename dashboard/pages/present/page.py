@@ -39,7 +39,7 @@ from queries import validation
 from queries.annotations import annotations_between
 from queries.dimensions.page_reads import MAX_SCANNED
 from queries.dimensions.reads import active_visitors
-from queries.reads.live import recent_visits
+from queries.reads.live import RECENT_MINUTES, recent_visits
 from queries.reads.presenter import minute_counts, ticker, today_vs_yesterday
 
 dash.register_page(__name__, path="/present", name="Present", title="hitboard · present",
@@ -51,7 +51,6 @@ KPI_SECONDS = 5
 # Visitors "now": distinct among the last minute's raw events. Five minutes (Plausible's
 # window) meant grouping 300,000 events every 5 s at 1,000 hits/s, which held the line back.
 ACTIVE_MINUTES = 1
-VISIT_MINUTES = 30
 SLOW_MS = 30_000
 TICKER_ROWS = 8
 MINUTE = dt.timedelta(minutes=1)
@@ -124,7 +123,7 @@ def _kpis(numbers: dict | None, visits: bool = False) -> list:
         ui.kpi("present-kpi-minute", "Hits this minute", ui.big_number(numbers.get("minute")),
                "since the minute began"),
         ui.kpi("present-kpi-visits", "Visits", ui.big_number(numbers.get("visits")),
-               f"begun in the last {VISIT_MINUTES} minutes") if visits else
+               f"begun in the last {RECENT_MINUTES} minutes") if visits else
         ui.kpi("present-kpi-active", "Visitors now", ui.big_number(numbers.get("active")),
                "distinct in the last minute" if numbers.get("complete", True)
                else f"at least: from the newest {count(MAX_SCANNED)} hits"),
@@ -188,7 +187,7 @@ def refresh_kpis(_n, search):
         minute = reads.shared(minute_counts, site, reads.now(seconds), 1, seconds=seconds)
         now = reads.now(KPI_SECONDS)
         active = reads.shared(active_visitors, site, now, ACTIVE_MINUTES, seconds=KPI_SECONDS)
-        begun = reads.shared(recent_visits, site, now, VISIT_MINUTES,
+        begun = reads.shared(recent_visits, site, now, RECENT_MINUTES,
                              seconds=KPI_SECONDS) if visits else None
         days = reads.shared(today_vs_yesterday, site, now, tz, seconds=KPI_SECONDS)
     except Exception as exc:
