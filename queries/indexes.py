@@ -7,6 +7,7 @@ Each collection's module declares its own indexes; this module only gathers them
 from __future__ import annotations
 
 from .annotations import ensure_annotation_indexes
+from .custom.raw import ensure_custom_indexes
 from .dimensions import ensure_indexes as ensure_dimension_indexes
 from .events.collection import ensure_event_indexes
 from .rollups.build import ensure_rollup_indexes
@@ -20,4 +21,4 @@ def ensure_indexes(db) -> list[str]:
              for name in (schema.DAILY, schema.MONTHLY)]
     return (names + ensure_event_indexes(db) + ensure_rollup_indexes(db)
             + ensure_dimension_indexes(db) + ensure_annotation_indexes(db)
-            + ensure_visit_indexes(db))
+            + ensure_visit_indexes(db) + ensure_custom_indexes(db))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .custom.raw import COLLECTION as CUSTOM_EVENTS
 from .dimensions import counters, sketches
 from .events.expired import COLLECTION as EXPIRED
 from .rollups.build import BACKFILLED
@@ -50,7 +51,12 @@ REPRESENTATIONS = (
         "visits", (VISITS, MONTHS),
         "site and UTC day, an hour's rows replaced whole (and month, its pages summed)",
         "visits, bounces, visit duration, views per visit per quarter hour; entry and "
-        "exit pages", "for ever", "the rollup job, from events"),
+        "exit pages; custom events per name, page and property value (events, visitors, "
+        "revenue)", "for ever", "the rollup job, from events"),
+    Representation(
+        "custom events", (CUSTOM_EVENTS,), "event, as sent",
+        "the visits' and custom events' recompute", "events_ttl_days",
+        "EventWriter (the beacon)"),
 )
 
 

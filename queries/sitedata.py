@@ -10,6 +10,7 @@ which may feed other sites too (``--from-start`` reads a file again).
 from __future__ import annotations
 
 from .annotations import COLLECTION as ANNOTATIONS
+from .custom.raw import COLLECTION as CUSTOM_EVENTS
 from .dimensions import sketches
 from .dimensions.counters import COLLECTIONS as DIMENSION_COUNTERS
 from .events import expired
@@ -21,7 +22,7 @@ from .visits.store import MONTHS, VISITS
 
 BY_METADATA = (schema.DAILY, schema.MONTHLY, *DIMENSION_COUNTERS, *sketches.COLLECTIONS)
 BY_SITE = (schema.EVENTS, expired.COLLECTION, *schema.ROLLUPS.values(), BACKFILLED,
-           VISITS, MONTHS, ANNOTATIONS)
+           VISITS, MONTHS, CUSTOM_EVENTS, ANNOTATIONS)
 
 
 def remove(db, site: str) -> dict[str, int]:

@@ -11,8 +11,9 @@ from dashkit import dashboard_app, register_sites
 from fakes import stored_events
 
 import queries
-from dashboard.routes.beacon import GIF
+from dashboard.routes.beacon import GIF, MAX_BODY
 from dashboard.services import get_services
+from queries.custom import raw as custom_raw
 from queries.dimensions import reads
 from queries.events.collection import EventWriter
 
@@ -133,7 +134,7 @@ def test_the_page_limits_apply_once_decoded(app, page, status, reason):
 
 
 def test_oversized_body_is_413(app):
-    body = json.dumps({"site": "blog", "page": "/" + "a" * 5000})
+    body = json.dumps({"site": "blog", "page": "/" + "a" * (MAX_BODY + 1)})
     assert app.server.test_client().post("/hit", data=body).status_code == 413
 
 
@@ -176,3 +177,39 @@ def test_a_hit_whose_event_buffer_is_full_is_counted_once_not_refused(app, monke
     services = written(app)
     assert queries.list_pages(services.db, "blog") == ["/"]
     assert "raw event of a hit on blog not kept: 100000 events" in caplog.text
+
+
+def test_a_custom_event_is_kept_as_sent_and_not_counted_as_a_page_view(app):
+    client = app.server.test_client()
+    body = {"site": "blog", "page": "/pricing", "event": "Signup", "props": {"plan": "pro"},
+            "revenue": {"currency": "EUR", "amount": "49.00"}}
+    response = client.post("/hit", data=json.dumps(body), content_type="text/plain",
+                           headers={"User-Agent": "ua"})
+    assert response.status_code == 204
+    services = written(app)
+    for closer in services._closers:
+        closer()
+    assert queries.list_pages(services.db, "blog") == []
+    (kept,) = services.db[custom_raw.COLLECTION].find({}, {"_id": 0, "time": 0,
+                                                           "ingested": 0})
+    assert kept == {"site": "blog", "page": "/pricing", "name": "Signup",
+                    "props": [["plan", "pro"]], "revenue": ["EUR", "49.00"], "host": "127.0.0.1",
+                    "user_agent": "ua", "n": 1}
+
+
+@pytest.mark.parametrize("body, reason", [
+    ({"event": "Signup", "props": {"plan": ["pro"]}}, "must be a string"),
+    ({"event": {"$gt": ""}}, "non-empty string"),
+    ({"event": "Sign\ud800up"}, "not valid Unicode"),
+    ({"props": {"plan": "pro"}}, "belong to a custom event"),
+    ({"event": "Signup", "revenue": {"currency": "EUR", "amount": "1,00"}}, "decimal"),
+    ({"event": "Signup", "props": {f"k{i}": "v" for i in range(31)}}, "at most 30"),
+])
+def test_a_malformed_custom_event_is_a_400_and_nothing_is_kept(app, body, reason):
+    data = json.dumps({"site": "blog", "page": "/a", **body}).encode()
+    response = app.server.test_client().post("/hit", data=data, content_type="text/plain")
+    assert response.status_code == 400 and reason in response.get_json()["error"]
+    services = written(app)
+    for closer in services._closers:
+        closer()
+    assert services.db[custom_raw.COLLECTION].count_documents({}) == 0

@@ -14,12 +14,12 @@ from dashboard.cli.serve import WORKER_CLASS, gunicorn_options
 from dashboard.frontdoor.limits import SPOOL_BYTES, BodyTooLarge, Limits, read_body
 from dashboard.settings import InvalidSettingError, resolve
 
-LIMITS = Limits(header_timeout=10, body_timeout=30, beacon_body=8192,
+LIMITS = Limits(header_timeout=10, body_timeout=30, beacon_body=16384,
                 callback_body=4 * 1024 ** 2, body=1024 ** 2)
 
 
 @pytest.mark.parametrize("path, limit", [
-    ("/hit", 8192), ("/%68it", 8192), ("/_dash-update-component", 4 * 1024 ** 2),
+    ("/hit", 16384), ("/%68it", 16384), ("/_dash-update-component", 4 * 1024 ** 2),
     ("/api/annotations", 1024 ** 2), ("/hit/x", 1024 ** 2), ("/", 1024 ** 2),
     ("/%ff%fe", 1024 ** 2)])
 def test_each_route_has_its_body_limit(path, limit):
@@ -73,7 +73,7 @@ def client(tmp_path_factory):
         yield app.server.test_client()
 
 
-@pytest.mark.parametrize("path, size", [("/hit", 8193),
+@pytest.mark.parametrize("path, size", [("/hit", 16385),
                                         ("/_dash-update-component", 4 * 1024 ** 2 + 1),
                                         ("/api/annotations", 1024 ** 2 + 1)])
 def test_flask_refuses_a_body_over_its_route_limit_with_a_reason(client, path, size):

@@ -6,9 +6,13 @@ optionally ``"referrer"``) answers 204. ``navigator.sendBeacon`` sends a string 
 ``text/plain`` and a Blob with its own type: ``text/plain`` and ``application/json`` bodies
 are both read as JSON. ``OPTIONS /hit`` answers CORS preflights and ``HEAD /hit`` 200 (a
 reachability check that counts nothing); who may send is ``beacon_origins``' business.
-``/hit.js`` is the one-tag tracking script (``assets/hit.js``). Hits go to the app's
-recorder (their dimensions to its dimension recorder) and, as events, to a buffered writer
-flushed by its own thread: a request never waits on the database.
+A custom event (a signup, a purchase) is a ``POST`` naming it: ``{"site", "page",
+"event": "Signup", "props": {"plan": "pro"}, "revenue": {"currency": "EUR", "amount":
+"49.00"}}`` (``queries.custom.payload`` bounds it); it is kept as it came
+(``queries.custom.raw``), not counted as a page view. ``/hit.js`` is the one-tag
+tracking script (``assets/hit.js``). Hits go to the app's recorder (their dimensions to
+its dimension recorder) and, as events, to a buffered writer flushed by its own thread:
+a request never waits on the database.
 
 The page is stored decoded (``/caf%C3%A9`` as ``/café``), as log ingestion stores it; the
 referrer is a whole URL, of which only the host is counted (as a log's Referer), and it is
@@ -31,6 +35,8 @@ from urllib.parse import parse_qsl, urlsplit
 import flask
 
 from queries import validation
+from queries.custom import payload as custom_payload
+from queries.custom import raw as custom_raw
 from queries.dimensions import classify
 from queries.dimensions.classify import Dimensions
 from queries.errors import HitboardError, RecorderOverloadedError
@@ -42,9 +48,10 @@ from .beacon_gate import GateError, SiteGate
 from .beacon_origins import OriginPolicy, cors_headers, parse_policy
 
 GIF = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
-MAX_BODY = 4096
+MAX_BODY = 16 * 1024
 FIELDS = ("site", "page")
 OPTIONAL = ("referrer",)
+EVENT_FIELDS = ("event", "props", "revenue")      # a custom event's: POST only
 MAX_REFERRER = 2048
 RETRY_AFTER = 5       # seconds a refused sender waits before trying again
 NO_STORE = {"Cache-Control": "no-store, max-age=0"}
@@ -91,10 +98,10 @@ def read_post(body: bytes) -> dict:
         raise BeaconError('the body must be JSON: {"site": "...", "page": "/..."}') from None
     if not isinstance(data, dict):
         raise BeaconError('the body must be a JSON object: {"site": "...", "page": "/..."}')
-    extra = sorted(set(data) - set(FIELDS + OPTIONAL))
+    extra = sorted(set(data) - set(FIELDS + OPTIONAL + EVENT_FIELDS))
     if extra:
-        raise BeaconError(f"unexpected field {extra[0][:40]!r}: send only site, page and "
-                          "referrer")
+        raise BeaconError(f"unexpected field {extra[0][:40]!r}: send only site, page, "
+                          "referrer, and for a custom event event, props and revenue")
     for key in FIELDS:
         if key not in data:
             raise BeaconError(f"missing {key}")
@@ -134,8 +141,10 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
         for site in policy.sites or ():
             register(services.db, site, "admin")
         events = EventWriter(services.db, flush_interval=1.0)
-        services.on_close(events.close)
-        services.watch(events)
+        custom = custom_raw.writer(services.db, flush_interval=1.0)
+        for writer in (events, custom):
+            services.on_close(writer.close)
+            services.watch(writer)
 
     def hit():
         origin = flask.request.headers.get("Origin")
@@ -152,12 +161,18 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
             site, page, query = validate(values, policy.allowed_sites)
             _check_origin(policy, site, origin)
             referrer = _referrer(values)
+            event = _custom_event(values)
             gate.site(site, origin)
-            if not services.accepting() or not events.accepting():
+            if not services.accepting() or not events.accepting() or not custom.accepting():
                 return _refuse("the server cannot store hits now: try again later", 503,
                                allowed, retry=RETRY_AFTER)
             now = dt.datetime.now(dt.UTC)
             page = gate.page(site, page, now)
+            if event is not None:
+                custom.add(custom_raw.document(now, site, page, event,
+                                               flask.request.remote_addr,
+                                               flask.request.user_agent.string))
+                return flask.Response(status=204, headers={**NO_STORE, **cors_headers(allowed)})
             dims = _dimensions(services, site, page, query, referrer)
             services.recorder.record(site, page, now, bots=int(dims.bot))
             _record_dimensions(services, site, page, now, dims)
@@ -211,6 +226,16 @@ def _referrer(values: dict) -> str | None:
     if not isinstance(referrer, str):
         raise BeaconError(f"referrer must be a string, got {_json_type(referrer)}")
     return validation.text(referrer, "referrer", MAX_REFERRER) or None
+
+
+def _custom_event(values: dict) -> custom_payload.CustomEvent | None:
+    """The custom event a POST names, checked; None for a page view."""
+    if "event" not in values:
+        if "props" in values or "revenue" in values:
+            raise BeaconError("props and revenue belong to a custom event: name it (event)")
+        return None
+    return custom_payload.custom_event(values["event"], values.get("props"),
+                                       values.get("revenue"))
 
 
 def _with_referrer(event: dict, referrer: str | None) -> dict:

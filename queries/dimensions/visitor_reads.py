@@ -84,6 +84,31 @@ def value_visitors(db, site: str, dim: str, found: Cover, hits: dict[str, int],
     ``event_people`` the visitors of its cut parts, from raw events), and whether they
     are exact: whole UTC days and months from the value sketches, the hours of other
     days from the raw events (see the module doc)."""
+    groups, exact = _value_sketches(db, site, dim, found, event_people, humans, bots, now,
+                                    budget)
+    counted = {value: sketches.estimate(group, sketches.LG_K_VALUE)
+               for value, group in groups.items()}
+    if not exact:       # a day's visitors may outnumber the range's hits, which bound them
+        counted = {v: min(n, hits.get(v, 0)) for v, n in counted.items()}
+    return counted, exact and found.exact
+
+
+def matching_visitors(db, site: str, dim: str, found: Cover, match,
+                      now: dt.datetime | None = None) -> tuple[int, bool]:
+    """The human visitors of every value of ``dim`` that ``match(value)`` accepts over
+    ``found`` (a page goal's converting visitors): one union of those values' sketches,
+    and whether it is exact (see :func:`value_visitors`)."""
+    groups, exact = _value_sketches(db, site, dim, found, {}, True, False, now,
+                                    EVENTS_BUDGET)
+    chosen = [sketch for value, group in groups.items() if match(value) for sketch in group]
+    return sketches.estimate(chosen, sketches.LG_K_VALUE), exact and found.exact
+
+
+def _value_sketches(db, site: str, dim: str, found: Cover, event_people: dict[str, set],
+                    humans: bool, bots: bool, now: dt.datetime | None, budget: int
+                    ) -> tuple[dict[str, list], bool]:
+    """Per value of ``dim``, the sketches whose union is its visitors over ``found``, and
+    whether they are the range's own (else its whole days')."""
     live = floor_hour(now or dt.datetime.now(dt.UTC))
     days, rest = _days_and_rest(found.hours, live)
     hours = [h for a, b in rest for h in _hours(a, b)]
@@ -105,11 +130,7 @@ def value_visitors(db, site: str, dim: str, found: Cover, hits: dict[str, int],
             people.setdefault(value, set()).update(seen)
     for value, seen in people.items():
         groups.setdefault(value, []).append(_sketch_of(seen, sketches.LG_K_VALUE))
-    counted = {value: sketches.estimate(group, sketches.LG_K_VALUE)
-               for value, group in groups.items()}
-    if not exact:       # a day's visitors may outnumber the range's hits, which bound them
-        counted = {v: min(n, hits.get(v, 0)) for v, n in counted.items()}
-    return counted, exact and found.exact
+    return groups, exact
 
 
 def _days_and_rest(hours: Span, live: dt.datetime) -> tuple[dict, list[Span]]:

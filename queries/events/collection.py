@@ -91,9 +91,14 @@ def expire(db, retention: int, rolled_up_until: dt.datetime,
     """Delete the events ingested more than ``retention`` days ago that the rollups have
     read (ingested before ``rolled_up_until``), their hourly totals kept for the rollups
     (``expired``); returns how many."""
+    return expired.expire(db, {"ingested": {"$lt": cutoff(retention, rolled_up_until, now)}})
+
+
+def cutoff(retention: int, rolled_up_until: dt.datetime, now: dt.datetime | None = None
+           ) -> dt.datetime:
+    """What was ingested before this may expire: past the retention, read by the rollups."""
     now = now or dt.datetime.now(dt.UTC)
-    cutoff = min(now - dt.timedelta(days=check_retention(retention)), rolled_up_until)
-    return expired.expire(db, {"ingested": {"$lt": cutoff}})
+    return min(now - dt.timedelta(days=check_retention(retention)), rolled_up_until)
 
 
 # A log line's fields (``queries.ingest.logformat.LogRecord``) stored as events' columns.
@@ -154,10 +159,12 @@ class EventWriter:
 
     def __init__(self, db, concern: str | int | None = None, batch_size: int = 1000,
                  flush_interval: float | None = None, max_pending: int = 100_000, clock=None,
-                 keyed: bool = False):
+                 keyed: bool = False, collection: str = schema.EVENTS,
+                 pack=buckets.pack, row=buckets.row):
         wc = write_concern(concern)
-        self.collection = (db.get_collection(schema.EVENTS, write_concern=wc) if wc
-                           else db[schema.EVENTS])
+        self.collection = (db.get_collection(collection, write_concern=wc) if wc
+                           else db[collection])
+        self._pack, self._row = pack, row     # another raw kind: see queries.custom.raw
         self.acknowledged = wc is None or wc.acknowledged
         self.batch_size = batch_size
         self.max_pending = max_pending
@@ -192,7 +199,7 @@ class EventWriter:
             raise ValueError(f"an event needs a site and a time, not {event!r:.200}")
         if self.keyed and key is None:
             raise ValueError("a keyed event writer needs each event's (stream, offset)")
-        row = buckets.row(event)
+        row = self._row(event)
         with self._lock:
             if self._thread is not None and self._waiting() >= self.max_pending:
                 raise RecorderOverloadedError(
@@ -249,14 +256,14 @@ class EventWriter:
         """Insert these events; if they fail for their content, one by one, what still
         fails set aside."""
         try:
-            return self._write(len(rows), partial(buckets.pack, rows, keys=keys))
+            return self._write(len(rows), partial(self._pack, rows, keys=keys))
         except Exception as exc:
             if transient(exc) or len(rows) == 1:
                 raise
         failed = 0
         for i, row in enumerate(rows):
             try:
-                failed += self._write(1, partial(buckets.pack, [row],
+                failed += self._write(1, partial(self._pack, [row],
                                                  keys=keys[i:i + 1] if keys else None))
             except Exception as exc:
                 if transient(exc):

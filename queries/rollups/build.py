@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pymongo import ASCENDING
 
 from .. import validation
+from ..custom import raw as custom
 from ..dimensions import sketches
 from ..events import collection as events
 from ..events import reads as event_reads
@@ -155,8 +156,9 @@ def start_rollups(db, now: dt.datetime | None = None, workers=None) -> RollupRun
     run.started = started
     run.hourly = _level(db, "hourly", run.touched, workers)
     run.catching_up = not visits.is_caught_up(db)
-    hours = (event_reads.touched_hours(db, EPOCH) if run.catching_up else run.touched)
-    run.visits = _visits(db, hours, workers)
+    since = EPOCH if run.catching_up else run.since
+    hours = event_reads.touched_hours(db, EPOCH) if run.catching_up else run.touched
+    run.visits = _visits(db, _joined(hours, custom.touched_hours(db, since)), workers)
     return run
 
 
@@ -173,6 +175,7 @@ def finish_rollups(db, run: RollupRun, retention: int | None = None,
     watermark = _advance(db, run)
     if retention is not None:
         run.expired = events.expire(db, retention, watermark, run.read_until)
+        custom.expire(db, events.cutoff(retention, watermark, run.read_until))
     run.sketches_merged = sketches.compact_due(db, run.read_until)
     return run
 
@@ -250,6 +253,15 @@ def _visits(db, hours: dict[str, set[dt.datetime]], workers):
         return workers.start(VISITS, parts)
     results = [roll_part(db, VISITS, part) for part in parts]
     return lambda: results
+
+
+def _joined(*touched: dict[str, set[dt.datetime]]) -> dict[str, set[dt.datetime]]:
+    """Touched hours per site, from several sources, in one dict (none changed)."""
+    joined: dict[str, set[dt.datetime]] = {}
+    for found in touched:
+        for site, hours in found.items():
+            joined.setdefault(site, set()).update(hours)
+    return joined
 
 
 def _chunked(wanted: dict[str, set[dt.datetime]], size: int):

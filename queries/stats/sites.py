@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pymongo.errors import DuplicateKeyError
 
 from .. import validation
+from ..custom.goals import MAX_GOALS, Goal, from_doc
 from ..errors import InvalidSiteError
 from . import schema
 
@@ -49,6 +50,7 @@ class SiteSettings:
     via: str | None = None
     since: dt.datetime | None = None
     visit_minutes: int = DEFAULT_VISIT_MINUTES
+    goals: tuple[Goal, ...] = ()
 
     @property
     def visit_ms(self) -> int:
@@ -79,7 +81,8 @@ def _settings(db, name: str, doc: dict | None) -> SiteSettings:
                         doc.get("unknown_agents", "human"), legacy, doc.get("tz"),
                         tuple(doc.get("origins", ())), doc.get("via"),
                         validation.stored_time(since) if isinstance(since, dt.datetime)
-                        else None, doc.get("visit_minutes", DEFAULT_VISIT_MINUTES))
+                        else None, doc.get("visit_minutes", DEFAULT_VISIT_MINUTES),
+                        tuple(from_doc(goal) for goal in doc.get("goals", ())))
 
 
 def registered_sites(db) -> list[SiteSettings]:
@@ -181,6 +184,40 @@ def check_visit_minutes(value) -> int:
         raise InvalidSiteError(f"a visit's timeout is 1 to {MAX_VISIT_MINUTES} minutes, "
                                f"got {str(value)[:20]!r}")
     return value
+
+
+def add_goal(db, site: str, goal: Goal) -> bool:
+    """Add a goal (``queries.custom.goals.goal``) to a registered site; False if it
+    already has it."""
+    goals = _goals(db, site)
+    if goal in goals:
+        return False
+    if len(goals) >= MAX_GOALS:
+        raise InvalidSiteError(f"at most {MAX_GOALS} goals a site")
+    return _set_goals(db, site, [*goals, goal])
+
+
+def remove_goal(db, site: str, goal: Goal) -> bool:
+    """Remove a goal from a site; False if it had no such goal."""
+    goals = _goals(db, site)
+    return goal in goals and _set_goals(db, site, [g for g in goals if g != goal])
+
+
+def _goals(db, site: str) -> tuple[Goal, ...]:
+    _registered(db, site)
+    return site_settings(db, site).goals
+
+
+def _set_goals(db, site: str, goals: list[Goal]) -> bool:
+    db[schema.SITES].update_one({"_id": site}, {"$set": {"goals": [g.as_doc() for g in goals]}})
+    return True
+
+
+def _registered(db, site: str) -> str:
+    name = validation.site(site)
+    if db[schema.SITES].find_one({"_id": name}, {"_id": 1}) is None:
+        raise InvalidSiteError(f"site {name!r} is not registered: add it first")
+    return name
 
 
 def unregister(db, site: str) -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
+from ..custom import cells, raw
 from ..dimensions import assets
 from ..dimensions.classify import is_bot_agent
 from ..dimensions.encoding import clean
@@ -44,10 +45,11 @@ def recompute(db, touched: dict[str, set[dt.datetime]]) -> int:
     written = 0
     for site, hours in touched.items():
         settings = site_settings(db, site)
-        bounds = event_reads.span(db, site)
-        if bounds is None:
+        found = [b for b in (event_reads.span(db, site), raw.span(db, site)) if b]
+        if not found:
             continue
-        edge = (schema.epoch_ms(bounds[0]), schema.epoch_ms(bounds[1]))
+        edge = (min(schema.epoch_ms(b[0]) for b in found),
+                max(schema.epoch_ms(b[1]) for b in found))
         timeout = settings.visit_ms
         known: dict = {}
         days: set[int] = set()
@@ -100,9 +102,10 @@ def _recompute_span(db, site: str, a: int, b: int, timeout: int, unknown_bots: b
         lo -= HOUR_MS * back
         hi += HOUR_MS * on
     first, last = lo + margin, b + margin
-    quarters, pages = tally([v for v in visits if first <= v.start < last],
-                            [v for v in views if first <= v.time < last])
-    parts = store.hour_parts(quarters, pages, range(first, last, HOUR_MS))
+    inside = [v for v in views if first <= v.time < last]
+    quarters, pages = tally([v for v in visits if first <= v.start < last], inside)
+    parts = store.hour_parts(quarters, pages, range(first, last, HOUR_MS),
+                             cells.tally(v for v in inside if v.event))
     return store.write_hours(db, site, parts)
 
 
@@ -129,7 +132,17 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
             if page is None or not people[a] or (kept is not None and not kept[i]):
                 continue
             out.append(Pageview(f"{hosts[h] or ''}\x00{agents[a] or ''}", time, page))
-    return out
+    return out + custom_events(db, site, lo, hi, unknown_bots)
+
+
+def custom_events(db, site: str, lo: int, hi: int, unknown_bots: bool) -> list[Pageview]:
+    """The site's custom events of [lo, hi) (ms) sent by people, as interactions of
+    their visitors' visits (``sessions.Pageview`` with an ``event``)."""
+    return [Pageview(f"{doc['host'] or ''}\x00{doc['user_agent'] or ''}",
+                     schema.epoch_ms(doc["time"]), doc["page"], views=0,
+                     event=raw.event_of(doc))
+            for doc in raw.between(db, site, schema.from_epoch_ms(lo), schema.from_epoch_ms(hi))
+            if not is_bot_agent(doc["user_agent"], unknown_bots)]
 
 
 def page_of(path: str | None, known: dict) -> str | None:

@@ -80,23 +80,30 @@ def page_sums(db, site: str, start: dt.datetime, end: dt.datetime, kind: str
     months and days (a row per page and month or day), the quarters of the days it
     cuts."""
     site = validation.site(site)
-    first_day, last_day = _day_from(start), schema.day_start(end)
-    rows, edges = [], [(start, end)]
-    if first_day < last_day:
-        first_month, last_month = _month_from(first_day), schema.month_start(last_day)
-        spans = [(first_day, last_day)]
-        if first_month < last_month:
-            rows += [row for doc in store.months(db, site, first_month, last_month)
-                     for row in (doc.get("sums") or {}).get(kind, ())]
-            spans = [(first_day, first_month), (last_month, last_day)]
-        rows += [row for lo, hi in spans if lo < hi
-                 for doc in store.days(db, site, lo, hi, ("sums",))
-                 for row in (doc.get("sums") or {}).get(kind, ())]
-        edges = [(start, first_day), (last_day, end)]
-    parts = [pd.DataFrame(rows, columns=["page", *_counts(kind)])]
+    rows, edges = summed_rows(db, site, start, end, f"sums.{kind}")
+    parts = [pd.DataFrame([row for doc in rows for row in (doc.get("sums") or {}).get(kind, ())],
+                          columns=["page", *_counts(kind)])]
     parts += [page_rows(db, site, lo, hi, kind).drop(columns="time")
               for lo, hi in edges if lo < hi]
     return pd.concat(parts).groupby("page")[_counts(kind)].sum()
+
+
+def summed_rows(db, site: str, start: dt.datetime, end: dt.datetime, field: str
+                ) -> tuple[list[dict], list[tuple[dt.datetime, dt.datetime]]]:
+    """The month and day documents (``field`` of their sums only) of the whole UTC
+    months and days in [start, end), and the cut parts left at either end, whose
+    quarters the caller reads."""
+    first_day, last_day = _day_from(start), schema.day_start(end)
+    if first_day >= last_day:
+        return [], [(start, end)]
+    docs: list[dict] = []
+    first_month, last_month = _month_from(first_day), schema.month_start(last_day)
+    spans = [(first_day, last_day)]
+    if first_month < last_month:
+        docs += store.months(db, site, first_month, last_month, field)
+        spans = [(first_day, first_month), (last_month, last_day)]
+    docs += [doc for lo, hi in spans if lo < hi for doc in store.days(db, site, lo, hi, (field,))]
+    return docs, [(start, first_day), (last_day, end)]
 
 
 def _day_from(moment: dt.datetime) -> dt.datetime:

@@ -28,13 +28,16 @@ MAX_PAGES = 2_000        # distinct entry (exit) pages kept per site and hour; t
 class Pageview(NamedTuple):
     """One pageview; or, with ``until`` and ``views``, a run of ``views`` pageviews of
     one page from ``time`` to ``until`` with no gap that would end a visit (the load
-    generator's backfill draws its visits so: a run per visit, page and hour)."""
+    generator's backfill draws its visits so: a run per visit, page and hour); or, with
+    ``views`` 0 and an ``event``, a custom event on the page (``queries.custom``): it
+    continues or starts a visit as a pageview does, and counts as an interaction."""
 
     visitor: str          # the (address, agent) pair as the sketches hash it; never stored
     time: int             # ms since the epoch
     page: str
     until: int | None = None
     views: int = 1
+    event: tuple = ()     # a custom event's (name, props, revenue): see queries.custom
 
 
 class Visit(NamedTuple):
@@ -43,10 +46,11 @@ class Visit(NamedTuple):
     entry: str
     exit: str
     views: int
+    events: int = 0       # custom events: interactions, so the visit is no bounce
 
     @property
     def bounce(self) -> bool:
-        return self.views == 1
+        return self.views == 1 and not self.events
 
     @property
     def duration(self) -> int:
@@ -60,22 +64,29 @@ def sessionize(pageviews: Iterable[Pageview], timeout_ms: int) -> list[Visit]:
     continues the visit). Two pageviews of one visitor at the same instant keep the
     order of their pages' names, so the result does not depend on the input's order."""
     visits: list[Visit] = []
-    ordered = sorted(pageviews)
+    ordered = sorted(pageviews, key=_order)
     for _, views in groupby(ordered, key=itemgetter(0)):
         start = last = None
         entry = page = ""
-        count = 0
-        for _, time, page_now, until, n in views:
+        count = events = 0
+        for _, time, page_now, until, n, event in views:
             if last is not None and time - last > timeout_ms:
-                visits.append(Visit(start, last, entry, page, count))
+                visits.append(Visit(start, last, entry, page, count, events))
                 start = None
             if start is None:
-                start, entry, count = time, page_now, 0
+                start, entry, count, events = time, page_now, 0, 0
             last, page = time if until is None else until, page_now
             count += n
+            events += bool(event)
         if start is not None:
-            visits.append(Visit(start, last, entry, page, count))
+            visits.append(Visit(start, last, entry, page, count, events))
     return visits
+
+
+def _order(view: Pageview) -> tuple:
+    """Sorted by visitor, time, page, then pageviews before the custom events of the
+    same instant (the events' own fields compared last)."""
+    return view[:4] + (-view.views,) + view.event[:1] + (repr(view.event[1:]),)
 
 
 class Quarter(NamedTuple):
@@ -101,6 +112,7 @@ def tally(visits: Iterable[Visit], pageviews: Iterable[Pageview]
     ``count_views`` for them counted apart)."""
     quarters: dict[int, list[int]] = {}
     pages: dict[str, dict] = {"entry": {}, "exit": {}, "views": {}}
+    pageviews = [view for view in pageviews if not view.event]
     for visit in visits:
         q = quarter_of(visit.start)
         row = quarters.get(q)

@@ -6,9 +6,14 @@ visits replaced whole whenever the hour is recomputed, and the day's pages summe
      entry: {"<H>": [[quarter, page, visits, bounces, duration ms], ...]},
      exit:  {"<H>": ...the same...},
      views: {"<H>": [[quarter, page, pageviews], ...]},
+     ev:    {"<H>": [[quarter, name, dim, value, events, revenue, sketch], ...]},
      b:     {q: ..., entry: ..., exit: ..., views: ...}   (the backfilled history's)
      sums:  {entry: [[page, visits, bounces, duration ms], ...], exit: ...,
-             views: [[page, pageviews], ...]}}             (the whole day's, both parts)
+             views: [[page, pageviews], ...],               (the whole day's, both parts)
+             ev: [[name, dim, value, events, revenue, sketch], ...]}}
+
+``ev`` are the custom events of the hour (``queries.custom.cells``), counted in the same
+pass as the visits they un-bounce, and summed per day and month (their sketches united).
 
 ``quarter`` is 0-3 within the hour. Pages are array items, not keys, so a path with dots
 or a ``$`` is stored as it is. An hour holds at most ``sessions.MAX_PAGES`` pages per
@@ -30,14 +35,16 @@ from collections.abc import Iterable, Iterator
 
 from pymongo import ASCENDING, ReturnDocument, UpdateOne
 
+from ..custom import cells
 from ..stats import schema
 from .sessions import HOUR_MS, MAX_PAGES, OTHER_PAGE, QUARTER_MS
 
 VISITS = "visits.daily"
 MONTHS = "visits.monthly"     # {_id: "<site>|<YYYYMM>", site, month, ver, sums}
 DAY_MS = 24 * HOUR_MS
-KINDS = ("q", "entry", "exit", "views")
-PAGE_KINDS = KINDS[1:]
+KINDS = ("q", "entry", "exit", "views", "ev")
+PAGE_KINDS = ("entry", "exit", "views")
+EVENTS = "ev"
 BACKFILLED = "b"        # the prefix of the backfilled history's fields
 
 
@@ -53,17 +60,19 @@ def day_id(site: str, day_ms: int) -> str:
 
 
 def hour_parts(quarters: dict[int, list[int]], pages: dict[str, dict],
-               hours: Iterable[int]) -> dict[int, dict]:
-    """``sessions.tally``'s output cut into each of ``hours`` (hour starts, ms): per
-    kind, the hour's rows (an hour without visits or pageviews gets ``{}``)."""
+               hours: Iterable[int], events: dict | None = None) -> dict[int, dict]:
+    """``sessions.tally``'s output (and ``cells.tally``'s, ``events``) cut into each
+    of ``hours`` (hour starts, ms): per kind, the hour's rows (an hour without visits,
+    pageviews or events gets ``{}``)."""
     parts: dict[int, dict] = {hour: {} for hour in hours}
+    _add_events(parts, events or {})
     for q, row in quarters.items():
         part = parts.get(q - q % HOUR_MS)
         if part is not None:
             part.setdefault("q", []).append([(q % HOUR_MS) // QUARTER_MS, *row])
-    for kind, cells in pages.items():
-        by_hour: dict[int, list] = {}
-        for (q, page), counts in cells.items():
+    for kind, found in pages.items():
+        by_hour = {}
+        for (q, page), counts in found.items():
             hour = q - q % HOUR_MS
             if hour in parts:
                 by_hour.setdefault(hour, []).append([(q % HOUR_MS) // QUARTER_MS, page,
@@ -74,6 +83,18 @@ def hour_parts(quarters: dict[int, list[int]], pages: dict[str, dict],
         if "q" in part:
             part["q"].sort()
     return parts
+
+
+def _add_events(parts: dict[int, dict], events: dict) -> None:
+    """Custom event cells (``(quarter start ms, name, dim, value)`` → ``Cell``) as the
+    rows of their hours, each hour within the caps."""
+    by_hour: dict[int, dict] = {}
+    for (q, *key), cell in events.items():
+        if q - q % HOUR_MS in parts:
+            by_hour.setdefault(q - q % HOUR_MS, {})[((q % HOUR_MS) // QUARTER_MS, *key)] = cell
+    for hour, found in by_hour.items():
+        parts[hour][EVENTS] = sorted(cells.to_row(key, cell)
+                                     for key, cell in cells.capped(found).items())
 
 
 def _capped(rows: list[list]) -> list[list]:
@@ -144,6 +165,8 @@ def _sum_day(db, doc_id: str) -> None:
         return
     sums = _summed(rows for kind in PAGE_KINDS for source in (doc, doc.get(BACKFILLED) or {})
                    for rows in [(kind, found) for found in (source.get(kind) or {}).values()])
+    sums[EVENTS] = _events_summed(row for rows in (doc.get(EVENTS) or {}).values()
+                                  for row in rows)
     db[VISITS].update_one({"_id": doc_id, "ver": doc.get("ver")}, {"$set": {"sums": sums}})
 
 
@@ -157,8 +180,11 @@ def _sum_month(db, site: str, month: dt.datetime) -> None:
     following = (month + dt.timedelta(days=32)).replace(day=1)
     days = db[VISITS].find({"site": site, "day": {"$gte": month, "$lt": following}},
                            {"sums": 1})
+    days = list(days)
     sums = _summed((kind, [[0, *row] for row in rows]) for doc in days
-                   for kind, rows in (doc.get("sums") or {}).items())
+                   for kind, rows in (doc.get("sums") or {}).items() if kind != EVENTS)
+    sums[EVENTS] = _events_summed(row for doc in days
+                                  for row in (doc.get("sums") or {}).get(EVENTS, ()))
     db[MONTHS].update_one({"_id": doc_id, "ver": ver}, {"$set": {"sums": sums}})
 
 
@@ -179,14 +205,20 @@ def _summed(kinds_rows: Iterable[tuple[str, list]]) -> dict[str, list]:
             for kind, found in sums.items()}
 
 
+def _events_summed(rows: Iterable[list]) -> list[list]:
+    """Custom event rows (with or without their quarter) summed per cell."""
+    return sorted(cells.to_row(key, cell) for key, cell in cells.summed(rows).items())
+
+
 def _month_start(day_ms: int) -> dt.datetime:
     return schema.from_epoch_ms(day_ms).replace(day=1)
 
 
-def months(db, site: str, start: dt.datetime, end: dt.datetime) -> Iterator[dict]:
-    """The site's month sums of the months starting in [start, end)."""
-    return db[MONTHS].find({"site": site, "month": {"$gte": start, "$lt": end}},
-                           {"sums": 1})
+def months(db, site: str, start: dt.datetime, end: dt.datetime, field: str = "sums"
+           ) -> Iterator[dict]:
+    """The site's month sums (``field``: one kind's, ``sums.<kind>``) of the months
+    starting in [start, end)."""
+    return db[MONTHS].find({"site": site, "month": {"$gte": start, "$lt": end}}, {field: 1})
 
 
 def days(db, site: str, start: dt.datetime, end: dt.datetime, fields: Iterable[str]

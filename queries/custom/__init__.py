@@ -1,0 +1,1 @@
+"""Custom events (a signup, a download, a purchase) and the goals counted from them."""

@@ -1,0 +1,146 @@
+"""Custom events counted per quarter hour: pure, no database.
+
+A cell is one (name, dimension, value): the event as a whole (``TOTAL``: dimension and
+value empty), the event on one page (``PAGE``, the page), one property's value
+(``"p:" + key``, the value). Each holds the events, their visitors (a sketch: no
+identifier is kept) and their revenue per currency (``Decimal``, never converted). Rows
+as stored: ``[quarter, name, dim, value, events, {currency: amount}, sketch]`` for an
+hour (quarter 0-3), the same without ``quarter`` for a day's or a month's sums.
+
+Caps, so that a stranger's browser cannot fill the store: a part (an hour, a day, a
+month) keeps the ``MAX_NAMES`` names with the most events and ``MAX_VALUES`` values per
+name and dimension; the rest are summed under ``(other)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import Decimal
+
+from ..dimensions import sketches
+from ..visits.sessions import QUARTER_MS, Pageview
+
+TOTAL, PAGE, PROP = "", "page", "p:"
+OTHER = "(other)"
+MAX_NAMES = 1_000
+MAX_VALUES = 10_000
+LG_K = sketches.LG_K_VALUE
+
+
+class Cell:
+    """What one cell adds up to: events, visitors' sketch, revenue per currency."""
+
+    __slots__ = ("events", "revenue", "sketch")
+
+    def __init__(self, events: int = 0, revenue: dict | None = None, sketch=None):
+        self.events = events
+        self.revenue: dict[str, Decimal] = dict(revenue or {})
+        self.sketch = sketch
+
+    def add(self, visitor: str, revenue) -> None:
+        self.events += 1
+        if self.sketch is None:
+            self.sketch = sketches.new(LG_K)
+        self.sketch.update(visitor)
+        if revenue:
+            currency, amount = revenue
+            self.revenue[currency] = self.revenue.get(currency, Decimal(0)) + Decimal(amount)
+
+    def merge(self, other: Cell) -> None:
+        self.events += other.events
+        for currency, amount in other.revenue.items():
+            self.revenue[currency] = self.revenue.get(currency, Decimal(0)) + amount
+        if other.sketch is not None:
+            self.sketch = (other.sketch if self.sketch is None
+                           else sketches.union((self.sketch, other.sketch), LG_K))
+
+    @property
+    def visitors(self) -> int:
+        return 0 if self.sketch is None else int(round(self.sketch.get_estimate()))
+
+
+def prop_dim(key: str) -> str:
+    return PROP + key
+
+
+def tally(events: Iterable[Pageview]) -> dict[tuple, Cell]:
+    """Per ``(quarter start ms, name, dim, value)``, the cell of ``events`` (pageviews
+    carrying a custom event: see ``sessions.Pageview``)."""
+    cells: dict[tuple, Cell] = {}
+    for view in events:
+        name, props, revenue = view.event
+        q = view.time - view.time % QUARTER_MS
+        keys = [(q, name, TOTAL, ""), (q, name, PAGE, view.page)]
+        keys += [(q, name, prop_dim(key), value) for key, value in props]
+        for key in keys:
+            cell = cells.get(key)
+            if cell is None:
+                cell = cells[key] = Cell()
+            cell.add(view.visitor, revenue)
+    return cells
+
+
+def capped(cells: dict[tuple, Cell]) -> dict[tuple, Cell]:
+    """``cells`` (keys ending ``name, dim, value``) within the caps: the names with the
+    most events, then the values with the most per name and dimension; the rest merged
+    under ``OTHER`` (a capped name's values all go with it)."""
+    per_name: dict[str, int] = {}
+    for key, cell in cells.items():
+        if key[-2] == TOTAL:
+            per_name[key[-3]] = per_name.get(key[-3], 0) + cell.events
+    kept_names = _top(per_name, MAX_NAMES)
+    named: dict[tuple, Cell] = {}
+    for key, cell in cells.items():
+        if key[-3] not in kept_names:
+            key = (*key[:-3], OTHER, *key[-2:])
+        _merge_into(named, key, cell)
+    per_value: dict[tuple, dict[str, int]] = {}
+    for key, cell in named.items():
+        if key[-2] != TOTAL:
+            counts = per_value.setdefault(key[-3:-1], {})
+            counts[key[-1]] = counts.get(key[-1], 0) + cell.events
+    kept_values = {group: _top(counts, MAX_VALUES) for group, counts in per_value.items()}
+    out: dict[tuple, Cell] = {}
+    for key, cell in named.items():
+        if key[-2] != TOTAL and key[-1] not in kept_values[key[-3:-1]]:
+            key = (*key[:-1], OTHER)
+        _merge_into(out, key, cell)
+    return out
+
+
+def _top(counts: dict[str, int], n: int) -> set[str]:
+    if len(counts) <= n:
+        return set(counts)
+    return set(sorted(counts, key=lambda k: (-counts[k], k))[:n])
+
+
+def _merge_into(cells: dict[tuple, Cell], key: tuple, cell: Cell) -> None:
+    found = cells.get(key)
+    if found is None:
+        cells[key] = Cell(cell.events, cell.revenue, cell.sketch)
+    else:
+        found.merge(cell)
+
+
+def to_row(key: tuple, cell: Cell) -> list:
+    """A cell as stored (``key``: its quarter within the hour, or none, then name, dim,
+    value)."""
+    revenue = {currency: str(amount) for currency, amount in sorted(cell.revenue.items())}
+    return [*key, cell.events, revenue,
+            sketches.dump(cell.sketch) if cell.sketch is not None else None]
+
+
+def from_row(row: list) -> tuple[tuple, Cell]:
+    *key, events, revenue, sketch = row
+    return tuple(key), Cell(events, {c: Decimal(a) for c, a in (revenue or {}).items()},
+                            sketches.load(sketch) if sketch is not None else None)
+
+
+def summed(rows: Iterable[list], keep: int = 0) -> dict[tuple, Cell]:
+    """Stored rows merged by their key's last ``3 + keep`` fields (``keep`` 1: by
+    quarter too), within the caps."""
+    cells: dict[tuple, Cell] = {}
+    for row in rows:
+        key, cell = from_row(row)
+        _merge_into(cells, key[len(key) - 3 - keep:], cell)
+    return capped(cells)

@@ -1,0 +1,69 @@
+"""Goals: what a site counts as a conversion. A goal is a custom event's name
+(``Signup``) or a page pattern: ``*`` stands for any characters but ``/`` (one path
+segment, ``/blog/*``), ``**`` for any characters (``/checkout/**``); anything else
+matches itself. Goals are read when a range is shown, so a goal added today counts past
+events and pageviews too."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import NamedTuple
+
+from .. import validation
+from ..errors import HitboardError
+from .payload import MAX_NAME
+
+KINDS = ("event", "page")
+MAX_GOALS = 100
+
+
+class GoalError(HitboardError):
+    pass
+
+
+class Goal(NamedTuple):
+    kind: str           # "event" or "page"
+    value: str          # the event's name, or the page pattern
+
+    @property
+    def label(self) -> str:
+        return f"Visit {self.value}" if self.kind == "page" else self.value
+
+    def as_doc(self) -> dict:
+        return {self.kind: self.value}
+
+
+def goal(kind: str, value) -> Goal:
+    """A checked goal: an event name, or a page pattern starting with ``/``."""
+    if kind not in KINDS:
+        raise GoalError(f"a goal is an event or a page, not {str(kind)[:20]!r}")
+    if not isinstance(value, str) or not value.strip():
+        what = "name" if kind == "event" else "pattern"
+        raise GoalError(f"a {kind} goal needs a non-empty {what}")
+    try:
+        validation.text(value, f"the goal's {kind}", MAX_NAME if kind == "event"
+                        else validation.MAX_PAGE)
+    except HitboardError as exc:
+        raise GoalError(str(exc)) from None
+    if kind == "page" and not value.startswith("/"):
+        raise GoalError(f"a page pattern starts with '/', e.g. /blog/* (got {value[:40]!r})")
+    return Goal(kind, value)
+
+
+def from_doc(doc: dict) -> Goal:
+    (kind, value), = doc.items()
+    return Goal(kind, value)
+
+
+@lru_cache(maxsize=1024)
+def _pattern(pattern: str) -> re.Pattern:
+    parts = re.split(r"(\*\*|\*)", pattern)
+    regex = "".join(".*" if part == "**" else "[^/]*" if part == "*" else re.escape(part)
+                    for part in parts)
+    return re.compile(regex, re.DOTALL)
+
+
+def matches(pattern: str, page: str) -> bool:
+    """Whether ``page`` is one of the pages ``pattern`` names."""
+    return _pattern(pattern).fullmatch(page) is not None

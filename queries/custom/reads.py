@@ -1,0 +1,129 @@
+"""Custom events and goals over a range, from the visits' documents (``ev`` rows): the
+sums of its whole UTC months and days, the quarter rows of the days it cuts. Quarter
+hours, so a range in any zone is exact but for a quarter it cuts (counted whole, as
+visits are: ``visits.reads.is_exact``).
+
+Conversion rate: converting visitors / the range's human visitors, in percent.
+Revenue: summed per currency, never converted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from decimal import Decimal
+
+import pandas as pd
+
+from .. import validation
+from ..dimensions.spans import cover
+from ..dimensions.visitor_reads import matching_visitors, visitors
+from ..stats import schema
+from ..visits import reads as visit_reads
+from ..visits import store
+from ..visits.sessions import QUARTER_MS
+from . import cells
+from .goals import Goal, matches
+
+COLUMNS = ["value", "conversions", "visitors", "conversion_rate", "revenue"]
+
+
+def cells_over(db, site: str, start: dt.datetime, end: dt.datetime) -> dict[tuple, cells.Cell]:
+    """Per ``(name, dim, value)``, the custom events of [start, end), within the caps."""
+    site = validation.site(site)
+    start, end = validation.time_range(start, end)
+    docs, edges = visit_reads.summed_rows(db, site, start, end, f"sums.{store.EVENTS}")
+    rows = [row for doc in docs for row in (doc.get("sums") or {}).get(store.EVENTS, ())]
+    for lo, hi in edges:
+        if lo < hi:
+            rows += _quarter_rows(db, site, lo, hi)
+    return cells.summed(rows)
+
+
+def _quarter_rows(db, site: str, start: dt.datetime, end: dt.datetime) -> list[list]:
+    """The event rows of the quarters starting in [start, end), without their quarter."""
+    lo, hi = schema.epoch_ms(start), schema.epoch_ms(end)
+    return [row[1:] for doc in store.days(db, site, start, end, (store.EVENTS,))
+            for hour, rows in store.hours_of(doc, store.EVENTS) for row in rows
+            if lo <= hour + row[0] * QUARTER_MS < hi]
+
+
+def people(db, site: str, start: dt.datetime, end: dt.datetime,
+           now: dt.datetime | None = None) -> int:
+    """The range's human visitors: what conversion rates divide by."""
+    return visitors(db, site, start, end, humans=True, now=now).n
+
+
+def events(db, site: str, start: dt.datetime, end: dt.datetime,
+           now: dt.datetime | None = None) -> pd.DataFrame:
+    """One row per event name (``COLUMNS``), most conversions first."""
+    found = cells_over(db, site, start, end)
+    rows = [_figures(name, cell) for (name, dim, _), cell in found.items()
+            if dim == cells.TOTAL]
+    return _table(rows, people(db, site, start, end, now))
+
+
+def props(db, site: str, start: dt.datetime, end: dt.datetime, prop: str,
+          event: str | None = None, now: dt.datetime | None = None) -> pd.DataFrame:
+    """One row per value of the property ``prop`` over every event (or ``event``'s)."""
+    wanted = cells.prop_dim(prop)
+    merged: dict[str, cells.Cell] = {}
+    for (name, dim, value), cell in cells_over(db, site, start, end).items():
+        if dim == wanted and (event is None or name == event):
+            _merge(merged, value, cell)
+    return _table([_figures(value, cell) for value, cell in merged.items()],
+                  people(db, site, start, end, now))
+
+
+def goals(db, site: str, start: dt.datetime, end: dt.datetime, wanted: Iterable[Goal],
+          now: dt.datetime | None = None) -> pd.DataFrame:
+    """One row per goal, in the order given: an event goal from its events, a page goal
+    from the pageviews of the pages it matches (their visitors from the page's visitor
+    sketches; pages an hour or a day summed under ``(other)`` cannot match).
+    ``attrs["exact"]`` is False where a page goal's visitors are its days'."""
+    wanted = list(wanted)
+    found = cells_over(db, site, start, end) if any(g.kind == "event" for g in wanted) else {}
+    views = (visit_reads.page_sums(db, site, start, end, "views")["pageviews"]
+             if any(g.kind == "page" for g in wanted) else None)
+    rows, exact = [], True
+    for goal in wanted:
+        if goal.kind == "event":
+            cell = found.get((goal.value, cells.TOTAL, ""), cells.Cell())
+            rows.append(_figures(goal.label, cell))
+            continue
+        hits = int(sum(n for page, n in views.items() if matches(goal.value, page)))
+        seen, whole = matching_visitors(db, site, "page", cover(db, site, start, end, now),
+                                        lambda page, g=goal: matches(g.value, page), now)
+        exact &= whole
+        rows.append((goal.label, hits, min(seen, hits), {}))
+    table = _table(rows, people(db, site, start, end, now), keep_order=True)
+    table.attrs["exact"] = exact
+    return table
+
+
+def _merge(merged: dict, key, cell: cells.Cell) -> None:
+    if key in merged:
+        merged[key].merge(cell)
+    else:
+        merged[key] = cells.Cell(cell.events, cell.revenue, cell.sketch)
+
+
+def _figures(value: str, cell: cells.Cell) -> tuple[str, int, int, dict]:
+    return value, cell.events, cell.visitors, cell.revenue
+
+
+def _table(rows: Iterable[tuple[str, int, int, dict]], people_n: int,
+           keep_order: bool = False) -> pd.DataFrame:
+    """``rows`` of (value, conversions, visitors, revenue) as a ``COLUMNS`` frame."""
+    out = [(value, n, seen, round(100 * seen / people_n, 1) if people_n else None,
+            revenue_text(revenue)) for value, n, seen, revenue in rows]
+    frame = pd.DataFrame(out, columns=COLUMNS)
+    if not keep_order:
+        frame = frame.sort_values(["conversions", "value"], ascending=[False, True],
+                                  ignore_index=True)
+    return frame
+
+
+def revenue_text(revenue: dict[str, Decimal]) -> str:
+    """``EUR 49.00, USD 10.5``: each currency's sum, never converted."""
+    return ", ".join(f"{currency} {amount}" for currency, amount in sorted(revenue.items()))

@@ -1,0 +1,193 @@
+"""Custom events and goals counted by the rollup run (``queries.custom``), on every
+backend: per name, page and property value with visitors and revenue; interactions that
+un-bounce a visit; caps; goals over past data; a run repeated; expiry."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+
+from queries.custom import cells, raw, reads
+from queries.custom.goals import Goal, GoalError, goal, matches
+from queries.custom.payload import CustomEventError, custom_event
+from queries.ingest.run import Ingestor, ingest_file
+from queries.rollups.build import run_rollups
+from queries.stats.sites import add_goal, register, remove_goal, site_settings
+from queries.visits import reads as visit_reads
+
+T0 = dt.datetime(2026, 3, 1, 10, 0, tzinfo=dt.UTC)
+AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0"
+BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+RUN = [dt.datetime(2026, 3, 5, tzinfo=dt.UTC)]
+DAY = (T0 - dt.timedelta(hours=10), T0 + dt.timedelta(hours=14))
+
+
+LOGS: list = [None]
+
+
+@pytest.fixture(autouse=True)
+def _clock(tmp_path):
+    RUN[0] = dt.datetime(2026, 3, 5, tzinfo=dt.UTC)
+    LOGS[0] = tmp_path
+
+
+def _write(db, views=(), events=(), agent=AGENT):
+    """Pageviews ``(minutes after T0, page, visitor)`` as a log ``hitboard ingest``
+    reads (raw events, visitor sketches...) and custom events ``(minutes, page, visitor,
+    name, props, revenue)`` as the beacon keeps them, then a rollup run."""
+    if views:
+        log = LOGS[0] / f"access{RUN[0]:%H%M}.log"
+        log.write_text("".join(
+            f'203.0.113.{visitor} - - [{T0 + dt.timedelta(minutes=m):%d/%b/%Y:%H:%M:%S +0000}]'
+            f' "GET {page} HTTP/1.1" 200 5 "-" "{agent}"\n' for m, page, visitor in views))
+        ingestor = Ingestor(db, site="s")
+        try:
+            ingest_file(ingestor, log, "s")
+        finally:
+            ingestor.close()
+    custom = raw.writer(db, clock=lambda: RUN[0])
+    for minutes, page, visitor, name, props, revenue in events:
+        custom.add(raw.document(T0 + dt.timedelta(minutes=minutes), "s", page,
+                                custom_event(name, props, revenue), f"203.0.113.{visitor}",
+                                agent))
+    custom.flush()
+    RUN[0] += dt.timedelta(minutes=5)
+    run_rollups(db, now=RUN[0])
+
+
+def _visits(db):
+    found = visit_reads.totals(db, "s", *DAY)
+    return found.visits, found.bounces, found.duration_ms // 60_000, found.views
+
+
+def test_a_custom_event_un_bounces_its_visit_and_lasts_it_without_a_pageview(db):
+    _write(db, views=[(0, "/a", 1), (0, "/a", 2)],
+           events=[(5, "/a", 1, "Signup", {}, None)])
+    assert _visits(db) == (2, 1, 5, 2)          # visitor 1: no bounce, 5 minutes
+
+
+def test_events_are_counted_per_name_page_and_prop_with_visitors_and_revenue(db):
+    eur = {"currency": "EUR", "amount": "49.00"}
+    _write(db, views=[(0, "/pricing", v) for v in (1, 2, 3)],
+           events=[(1, "/pricing", 1, "Signup", {"plan": "pro"}, eur),
+                   (2, "/pricing", 1, "Signup", {"plan": "pro"}, eur),
+                   (3, "/pricing", 2, "Signup", {"plan": "free"}, None),
+                   (4, "/docs", 3, "Download", {}, {"currency": "USD", "amount": 1.5})])
+    found = reads.cells_over(db, "s", *DAY)
+    signup = found[("Signup", cells.TOTAL, "")]
+    assert (signup.events, signup.visitors, signup.revenue) == (3, 2, {"EUR": Decimal("98.00")})
+    assert found[("Signup", cells.PAGE, "/pricing")].events == 3
+    assert found[("Signup", "p:plan", "pro")].visitors == 1
+    table = reads.events(db, "s", *DAY)
+    assert table.to_dict("records") == [
+        {"value": "Signup", "conversions": 3, "visitors": 2, "conversion_rate": 66.7,
+         "revenue": "EUR 98.00"},
+        {"value": "Download", "conversions": 1, "visitors": 1, "conversion_rate": 33.3,
+         "revenue": "USD 1.5"}]
+    plans = reads.props(db, "s", *DAY, "plan")
+    assert plans[["value", "conversions", "visitors"]].values.tolist() == [
+        ["pro", 2, 1], ["free", 1, 1]]
+
+
+def test_a_bot_s_events_are_not_counted(db):
+    _write(db, events=[(1, "/a", 1, "Signup", {}, None)], agent=BOT)
+    assert reads.events(db, "s", *DAY).empty
+
+
+def test_a_rollup_run_repeated_counts_each_event_once(db):
+    _write(db, views=[(0, "/a", 1)], events=[(1, "/a", 1, "Signup", {}, None)])
+    _write(db, events=[(25, "/a", 1, "Signup", {}, None)])     # a later run, same visit
+    RUN[0] += dt.timedelta(minutes=5)
+    run_rollups(db, now=RUN[0])
+    assert reads.events(db, "s", *DAY)["conversions"].tolist() == [2]
+    assert _visits(db) == (1, 0, 25, 1)
+
+
+def test_ranges_in_a_half_hour_zone_count_the_quarters_inside(db):
+    _write(db, views=[(0, "/a", 1)], events=[(10, "/a", 1, "Early", {}, None),
+                                             (40, "/a", 1, "Late", {}, None)])
+    half = T0 + dt.timedelta(minutes=30)                      # 16:00 in Asia/Kolkata
+    assert reads.events(db, "s", half, DAY[1])["value"].tolist() == ["Late"]
+    assert reads.events(db, "s", DAY[0], half)["value"].tolist() == ["Early"]
+
+
+def test_names_and_values_past_the_caps_are_counted_under_other(db, monkeypatch):
+    monkeypatch.setattr(cells, "MAX_NAMES", 2)
+    monkeypatch.setattr(cells, "MAX_VALUES", 1)
+    _write(db, views=[(0, "/a", 1)],
+           events=[(1, "/a", 1, "A", {"k": "x"}, None), (2, "/a", 1, "A", {"k": "x"}, None),
+                   (3, "/a", 1, "A", {"k": "y"}, None), (4, "/a", 1, "B", {}, None),
+                   (4, "/a", 1, "B", {}, None), (5, "/a", 1, "C", {}, None)])
+    counts = dict(reads.events(db, "s", *DAY)[["value", "conversions"]].values.tolist())
+    assert counts == {"A": 3, "B": 2, "(other)": 1}
+    values = dict(reads.props(db, "s", *DAY, "k")[["value", "conversions"]].values.tolist())
+    assert values == {"x": 2, "(other)": 1}
+
+
+def test_goals_count_events_and_pages_already_stored(db):
+    register(db, "s", "admin")
+    _write(db, views=[(0, "/blog/a", 1), (1, "/blog/b", 1), (2, "/blog/b/c", 2),
+                      (3, "/checkout/x/y", 2), (4, "/", 3)],
+           events=[(5, "/", 3, "Signup", {}, {"currency": "EUR", "amount": "10"})])
+    for kind, value in (("event", "Signup"), ("page", "/blog/*"), ("page", "/checkout/**")):
+        assert add_goal(db, "s", goal(kind, value))
+    assert not add_goal(db, "s", goal("event", "Signup"))
+    wanted = site_settings(db, "s").goals
+    table = reads.goals(db, "s", *DAY, wanted, now=RUN[0])
+    assert table.to_dict("records") == [
+        {"value": "Signup", "conversions": 1, "visitors": 1, "conversion_rate": 33.3,
+         "revenue": "EUR 10"},
+        {"value": "Visit /blog/*", "conversions": 2, "visitors": 1, "conversion_rate": 33.3,
+         "revenue": ""},
+        {"value": "Visit /checkout/**", "conversions": 1, "visitors": 1,
+         "conversion_rate": 33.3, "revenue": ""}]
+    assert remove_goal(db, "s", Goal("page", "/blog/*"))
+    assert not remove_goal(db, "s", Goal("page", "/blog/*"))
+    assert [g.value for g in site_settings(db, "s").goals] == ["Signup", "/checkout/**"]
+
+
+def test_custom_events_expire_with_the_events_and_their_counts_stay(db):
+    _write(db, views=[(0, "/a", 1)], events=[(1, "/a", 1, "Signup", {}, None)])
+    run_rollups(db, now=RUN[0] + dt.timedelta(days=40), retention=30)
+    assert db[raw.COLLECTION].count_documents({}) == 0
+    assert reads.events(db, "s", *DAY)["conversions"].tolist() == [1]
+
+
+@pytest.mark.parametrize("name, props, revenue, message", [
+    ("", None, None, "non-empty"),
+    (5, None, None, "non-empty string"),
+    ("x" * 121, None, None, "at most 120"),
+    ("Sign\ud800up", None, None, "not valid Unicode"),
+    ("Signup", ["plan"], None, "object of strings"),
+    ("Signup", {f"k{i}": "v" for i in range(31)}, None, "at most 30"),
+    ("Signup", {"plan": {"$gt": ""}}, None, "must be a string"),
+    ("Signup", {"plan": "\x00"}, None, "control character"),
+    ("Signup", {"": "x"}, None, "must not be empty"),
+    ("Signup", None, {"currency": "eur", "amount": "1"}, "ISO 4217"),
+    ("Signup", None, {"currency": "EUR", "amount": "1e9"}, "decimal number"),
+    ("Signup", None, {"currency": "EUR", "amount": "NaN"}, "decimal number"),
+    ("Signup", None, {"currency": "EUR"}, "revenue must be"),
+])
+def test_a_malformed_custom_event_is_refused_with_its_reason(name, props, revenue, message):
+    with pytest.raises(CustomEventError, match=message):
+        custom_event(name, props, revenue)
+
+
+@pytest.mark.parametrize("kind, value, message", [
+    ("event", "", "non-empty"), ("page", "blog/*", "starts with '/'"),
+    ("visit", "/a", "event or a page"), ("page", "/a\n", "control character"),
+])
+def test_a_malformed_goal_is_refused(kind, value, message):
+    with pytest.raises(GoalError, match=message):
+        goal(kind, value)
+
+
+@pytest.mark.parametrize("pattern, page, expected", [
+    ("/blog/*", "/blog/a", True), ("/blog/*", "/blog/a/b", False),
+    ("/checkout/**", "/checkout/a/b", True), ("/a.b", "/axb", False),
+    ("/a", "/a", True), ("/a", "/ab", False), ("/*/x", "/y/x", True),
+])
+def test_page_patterns(pattern, page, expected):
+    assert matches(pattern, page) is expected
