@@ -11,7 +11,7 @@ COMMAND_MODULES = {
     "loadgen": "loadgen", "ingest": "ingest", "rollup": "ingest", "serve": "serve",
     "shard-plan": "shard", "shard": "shard", "breakdown": "dimensions",
     "visitors": "dimensions", "compact-visitors": "dimensions", "migrate": "store",
-    "annotate": "annotate", "annotations": "annotate", "site": "site",
+    "annotate": "annotate", "annotations": "annotate", "site": "site", "goals": "goals",
 }
 
 

@@ -11,7 +11,7 @@ from queries.dimensions import reads, sketches
 from queries.dimensions.spans import approximate_note
 from queries.errors import InvalidRangeError
 
-from . import visits
+from . import goals, visits
 from .common import store_option
 from .stats import (
     _database,
@@ -26,7 +26,8 @@ from .stats import (
 )
 
 BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_source",
-      "utm_medium", "utm_campaign", "kind", "page", "notfound", *visits.PAGE_DIMENSIONS)
+      "utm_medium", "utm_campaign", "kind", "page", "notfound", *visits.PAGE_DIMENSIONS,
+      *goals.BY)
 
 
 @click.command()
@@ -39,15 +40,31 @@ BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_so
               help="One page (counted from raw events, within their retention).")
 @click.option("-n", "n", type=click.IntRange(min=1), default=20, show_default=True,
               help="How many values.")
+@click.option("--prop", default=None, metavar="NAME",
+              help="With --by prop: the custom events' property.")
 @click.option("--bots", is_flag=True,
               help="Count bots too (default: humans only, as the dashboard; --by bot "
                    "always counts both).")
 @format_option
 @store_option
-def breakdown(site, by, start, end, tz, page, n, bots, fmt, store):
+def breakdown(site, by, start, end, tz, page, n, prop, bots, fmt, store):
     """Hits and visitors per value of a dimension over a range: value, hits, visitors
-    (entry_page, exit_page: value, visits, bounce_rate, visit_duration)."""
+    (entry_page, exit_page: value, visits, bounce_rate, visit_duration; event, goal,
+    prop: value, conversions, visitors, conversion_rate, revenue)."""
     begin, finish = _range(start, end, tz)
+    if by in goals.BY:
+        if page or bots:
+            raise InvalidRangeError(f"--by {by} counts people's custom events: no --page, "
+                                    "--bots")
+        with _database(store, read_only=True) as db:
+            rows, exact = goals.event_rows(db, site, by, begin, finish, prop, n)
+        _emit(rows, goals.COLUMNS, fmt)
+        if not exact:
+            click.echo(goals.APPROXIMATE, err=True)
+        visits.note_if_approximate(visits.reads.is_exact(begin, finish))
+        return
+    if prop is not None:
+        raise InvalidRangeError("--prop NAME goes with --by prop, and only with it")
     if by in visits.PAGE_DIMENSIONS:
         if page or bots:
             raise InvalidRangeError(f"--by {by} counts people's visits: no --page, --bots")

@@ -1,0 +1,107 @@
+"""``hitboard goals add|list|remove`` (a site's goals: an event's name or a page
+pattern) and the custom-event breakdowns ``breakdown --by event|goal|prop``."""
+
+from __future__ import annotations
+
+import click
+
+from queries.custom import reads
+from queries.custom.goals import goal
+from queries.errors import InvalidRangeError
+from queries.stats.sites import add_goal, remove_goal, site_settings
+
+from .common import open_db, store_option
+from .stats import _emit, format_option
+
+BY = ("event", "goal", "prop")
+COLUMNS = tuple(reads.COLUMNS)
+APPROXIMATE = ("note: a page goal's visitors come from the sketches of whole UTC days "
+               "(the raw events of the range's other hours are no longer kept)")
+
+
+def event_rows(db, site: str, by: str, start, end, prop: str | None, n: int
+               ) -> tuple[list[dict], bool]:
+    """``value,conversions,visitors,conversion_rate,revenue`` per event name, goal or
+    value of ``prop``, and whether the visitors are the range's own."""
+    if (by == "prop") != (prop is not None):
+        raise InvalidRangeError("--prop NAME goes with --by prop, and only with it")
+    if by == "event":
+        frame = reads.events(db, site, start, end).head(n)
+    elif by == "prop":
+        frame = reads.props(db, site, start, end, prop).head(n)
+    else:
+        frame = reads.goals(db, site, start, end, site_settings(db, site).goals)
+    rows = [{key: (None if value != value else value) for key, value in record.items()}
+            for record in frame.astype(object).to_dict("records")]
+    return rows, frame.attrs.get("exact", True)
+
+
+def _goal(event: str | None, page: str | None):
+    if (event is None) == (page is None):
+        raise InvalidRangeError("give the goal as --event NAME or --page PATTERN")
+    return goal("event", event) if event is not None else goal("page", page)
+
+
+goal_options = (click.option("--event", default=None, metavar="NAME",
+                             help="A custom event's name, e.g. Signup."),
+                click.option("--page", default=None, metavar="PATTERN",
+                             help="Pages: * is one path segment, ** anything, e.g. /blog/*."))
+
+
+def _with_goal_options(command):
+    for option in reversed(goal_options):
+        command = option(command)
+    return command
+
+
+@click.group()
+def goals() -> None:
+    """A site's goals: what counts as a conversion (past data included)."""
+
+
+@goals.command("add")
+@click.argument("site")
+@_with_goal_options
+@store_option
+def add(site, event, page, store):
+    """Add a goal to SITE."""
+    wanted = _goal(event, page)
+    db = open_db(store)
+    try:
+        added = add_goal(db, site, wanted)
+    finally:
+        db.client.close()
+    click.echo(f"{'added' if added else 'already a goal:'} {wanted.kind} {wanted.value}")
+
+
+@goals.command("remove")
+@click.argument("site")
+@_with_goal_options
+@store_option
+def remove(site, event, page, store):
+    """Remove a goal from SITE."""
+    wanted = _goal(event, page)
+    db = open_db(store)
+    try:
+        if not remove_goal(db, site, wanted):
+            raise InvalidRangeError(f"{site} has no {wanted.kind} goal {wanted.value!r}")
+    finally:
+        db.client.close()
+    click.echo(f"removed {wanted.kind} {wanted.value}")
+
+
+@goals.command("list")
+@click.argument("site")
+@format_option
+@store_option
+def list_goals(site, fmt, store):
+    """SITE's goals: kind,value."""
+    db = open_db(store, read_only=True)
+    try:
+        found = site_settings(db, site).goals
+    finally:
+        db.client.close()
+    _emit([{"kind": g.kind, "value": g.value} for g in found], ("kind", "value"), fmt)
+
+
+COMMANDS = (goals,)
