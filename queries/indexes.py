@@ -7,9 +7,9 @@ Each collection's module declares its own indexes; this module only gathers them
 from __future__ import annotations
 
 from .annotations import ensure_annotation_indexes
-from .custom.raw import ensure_custom_indexes
 from .dimensions import ensure_indexes as ensure_dimension_indexes
 from .events.collection import ensure_event_indexes
+from .events.custom import ensure_custom_indexes
 from .rollups.build import ensure_rollup_indexes
 from .stats import schema
 from .visits.store import ensure_visit_indexes

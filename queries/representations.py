@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .custom.raw import COLLECTION as CUSTOM_EVENTS
 from .dimensions import counters, sketches
+from .events.custom import COLLECTION as CUSTOM_EVENTS
 from .events.expired import COLLECTION as EXPIRED
 from .rollups.build import BACKFILLED
 from .stats import schema

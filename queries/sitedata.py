@@ -10,10 +10,10 @@ which may feed other sites too (``--from-start`` reads a file again).
 from __future__ import annotations
 
 from .annotations import COLLECTION as ANNOTATIONS
-from .custom.raw import COLLECTION as CUSTOM_EVENTS
 from .dimensions import sketches
 from .dimensions.counters import COLLECTIONS as DIMENSION_COUNTERS
 from .events import expired
+from .events.custom import COLLECTION as CUSTOM_EVENTS
 from .rollups.build import BACKFILLED
 from .stats import schema
 from .stats.sites import unregister

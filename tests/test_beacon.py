@@ -13,8 +13,8 @@ from fakes import stored_events
 import queries
 from dashboard.routes.beacon import GIF, MAX_BODY
 from dashboard.services import get_services
-from queries.custom import raw as custom_raw
 from queries.dimensions import reads
+from queries.events import custom as custom_raw
 from queries.events.collection import EventWriter
 
 

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 import queries
 from dashboard.cli import main
-from queries.custom import raw
 from queries.custom.payload import custom_event
+from queries.events import custom as raw
 from queries.rollups.build import run_rollups
 
 AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0"

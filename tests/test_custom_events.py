@@ -9,12 +9,14 @@ from decimal import Decimal
 
 import pytest
 
-from queries.custom import cells, raw, reads
-from queries.custom.goals import Goal, GoalError, goal, matches
+from queries.custom import reads
 from queries.custom.payload import CustomEventError, custom_event
+from queries.events import custom as raw
 from queries.ingest.run import Ingestor, ingest_file
 from queries.rollups.build import run_rollups
+from queries.stats.goals import Goal, GoalError, goal, matches
 from queries.stats.sites import add_goal, register, remove_goal, site_settings
+from queries.visits import cells
 from queries.visits import reads as visit_reads
 
 T0 = dt.datetime(2026, 3, 1, 10, 0, tzinfo=dt.UTC)

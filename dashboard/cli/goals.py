@@ -6,8 +6,8 @@ from __future__ import annotations
 import click
 
 from queries.custom import reads
-from queries.custom.goals import goal
 from queries.errors import InvalidRangeError
+from queries.stats.goals import goal
 from queries.stats.sites import add_goal, remove_goal, site_settings
 
 from .common import open_db, store_option

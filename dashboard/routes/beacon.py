@@ -36,10 +36,10 @@ import flask
 
 from queries import validation
 from queries.custom import payload as custom_payload
-from queries.custom import raw as custom_raw
 from queries.dimensions import classify
 from queries.dimensions.classify import Dimensions
 from queries.errors import HitboardError, RecorderOverloadedError
+from queries.events import custom as custom_raw
 from queries.events.collection import EventWriter
 from queries.stats.sites import register
 

@@ -11,8 +11,8 @@ from typing import NamedTuple
 
 from .. import validation
 from ..errors import HitboardError
+from ..stats.goals import MAX_NAME
 
-MAX_NAME = 120
 MAX_PROPS = 30
 MAX_KEY = 64
 MAX_PROP_VALUE = 200

@@ -19,11 +19,10 @@ from .. import validation
 from ..dimensions.spans import cover
 from ..dimensions.visitor_reads import matching_visitors, visitors
 from ..stats import schema
+from ..stats.goals import Goal, matches
+from ..visits import cells, store
 from ..visits import reads as visit_reads
-from ..visits import store
 from ..visits.sessions import QUARTER_MS
-from . import cells
-from .goals import Goal, matches
 
 COLUMNS = ["value", "conversions", "visitors", "conversion_rate", "revenue"]
 

@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from pymongo import ASCENDING
 
 from .. import validation
-from ..custom import raw as custom
 from ..dimensions import sketches
 from ..events import collection as events
+from ..events import custom
 from ..events import reads as event_reads
 from ..stats import schema
 from ..visits import build as visits

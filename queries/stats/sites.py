@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pymongo.errors import DuplicateKeyError
 
 from .. import validation
-from ..custom.goals import MAX_GOALS, Goal, from_doc
 from ..errors import InvalidSiteError
 from . import schema
+from .goals import MAX_GOALS, Goal, from_doc
 
 DEMO_CLAIM = "demo-backfill"
 UNKNOWN_AGENTS = ("human", "bot")

@@ -23,14 +23,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
-from ..custom import cells, raw
 from ..dimensions import assets
 from ..dimensions.classify import is_bot_agent
 from ..dimensions.encoding import clean
+from ..events import custom as raw
 from ..events import reads as event_reads
 from ..stats import schema
 from ..stats.sites import site_settings
-from . import store
+from . import cells, store
 from .sessions import HOUR_MS, MINUTE_MS, Pageview, count_views, sessionize, tally
 
 CAUGHT_UP = "visits"             # checkpoint: every kept event's hours had their visits cut

@@ -12,7 +12,7 @@ visits replaced whole whenever the hour is recomputed, and the day's pages summe
              views: [[page, pageviews], ...],               (the whole day's, both parts)
              ev: [[name, dim, value, events, revenue, sketch], ...]}}
 
-``ev`` are the custom events of the hour (``queries.custom.cells``), counted in the same
+``ev`` are the custom events of the hour (``cells``), counted in the same
 pass as the visits they un-bounce, and summed per day and month (their sketches united).
 
 ``quarter`` is 0-3 within the hour. Pages are array items, not keys, so a path with dots
@@ -35,8 +35,8 @@ from collections.abc import Iterable, Iterator
 
 from pymongo import ASCENDING, ReturnDocument, UpdateOne
 
-from ..custom import cells
 from ..stats import schema
+from . import cells
 from .sessions import HOUR_MS, MAX_PAGES, OTHER_PAGE, QUARTER_MS
 
 VISITS = "visits.daily"

@@ -1,4 +1,4 @@
-"""Custom events counted per quarter hour: pure, no database.
+"""Custom events counted per quarter hour, in the visits' pass: pure, no database.
 
 A cell is one (name, dimension, value): the event as a whole (``TOTAL``: dimension and
 value empty), the event on one page (``PAGE``, the page), one property's value
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 
 from ..dimensions import sketches
-from ..visits.sessions import QUARTER_MS, Pageview
+from .sessions import QUARTER_MS, Pageview
 
 TOTAL, PAGE, PROP = "", "page", "p:"
 OTHER = "(other)"

@@ -8,8 +8,9 @@ this module's ``pack``): a request never waits on the database, a store failure 
 the batch to send again, ``ingested`` is stamped at the write. The rollup run reads the
 hours holding events ingested since its checkpoint (``touched_hours``), and the visits'
 recompute reads them beside the pageviews: the address and agent make the same visitor
-string, so an event joins its visitor's visit. Counted per hour there (``cells``) and
-never read again but for a recompute, they expire with the raw events.
+string, so an event joins its visitor's visit. Counted per quarter hour there
+(``queries.visits.cells``) and read again only by a recompute, they expire with the raw
+events. What an event may hold is checked where it comes in (``queries.custom.payload``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ from collections.abc import Iterator
 
 from pymongo import ASCENDING
 
-from ..events.collection import EventWriter
 from ..stats import schema
-from .payload import CustomEvent, Revenue
+from .collection import EventWriter
 
 COLLECTION = "custom.events"
 HOUR_MS = 3_600_000
@@ -33,12 +33,14 @@ def ensure_custom_indexes(db) -> list[str]:
     return [db[COLLECTION].create_index(keys, name=name) for name, keys in INDEXES.items()]
 
 
-def document(time: dt.datetime, site: str, page: str, event: CustomEvent,
+def document(time: dt.datetime, site: str, page: str, event: tuple,
              host: str | None, agent: str | None) -> dict:
-    """A custom event as the writer takes it (its ``row``)."""
-    return {"time": time, "site": site, "page": page, "name": event.name,
-            "props": [list(pair) for pair in event.props],
-            "revenue": list(event.revenue) if event.revenue else None,
+    """A custom event (``(name, props, revenue)``: ``queries.custom.payload``'s
+    ``CustomEvent``) as the writer takes it (its ``row``)."""
+    name, props, revenue = event
+    return {"time": time, "site": site, "page": page, "name": name,
+            "props": [list(pair) for pair in props],
+            "revenue": list(revenue) if revenue else None,
             "host": host or "", "user_agent": agent or None}
 
 
@@ -52,10 +54,11 @@ def writer(db, **options) -> EventWriter:
     return EventWriter(db, collection=COLLECTION, pack=pack, row=dict, **options)
 
 
-def event_of(doc: dict) -> CustomEvent:
+def event_of(doc: dict) -> tuple:
+    """A stored custom event's ``(name, props, revenue)``, as ``document`` took it."""
     revenue = doc.get("revenue")
-    return CustomEvent(doc["name"], tuple(tuple(pair) for pair in doc.get("props") or ()),
-                       Revenue(*revenue) if revenue else None)
+    return (doc["name"], tuple(tuple(pair) for pair in doc.get("props") or ()),
+            tuple(revenue) if revenue else None)
 
 
 def between(db, site: str, start: dt.datetime, end: dt.datetime) -> Iterator[dict]:

@@ -12,10 +12,10 @@ from typing import NamedTuple
 
 from .. import validation
 from ..errors import HitboardError
-from .payload import MAX_NAME
 
 KINDS = ("event", "page")
 MAX_GOALS = 100
+MAX_NAME = 120          # an event's name, as the beacon takes it
 
 
 class GoalError(HitboardError):
