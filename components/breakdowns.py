@@ -49,18 +49,22 @@ class Column:
 HITS_COLUMNS = (Column("Hits", "hits"), Column("Visitors", "visitors"))
 VISIT_COLUMNS = (Column("Visits", "visits"), Column("Bounce", "bounce_rate", percent_of),
                  Column("Duration", "visit_duration", duration))
+# A goal's converting visitors, its conversions (events, or pageviews of its pages) and
+# its conversion rate; its revenue goes under its name (``sub``).
+GOAL_COLUMNS = (Column("Visitors", "visitors"), Column("Total", "conversions"),
+                Column("CR", "conversion_rate", lambda value: percent(value, 1)))
 
 
 def breakdown_panel(dim: str, title: str, frame: pd.DataFrame,
                     href: Callable[[str], str | None], active: str | None = None,
                     extra=None, panel_id: str | None = None,
-                    empty: str = "No hits", columns: Sequence[Column] = HITS_COLUMNS
-                    ) -> html.Section:
+                    empty: str = "No hits", columns: Sequence[Column] = HITS_COLUMNS,
+                    sub: str | None = None) -> html.Section:
     """One card: the frame's rows (value and ``columns``: hits and visitors, or an entry
     page's visits, bounce rate and duration) in the frame's order, each with a bar
     scaled to the first column's largest. ``href(value)`` is the link filtering by the
     value (None: not a link); ``active`` is the value the view is filtered by; ``empty``
-    what an empty frame says."""
+    what an empty frame says; ``sub`` a field shown under a value, when not empty."""
     first = columns[0].field
     top = int(frame[first].max()) if len(frame) else 0
     rows = []
@@ -69,6 +73,8 @@ def breakdown_panel(dim: str, title: str, frame: pd.DataFrame,
         link = None if value in UNCLICKABLE else href(value)
         label = (dcc.Link(_text(value), href=link, className="bd-link", title=value)
                  if link else html.Span(_text(value), title=value))
+        if sub and record.get(sub):
+            label = html.Span([label, html.Span(str(record[sub]), className="bd-sub")])
         width = f"{100 * size / top:.1f}%" if top else "0%"
         rows.append(html.Tr(className="bd-row" + (" bd-active" if value == active else ""),
                             children=[

@@ -1,5 +1,5 @@
 """The Sites page's pieces: the registered sites as a table, the form that adds one, a
-site's settings form, its tracking tag and its danger zone.
+site's settings form, its goals, its tracking tag and its danger zone.
 
 Rows and settings come in as plain dicts (the page computes them); every name, origin
 and zone is a child string, so React renders it as text, never markup. ``disabled``
@@ -20,6 +20,9 @@ VISITS_HINT = ("Minutes without a pageview (1 to 1,440; 30 by default). Visits c
                "before keep the timeout they were cut with.")
 ORIGINS_HINT = ("One per line, scheme://host[:port]. A browser's beacon hits must then "
                 "come from one of them; none: from anywhere.")
+GOAL_KINDS = {"event": "Custom event", "page": "Page visit"}
+GOALS_HINT = ("An event's name as the site sends it (Signup), or pages: * is one path "
+              "segment, ** anything (/blog/*, /checkout/**). Goals count past data too.")
 AGENTS_HINT = ("How hits counted from now on that carry no user agent (every line of a "
                "common-format log) count; counts already made stay as they are.")
 
@@ -147,6 +150,43 @@ def site_summary(name: str, synthetic: bool, via: str, registered: str | None,
             dcc.Link("its traffic in History", href=history_href),
         ]),
     ])
+
+
+def goals_card(disabled: bool) -> html.Section:
+    """A site's goals (listed by ``goal_list``) and the form that adds one."""
+    return html.Section(className="card", id="sites-goals", children=[
+        html.H2("Goals", className="card-title"),
+        html.Div(id="sites-goal-list"),
+        html.Div(className="goal-form", children=[
+            dcc.RadioItems(id="sites-goal-kind", value="event", inline=True,
+                           className="segmented",
+                           options=[{"label": label, "value": value, "disabled": disabled}
+                                    for value, label in GOAL_KINDS.items()]),
+            html.Label("The goal's event name or page pattern", htmlFor="sites-goal-value",
+                       className="visually-hidden"),
+            dcc.Input(id="sites-goal-value", type="text", value="", autoComplete="off",
+                      placeholder="Signup or /blog/*", disabled=disabled, maxLength=2048,
+                      className="text-input goal-input", debounce=False),
+            html.Button("Add goal", id="sites-goal-add", n_clicks=0, className="btn",
+                        disabled=disabled),
+        ]),
+        html.P(GOALS_HINT, className="hint"),
+        html.Div(id="sites-goal-status", role="status", className="status-line"),
+    ])
+
+
+def goal_list(goals: Sequence[tuple[str, str]], disabled: bool) -> html.Ul | html.P:
+    """``(kind, value)`` goals, each with its remove button (its index in the list)."""
+    if not goals:
+        return html.P("No goals yet.", className="muted", id="sites-goal-none")
+    return html.Ul(className="goal-list", children=[
+        html.Li(className="goal-item", children=[
+            html.Span(GOAL_KINDS[kind], className="site-tag"),
+            html.Code(value, className="goal-value"),
+            html.Button("Remove", id={"type": "sites-goal-remove", "index": i}, n_clicks=0,
+                        className="btn btn-small", disabled=disabled,
+                        title=f"Remove the goal {value}"),
+        ]) for i, (kind, value) in enumerate(goals)])
 
 
 def tracking_tag(script_url: str, name: str) -> html.Section:

@@ -295,7 +295,7 @@ def test_a_change_is_new_only_with_something_now_and_nothing_before():
     now, before = Figures(12, 3, None), Figures(0, 0, 0.5)
     visits = breakdown_view.Totals(3, 3, 0, 3, 3, True)
     none = breakdown_view.Totals(0, 0, 0, 0, 0, True)
-    panels = breakdown_view.Panels({}, None, now, before, 0.0, (), visits, none, {})
+    panels = breakdown_view.Panels({}, None, now, before, 0.0, (), visits, none, {}, None)
     out = {"kpis": history_panels._kpis(panels, humans=True, pages=False, filtered=False)}
     assert _change(out, "hits") == "new" and _change(out, "visitors") == "new"
     assert _change(out, "visits") == "new"

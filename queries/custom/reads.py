@@ -12,10 +12,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from decimal import Decimal
+from functools import partial
 
 import pandas as pd
 
 from .. import validation
+from ..dimensions import assets
 from ..dimensions.spans import cover
 from ..dimensions.visitor_reads import matching_visitors, visitors
 from ..stats import schema
@@ -92,12 +94,17 @@ def goals(db, site: str, start: dt.datetime, end: dt.datetime, wanted: Iterable[
             continue
         hits = int(sum(n for page, n in views.items() if matches(goal.value, page)))
         seen, whole = matching_visitors(db, site, "page", cover(db, site, start, end, now),
-                                        lambda page, g=goal: matches(g.value, page), now)
+                                        partial(_is_page_of, goal.value), now)
         exact &= whole
         rows.append((goal.label, hits, min(seen, hits), {}))
     table = _table(rows, people(db, site, start, end, now), keep_order=True)
     table.attrs["exact"] = exact
     return table
+
+
+def _is_page_of(pattern: str, path: str) -> bool:
+    """Whether a counted path is a page (not an asset) that ``pattern`` matches."""
+    return matches(pattern, path) and assets.kind(path) == assets.PAGE
 
 
 def _merge(merged: dict, key, cell: cells.Cell) -> None:

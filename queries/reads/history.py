@@ -7,7 +7,8 @@ news.example``), that value's hits from the dimension counters (per hour at the 
 exact where the raw events of cut hours are kept, see ``queries.dimensions.spans``).
 ``figures`` are the KPIs of the same range and population: hits (the chart's total, so
 the two never disagree), distinct visitors, and the share of 4xx/5xx answers;
-``visit_figures`` and ``visit_pages`` those of the visits (people's, the whole site's).
+``visit_figures`` and ``visit_pages`` those of the visits (people's, the whole site's);
+``goal_figures`` the site's goals.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .. import validation
+from ..custom import reads as custom_reads
 from ..dimensions import reads as dims
 from ..dimensions.classify import BOT
 from ..dimensions.spans import cover
 from ..stats.series import series
+from ..stats.sites import site_settings
 from ..visits import reads as visit_reads
 from ..visits.reads import Totals
 from .filtered import filtered_breakdowns
@@ -172,6 +175,14 @@ def visit_pages(db, site: str, start: dt.datetime, end: dt.datetime, n: int = 10
     ``visits``, ``bounce_rate``, ``visit_duration``."""
     return {kind: visit_reads.pages(db, site, start, end, kind, n)
             for kind in visit_reads.PAGE_KINDS}
+
+
+def goal_figures(db, site: str, start: dt.datetime, end: dt.datetime,
+                 now: dt.datetime | None = None) -> pd.DataFrame:
+    """The site's goals over [start, end), in the order they were added: ``value``,
+    ``conversions``, ``visitors``, ``conversion_rate`` (% of the range's people),
+    ``revenue`` (per currency)."""
+    return custom_reads.goals(db, site, start, end, site_settings(db, site).goals, now)
 
 
 def visit_chart(db, site: str, start: dt.datetime, end: dt.datetime, granularity: str,

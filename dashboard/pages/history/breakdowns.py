@@ -20,7 +20,14 @@ import pandas as pd
 from dashboard import reads
 from dashboard.ranges import Period
 from queries.reads.filtered import PAGE
-from queries.reads.history import Figures, Totals, figures, visit_figures, visit_pages
+from queries.reads.history import (
+    Figures,
+    Totals,
+    figures,
+    goal_figures,
+    visit_figures,
+    visit_pages,
+)
 from queries.reads.panels import Breakdowns, bot_share, breakdowns
 
 from .url import Options
@@ -50,6 +57,7 @@ class Panels:
     visits: Totals
     visits_before: Totals | None
     visit_pages: dict[str, pd.DataFrame]     # entry and exit pages
+    goals: pd.DataFrame                      # the site's goals (custom.reads.COLUMNS)
     empty: str | None = None    # what empty panels say, when not "no hits"
 
 
@@ -100,8 +108,12 @@ def compute_panels(site: str, shown: Period, compared: Period | None, tz: str,
                      "quarter hour, whose visits count whole (visits are kept per quarter "
                      "hour of their first pageview).")
     pages = _cached(visit_pages, site, shown.start, shown.end, TOP_N, seconds=seconds)
+    goals = _cached(goal_figures, site, shown.start, shown.end, now=now, seconds=seconds)
+    if not goals.attrs.get("exact", True):
+        notes.append("Page goals: their visitors come from the sketches of whole UTC days "
+                     "(the raw events of the range's other hours are no longer kept).")
     return Panels(frames, found.not_found, current, previous, share, tuple(notes), visits,
-                  before, pages, empty)
+                  before, pages, goals, empty)
 
 
 def _at_most(frame: pd.DataFrame, visitors: int) -> pd.DataFrame:

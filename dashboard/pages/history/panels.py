@@ -13,6 +13,7 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 import queries
 from components import message
 from components.breakdowns import (
+    GOAL_COLUMNS,
     VISIT_COLUMNS,
     KpiChange,
     breakdown_panel,
@@ -42,6 +43,8 @@ from queries.reads.filtered import PAGE
 from queries.reads.history import label
 
 PATH = "/history"
+NO_GOALS = ("No goals yet: add an event name or a page pattern on the Sites page "
+            "(or: hitboard goals add).")
 
 
 def panel_controls(query) -> html.Div:
@@ -143,6 +146,9 @@ def render_panels(search):
             cards += [breakdown_panel(kind, title, panels.visit_pages[kind], link(PAGE),
                                       columns=VISIT_COLUMNS, empty="No visits")
                       for kind, title in VISIT_PANELS.items()]
+            cards.append(breakdown_panel("goals", "Goals", panels.goals, lambda _: None,
+                                         columns=GOAL_COLUMNS, empty=NO_GOALS,
+                                         sub="revenue"))
     chip = (filter_chip(label(options.filter, False), _href(query, **{FILTER_KEY: None}))
             if options.filter else None)
     share = _share(panels.bot_share, options)

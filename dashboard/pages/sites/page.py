@@ -17,10 +17,29 @@ import time
 
 import dash
 import flask
-from dash import Input, Output, State, callback, clientside_callback, ctx, dcc, html, no_update
+from dash import (
+    ALL,
+    Input,
+    Output,
+    State,
+    callback,
+    clientside_callback,
+    ctx,
+    dcc,
+    html,
+    no_update,
+)
 
 from components import message
-from components.sites import add_form, danger_zone, settings_form, site_summary, sites_table
+from components.sites import (
+    add_form,
+    danger_zone,
+    goal_list,
+    goals_card,
+    settings_form,
+    site_summary,
+    sites_table,
+)
 from components.sites import tracking_tag as tag_section
 from dashboard.authority import refusal, requires
 from dashboard.authority.sessions import base_url
@@ -104,6 +123,7 @@ def _editing(name: str | None, query, disabled: bool) -> list:
         html.Div(id="sites-settings", className="page", children=[
             settings_form(settings.tz, settings.unknown_agents, settings.origins,
                           time_zones(), disabled, settings.visit_minutes),
+            goals_card(disabled),
             tag_section(view.script_url(_base()), settings.name),
             danger_zone(settings.name, disabled),
         ]),
@@ -113,7 +133,7 @@ def _editing(name: str | None, query, disabled: bool) -> list:
 def _no_settings() -> html.Div:
     """The settings' components, empty and hidden, for the callbacks to find."""
     return html.Div(id="sites-settings", hidden=True, children=[
-        settings_form(None, "human", (), (), True), danger_zone("", True)])
+        settings_form(None, "human", (), (), True), goals_card(True), danger_zone("", True)])
 
 
 def _when(moment, tz: str) -> str | None:
@@ -227,6 +247,54 @@ def remove(_unregister, _delete, name, typed, search):
     back = dcc.Link("All sites", href=view.list_href(parse_search(search)))
     return html.Div(className="notice notice-info", role="status",
                     children=[said, " ", back]), True
+
+
+@callback(Output("sites-goal-list", "children"), Input("sites-edit-name", "data"),
+          Input("sites-goal-status", "children"))
+def show_goals(name, _status):
+    """The site's goals, as the registry holds them now (again after each change)."""
+    if not name:
+        return None
+    try:
+        return goal_list(view.goals_of(get_services().db, name), not_allowed() is not None)
+    except Exception as exc:
+        return message(describe(exc))
+
+
+def _clicked() -> bool:
+    """Whether a button was clicked (or Enter pressed): remove buttons drawn anew fire
+    the callback too, with no click, which must neither change nor refuse anything."""
+    return any(trigger["value"] for trigger in ctx.triggered)
+
+
+def _refused_goals(reason: str):
+    return (message(reason, "warning") if _clicked() else no_update), no_update
+
+
+@callback(
+    Output("sites-goal-status", "children"),
+    Output("sites-goal-value", "value"),
+    Input("sites-goal-add", "n_clicks"),
+    Input("sites-goal-value", "n_submit"),
+    Input({"type": "sites-goal-remove", "index": ALL}, "n_clicks"),
+    State("sites-edit-name", "data"),
+    State("sites-goal-kind", "value"),
+    State("sites-goal-value", "value"),
+    prevent_initial_call=True,
+)
+@requires("sites", refused=_refused_goals)
+def change_goals(_add, _submit, _removes, name, kind, value):
+    """Add the form's goal, or remove the one whose button was clicked."""
+    trigger = ctx.triggered_id
+    if not _clicked():
+        return no_update, no_update
+    try:
+        if isinstance(trigger, dict):
+            return message(view.remove_goal(get_services().db, name, trigger["index"]),
+                           "info"), no_update
+        return message(view.add_goal(get_services().db, name, kind, value), "info"), ""
+    except Exception as exc:
+        return message(describe(exc)), no_update
 
 
 # Deleting the data waits until the site's name is typed (the server checks it again).

@@ -16,7 +16,9 @@ from urllib.parse import urlsplit
 from dashboard.state import SHELL_KEYS, Query, encode
 from queries import sitedata, validation
 from queries.errors import InvalidSiteError, InvalidTimeZoneError
+from queries.stats import sites
 from queries.stats.catalog import last_hit
+from queries.stats.goals import goal
 from queries.stats.sites import (
     SiteSettings,
     register,
@@ -202,6 +204,28 @@ def saved_words(settings: SiteSettings) -> str:
     return (f"Saved. Time zone {settings.tz or 'not set'} · beacon hits from {origins} · "
             f"hits without a user agent count as {agents} · a visit ends after "
             f"{settings.visit_minutes} minutes without a pageview.")
+
+
+def goals_of(db, name: str) -> list[tuple[str, str]]:
+    """The site's goals as ``(kind, value)``, in the order they were added."""
+    return [tuple(goal) for goal in site_settings(db, name).goals]
+
+
+def add_goal(db, name: str, kind: str | None, value: str | None) -> str:
+    """A goal from the form added; returns what was done, in words."""
+    wanted = goal(kind or "", (value or "").strip())
+    if not sites.add_goal(db, name, wanted):
+        return f"{wanted.label} is already a goal."
+    return f"Added the goal {wanted.label}."
+
+
+def remove_goal(db, name: str, index: int) -> str:
+    """The ``index``-th goal removed (as listed); returns what was done."""
+    goals = site_settings(db, name).goals
+    if not 0 <= index < len(goals):
+        raise InvalidSiteError("that goal is no longer there: the list is shown again")
+    sites.remove_goal(db, name, goals[index])
+    return f"Removed the goal {goals[index].label}."
 
 
 def remove(db, name: str, with_data: bool, typed: str | None) -> str:
