@@ -121,12 +121,14 @@ def sign_in(dash_duo, path: str = "/", token: str = ADMIN_TOKEN) -> None:
 
 
 def post_callback(client, outputs: list[str], inputs: dict, state: dict | None = None,
-                  changed: tuple[str, ...] = (), headers: dict | None = None):
+                  changed: tuple[str, ...] = (), headers: dict | None = None,
+                  matched: tuple[list, ...] = ()):
     """POST one server-side callback to ``/_dash-update-component`` as the browser does.
     ``outputs``: ``"id.prop"`` strings (without ``allow_duplicate``'s hashes);
     ``inputs``/``state``: ``{"id.prop": value}``; ``changed``: the ``"id.prop"`` that
-    fired; ``headers``: more request headers (``Origin``, ``Authorization``...). Returns
-    the response."""
+    fired; ``headers``: more request headers (``Origin``, ``Authorization``...);
+    ``matched``: the inputs of pattern-matching ids (``ALL``), each a list of ``{id,
+    property, value}``, after ``inputs``. Returns the response."""
     import json
 
     from dash._utils import split_callback_id
@@ -136,7 +138,8 @@ def post_callback(client, outputs: list[str], inputs: dict, state: dict | None =
                 for key, v in values.items()]
 
     key = callback_key(outputs)
-    body = {"output": key, "outputs": split_callback_id(key), "inputs": props(inputs),
+    body = {"output": key, "outputs": split_callback_id(key),
+            "inputs": props(inputs) + list(matched),
             "state": props(state or {}), "changedPropIds": list(changed)}
     return client.post("/_dash-update-component", data=json.dumps(body),
                        content_type="application/json", headers=headers or {})

@@ -110,6 +110,16 @@ def sites_remove(client, button, name, headers=None):
         changed=(f"{button}.n_clicks",), headers=headers)
 
 
+def sites_goal(client, headers=None):
+    return post_callback(
+        client, ["sites-goal-status.children", "sites-goal-value.value"],
+        inputs={"sites-goal-add.n_clicks": 1, "sites-goal-value.n_submit": None},
+        matched=([],),
+        state={"sites-edit-name.data": "reg", "sites-goal-kind.value": "event",
+               "sites-goal-value.value": "Signup"},
+        changed=("sites-goal-add.n_clicks",), headers=headers)
+
+
 def said(response) -> str:
     assert response.status_code == 200, response.get_data(as_text=True)
     return json.dumps(response.get_json()["response"])
@@ -121,7 +131,7 @@ def state_of(server) -> dict:
     return {"running": status.running, "backfilled": status.backfill.total,
             "rolled up": job.last is not None,
             "notes": notes.list_annotations(get_services(server).db),
-            "sites": {site.name: (site.tz, site.origins, site.unknown_agents)
+            "sites": {site.name: (site.tz, site.origins, site.unknown_agents, site.goals)
                       for site in registered_sites(get_services(server).db)},
             "counted": list_sites(get_services(server).db)}
 
@@ -142,6 +152,8 @@ WRITES = {
                     lambda s: s["running"]),
     "Sites add": (sites_add, "Registered new.example", lambda s: "new.example" in s["sites"]),
     "Sites save": (sites_save, "Saved.", lambda s: s["sites"]["reg"][0] == "Asia/Tokyo"),
+    "Sites add goal": (sites_goal, "Added the goal Signup",
+                       lambda s: [g.value for g in s["sites"]["reg"][3]] == ["Signup"]),
     "Sites unregister": (lambda c, h: sites_remove(c, "sites-unregister", "reg", h),
                          "Unregistered reg", lambda s: "reg" not in s["sites"]),
     "Sites delete data": (lambda c, h: sites_remove(c, "sites-delete", "s", h),
@@ -207,6 +219,7 @@ def test_the_guarded_callbacks_are_exactly_the_state_changing_ones(app):
         "sites-add-origins.value": "sites",
         "sites-save-status.children": "sites",
         "sites-edit-status.children...sites-settings.hidden": "sites",
+        "sites-goal-status.children...sites-goal-value.value": "sites",
     }
 
 
