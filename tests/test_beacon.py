@@ -213,3 +213,21 @@ def test_a_malformed_custom_event_is_a_400_and_nothing_is_kept(app, body, reason
     for closer in services._closers:
         closer()
     assert services.db[custom_raw.COLLECTION].count_documents({}) == 0
+
+
+def test_an_engagement_is_kept_and_a_bad_one_refused(app):
+    client = app.server.test_client()
+    good = {"site": "blog", "page": "/a", "engagement": 42_000}
+    assert client.post("/hit", data=json.dumps(good)).status_code == 204
+    for bad, reason in [({"engagement": -1}, "whole milliseconds"),
+                        ({"engagement": 1.5}, "whole milliseconds"),
+                        ({"engagement": "42"}, "whole milliseconds"),
+                        ({"engagement": 10 ** 12}, "whole milliseconds"),
+                        ({"engagement": 1, "event": "Signup"}, "sent alone")]:
+        response = client.post("/hit", data=json.dumps({"site": "blog", "page": "/a", **bad}))
+        assert response.status_code == 400 and reason in response.get_json()["error"], bad
+    services = written(app)
+    for closer in services._closers:
+        closer()
+    assert [d["engaged"] for d in services.db[custom_raw.COLLECTION].find()] == [42_000]
+    assert queries.list_pages(services.db, "blog") == []

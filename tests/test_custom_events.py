@@ -193,3 +193,16 @@ def test_a_malformed_goal_is_refused(kind, value, message):
 ])
 def test_page_patterns(pattern, page, expected):
     assert matches(pattern, page) is expected
+
+
+def test_an_engagement_lasts_a_one_page_visit_which_stays_a_bounce(db):
+    _write(db, views=[(0, "/post", 1)])
+    writer = raw.writer(db, clock=lambda: RUN[0])
+    writer.add(raw.engagement_document(T0 + dt.timedelta(minutes=4), "s", "/post", 150_000,
+                                       "203.0.113.1", AGENT))
+    writer.flush()
+    RUN[0] += dt.timedelta(minutes=5)
+    run_rollups(db, now=RUN[0])
+    found = visit_reads.totals(db, "s", *DAY)
+    assert (found.visits, found.bounces, found.duration_ms) == (1, 1, 150_000)
+    assert reads.events(db, "s", *DAY).empty                # no custom event

@@ -46,3 +46,36 @@ def test_one_pageview_is_a_bounce_of_no_duration_two_at_one_instant_are_not():
         sessionize([Pageview("b", 5, "/a"), Pageview("b", 5, "/b")], TIMEOUT)
     assert one[0].bounce and one[0].duration == 0
     assert not two[0].bounce and two[0] == Visit(5, 5, "/a", "/b", 2)
+
+
+def _event(visitor: str, time: int, page: str, name: str = "Signup") -> Pageview:
+    return Pageview(visitor, time, page, views=0, event=(name, (), None))
+
+
+def _engaged(visitor: str, time: int, page: str, ms: int) -> Pageview:
+    return Pageview(visitor, time, page, views=0, engaged=ms)
+
+
+def test_a_custom_event_un_bounces_and_lasts_the_visit_but_is_no_pageview():
+    (visit,) = sessionize([Pageview("a", 0, "/"), _event("a", 5 * MIN, "/")], TIMEOUT)
+    assert (visit.views, visit.events, visit.bounce, visit.duration) == (1, 1, False, 5 * MIN)
+    quarters, pages = tally([visit], [Pageview("a", 0, "/"), _event("a", 5 * MIN, "/")])
+    assert quarters == {0: [1, 0, 5 * MIN, 1, 1]}          # one pageview, not two
+
+
+def test_an_engagement_lasts_the_last_page_without_un_bouncing_it():
+    views = [Pageview("a", 0, "/post"), _engaged("a", 4 * MIN, "/post", 3 * MIN)]
+    (visit,) = sessionize(views, TIMEOUT)
+    assert (visit.bounce, visit.duration, visit.last) == (True, 3 * MIN, 0)
+
+
+def test_an_engagement_counts_only_for_the_last_page_within_the_timeout_and_elapsed_time():
+    for views, expected in [
+        ([Pageview("a", 0, "/a"), _engaged("a", MIN, "/b", MIN)], 0),       # another page
+        ([Pageview("a", 0, "/a"), _engaged("a", TIMEOUT + 1, "/a", MIN)], 0),  # too late
+        ([Pageview("a", 0, "/a"), _engaged("a", MIN, "/a", 10 * MIN)], MIN),   # elapsed
+        ([Pageview("a", 0, "/a"), _engaged("a", MIN, "/a", MIN),            # a later page
+          Pageview("a", 2 * MIN, "/b")], 2 * MIN),
+    ]:
+        (visit,) = sessionize(views, TIMEOUT)
+        assert visit.duration == expected, views

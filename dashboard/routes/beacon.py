@@ -29,6 +29,7 @@ import base64
 import datetime as dt
 import json
 import logging
+from functools import partial
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -52,6 +53,7 @@ MAX_BODY = 16 * 1024
 FIELDS = ("site", "page")
 OPTIONAL = ("referrer",)
 EVENT_FIELDS = ("event", "props", "revenue")      # a custom event's: POST only
+ENGAGEMENT = "engagement"     # ms the page was visible, sent when it is left: POST only
 MAX_REFERRER = 2048
 RETRY_AFTER = 5       # seconds a refused sender waits before trying again
 NO_STORE = {"Cache-Control": "no-store, max-age=0"}
@@ -98,10 +100,12 @@ def read_post(body: bytes) -> dict:
         raise BeaconError('the body must be JSON: {"site": "...", "page": "/..."}') from None
     if not isinstance(data, dict):
         raise BeaconError('the body must be a JSON object: {"site": "...", "page": "/..."}')
-    extra = sorted(set(data) - set(FIELDS + OPTIONAL + EVENT_FIELDS))
+    extra = sorted(set(data) - {*FIELDS, *OPTIONAL, *EVENT_FIELDS, ENGAGEMENT})
     if extra:
         raise BeaconError(f"unexpected field {extra[0][:40]!r}: send only site, page, "
                           "referrer, and for a custom event event, props and revenue")
+    if ENGAGEMENT in data and len(set(data) & {*EVENT_FIELDS, ENGAGEMENT}) > 1:
+        raise BeaconError("an engagement is sent alone, not with a custom event")
     for key in FIELDS:
         if key not in data:
             raise BeaconError(f"missing {key}")
@@ -169,9 +173,8 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
             now = dt.datetime.now(dt.UTC)
             page = gate.page(site, page, now)
             if event is not None:
-                custom.add(custom_raw.document(now, site, page, event,
-                                               flask.request.remote_addr,
-                                               flask.request.user_agent.string))
+                custom.add(event(now, site, page, flask.request.remote_addr,
+                                 flask.request.user_agent.string))
                 return flask.Response(status=204, headers={**NO_STORE, **cors_headers(allowed)})
             dims = _dimensions(services, site, page, query, referrer)
             services.recorder.record(site, page, now, bots=int(dims.bot))
@@ -228,14 +231,26 @@ def _referrer(values: dict) -> str | None:
     return validation.text(referrer, "referrer", MAX_REFERRER) or None
 
 
-def _custom_event(values: dict) -> custom_payload.CustomEvent | None:
-    """The custom event a POST names, checked; None for a page view."""
+def _custom_event(values: dict):
+    """What a POST that is not a page view sends, checked, as a function of (time, site,
+    page, address, agent) making its document (a custom event's, an engagement's);
+    None for a page view."""
+    if ENGAGEMENT in values:
+        return partial(_engagement_document, custom_payload.engagement(values[ENGAGEMENT]))
     if "event" not in values:
         if "props" in values or "revenue" in values:
             raise BeaconError("props and revenue belong to a custom event: name it (event)")
         return None
-    return custom_payload.custom_event(values["event"], values.get("props"),
-                                       values.get("revenue"))
+    return partial(_event_document, custom_payload.custom_event(
+        values["event"], values.get("props"), values.get("revenue")))
+
+
+def _event_document(event, time, site, page, address, agent) -> dict:
+    return custom_raw.document(time, site, page, event, address, agent)
+
+
+def _engagement_document(ms, time, site, page, address, agent) -> dict:
+    return custom_raw.engagement_document(time, site, page, ms, address, agent)
 
 
 def _with_referrer(event: dict, referrer: str | None) -> dict:

@@ -17,6 +17,7 @@ MAX_PROPS = 30
 MAX_KEY = 64
 MAX_PROP_VALUE = 200
 MAX_AMOUNT = Decimal("1e12")
+MAX_ENGAGEMENT_MS = 24 * 3_600_000
 CURRENCY = re.compile(r"[A-Z]{3}")
 _AMOUNT = re.compile(r"-?\d{1,13}(\.\d{1,6})?")
 
@@ -87,6 +88,13 @@ def _revenue(revenue) -> Revenue | None:
     if abs(decimal(amount)) >= MAX_AMOUNT:
         raise CustomEventError("revenue's amount is too large")
     return Revenue(currency, amount)
+
+
+def engagement(value) -> int:
+    """Milliseconds a page was visible, as the script sends them when it is left."""
+    if type(value) is not int or not 0 <= value <= MAX_ENGAGEMENT_MS:
+        raise CustomEventError(f"engagement is whole milliseconds, 0 to {MAX_ENGAGEMENT_MS:,}")
+    return value
 
 
 def decimal(amount: str) -> Decimal:

@@ -3,6 +3,9 @@
     {_id, time, site, page, name, props: [[key, value], ...], revenue: [cur, amount] | null,
      host, user_agent, ingested, n: 1}
 
+and each engagement (how long a page was visible, sent when it was left):
+``{_id, time, site, page, engaged: ms, host, user_agent, ingested, n: 1}``.
+
 Written by the beacon through the events' own buffered writer (``EventWriter`` with
 this module's ``pack``): a request never waits on the database, a store failure keeps
 the batch to send again, ``ingested`` is stamped at the write. The rollup run reads the
@@ -42,6 +45,13 @@ def document(time: dt.datetime, site: str, page: str, event: tuple,
             "props": [list(pair) for pair in props],
             "revenue": list(revenue) if revenue else None,
             "host": host or "", "user_agent": agent or None}
+
+
+def engagement_document(time: dt.datetime, site: str, page: str, ms: int,
+                        host: str | None, agent: str | None) -> dict:
+    """An engagement as the writer takes it: ``ms`` the page was visible."""
+    return {"time": time, "site": site, "page": page, "engaged": ms, "host": host or "",
+            "user_agent": agent or None}
 
 
 def pack(rows: list[dict], ingested: dt.datetime, keys=None) -> list[dict]:

@@ -136,11 +136,12 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
 
 
 def custom_events(db, site: str, lo: int, hi: int, unknown_bots: bool) -> list[Pageview]:
-    """The site's custom events of [lo, hi) (ms) sent by people, as interactions of
-    their visitors' visits (``sessions.Pageview`` with an ``event``)."""
+    """The site's custom events and engagements of [lo, hi) (ms) sent by people, as
+    ``sessions.Pageview`` with an ``event`` (an interaction) or ``engaged`` (ms)."""
     return [Pageview(f"{doc['host'] or ''}\x00{doc['user_agent'] or ''}",
                      schema.epoch_ms(doc["time"]), doc["page"], views=0,
-                     event=raw.event_of(doc))
+                     event=() if "engaged" in doc else raw.event_of(doc),
+                     engaged=doc.get("engaged"))
             for doc in raw.between(db, site, schema.from_epoch_ms(lo), schema.from_epoch_ms(hi))
             if not is_bot_agent(doc["user_agent"], unknown_bots)]
 

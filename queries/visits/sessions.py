@@ -30,7 +30,10 @@ class Pageview(NamedTuple):
     one page from ``time`` to ``until`` with no gap that would end a visit (the load
     generator's backfill draws its visits so: a run per visit, page and hour); or, with
     ``views`` 0 and an ``event``, a custom event on the page (``queries.custom``): it
-    continues or starts a visit as a pageview does, and counts as an interaction."""
+    continues or starts a visit as a pageview does, and counts as an interaction; or,
+    with ``engaged``, the milliseconds the page was visible, sent when it was left: it
+    adds to its visit's duration when it is for the visit's last page, and does nothing
+    else (no interaction, no continuation)."""
 
     visitor: str          # the (address, agent) pair as the sketches hash it; never stored
     time: int             # ms since the epoch
@@ -38,6 +41,7 @@ class Pageview(NamedTuple):
     until: int | None = None
     views: int = 1
     event: tuple = ()     # a custom event's (name, props, revenue): see queries.custom
+    engaged: int | None = None
 
 
 class Visit(NamedTuple):
@@ -47,6 +51,7 @@ class Visit(NamedTuple):
     exit: str
     views: int
     events: int = 0       # custom events: interactions, so the visit is no bounce
+    engaged: int = 0      # ms its last page was visible (the beacon's engagement)
 
     @property
     def bounce(self) -> bool:
@@ -54,39 +59,50 @@ class Visit(NamedTuple):
 
     @property
     def duration(self) -> int:
-        """ms from the first pageview to the last (0 for a bounce)."""
-        return self.last - self.start
+        """ms from the first pageview to the last, plus the last page's engagement."""
+        return self.last - self.start + self.engaged
 
 
 def sessionize(pageviews: Iterable[Pageview], timeout_ms: int) -> list[Visit]:
     """Every visit of ``pageviews`` (in any order): a visitor's pageviews sorted by
     time, a new visit after each gap over ``timeout_ms`` (a gap of exactly the timeout
     continues the visit). Two pageviews of one visitor at the same instant keep the
-    order of their pages' names, so the result does not depend on the input's order."""
+    order of their pages' names, so the result does not depend on the input's order.
+    An engagement counts for the visit whose last page it names, when it comes within
+    the timeout of the visit's last pageview or event, and at most the time since then
+    (a client's figure, bounded by the server's clock)."""
     visits: list[Visit] = []
     ordered = sorted(pageviews, key=_order)
     for _, views in groupby(ordered, key=itemgetter(0)):
         start = last = None
         entry = page = ""
-        count = events = 0
-        for _, time, page_now, until, n, event in views:
+        count = events = engaged = 0
+        for _, time, page_now, until, n, event, engagement in views:
+            if engagement is not None:
+                if last is not None and time - last <= timeout_ms and page_now == page:
+                    engaged = min(engagement, time - last)
+                continue
             if last is not None and time - last > timeout_ms:
-                visits.append(Visit(start, last, entry, page, count, events))
+                visits.append(Visit(start, last, entry, page, count, events, engaged))
                 start = None
             if start is None:
                 start, entry, count, events = time, page_now, 0, 0
             last, page = time if until is None else until, page_now
             count += n
             events += bool(event)
+            if n:
+                engaged = 0
         if start is not None:
-            visits.append(Visit(start, last, entry, page, count, events))
+            visits.append(Visit(start, last, entry, page, count, events, engaged))
     return visits
 
 
 def _order(view: Pageview) -> tuple:
-    """Sorted by visitor, time, page, then pageviews before the custom events of the
-    same instant (the events' own fields compared last)."""
-    return view[:4] + (-view.views,) + view.event[:1] + (repr(view.event[1:]),)
+    """Sorted by visitor, time and page; at one instant, pageviews before custom events
+    before engagements, then by the events' own fields: one order whatever the input's."""
+    name = view.event[0] if view.event else ""
+    return (*view[:4], -view.views, view.engaged is not None, name, repr(view.event),
+            view.engaged or 0)
 
 
 class Quarter(NamedTuple):
@@ -112,7 +128,7 @@ def tally(visits: Iterable[Visit], pageviews: Iterable[Pageview]
     ``count_views`` for them counted apart)."""
     quarters: dict[int, list[int]] = {}
     pages: dict[str, dict] = {"entry": {}, "exit": {}, "views": {}}
-    pageviews = [view for view in pageviews if not view.event]
+    pageviews = [view for view in pageviews if view.views]
     for visit in visits:
         q = quarter_of(visit.start)
         row = quarters.get(q)
