@@ -18,6 +18,7 @@ from fakes import stored_events
 
 import queries
 from dashboard.services import get_services
+from queries.events import custom
 
 pytestmark = pytest.mark.browser
 WAYS = ("/beacon-string", "/beacon-blob", "/fetch-json", "/fetch-keepalive", "/img")
@@ -43,6 +44,21 @@ ARTICLE = """<!doctype html><title>article</title><script>%(before)s</script>
 <script defer src="%(dashboard)s/hit.js" data-site="blog"></script><p id="out">article</p>"""
 SPA = """<!doctype html><title>app</title>
 <script defer src="%(dashboard)s/hit.js" data-site="blog" %(attrs)s></script><p id="out">app</p>"""
+SHOP = """<!doctype html><title>shop</title><script>
+window.hitboard = window.hitboard || function () {
+  (window.hitboard.q = window.hitboard.q || []).push(arguments) };
+hitboard("Queued", {props: {early: "yes"}});
+</script>
+<script defer src="%(dashboard)s/hit.js" data-site="blog" data-outbound="true"
+        data-downloads="true"></script>
+<a id="away" href="https://elsewhere.example/page">away</a>
+<a id="file" href="/files/report.pdf">report</a>
+<a id="inside" href="/shop/help">help</a>
+<button id="buy" data-hitboard-event="Purchase" data-hitboard-event-plan="pro">buy</button>
+<p id="out">shop</p>
+<script>   // the links stay on this page: the test reads what they sent
+for (const a of document.querySelectorAll("a")) a.addEventListener("click", e => e.preventDefault());
+</script>"""
 SPY = """window.calls = 0; navigator.sendBeacon = () => { window.calls++; return true; };"""
 DNT = """Object.defineProperty(navigator, "doNotTrack", {value: "1"});"""
 PRERENDERING = """Object.defineProperty(document, "prerendering",
@@ -62,6 +78,7 @@ class Site:
                  "/prerendered": ARTICLE % {"dashboard": dashboard,
                                             "before": SPY + PRERENDERING},
                  "/app": SPA % {"dashboard": dashboard, "attrs": ""},
+                 "/shop": SHOP % {"dashboard": dashboard},
                  "/hashed": SPA % {"dashboard": dashboard, "attrs": 'data-hash="true"'}}
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -188,4 +205,45 @@ def test_a_prerendered_page_counts_once_it_is_shown(dash_duo, app, site):
     until(lambda: dash_duo.driver.execute_script("return window.calls") == 1, timeout=10)
     dash_duo.driver.execute_script(SHOWN.splitlines()[1])     # shown again: no new view
     assert dash_duo.driver.execute_script("return window.calls") == 1
+    assert dash_duo.get_logs() == []
+
+
+def custom_events(app) -> list[tuple]:
+    """What the beacon kept of the custom events and engagements: (name or
+    "engagement", page, props, revenue)."""
+    db = get_services(app.server).db
+    return sorted((doc.get("name") or "engagement", doc["page"], dict(doc.get("props") or []),
+                   doc.get("revenue")) for doc in db[custom.COLLECTION].find())
+
+
+def test_hit_js_sends_routes_clicks_and_custom_events_each_once(dash_duo, app, site):
+    """From another origin: three pushState routes, a call queued before the script
+    loaded, a declared event, an outbound link, a download, a call made later; then the
+    page is left and its visible time sent."""
+    dash_duo.driver.get(f"{site.origin}/shop")
+    until(lambda: counts(app) == {"/shop": 1}, timeout=20)
+    dash_duo.driver.execute_script("""
+        history.pushState({}, "", "/shop/a");
+        history.pushState({}, "", "/shop/b");
+        history.pushState({}, "", "/shop/c");""")
+    for button in ("#buy", "#away", "#file", "#inside"):
+        dash_duo.find_element(button).click()
+    dash_duo.driver.execute_script("""hitboard("Signup", {props: {plan: "pro"},
+        revenue: {currency: "EUR", amount: "49.00"}});""")
+    expected = [
+        ("File Download", "/shop/c", {"url": f"{site.origin}/files/report.pdf"}, None),
+        ("Outbound Link: Click", "/shop/c", {"url": "https://elsewhere.example/page"}, None),
+        ("Purchase", "/shop/c", {"plan": "pro"}, None),
+        ("Queued", "/shop", {"early": "yes"}, None),
+        ("Signup", "/shop/c", {"plan": "pro"}, ["EUR", "49.00"])]
+    until(lambda: [e for e in custom_events(app) if e[0] != "engagement"] == expected,
+          timeout=20, msg=lambda: f"custom events: {custom_events(app)}")
+    assert counts(app) == {"/shop": 1, "/shop/a": 1, "/shop/b": 1, "/shop/c": 1}
+    dash_duo.driver.get(f"{site.origin}/start")         # leaving sends the visible time
+    until(lambda: ("/shop/c" in {e[1] for e in custom_events(app) if e[0] == "engagement"}),
+          timeout=20, msg=lambda: f"engagements: {custom_events(app)}")
+    engaged = [doc["engaged"] for doc in get_services(app.server).db[custom.COLLECTION].find(
+        {"page": "/shop/c", "engaged": {"$exists": True}})]
+    assert engaged and all(ms > 0 for ms in engaged)
+    assert [e for e in custom_events(app) if e[0] != "engagement"] == expected   # once each
     assert dash_duo.get_logs() == []
