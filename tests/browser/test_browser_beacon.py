@@ -57,7 +57,8 @@ hitboard("Queued", {props: {early: "yes"}});
 <button id="buy" data-hitboard-event="Purchase" data-hitboard-event-plan="pro">buy</button>
 <p id="out">shop</p>
 <script>   // the links stay on this page: the test reads what they sent
-for (const a of document.querySelectorAll("a")) a.addEventListener("click", e => e.preventDefault());
+for (const a of document.querySelectorAll("a"))
+  a.addEventListener("click", e => e.preventDefault());
 </script>"""
 SPY = """window.calls = 0; navigator.sendBeacon = () => { window.calls++; return true; };"""
 DNT = """Object.defineProperty(navigator, "doNotTrack", {value: "1"});"""
