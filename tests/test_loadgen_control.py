@@ -9,6 +9,7 @@ import queries
 from dashboard.loadgen import demo
 from dashboard.loadgen.control import Config, GenerationDisabledError, LoadGenerator
 from queries import HitboardError, InvalidRangeError
+from queries.stats.sites import site_settings
 
 SMALL = Config(rate=200, sites=1, pages=3, diurnal=0.0)
 
@@ -109,6 +110,9 @@ def test_demo_backfills_an_empty_store_then_only_starts_traffic(generator, monke
     assert "backfilled" not in second and "live traffic at" in second
     assert generator.status().running
     assert generator.status().backfill.hits == history
+    for site in generator.status().sites:     # what the demo's custom events convert
+        assert [g.label for g in site_settings(generator.db, site).goals] == [
+            "Purchase", "Add to cart", "Visit /blog/*"]
 
 
 def test_demo_remembers_a_stop_across_restarts(embedded_db, monkeypatch):

@@ -33,6 +33,27 @@ def test_one_event_per_hit_within_the_tick():
         assert doc["status"] in (200, 304, 404, 500) and doc["bytes"] > 0
 
 
+def test_people_s_pageviews_are_followed_by_custom_events_of_the_same_visitor():
+    sink, custom = Sink(), Sink()
+    cells = [("shop.example", "/products/42", 2000), ("shop.example", "/blog/a", 2000),
+             ("shop.example", "/", 2000)]
+    EventFeed(sink, seed=3, custom=custom)(cells, NOW, 1.0)
+    views: dict[tuple, list] = {}
+    for d in sink.docs:
+        views.setdefault((d["host"], d["user_agent"], d["path"]), []).append(d)
+    names = {}
+    for event in custom.docs:     # after a pageview of its visitor, answered 200 to a person
+        assert any(view["status"] == 200 and "Googlebot" not in view["user_agent"]
+                   and view["time"] <= event["time"] <= NOW
+                   for view in views[(event["host"], event["user_agent"], event["page"])])
+        names.setdefault(event["name"], []).append(event)
+    assert set(names) == {"Add to cart", "Purchase", "Newsletter signup"}
+    assert {e["page"] for e in names["Newsletter signup"]} == {"/blog/a"}
+    assert all(e["revenue"][0] == "EUR" and float(e["revenue"][1]) >= 9.9
+               for e in names["Purchase"])
+    assert all(e["revenue"] is None for e in names["Add to cart"])
+
+
 def test_same_seed_same_events():
     a, b = Sink(), Sink()
     EventFeed(a, seed=1)([("s", "/", 50)], NOW, 1.0)

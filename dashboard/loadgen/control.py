@@ -19,6 +19,7 @@ import flask
 import queries
 from queries import HitboardError
 from queries.annotations import record_activity
+from queries.events import custom
 from queries.events.collection import EventWriter
 from queries.jobs.backfill import Progress, check_days
 from queries.loadgen.events import EventFeed
@@ -109,6 +110,7 @@ class LoadGenerator:
         self.backfill_state = BackfillState()
         self._backfill_thread: threading.Thread | None = None
         self._events: EventWriter | None = None
+        self._custom: EventWriter | None = None
 
     # -- live traffic --------------------------------------------------------------------
     def start(self, config: Config | None = None) -> bool:
@@ -130,7 +132,8 @@ class LoadGenerator:
                 return False
             queries.register_synthetic(self.db, model.site_names)
             self._retire(runner)
-            feed = EventFeed(self._event_writer(), config.seed) if config.events else None
+            feed = (EventFeed(self._event_writer(), config.seed, self._custom_writer())
+                    if config.events else None)
             self._runner = LoadRunner(self.recorder, model, config.rate, max_rate=self.max_rate,
                                       events=feed, dimensions=self.dimensions)
             self.config = config
@@ -184,6 +187,11 @@ class LoadGenerator:
         if self._events is None:
             self._events = EventWriter(self.db, flush_interval=1.0)
         return self._events
+
+    def _custom_writer(self) -> EventWriter:
+        if self._custom is None:
+            self._custom = custom.writer(self.db, flush_interval=1.0)
+        return self._custom
 
     def _retire(self, runner: LoadRunner | None) -> None:
         if runner is not None:
@@ -280,8 +288,9 @@ class LoadGenerator:
     def close(self) -> None:
         self.stop(remember=False)
         self.wait_backfill(timeout=30)
-        if self._events is not None:
-            self._events.close()
+        for writer in (self._events, self._custom):
+            if writer is not None:
+                writer.close()
 
 
 def get_generator(server: flask.Flask | None = None) -> LoadGenerator:

@@ -19,12 +19,14 @@ import queries
 from queries.jobs.backfill import Progress
 from queries.rollups.build import run_rollups
 from queries.stats.generator_state import stopped_at
-from queries.stats.sites import claim_demo_backfill
+from queries.stats.goals import goal
+from queries.stats.sites import add_goal, claim_demo_backfill, site_settings
 
 from .control import Config, LoadGenerator
 
 DEMO = Config(rate=1.0, sites=2, pages=15, zipf_s=1.1, diurnal=0.5, seed=0)
 DEMO_DAYS = 30
+DEMO_GOALS = (("event", "Purchase"), ("event", "Add to cart"), ("page", "/blog/*"))
 
 
 def start_demo(generator: LoadGenerator, progress: Progress | None = None) -> str:
@@ -47,9 +49,19 @@ def start_demo(generator: LoadGenerator, progress: Progress | None = None) -> st
                     "Start on the Load generator page resumes it)")
         return "demo: " + "; ".join(done)
     generator.start(DEMO)
+    _demo_goals(generator.db, generator.status().sites)
     sites = ", ".join(generator.status().sites)
     done.append(f"live traffic at {DEMO.rate:g} hits/s on {sites}")
     return "demo: " + "; ".join(done)
+
+
+def _demo_goals(db, sites) -> None:
+    """The goals the demo's custom events convert, on a demo site that has none (a
+    presenter who removed some keeps the rest)."""
+    for site in sites:
+        if not site_settings(db, site).goals:
+            for kind, value in DEMO_GOALS:
+                add_goal(db, site, goal(kind, value))
 
 
 def console_progress(label: str = "demo: backfilling history") -> Progress:

@@ -8,6 +8,11 @@ a bot is a bot in the events too. Without them (a caller that draws no
 dimensions) the requests are drawn here. Clients come from the documentation address
 ranges (RFC 5737, RFC 3849), so no synthetic event names a real host; times are spread
 uniformly over the tick the hits belong to.
+
+With a ``custom`` writer, people's pageviews are followed now and then by a custom
+event of the same visitor, a few seconds later (``CUSTOM``: an add to cart or a purchase
+with its revenue on a product page, a newsletter signup on a post), so the demo's goals
+convert.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
+
+from ..dimensions.classify import is_bot_agent
+from ..events import custom
 
 HOSTS = [f"{net}.{i}" for net in ("192.0.2", "198.51.100", "203.0.113") for i in range(1, 255)]
 AGENTS = (
@@ -28,6 +36,9 @@ AGENTS = (
     "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
 )
 REFERRERS = ("-", "https://www.google.com/", "https://duckduckgo.com/", "https://news.example/")
+# (path prefix, event name, probability per pageview, with a revenue)
+CUSTOM = (("/products/", "Add to cart", 0.04, False), ("/products/", "Purchase", 0.012, True),
+          ("/blog/", "Newsletter signup", 0.02, False))
 STATUSES = np.array([200, 304, 404, 500])
 STATUS_P = np.array([0.93, 0.05, 0.015, 0.005])
 
@@ -37,8 +48,8 @@ class EventFeed:
     n, visits)``; adds ``n`` events per cell to an
     :class:`queries.events.collection.EventWriter`-like ``writer`` (``add(doc)``)."""
 
-    def __init__(self, writer, seed: int = 0):
-        self.writer = writer
+    def __init__(self, writer, seed: int = 0, custom=None):
+        self.writer, self.custom = writer, custom
         self._rng = np.random.default_rng([seed, 2])
 
     def __call__(self, cells: list[tuple], when: dt.datetime, span_s: float) -> None:
@@ -66,4 +77,18 @@ class EventFeed:
                 if country is not None:     # drawn: documentation addresses have none
                     event["country"] = country
                 self.writer.add(event)
+                if self.custom is not None and status == 200 and not is_bot_agent(agent):
+                    self._follow(event, float(offsets[i]))
                 i += 1
+
+    def _follow(self, view: dict, before_now: float) -> None:
+        """Perhaps a custom event after the pageview ``view`` (``before_now`` seconds
+        before the tick's end), never later than the tick."""
+        for prefix, name, p, paid in CUSTOM:
+            if view["path"].startswith(prefix) and self._rng.random() < p:
+                revenue = (("EUR", f"{self._rng.integers(990, 19_900) / 100:.2f}") if paid
+                           else None)
+                later = view["time"] + dt.timedelta(seconds=min(before_now, 20.0))
+                self.custom.add(custom.document(later, view["site"], view["path"],
+                                                (name, (), revenue), view["host"],
+                                                view["user_agent"]))
