@@ -54,6 +54,10 @@ REPRESENTATIONS = (
         "exit pages; custom events per name, page and property value (events, visitors, "
         "revenue)", "for ever", "the rollup job, from events"),
     Representation(
+        "hits kept apart", (schema.APART,), "site, hour and write, in columns",
+        "the Sources view: a site's other source beside its counted one", "events_ttl_days",
+        "EventWriter (the beacon, an ingest)"),
+    Representation(
         "custom events", (CUSTOM_EVENTS,), "event, as sent",
         "the visits' and custom events' recompute", "events_ttl_days",
         "EventWriter (the beacon)"),

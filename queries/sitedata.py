@@ -21,7 +21,7 @@ from .validation import site as checked_site
 from .visits.store import MONTHS, VISITS
 
 BY_METADATA = (schema.DAILY, schema.MONTHLY, *DIMENSION_COUNTERS, *sketches.COLLECTIONS)
-BY_SITE = (schema.EVENTS, expired.COLLECTION, *schema.ROLLUPS.values(), BACKFILLED,
+BY_SITE = (schema.EVENTS, schema.APART, expired.COLLECTION, *schema.ROLLUPS.values(), BACKFILLED,
            VISITS, MONTHS, CUSTOM_EVENTS, ANNOTATIONS)
 
 

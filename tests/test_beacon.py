@@ -14,8 +14,11 @@ import queries
 from dashboard.routes.beacon import GIF, MAX_BODY
 from dashboard.services import get_services
 from queries.dimensions import reads
+from queries.events import apart
 from queries.events import custom as custom_raw
+from queries.events.buckets import events as bucket_events
 from queries.events.collection import EventWriter
+from queries.stats.sites import site_settings, update_site
 
 
 @pytest.fixture
@@ -231,3 +234,21 @@ def test_an_engagement_is_kept_and_a_bad_one_refused(app):
         closer()
     assert [d["engaged"] for d in services.db[custom_raw.COLLECTION].find()] == [42_000]
     assert queries.list_pages(services.db, "blog") == []
+
+
+def test_a_site_counting_its_logs_keeps_its_beacon_hits_apart(app):
+    services = get_services(app.server)
+    update_site(services.db, "shop", primary_source="log")
+    client = app.server.test_client()
+    assert client.get("/hit?site=shop&page=/a").status_code == 200
+    assert client.post("/hit", data=json.dumps({"site": "shop", "page": "/b"})).status_code == 204
+    assert client.post("/hit", data=json.dumps({"site": "blog", "page": "/c"})).status_code == 204
+    written(app)
+    for closer in services._closers:
+        closer()
+    assert queries.list_pages(services.db, "shop") == []          # not counted twice
+    assert queries.list_pages(services.db, "blog") == ["/c"]      # its first source
+    assert site_settings(services.db, "blog").primary_source == "beacon"
+    kept = [e["path"] for b in services.db[apart.COLLECTION].find()
+            for e in bucket_events(b, range(b["n"]))]
+    assert sorted(kept) == ["/a", "/b"]

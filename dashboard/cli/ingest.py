@@ -153,7 +153,8 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
         click.echo(f"Error: {failure}\nNothing is lost or counted twice: run the same command "
                    "again to resume.", err=True)
         sys.exit(1)
-    if summary.parsed == 0 and (summary.lines or summary.up_to_date < len(default_sites)):
+    if summary.parsed == 0 and not summary.apart and (
+            summary.lines or summary.up_to_date < len(default_sites)):
         click.echo("Error: no line could be parsed (see 'rejected' above)", err=True)
         sys.exit(2)
     if summary.unwritten or summary.warnings or (summary.events and summary.events.failed):
@@ -265,6 +266,12 @@ def _print_summary(summary, elapsed: float) -> None:
          + (" on " + ", ".join(f"{s} ({n:,})" for s, n in summary.sites.most_common(5))
             if summary.sites else "")),
     ]
+    if summary.apart:
+        rows.append(("kept apart", ", ".join(
+            f"{n:,} lines of {site}" for site, n in summary.apart.most_common(5))
+            + ": their site counts another source, its beacon (hitboard site list); the "
+              "Sources page sets them beside it (hitboard site set NAME --primary-source "
+              "log counts the log instead)"))
     if summary.events is not None:
         ev = summary.events
         text = f"{ev.written:,} written"

@@ -10,6 +10,7 @@ import click
 from queries import sitedata
 from queries.errors import InvalidSiteError
 from queries.stats.sites import (
+    HIT_SOURCES,
     UNKNOWN_AGENTS,
     register,
     registered_sites,
@@ -65,15 +66,18 @@ def add(name, tz, origins, unknown_agents, store):
 @click.option("--visit-minutes", type=int, default=None, metavar="N",
               help="A visit ends after N minutes without a pageview (default 30); "
                    "visits counted before keep theirs.")
+@click.option("--primary-source", type=click.Choice(HIT_SOURCES), default=None,
+              help="The source its counters count (the first that fed it by default); "
+                   "the other's hits are kept apart, for the Sources page.")
 @store_option
-def set_(name, tz, origins, any_origin, unknown_agents, visit_minutes, store):
+def set_(name, tz, origins, any_origin, unknown_agents, visit_minutes, primary_source, store):
     """Change NAME's settings; those not given stay as they are."""
     if origins and any_origin:
         raise InvalidSiteError("give --origin or --any-origin, not both")
     db = open_db(store)
     try:
         changed = update_site(db, name, tz=tz, unknown_agents=unknown_agents,
-                              visit_minutes=visit_minutes,
+                              visit_minutes=visit_minutes, primary_source=primary_source,
                               origins=[] if any_origin else (list(origins) or None))
     finally:
         db.client.close()
@@ -95,6 +99,7 @@ def list_(fmt, store):
         click.echo(json.dumps([{"site": s.name, "via": s.via, "tz": s.tz,
                                 "origins": list(s.origins), "synthetic": s.synthetic,
                                 "unknown_agents": s.unknown_agents,
+                                "primary_source": s.primary_source,
                                 "registered": s.since.isoformat() if s.since else None}
                                for s in found]))
         return
@@ -134,7 +139,8 @@ def _describe(settings) -> str:
     extra = " · synthetic" if settings.synthetic else ""
     return (f"{settings.name}  via {settings.via or '-'} · tz {settings.tz or '-'} · "
             f"{origins} · no agent: {settings.unknown_agents} · visits end after "
-            f"{settings.visit_minutes} min{extra}")
+            f"{settings.visit_minutes} min · counts its "
+            f"{settings.primary_source or 'first source'}{extra}")
 
 
 COMMANDS = (site,)

@@ -43,9 +43,10 @@ from queries.custom import payload as custom_payload
 from queries.dimensions import classify
 from queries.dimensions.classify import Dimensions
 from queries.errors import HitboardError, RecorderOverloadedError
+from queries.events import apart
 from queries.events import custom as custom_raw
 from queries.events.collection import EventWriter
-from queries.stats.sites import register
+from queries.stats.sites import primary_source, register
 
 from ..services import Services
 from .beacon_gate import GateError, SiteGate
@@ -149,7 +150,8 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
             register(services.db, site, "admin")
         events = EventWriter(services.db, flush_interval=1.0)
         custom = custom_raw.writer(services.db, flush_interval=1.0)
-        for writer in (events, custom):
+        kept_apart = apart.writer(services.db, flush_interval=1.0)
+        for writer in (events, custom, kept_apart):
             services.on_close(writer.close)
             services.watch(writer)
 
@@ -170,7 +172,8 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
             referrer = _referrer(values)
             event = _custom_event(values)
             gate.site(site, origin)
-            if not services.accepting() or not events.accepting() or not custom.accepting():
+            if not services.accepting() or not all(
+                    writer.accepting() for writer in (events, custom, kept_apart)):
                 return _refuse("the server cannot store hits now: try again later", 503,
                                allowed, retry=RETRY_AFTER)
             now = dt.datetime.now(dt.UTC)
@@ -178,7 +181,11 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
             if event is not None:
                 custom.add(event(now, site, page, flask.request.remote_addr,
                                  flask.request.user_agent.string))
-                return flask.Response(status=204, headers={**NO_STORE, **cors_headers(allowed)})
+                return _accepted(allowed)
+            if not _counts_beacon(services, site):     # its logs count it: kept apart
+                kept_apart.add(_with_referrer(_event(now, site, page, query, flask.request),
+                                              referrer))
+                return _accepted(allowed)
             dims = _dimensions(services, site, page, query, referrer)
             services.recorder.record(site, page, now, bots=int(dims.bot))
             _record_dimensions(services, site, page, now, dims)
@@ -190,14 +197,29 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
             return _refuse(str(exc), 503, allowed, retry=RETRY_AFTER)
         except HitboardError as exc:
             return _refuse(str(exc), 400, allowed)
-        headers = {**NO_STORE, **cors_headers(allowed)}
-        if flask.request.method == "GET":
-            return flask.Response(GIF, mimetype="image/gif", headers=headers)
-        return flask.Response(status=204, headers=headers)
+        return _accepted(allowed)
 
     server.add_url_rule("/hit", "hitboard_hit", hit,
                         methods=["GET", "POST", "HEAD", "OPTIONS"], provide_automatic_options=False)
     server.add_url_rule("/hit.js", "hitboard_hit_js", _script)
+
+
+def _accepted(origin: str | None) -> flask.Response:
+    """A hit taken: the GIF for a GET, 204 for a POST."""
+    headers = {**NO_STORE, **cors_headers(origin)}
+    if flask.request.method == "GET":
+        return flask.Response(GIF, mimetype="image/gif", headers=headers)
+    return flask.Response(status=204, headers=headers)
+
+
+def _counts_beacon(services: Services, site: str) -> bool:
+    """Whether the site's counters count its beacon hits: the beacon is its primary
+    source (made so by its first hit, if no source has fed it yet)."""
+    primary = services.sites.get(site).primary_source
+    if primary is None:
+        primary = primary_source(services.db, site, "beacon")
+        services.sites.forget(site)
+    return primary == "beacon"
 
 
 def _preflight(policy: OriginPolicy, origin: str | None) -> flask.Response:

@@ -196,10 +196,10 @@ def events_in(db, filter: dict) -> int:
 
 
 def overlapping(db, site: str, start: dt.datetime, end: dt.datetime,
-                columns: Iterable[str]) -> Iterator[dict]:
+                columns: Iterable[str], collection: str = schema.EVENTS) -> Iterator[dict]:
     """The buckets of ``site`` holding requests of [start, end], with their ``n``,
-    ``start``, ``end``, ``t`` and ``columns``."""
-    return db[schema.EVENTS].find(
+    ``start``, ``end``, ``t`` and ``columns`` (of ``events.apart`` with ``collection``)."""
+    return db[collection].find(
         {"site": site, "end": {"$gte": start}, "start": {"$lte": end}}, _projection(columns),
         sort=[("end", 1)])
 

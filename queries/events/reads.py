@@ -75,13 +75,15 @@ def grouped(db, site: str, start: dt.datetime, end: dt.datetime, fields: Sequenc
         yield dict(zip(fields, key, strict=True)), n
 
 
-def columns(db, site: str, start: dt.datetime, end: dt.datetime, names: Sequence[str]
+def columns(db, site: str, start: dt.datetime, end: dt.datetime, names: Sequence[str],
+            collection: str = schema.EVENTS
             ) -> Iterator[tuple[bool, list[int], dict[str, tuple[list, Sequence[int]]]]]:
     """Per bucket of the site's events of [start, end): whether they came from a log
     file, their times (ms) and each column of ``names`` as ``(values, codes)``, event
     ``i``'s value ``values[codes[i]]`` (a plain column's codes are its positions), the
-    events outside the range left out. A caller classifies each distinct value once."""
-    for bucket in buckets.overlapping(db, site, start, end, (*names, "stream")):
+    events outside the range left out. A caller classifies each distinct value once.
+    ``collection``: the hits kept apart (``events.apart``) rather than the counted ones."""
+    for bucket in buckets.overlapping(db, site, start, end, (*names, "stream"), collection):
         n = bucket["n"]
         keep = _inside(bucket, start, end)
         times = buckets.times(bucket).tolist()

@@ -10,7 +10,9 @@ one code path either way. Events leave before their tally is returned, so they a
 always stored before the flush that counts their hits (step (b) of
 ``queries.ingest.session``); their places in the file make a second write a no-op.
 A worker process may count a chunk's dimensions after handing over its tally
-(``defer_dimensions``: the tally then holds their input, ``slices``).
+(``defer_dimensions``: the tally then holds their input, ``slices``). The lines of a
+site whose primary source is not its logs (``keep_apart``) are written to
+``events.apart`` instead, and counted nowhere else.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ..dimensions.classify import RecordCoder, is_bot_agent
 from ..dimensions.tally import LogTally
 from ..errors import InvalidPageError, InvalidSiteError
 from ..events.collection import EventTotals, EventWriter
+from ..stats.sites import primary_source
 from ..stats.writes import day_unit
 from .logformat import LineParser, LogRecord, columns
 
@@ -62,6 +65,7 @@ class Tally:
     # With ``defer_dimensions``: the dimensions' input, (sites, columns) per slice of
     # lines, for ``LineMapper.count_dimensions``; ``units`` is then empty.
     slices: list | None = None
+    apart: Counter = field(default_factory=Counter)   # lines kept apart, per site
 
 
 class LineMapper:
@@ -83,6 +87,14 @@ class LineMapper:
         self._coder: RecordCoder | None = None   # kept from chunk to chunk
         self.unknown_bots = unknown_bots
         self._bots = _BotAgents(unknown_bots)
+        self._apart: _ApartSites | None = None
+        self._apart_events: EventWriter | None = None
+
+    def keep_apart(self, db, events: EventWriter | None) -> None:
+        """Write the lines of sites whose primary source is not their logs to ``events``
+        (an ``events.apart`` writer; None: drop them), reading (and claiming, for a site
+        no source has fed yet) each site's primary source in ``db`` once."""
+        self._apart, self._apart_events = _ApartSites(db), events
 
     def map(self, lines: Iterable[tuple[str, int]], default_site: str, stream: int,
             events: EventWriter | None) -> Tally:
@@ -102,6 +114,8 @@ class LineMapper:
         first = last = None
         lines_seen = 0
         fixed, default, names_of = self.site, self._site(default_site), self._names
+        apart_of, apart = self._apart, tally.apart
+        apart_lines: tuple[list, list, list] = ([], [], [])
         for line, offset in lines:
             lines_seen += 1
             record = parse(line)
@@ -119,6 +133,11 @@ class LineMapper:
                 names = self._validate(site, record.path)
             if names is None:
                 rejected["bad_target"] += 1
+                continue
+            if apart_of is not None and apart_of[site]:
+                apart[site] += 1
+                for kept, value in zip(apart_lines, (record, site, offset), strict=True):
+                    kept.append(value)
                 continue
             ts = record.time
             key, minute = day_unit(names, ts)
@@ -160,6 +179,9 @@ class LineMapper:
                 tally.units = self.count_dimensions(slices)
         if records:
             events.write_lines(columns(records), record_sites, stream, offsets)
+        if apart_lines[0] and self._apart_events is not None:
+            kept, kept_sites, kept_offsets = apart_lines
+            self._apart_events.write_lines(columns(kept), kept_sites, stream, kept_offsets)
         return tally
 
     def count_dimensions(self, slices: list) -> dict:
@@ -213,6 +235,19 @@ class _BotAgents(dict):
             self.clear()
         bot = self[agent] = is_bot_agent(agent, self.unknown_bots)
         return bot
+
+
+class _ApartSites(dict):
+    """Site -> whether its lines are kept apart (its primary source is not its logs),
+    read once per site and mapper."""
+
+    def __init__(self, db):
+        super().__init__()
+        self.db = db
+
+    def __missing__(self, site: str) -> bool:
+        apart = self[site] = primary_source(self.db, site, "log") != "log"
+        return apart
 
 
 def hour_units(hits: dict) -> list[tuple]:

@@ -33,6 +33,7 @@ from pymongo.errors import PyMongoError
 
 from .. import validation
 from ..errors import HitboardError, InvalidSiteError
+from ..events import apart
 from ..events.collection import EventTotals, EventWriter, forget
 from ..quarantine import transient
 from . import chunks
@@ -69,6 +70,7 @@ class IngestSummary:
     tolerated: Counter = field(default_factory=Counter)   # parsed despite an odd request
     hits: int = 0
     sites: Counter = field(default_factory=Counter)
+    apart: Counter = field(default_factory=Counter)   # lines kept apart (Sources), per site
     first: dt.datetime | None = None
     last: dt.datetime | None = None
     events: EventTotals | None = None
@@ -114,6 +116,8 @@ class Ingestor:
         self.mapper = LineMapper(site, format, dimensions, unknown_bots=unknown_bots)
         self.events = (EventWriter(db, write_concern, keyed=True, batch_size=EVENT_BATCH)
                        if events else None)
+        self.mapper.keep_apart(db, apart.writer(db, concern=write_concern, keyed=True,
+                                                batch_size=EVENT_BATCH) if events else None)
         self.options = {"site": self.mapper.site, "format": format, "events": events}
         self.summary = IngestSummary(events=EventTotals() if events else None)
         self._sessions: list[LogSession] = []
@@ -154,6 +158,7 @@ class Ingestor:
         summary.rejected.update(tally.rejected)
         summary.tolerated.update(tally.tolerated)
         summary.sites.update(tally.sites)
+        summary.apart.update(tally.apart)
         if tally.first is not None and (summary.first is None or tally.first < summary.first):
             summary.first = tally.first
         if tally.last is not None and (summary.last is None or tally.last > summary.last):
@@ -234,6 +239,7 @@ class Ingestor:
         those lines are mapped again, perhaps cut into other chunks."""
         if self.events is not None:
             forget(self.db, session.stream(), offset)
+            apart.forget(self.db, session.stream(), offset)
         return offset
 
     def release(self, session: LogSession) -> None:

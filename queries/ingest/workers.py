@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from .. import processes
 from ..dimensions import agents
 from ..errors import HitboardError
+from ..events import apart
 from ..events.collection import EventWriter
 from ..store.connection import bulk_loading, connect
 from . import gcmode
@@ -93,6 +94,9 @@ def _connected() -> tuple[LineMapper, EventWriter | None, _Counting | None]:
     defer = config.dimensions and _units is not None
     mapper = LineMapper(config.site, config.format, config.dimensions, defer_dimensions=defer,
                         unknown_bots=config.unknown_bots)
+    mapper.keep_apart(db, apart.writer(db, concern=config.write_concern, keyed=True,
+                                       batch_size=config.event_batch)
+                      if config.events else None)
     _worker = (mapper, events, _Counting(mapper, _units) if defer else None)
     return _worker
 

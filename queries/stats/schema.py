@@ -11,6 +11,7 @@ from pymongo import ASCENDING
 DAILY = "stats.daily"
 MONTHLY = "stats.monthly"
 EVENTS = "events.buckets"     # raw requests, in buckets (queries.events.buckets)
+APART = "events.apart"        # the same, of hits a site's other source sent (queries.events.apart)
 SITES = "sites"
 CHECKPOINTS = "checkpoints"
 ROLLUP_LEVELS = ("hourly", "daily", "weekly", "monthly", "yearly")

@@ -34,6 +34,10 @@ DIMENSION_COUNTERS = "dims.monthly"     # a site holding any marks it as counted
 MAX_ORIGINS = 20
 DEFAULT_VISIT_MINUTES = 30      # a visit ends after this long without a pageview
 MAX_VISIT_MINUTES = 24 * 60
+# Where a site's hits come from. Its counters count its primary source's alone (the first
+# that fed it, unless set), so a site fed by its logs and the beacon never counts a page
+# view twice; the other source's hits are kept apart for the Sources view.
+HIT_SOURCES = ("log", "beacon", "generator")
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,7 @@ class SiteSettings:
     since: dt.datetime | None = None
     visit_minutes: int = DEFAULT_VISIT_MINUTES
     goals: tuple[Goal, ...] = ()
+    primary_source: str | None = None     # None: no source has fed it yet
 
     @property
     def visit_ms(self) -> int:
@@ -82,7 +87,8 @@ def _settings(db, name: str, doc: dict | None) -> SiteSettings:
                         tuple(doc.get("origins", ())), doc.get("via"),
                         validation.stored_time(since) if isinstance(since, dt.datetime)
                         else None, doc.get("visit_minutes", DEFAULT_VISIT_MINUTES),
-                        tuple(from_doc(goal) for goal in doc.get("goals", ())))
+                        tuple(from_doc(goal) for goal in doc.get("goals", ())),
+                        doc.get("primary_source"))
 
 
 def registered_sites(db) -> list[SiteSettings]:
@@ -172,11 +178,31 @@ def _checked(settings: dict) -> dict:
             fields["unknown_agents"] = check_unknown_agents(value)
         elif key == "visit_minutes":
             fields["visit_minutes"] = check_visit_minutes(value)
+        elif key == "primary_source":
+            fields["primary_source"] = check_source(value)
         elif key == "synthetic":
             fields["synthetic"] = bool(value)
         else:
             raise InvalidSiteError(f"unknown site setting {key!r}")
     return fields
+
+
+def check_source(value) -> str:
+    if value not in HIT_SOURCES:
+        raise InvalidSiteError(f"a site's primary source is one of {', '.join(HIT_SOURCES)}, "
+                               f"got {str(value)[:20]!r}")
+    return value
+
+
+def primary_source(db, site: str, source: str) -> str:
+    """The site's primary source, ``source`` if none had fed it yet (recorded then: the
+    first to ask wins, whatever the process)."""
+    name = validation.site(site)
+    check_source(source)
+    db[schema.SITES].update_one({"_id": name, "primary_source": None},
+                                {"$set": {"primary_source": source}})
+    found = db[schema.SITES].find_one({"_id": name}, {"primary_source": 1})
+    return (found or {}).get("primary_source") or source
 
 
 def check_visit_minutes(value) -> int:

@@ -125,7 +125,7 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
         paths, path_codes = columns["path"]
         pages = [page_of(p, known) for p in paths]
         people = [not is_bot_agent(agent, unknown_bots) for agent in agents]
-        kept = _answered(columns) if from_log else None
+        kept = answered(columns) if from_log else None
         for i, (time, p, a, h) in enumerate(zip(times, path_codes, agent_codes, host_codes,
                                                  strict=True)):
             page = pages[p]
@@ -153,7 +153,7 @@ def page_of(path: str | None, known: dict) -> str | None:
     return known[path]
 
 
-def _answered(columns: dict) -> list[bool]:
+def answered(columns: dict) -> list[bool]:
     """Per event of a log, whether it is a GET answered 2xx or 304."""
     methods, method_codes = columns["method"]
     statuses, status_codes = columns["status"]

@@ -1,0 +1,105 @@
+"""A site's access logs beside its beacon (the Sources view), per page and day of a
+zone: what each source saw of the same pages, from the raw events of both (those counted
+and those kept apart, ``events.apart``), so within the events' retention.
+
+Per page and day: the log's pageviews (people, a ``GET`` answered 2xx or 304, as visits
+count them) and the beacon's (people), their difference; what only a log shows: bots'
+requests for the page, those of AI crawlers among them (by user agent,
+``dimensions.aicrawlers``), and the log's pageviews by visitors (address and agent) that
+never ran the script in the range. The estimated blocked or no-JavaScript share is
+(log pageviews − beacon pageviews) / log pageviews over the pages and days both saw.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .. import validation
+from ..dimensions.aicrawlers import is_ai_crawler
+from ..dimensions.classify import is_bot_agent
+from ..events import reads as event_reads
+from ..stats import schema
+from ..stats.sites import site_settings
+from ..visits.build import answered, page_of
+
+LOG, BEACON, GENERATOR = "log", "beacon", "generator"
+FIGURES = ("log_pageviews", "beacon_pageviews", "difference", "log_bots", "ai_crawlers",
+           "without_script")
+_COLUMNS = ("host", "user_agent", "path", "method", "status")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    rows: pd.DataFrame            # day, page and ``FIGURES``, the most seen first
+    totals: dict[str, int]        # ``FIGURES`` over the range
+    share: float | None           # the estimated blocked/no-JS share (None: no page both saw)
+    primary: str | None           # the source the site's counters count
+    generator: int                # the load generator's hits (a synthetic site's)
+
+
+def compare(db, site: str, start: dt.datetime, end: dt.datetime, tz: str = "UTC",
+            n: int = 100) -> Comparison:
+    """The two sources of [start, end), per page and day of ``tz`` (``n`` rows)."""
+    site = validation.site(site)
+    start, end = validation.time_range(start, end)
+    zone = validation.timezone(tz)
+    settings = site_settings(db, site)
+    cells: dict[tuple, list[int]] = {}
+    unseen: dict[tuple, dict[str, int]] = {}   # log pageviews per cell, per visitor
+    seen: set[str] = set()                    # visitors the beacon saw
+    generator = 0
+    known: dict = {}
+    for collection in (schema.EVENTS, schema.APART):
+        for from_log, times, columns in event_reads.columns(db, site, start, end, _COLUMNS,
+                                                            collection):
+            hosts, host_codes = columns["host"]
+            agents, agent_codes = columns["user_agent"]
+            paths, path_codes = columns["path"]
+            statuses, status_codes = columns["status"]
+            people = [not is_bot_agent(a, settings.unknown_bots) for a in agents]
+            crawlers = [is_ai_crawler(a) for a in agents]
+            pages = [page_of(p, known) for p in paths]
+            good = answered(columns) if from_log else None
+            for i, ms in enumerate(times):
+                page, a = pages[path_codes[i]], agent_codes[i]
+                if not from_log and statuses[status_codes[i]] is not None:
+                    generator += 1
+                    continue
+                if page is None:
+                    continue
+                day = dt.datetime.fromtimestamp(ms / 1000, zone).date()
+                cell = cells.setdefault((day, page), [0] * len(FIGURES))
+                visitor = f"{hosts[host_codes[i]] or ''}\x00{agents[a] or ''}"
+                if not from_log:
+                    if people[a]:
+                        cell[1] += 1
+                        seen.add(visitor)
+                elif not people[a]:
+                    cell[3] += 1
+                    cell[4] += crawlers[a]
+                elif good[i]:
+                    cell[0] += 1
+                    by_visitor = unseen.setdefault((day, page), {})
+                    by_visitor[visitor] = by_visitor.get(visitor, 0) + 1
+    for key, by_visitor in unseen.items():
+        cells[key][5] = sum(n for visitor, n in by_visitor.items() if visitor not in seen)
+    for cell in cells.values():
+        cell[2] = cell[0] - cell[1]
+    return _comparison(cells, n, settings.primary_source, generator)
+
+
+def _comparison(cells: dict[tuple, list[int]], n: int, primary: str | None,
+                generator: int) -> Comparison:
+    frame = pd.DataFrame([(day, page, *figures) for (day, page), figures in cells.items()],
+                         columns=["day", "page", *FIGURES])
+    totals = {name: int(frame[name].sum()) for name in FIGURES}
+    both = frame[(frame["log_pageviews"] > 0) & (frame["beacon_pageviews"] > 0)]
+    logged = int(both["log_pageviews"].sum())
+    share = ((logged - int(both["beacon_pageviews"].sum())) / logged) if logged else None
+    frame["seen"] = frame["log_pageviews"] + frame["beacon_pageviews"] + frame["log_bots"]
+    frame = frame.sort_values(["seen", "day", "page"], ascending=[False, False, True])
+    return Comparison(frame.drop(columns="seen").head(n).reset_index(drop=True), totals,
+                      share, primary, generator)
