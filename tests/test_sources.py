@@ -65,6 +65,8 @@ def test_the_first_source_is_the_primary_one_and_stays(db):
     assert primary_source(db, "s", "log") == "beacon"
     with pytest.raises(queries.HitboardError, match="primary source is one of"):
         update_site(db, "s", primary_source="email")
+    register(db, "old", "ingest")         # a store from before: its logs fed it
+    assert primary_source(db, "old", "beacon") == "log"
 
 
 def test_a_log_of_a_site_counting_its_beacon_is_kept_apart_and_counted_nowhere(db, tmp_path):

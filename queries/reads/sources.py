@@ -99,7 +99,8 @@ def _comparison(cells: dict[tuple, list[int]], n: int, primary: str | None,
     both = frame[(frame["log_pageviews"] > 0) & (frame["beacon_pageviews"] > 0)]
     logged = int(both["log_pageviews"].sum())
     share = ((logged - int(both["beacon_pageviews"].sum())) / logged) if logged else None
-    frame["seen"] = frame["log_pageviews"] + frame["beacon_pageviews"] + frame["log_bots"]
-    frame = frame.sort_values(["seen", "day", "page"], ascending=[False, False, True])
+    frame["seen"] = frame["log_pageviews"] + frame["beacon_pageviews"]
+    frame = frame.sort_values(["seen", "log_bots", "day", "page"],
+                              ascending=[False, False, False, True])
     return Comparison(frame.drop(columns="seen").head(n).reset_index(drop=True), totals,
                       share, primary, generator)

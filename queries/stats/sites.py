@@ -38,6 +38,7 @@ MAX_VISIT_MINUTES = 24 * 60
 # that fed it, unless set), so a site fed by its logs and the beacon never counts a page
 # view twice; the other source's hits are kept apart for the Sources view.
 HIT_SOURCES = ("log", "beacon", "generator")
+_FED_BY = {"ingest": "log", "beacon": "beacon", "loadgen": "generator"}   # via → source
 
 
 @dataclass(frozen=True)
@@ -195,12 +196,15 @@ def check_source(value) -> str:
 
 
 def primary_source(db, site: str, source: str) -> str:
-    """The site's primary source, ``source`` if none had fed it yet (recorded then: the
-    first to ask wins, whatever the process)."""
+    """The site's primary source, recorded by the first to ask, whatever the process:
+    the source that registered it (a log ingest, the beacon, the load generator: a store
+    written before primary sources were has fed the site that way), else ``source``."""
     name = validation.site(site)
     check_source(source)
+    found = db[schema.SITES].find_one({"_id": name}, {"via": 1}) or {}
+    first = _FED_BY.get(found.get("via"), source)
     db[schema.SITES].update_one({"_id": name, "primary_source": None},
-                                {"$set": {"primary_source": source}})
+                                {"$set": {"primary_source": first}})
     found = db[schema.SITES].find_one({"_id": name}, {"primary_source": 1})
     return (found or {}).get("primary_source") or source
 

@@ -1,0 +1,1 @@
+"""The Sources page: a site's access logs beside its beacon."""

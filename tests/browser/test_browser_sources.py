@@ -1,0 +1,88 @@
+"""The Sources page in Chromium: a site's log beside its beacon (figures per page and
+day, the estimated blocked share), the range kept in the URL across a reload and the
+back button, and what a one-sided site lacks."""
+
+import datetime as dt
+
+import pytest
+from clockkit import TEST_NOW
+from dash.testing.wait import until
+
+from dashboard.services import get_services
+from queries.events import apart
+from queries.ingest.run import Ingestor, ingest_file
+from queries.stats.sites import register
+
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
+
+DAY = (TEST_NOW - dt.timedelta(days=3)).replace(hour=0, minute=0, second=0, microsecond=0)
+HUMAN = "Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0"
+GPTBOT = ("Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; "
+          "+https://openai.com/gptbot)")
+# Four people read /a (visitor 4 without the script: the beacon sees three), a crawler.
+LOG = [(1, 600, "/a", HUMAN), (2, 610, "/a", HUMAN), (3, 620, "/a", HUMAN),
+       (4, 630, "/a", HUMAN), (9, 640, "/a", GPTBOT)]
+BEACON = [(1, 600, "/a"), (2, 610, "/a"), (3, 620, "/a")]
+
+
+@pytest.fixture
+def seeded(app, tmp_path):
+    db = get_services(app.server).db
+    register(db, "s", "admin")
+    log = tmp_path / "access.log"
+    log.write_text("".join(
+        f'203.0.113.{who} - - [{DAY + dt.timedelta(minutes=m):%d/%b/%Y:%H:%M:%S} +0000] '
+        f'"GET {page} HTTP/1.1" 200 5 "-" "{agent}"\n' for who, m, page, agent in LOG))
+    ingestor = Ingestor(db, site="s")
+    try:
+        ingest_file(ingestor, log, "s")
+    finally:
+        ingestor.close()
+    writer = apart.writer(db)             # the beacon's hits: its log is counted
+    for who, minute, page in BEACON:
+        writer.add({"time": DAY + dt.timedelta(minutes=minute), "site": "s",
+                    "host": f"203.0.113.{who}", "method": "POST", "path": page, "query": "",
+                    "status": None, "bytes": 0, "referrer": None, "user_agent": HUMAN})
+    writer.flush()
+    return db
+
+
+def _figures(dash_duo) -> dict[str, str]:
+    return {name: dash_duo.find_element(f"#sources-kpi-{name}").text
+            for name in ("log", "beacon", "share", "bots", "ai", "noscript")}
+
+
+def _read(dash_duo) -> None:
+    expected = {"log": "4", "beacon": "3", "share": "25.0 %", "bots": "1", "ai": "1",
+                "noscript": "1"}
+    until(lambda: _figures(dash_duo) == expected, timeout=30,
+          msg=lambda: f"figures: {_figures(dash_duo)}")
+    dash_duo.wait_for_contains_text("#sources-table", "/a")
+    dash_duo.wait_for_contains_text("#sources-summary", "s's counters count its log")
+
+
+def test_the_log_beside_the_beacon_after_a_reload_and_the_back_button(app, seeded, dash_duo):
+    dash_duo.start_server(app, path="/sources?site=s&tz=UTC&days=30")
+    _read(dash_duo)
+    dash_duo.find_element("#sources-days label:nth-child(2)").click()    # 7 days
+    until(lambda: "days=" not in dash_duo.driver.current_url, timeout=15)
+    _read(dash_duo)
+    dash_duo.driver.refresh()
+    _read(dash_duo)
+    dash_duo.find_element("#sources-days label:nth-child(1)").click()    # today: nothing
+    until(lambda: "days=1" in dash_duo.driver.current_url, timeout=15)
+    dash_duo.wait_for_contains_text("#sources-alert", "Neither a log nor the beacon")
+    dash_duo.driver.back()
+    until(lambda: "days=" not in dash_duo.driver.current_url, timeout=15)
+    _read(dash_duo)
+    assert dash_duo.find_element("#sources-days input:checked").get_attribute("value") == "7"
+    assert dash_duo.get_logs() == []
+
+
+def test_a_site_with_one_source_says_what_the_comparison_lacks(app, seeded, dash_duo):
+    db = get_services(app.server).db
+    db[apart.COLLECTION].delete_many({})
+    dash_duo.start_server(app, path="/sources?site=s&tz=UTC")
+    dash_duo.wait_for_contains_text("#sources-alert", "the tracking tag")
+    dash_duo.wait_for_text_to_equal("#sources-kpi-share", "–")
+    assert dash_duo.get_logs() == []
