@@ -201,7 +201,11 @@ def primary_source(db, site: str, source: str) -> str:
     written before primary sources were has fed the site that way), else ``source``."""
     name = validation.site(site)
     check_source(source)
-    found = db[schema.SITES].find_one({"_id": name}, {"via": 1}) or {}
+    found = db[schema.SITES].find_one({"_id": name}, {"via": 1, "primary_source": 1})
+    if found is None:                      # not registered: it keeps no setting
+        return source
+    if found.get("primary_source"):
+        return found["primary_source"]
     first = _FED_BY.get(found.get("via"), source)
     db[schema.SITES].update_one({"_id": name, "primary_source": None},
                                 {"$set": {"primary_source": first}})
