@@ -26,8 +26,8 @@ from queries.events.collection import EventWriter
 FUZZ = settings(max_examples=40, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow])
-PAGES = ("live", "history", "rollups", "data", "loadgen")
-PATHS = ("/", "/history", "/rollups", "/data", "/loadgen", "/nowhere")
+PAGES = ("live", "history", "rollups", "data", "loadgen", "sources")
+PATHS = ("/", "/history", "/rollups", "/data", "/loadgen", "/sources", "/nowhere")
 DATES = ("2026-01-01", "2026-13-45", "0001-01-01", "9999-12-31", "2026-01-01T25:00",
          "2026-03-29T02:30", "2026-01-01T00:00+05:00", "2025-12-31T23:59:59.999999", "-1",
          "1e9", "today", "2026-W01", "")
@@ -42,6 +42,8 @@ PLAUSIBLE = {
     "gran": (*GRANULARITIES, "second", "week", ""),
     "mode": (*MODES, "pie"),
     "compare": ("1", "0", "yes", ""),
+    "days": ("1", "7", "30", "0", "-7", "365", "1e9", ""),
+    "metric": ("hits", "visits", "bounce_rate", "pie", ""),
     "start": DATES,
     "end": DATES,
 }

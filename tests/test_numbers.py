@@ -40,7 +40,7 @@ def test_history_kpis_separate_thousands_in_counts_means_and_changes():
                                    True)
     visits_before = breakdown_view.Totals(2_000, 1_000, 0, 2_000, 2_000, True)
     panels = breakdown_view.Panels({}, None, figures, before, 0.0, (), visits,
-                                   visits_before, {})
+                                   visits_before, {}, None)
     cards = {card.children[1].id: (card.children[1].children,
                                    card.children[2].children[0].children)
              for card in history_panels._kpis(panels, humans=True, pages=False,

@@ -13,7 +13,7 @@ from queries.events.collection import EventWriter
 
 pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
-EVENTS = 100_000
+EVENTS = 20_000
 
 
 @pytest.fixture
