@@ -6,12 +6,14 @@ warm and cold, against 300 ms warm and 1 s cold.
 DIR keeps the store between runs: when it holds none, the bench makes the log with
 ``bench/logs.py shifted --lines LINES`` (the shared log, each copy 4 days later: 2,000,000
 lines run 800 days) and ingests it with ``hitboard ingest LOG --site real``, printing both
-commands and the ingest's time. Then, over the 365 days that end with the store's last
-day (UTC), each read as the dashboard and the CLI make it:
+commands and the ingest's time. A store without goals then gets custom events (``goals``:
+one human pageview in 50 followed by a signup, a third of them paid, or a download, as
+the beacon keeps them) and three goals, counted by a rollup run. Then, over the 365 days
+that end with the store's last day (UTC), each read as the dashboard and the CLI make it:
 
 - History's 12-month daily chart (``queries.reads.history.chart``), its KPIs
   (``figures``: hits, visitors, error rate; ``visit_figures``: visits, bounce rate...),
-  the entry and exit pages, the chart of visits, its status and referrer panels
+  the entry and exit pages, the Goals panel, the chart of visits, its status and referrer panels
   (``dimensions.reads.breakdown``, people), the top pages (``queries.top_pages``), and the
   year by week from the rollups (``rollups.reads.rollup_series``);
 - ``warm``: the median of ``--runs`` calls in one process after a first one;
@@ -54,7 +56,14 @@ def _reads() -> dict:
     """Name -> read(db, start, end), each as its caller makes it."""
     import queries
     from queries.dimensions import reads as dims
-    from queries.reads.history import chart, figures, visit_chart, visit_figures, visit_pages
+    from queries.reads.history import (
+        chart,
+        figures,
+        goal_figures,
+        visit_chart,
+        visit_figures,
+        visit_pages,
+    )
     from queries.rollups.reads import rollup_series
 
     def kpis(db, start, end):
@@ -73,6 +82,8 @@ def _reads() -> dict:
         "History visit KPIs (visits, bounce, duration...)": lambda db, s, e: visit_figures(
             db, SITE, s, e),
         "entry and exit pages": lambda db, s, e: visit_pages(db, SITE, s, e, 10),
+        "Goals panel (2 events, 1 page goal)": lambda db, s, e: goal_figures(
+            db, SITE, s, e),
         "History chart of visits, 12 months by day": lambda db, s, e: visit_chart(
             db, SITE, s, e, "day", "visits"),
     }
@@ -141,6 +152,49 @@ def build(directory: Path, lines: int) -> Path:
     return store
 
 
+def goals(store: Path) -> None:
+    """Custom events beside the kept pageviews, and goals, once (see the module doc)."""
+    import queries
+    from queries.events import custom
+    from queries.events import reads as event_reads
+    from queries.rollups.build import run_rollups
+    from queries.stats.goals import goal
+    from queries.stats.sites import add_goal, site_settings
+    from queries.visits.build import pageviews
+
+    db = queries.connect(str(store))
+    try:
+        if site_settings(db, SITE).goals:
+            return
+        began = time.perf_counter()
+        bounds = event_reads.span(db, SITE)
+        writer, n = custom.writer(db, batch_size=5000), 0
+        day = dt.timedelta(days=1)
+        lo = bounds[0]
+        while lo < bounds[1]:
+            ms = (queries.stats.schema.epoch_ms(lo), queries.stats.schema.epoch_ms(lo + day))
+            for i, view in enumerate(pageviews(db, SITE, *ms, False)):
+                if i % 50:
+                    continue
+                paid = ("EUR", "49.00") if i % 150 == 0 else None
+                name = "Signup" if i % 100 == 0 else "Download"
+                writer.add(custom.document(
+                    queries.stats.schema.from_epoch_ms(view.time + 20_000), SITE, view.page,
+                    (name, (("plan", "pro" if paid else "free"),), paid),
+                    *view.visitor.split("\x00", 1)))
+                n += 1
+            lo += day
+        writer.flush()
+        for kind, value in (("event", "Signup"), ("event", "Download"),
+                            ("page", "/projects/**")):
+            add_goal(db, SITE, goal(kind, value))
+        run_rollups(db)
+        print(f"goals: {n:,} custom events and 3 goals, counted in "
+              f"{time.perf_counter() - began:.1f} s")
+    finally:
+        db.client.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, required=True)
@@ -152,6 +206,7 @@ def main() -> None:
         one(str(args.dir), args.one)
         return
     store = str(build(args.dir, args.lines))
+    goals(Path(store))
     import queries
 
     db = queries.connect(store, read_only=True)
