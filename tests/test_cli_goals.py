@@ -75,6 +75,9 @@ def test_breakdown_by_goal_event_and_prop(store):
          "conversion_rate": "50.0", "revenue": ""}]
     assert [r["value"] for r in rows(run(store, "breakdown", *SPAN, "--by", "event"))] == [
         "Signup"]
+    on_page = rows(run(store, "breakdown", *SPAN, "--by", "event", "--page", "/pricing"))
+    assert [(r["value"], r["conversions"]) for r in on_page] == [("Signup", "1")]
+    assert rows(run(store, "breakdown", *SPAN, "--by", "event", "--page", "/blog/a")) == []
     plans = rows(run(store, "breakdown", *SPAN, "--by", "prop", "--prop", "plan"))
     assert [(r["value"], r["conversions"]) for r in plans] == [("pro", "1")]
 
@@ -87,7 +90,8 @@ def test_breakdown_by_goal_event_and_prop(store):
     (("goals", "remove", "s", "--event", "Nope"), "no event goal 'Nope'"),
     (("breakdown", *SPAN, "--by", "prop"), "--prop NAME goes with --by prop"),
     (("breakdown", *SPAN, "--by", "event", "--prop", "plan"), "--prop NAME goes with"),
-    (("breakdown", *SPAN, "--by", "goal", "--bots"), "no --page, --bots"),
+    (("breakdown", *SPAN, "--by", "goal", "--bots"), "no --bots"),
+    (("breakdown", *SPAN, "--by", "goal", "--page", "/a"), "whole site: no --page"),
 ])
 def test_what_cannot_be_done_is_one_line_and_a_non_zero_exit(store, args, message):
     result = run(store, *args)

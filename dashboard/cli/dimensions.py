@@ -7,6 +7,7 @@ import datetime as dt
 
 import click
 
+from queries import validation
 from queries.dimensions import reads, sketches
 from queries.dimensions.spans import approximate_note
 from queries.errors import InvalidRangeError
@@ -53,11 +54,11 @@ def breakdown(site, by, start, end, tz, page, n, prop, bots, fmt, store):
     prop: value, conversions, visitors, conversion_rate, revenue)."""
     begin, finish = _range(start, end, tz)
     if by in goals.BY:
-        if page or bots:
-            raise InvalidRangeError(f"--by {by} counts people's custom events: no --page, "
-                                    "--bots")
+        if bots:
+            raise InvalidRangeError(f"--by {by} counts people's custom events: no --bots")
         with _database(store, read_only=True) as db:
-            rows, exact = goals.event_rows(db, site, by, begin, finish, prop, n)
+            rows, exact = goals.event_rows(db, site, by, begin, finish, prop, n,
+                                           validation.page(page) if page else None)
         _emit(rows, goals.COLUMNS, fmt)
         if not exact:
             click.echo(goals.APPROXIMATE, err=True)

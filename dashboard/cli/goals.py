@@ -19,14 +19,17 @@ APPROXIMATE = ("note: a page goal's visitors come from the sketches of whole UTC
                "(the raw events of the range's other hours are no longer kept)")
 
 
-def event_rows(db, site: str, by: str, start, end, prop: str | None, n: int
-               ) -> tuple[list[dict], bool]:
-    """``value,conversions,visitors,conversion_rate,revenue`` per event name, goal or
-    value of ``prop``, and whether the visitors are the range's own."""
+def event_rows(db, site: str, by: str, start, end, prop: str | None, n: int,
+               page: str | None = None) -> tuple[list[dict], bool]:
+    """``value,conversions,visitors,conversion_rate,revenue`` per event name (those sent
+    on ``page``, if given), goal or value of ``prop``, and whether the visitors are the
+    range's own."""
     if (by == "prop") != (prop is not None):
         raise InvalidRangeError("--prop NAME goes with --by prop, and only with it")
+    if page is not None and by != "event":
+        raise InvalidRangeError(f"--by {by} counts the whole site: no --page")
     if by == "event":
-        frame = reads.events(db, site, start, end).head(n)
+        frame = reads.events(db, site, start, end, page=page).head(n)
     elif by == "prop":
         frame = reads.props(db, site, start, end, prop).head(n)
     else:

@@ -56,11 +56,13 @@ def people(db, site: str, start: dt.datetime, end: dt.datetime,
 
 
 def events(db, site: str, start: dt.datetime, end: dt.datetime,
-           now: dt.datetime | None = None) -> pd.DataFrame:
-    """One row per event name (``COLUMNS``), most conversions first."""
+           now: dt.datetime | None = None, page: str | None = None) -> pd.DataFrame:
+    """One row per event name (``COLUMNS``), most conversions first: the whole site's,
+    or those sent on ``page``."""
     found = cells_over(db, site, start, end)
-    rows = [_figures(name, cell) for (name, dim, _), cell in found.items()
-            if dim == cells.TOTAL]
+    wanted = (cells.TOTAL, "") if page is None else (cells.PAGE, page)
+    rows = [_figures(name, cell) for (name, dim, value), cell in found.items()
+            if (dim, value) == wanted]
     return _table(rows, people(db, site, start, end, now))
 
 
