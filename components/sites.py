@@ -20,6 +20,10 @@ VISITS_HINT = ("Minutes without a pageview (1 to 1,440; 30 by default). Visits c
                "before keep the timeout they were cut with.")
 ORIGINS_HINT = ("One per line, scheme://host[:port]. A browser's beacon hits must then "
                 "come from one of them; none: from anywhere.")
+SOURCE_LABELS = {"log": "its access log", "beacon": "its beacon"}
+SOURCE_HINT = ("The source its counters count; the other's hits are kept apart for the "
+               "Sources page, never counted twice. Not set: the first that feeds it. A "
+               "change applies to hits from then on.")
 GOAL_KINDS = {"event": "Custom event", "page": "Page visit"}
 GOALS_HINT = ("An event's name as the site sends it (Signup), or pages: * is one path "
               "segment, ** anything (/blog/*, /checkout/**). Goals count past data too.")
@@ -87,17 +91,21 @@ def add_form(zones: Sequence[str], disabled: bool) -> html.Section:
 
 
 def settings_form(tz: str | None, agents: str, origins: Sequence[str],
-                  zones: Sequence[str], disabled: bool, visit_minutes: int = 30
-                  ) -> html.Section:
+                  zones: Sequence[str], disabled: bool, visit_minutes: int = 30,
+                  source: str | None = None) -> html.Section:
     """A registered site's settings as they are, to change and save."""
     visits = _field("A visit ends after", "sites-visit-minutes", VISITS_HINT, dcc.Input(
         id="sites-visit-minutes", type="number", min=1, max=1440, step=1,
         value=visit_minutes, disabled=disabled, className="text-input minutes-input"))
+    counted = _field("Its counters count", "sites-source", SOURCE_HINT, dcc.RadioItems(
+        id="sites-source", value=source, inline=True, className="segmented",
+        options=[{"label": label, "value": value, "disabled": disabled}
+                 for value, label in SOURCE_LABELS.items()]))
     return html.Section(className="card", children=[
         html.H2("Settings", className="card-title"),
         html.Div(className="site-form",
                  children=[*_settings_fields("sites", tz, agents, origins, zones, disabled),
-                           visits]),
+                           visits, counted]),
         html.Div(className="toolbar", children=[
             html.Button("Save", id="sites-save", n_clicks=0, className="btn btn-primary",
                         disabled=disabled),

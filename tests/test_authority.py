@@ -97,7 +97,7 @@ def sites_save(client, headers=None):
         client, ["sites-save-status.children"], inputs={"sites-save.n_clicks": 1},
         state={"sites-edit-name.data": "reg", "sites-tz.value": "Asia/Tokyo",
                "sites-origins.value": "", "sites-agents.value": "human",
-               "sites-visit-minutes.value": 30},
+               "sites-visit-minutes.value": 30, "sites-source.value": None},
         changed=("sites-save.n_clicks",), headers=headers)
 
 

@@ -67,7 +67,7 @@ def save(client, name, tz=None, origins="", agents="human", headers=ADMIN, minut
         client, ["sites-save-status.children"], inputs={"sites-save.n_clicks": 1},
         state={"sites-edit-name.data": name, "sites-tz.value": tz,
                "sites-origins.value": origins, "sites-agents.value": agents,
-               "sites-visit-minutes.value": minutes},
+               "sites-visit-minutes.value": minutes, "sites-source.value": None},
         changed=("sites-save.n_clicks",), headers=headers))
 
 

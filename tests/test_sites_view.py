@@ -122,7 +122,13 @@ def test_saving_changes_the_settings_and_an_empty_origins_box_means_any(db):
     assert view.saved_words(saved) == (
         "Saved. Time zone Asia/Tokyo · beacon hits from https://b.example, "
         "https://blog.example.com · hits without a user agent count as bots · a visit "
-        "ends after 30 minutes without a pageview.")
+        "ends after 30 minutes without a pageview · its counters count the first source "
+        "to feed it.")
+    saved = view.save(db, "blog", None, "", "human", None, "beacon")
+    assert saved.primary_source == "beacon" and "count its beacon" in view.saved_words(saved)
+    assert view.save(db, "blog", None, "", "human").primary_source == "beacon"   # kept
+    with pytest.raises(InvalidSiteError, match="primary source is one of"):
+        view.save(db, "blog", None, "", "human", None, "email")
     assert view.save(db, "blog", None, "", "human", 45.0).visit_minutes == 45
     assert view.save(db, "blog", None, "", "human", None).visit_minutes == 45   # kept
     for bad in (0, 1441, 2.5, "x", True):

@@ -81,6 +81,8 @@ def test_add_change_reload_go_back_and_remove_a_site(app, dash_duo):
     _type(dash_duo, "#sites-origins", "https://blog.example.com\nhttps://www.blog.example.com")
     dash_duo.find_element("#sites-agents input[value='bot']").find_element(
         "xpath", "ancestor::label").click()
+    dash_duo.find_element("#sites-source input[value='beacon']").find_element(
+        "xpath", "ancestor::label").click()
     dash_duo.find_element("#sites-save").click()
     dash_duo.wait_for_contains_text("#sites-save-status", "Saved. Time zone Asia/Tokyo")
 
@@ -90,6 +92,8 @@ def test_add_change_reload_go_back_and_remove_a_site(app, dash_duo):
     assert dash_duo.find_element("#sites-origins").get_attribute("value") == (
         "https://blog.example.com\nhttps://www.blog.example.com")
     assert dash_duo.find_element("#sites-agents input[value='bot']").is_selected()
+    assert dash_duo.find_element("#sites-source input[value='beacon']").is_selected()
+    assert site_settings(get_services(app.server).db, NAME).primary_source == "beacon"
 
     dash_duo.driver.back()                                      # to the list
     dash_duo.wait_for_contains_text("#sites-list", "https://www.blog.example.com")

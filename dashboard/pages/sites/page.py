@@ -122,7 +122,8 @@ def _editing(name: str | None, query, disabled: bool) -> list:
         html.Div(id="sites-edit-status"),
         html.Div(id="sites-settings", className="page", children=[
             settings_form(settings.tz, settings.unknown_agents, settings.origins,
-                          time_zones(), disabled, settings.visit_minutes),
+                          time_zones(), disabled, settings.visit_minutes,
+                          settings.primary_source),
             goals_card(disabled),
             tag_section(view.script_url(_base()), settings.name),
             danger_zone(settings.name, disabled),
@@ -210,14 +211,15 @@ def add(_clicks, _submits, name, tz, origins, agents, search):
     State("sites-origins", "value"),
     State("sites-agents", "value"),
     State("sites-visit-minutes", "value"),
+    State("sites-source", "value"),
     prevent_initial_call=True,
 )
 @requires("sites", refused=lambda reason: message(reason, "warning"))
-def save(_clicks, name, tz, origins, agents, visit_minutes=None):
+def save(_clicks, name, tz, origins, agents, visit_minutes=None, source=None):
     """Change the site's settings to the form's."""
     services = get_services()
     try:
-        saved = view.save(services.db, name, tz, origins, agents, visit_minutes)
+        saved = view.save(services.db, name, tz, origins, agents, visit_minutes, source)
     except Exception as exc:
         return message(describe(exc))
     services.sites.forget(saved.name)       # the beacon follows at once

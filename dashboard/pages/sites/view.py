@@ -29,6 +29,7 @@ from queries.stats.sites import (
 )
 
 PATH = "/sites"
+SOURCE_WORDS = {"log": "its access log", "beacon": "its beacon", "generator": "the load generator"}
 EDIT_KEY = "edit"
 MAX_LISTED = 200          # rows the list shows at once (each reads the site's last hit)
 MAX_ORIGINS_TEXT = 4000   # characters of the origins box read (20 origins at most)
@@ -181,11 +182,14 @@ def _host(text: str) -> str | None:
 
 
 def save(db, name: str, tz: str | None, origins: str | None, agents: str | None,
-         visit_minutes=None) -> SiteSettings:
-    """The settings form saved; a visit timeout left empty is not changed."""
+         visit_minutes=None, source: str | None = None) -> SiteSettings:
+    """The settings form saved; a visit timeout left empty, a primary source not
+    chosen, are not changed."""
     settings = form_settings(tz, origins, agents)
     if visit_minutes not in (None, ""):
         settings["visit_minutes"] = _whole_minutes(visit_minutes)
+    if source:
+        settings["primary_source"] = source
     return update_site(db, name, **settings)
 
 
@@ -203,7 +207,8 @@ def saved_words(settings: SiteSettings) -> str:
                                                    settings.unknown_agents)
     return (f"Saved. Time zone {settings.tz or 'not set'} · beacon hits from {origins} · "
             f"hits without a user agent count as {agents} · a visit ends after "
-            f"{settings.visit_minutes} minutes without a pageview.")
+            f"{settings.visit_minutes} minutes without a pageview · its counters count "
+            f"{SOURCE_WORDS.get(settings.primary_source, 'the first source to feed it')}.")
 
 
 def goals_of(db, name: str) -> list[tuple[str, str]]:
