@@ -248,3 +248,24 @@ def test_hit_js_sends_routes_clicks_and_custom_events_each_once(dash_duo, app, s
     assert engaged and all(ms > 0 for ms in engaged)
     assert [e for e in custom_events(app) if e[0] != "engagement"] == expected   # once each
     assert dash_duo.get_logs() == []
+
+
+def test_a_page_restored_from_the_back_forward_cache_counts_no_second_view(dash_duo, app,
+                                                                          site):
+    dash_duo.driver.get(f"{site.origin}/shop")
+    until(lambda: counts(app) == {"/shop": 1}, timeout=20)
+    dash_duo.driver.execute_script(
+        "window.addEventListener('pageshow', e => { window.restored = e.persisted; });")
+    dash_duo.driver.get(f"{site.origin}/start")
+    dash_duo.driver.back()
+    dash_duo.wait_for_text_to_equal("#out", "shop")
+    if not dash_duo.driver.execute_script("return window.restored === true"):
+        pytest.skip("this Chromium did not restore the page from its back-forward cache")
+    dash_duo.driver.forward()
+    dash_duo.driver.back()
+    until(lambda: dash_duo.driver.execute_script("return window.restored") is True,
+          timeout=10)
+    dash_duo.driver.execute_script('hitboard("Restored");')    # sent after any view would be
+    until(lambda: "Restored" in {e[0] for e in custom_events(app)}, timeout=20)
+    assert counts(app) == {"/shop": 1}                  # the script did not run again
+    assert dash_duo.get_logs() == []
