@@ -85,6 +85,8 @@ def goals(db, site: str, start: dt.datetime, end: dt.datetime, wanted: Iterable[
     sketches; pages an hour or a day summed under ``(other)`` cannot match).
     ``attrs["exact"]`` is False where a page goal's visitors are its days'."""
     wanted = list(wanted)
+    if not wanted:
+        return _table([], 0, keep_order=True)
     found = cells_over(db, site, start, end) if any(g.kind == "event" for g in wanted) else {}
     views = (visit_reads.page_sums(db, site, start, end, "views")["pageviews"]
              if any(g.kind == "page" for g in wanted) else None)
