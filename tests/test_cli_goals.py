@@ -9,6 +9,7 @@ import io
 
 import pytest
 from click.testing import CliRunner
+from logkit import AGENT, write_log
 
 import queries
 from dashboard.cli import main
@@ -16,7 +17,6 @@ from queries.custom.payload import custom_event
 from queries.events import custom as raw
 from queries.rollups.build import run_rollups
 
-AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0"
 DAY = dt.datetime(2015, 5, 17, tzinfo=dt.UTC)
 # Two visitors see /pricing, one signs up (pro, EUR 49), the other reads /blog/a.
 LINES = [(1, 600, "/pricing"), (2, 605, "/pricing"), (2, 610, "/blog/a")]
@@ -25,10 +25,7 @@ SPAN = ("--site", "s", "--start", "2015-05-17", "--end", "2015-05-18")
 
 @pytest.fixture
 def store(tmp_path):
-    log = tmp_path / "access.log"
-    log.write_text("".join(
-        f'203.0.113.{who} - - [{DAY + dt.timedelta(minutes=minute):%d/%b/%Y:%H:%M:%S} '
-        f'+0000] "GET {page} HTTP/1.1" 200 5 "-" "{AGENT}"\n' for who, minute, page in LINES))
+    log = write_log(tmp_path / "access.log", DAY, LINES)
     path = str(tmp_path / "store")
     assert run(path, "ingest", str(log), "--site", "s").exit_code == 0
     db = queries.connect(path)

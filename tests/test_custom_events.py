@@ -8,11 +8,11 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
+from logkit import AGENT, ingest, write_log
 
 from queries.custom import reads
 from queries.custom.payload import CustomEventError, custom_event
 from queries.events import custom as raw
-from queries.ingest.run import Ingestor, ingest_file
 from queries.rollups.build import run_rollups
 from queries.stats.goals import Goal, GoalError, goal, matches
 from queries.stats.sites import add_goal, register, remove_goal, site_settings
@@ -20,7 +20,7 @@ from queries.visits import cells
 from queries.visits import reads as visit_reads
 
 T0 = dt.datetime(2026, 3, 1, 10, 0, tzinfo=dt.UTC)
-AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0"
+
 BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 RUN = [dt.datetime(2026, 3, 5, tzinfo=dt.UTC)]
 DAY = (T0 - dt.timedelta(hours=10), T0 + dt.timedelta(hours=14))
@@ -40,15 +40,8 @@ def _write(db, views=(), events=(), agent=AGENT):
     reads (raw events, visitor sketches...) and custom events ``(minutes, page, visitor,
     name, props, revenue)`` as the beacon keeps them, then a rollup run."""
     if views:
-        log = LOGS[0] / f"access{RUN[0]:%H%M}.log"
-        log.write_text("".join(
-            f'203.0.113.{visitor} - - [{T0 + dt.timedelta(minutes=m):%d/%b/%Y:%H:%M:%S +0000}]'
-            f' "GET {page} HTTP/1.1" 200 5 "-" "{agent}"\n' for m, page, visitor in views))
-        ingestor = Ingestor(db, site="s")
-        try:
-            ingest_file(ingestor, log, "s")
-        finally:
-            ingestor.close()
+        ingest(db, write_log(LOGS[0] / f"access{RUN[0]:%H%M}.log", T0,
+                             [(visitor, m, page, agent) for m, page, visitor in views]))
     custom = raw.writer(db, clock=lambda: RUN[0])
     for minutes, page, visitor, name, props, revenue in events:
         custom.add(raw.document(T0 + dt.timedelta(minutes=minutes), "s", page,

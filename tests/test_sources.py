@@ -8,18 +8,19 @@ import datetime as dt
 
 import pytest
 from click.testing import CliRunner
+from logkit import AGENT, write_log
+from logkit import ingest as _ingest
 
 import queries
 from dashboard.cli import main
 from queries.events import apart
 from queries.events.collection import EventWriter
-from queries.ingest.run import Ingestor, ingest_file
 from queries.reads.sources import compare
 from queries.stats import schema
 from queries.stats.sites import primary_source, register, site_settings, update_site
 
 DAY = dt.datetime(2015, 5, 17, tzinfo=dt.UTC)
-HUMAN = "Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0"
+HUMAN = AGENT
 GPTBOT = ("Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; "
           "+https://openai.com/gptbot)")
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
@@ -30,20 +31,7 @@ LOG = [(1, 600, "/a", HUMAN), (2, 610, "/a", HUMAN), (3, 620, "/a", HUMAN),
 
 
 def _log(tmp_path, lines=LOG):
-    path = tmp_path / "access.log"
-    path.write_text("".join(
-        f'203.0.113.{who} - - [{DAY + dt.timedelta(minutes=m):%d/%b/%Y:%H:%M:%S} +0000] '
-        f'"GET {page} HTTP/1.1" 200 5 "-" "{agent}"\n' for who, m, page, agent in lines))
-    return path
-
-
-def _ingest(db, path):
-    ingestor = Ingestor(db, site="s")
-    try:
-        ingest_file(ingestor, path, "s")
-    finally:
-        ingestor.close()
-    return ingestor.summary
+    return write_log(tmp_path / "access.log", DAY, lines)
 
 
 def _beacon(db, hits, collection_writer):

@@ -10,8 +10,8 @@ from queries.errors import InvalidRangeError
 from queries.stats.goals import goal
 from queries.stats.sites import add_goal, remove_goal, site_settings
 
-from .common import open_db, store_option
-from .stats import _emit, format_option
+from .common import store_option
+from .stats import _database, _emit, format_option
 
 BY = ("event", "goal", "prop")
 COLUMNS = tuple(reads.COLUMNS)
@@ -69,11 +69,8 @@ def goals() -> None:
 def add(site, event, page, store):
     """Add a goal to SITE."""
     wanted = _goal(event, page)
-    db = open_db(store)
-    try:
+    with _database(store, read_only=False) as db:
         added = add_goal(db, site, wanted)
-    finally:
-        db.client.close()
     click.echo(f"{'added' if added else 'already a goal:'} {wanted.kind} {wanted.value}")
 
 
@@ -84,12 +81,9 @@ def add(site, event, page, store):
 def remove(site, event, page, store):
     """Remove a goal from SITE."""
     wanted = _goal(event, page)
-    db = open_db(store)
-    try:
+    with _database(store, read_only=False) as db:
         if not remove_goal(db, site, wanted):
             raise InvalidRangeError(f"{site} has no {wanted.kind} goal {wanted.value!r}")
-    finally:
-        db.client.close()
     click.echo(f"removed {wanted.kind} {wanted.value}")
 
 
@@ -99,11 +93,8 @@ def remove(site, event, page, store):
 @store_option
 def list_goals(site, fmt, store):
     """SITE's goals: kind,value."""
-    db = open_db(store, read_only=True)
-    try:
+    with _database(store, read_only=True) as db:
         found = site_settings(db, site).goals
-    finally:
-        db.client.close()
     _emit([{"kind": g.kind, "value": g.value} for g in found], ("kind", "value"), fmt)
 
 

@@ -9,12 +9,13 @@ import pytest
 from clockkit import TEST_NOW
 from dash.testing.wait import until
 from dashkit import click, sign_in
+from logkit import AGENT, ingest, write_log
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.keys import Keys
 
 from dashboard.services import get_services
 from queries.custom.payload import custom_event
 from queries.events import custom
-from queries.ingest.run import Ingestor, ingest_file
 from queries.rollups.build import run_rollups
 from queries.stats.goals import goal
 from queries.stats.sites import add_goal, register, site_settings
@@ -22,7 +23,6 @@ from queries.stats.sites import add_goal, register, site_settings
 pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
 DAY = (TEST_NOW - dt.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0"
 # (visitor, minute, page): three one-page visits; visitor 1 signs up on /pricing.
 VIEWS = [(1, 600, "/pricing"), (2, 660, "/blog/a"), (3, 720, "/blog/b")]
 VIEW = (f"/history?site=s&tz=UTC&range=custom&start={DAY:%Y-%m-%d}"
@@ -33,15 +33,7 @@ VIEW = (f"/history?site=s&tz=UTC&range=custom&start={DAY:%Y-%m-%d}"
 def seeded(app, tmp_path):
     db = get_services(app.server).db
     register(db, "s", "admin")
-    log = tmp_path / "access.log"
-    log.write_text("".join(
-        f'203.0.113.{who} - - [{DAY + dt.timedelta(minutes=m):%d/%b/%Y:%H:%M:%S} +0000] '
-        f'"GET {page} HTTP/1.1" 200 5 "-" "{AGENT}"\n' for who, m, page in VIEWS))
-    ingestor = Ingestor(db, site="s")
-    try:
-        ingest_file(ingestor, log, "s")
-    finally:
-        ingestor.close()
+    ingest(db, write_log(tmp_path / "access.log", DAY, VIEWS))
     writer = custom.writer(db)
     writer.add(custom.document(DAY + dt.timedelta(minutes=603), "s", "/pricing",
                                custom_event("Signup", {"plan": "pro"},
@@ -52,11 +44,15 @@ def seeded(app, tmp_path):
     return db
 
 
-def _panel(dash_duo) -> dict[str, str]:
-    rows = dash_duo.find_elements("#history-panel-goals tbody tr")
-    return {row.find_elements("css selector", "td")[0].text:
-            " | ".join(td.text for td in row.find_elements("css selector", "td")[1:])
-            for row in rows}
+def _panel(dash_duo) -> dict[str, str] | None:
+    """The Goals panel's rows as text; None while a callback redraws it."""
+    try:
+        rows = dash_duo.find_elements("#history-panel-goals tbody tr")
+        return {row.find_elements("css selector", "td")[0].text:
+                " | ".join(td.text for td in row.find_elements("css selector", "td")[1:])
+                for row in rows}
+    except StaleElementReferenceException:
+        return None
 
 
 def _goals_read(dash_duo) -> None:
@@ -82,9 +78,13 @@ def test_history_says_how_to_add_a_goal_when_a_site_has_none(app, seeded, dash_d
     assert dash_duo.get_logs() == []
 
 
-def _listed(dash_duo) -> list[str]:
-    return [item.text.replace("\n", " ") for item in
-            dash_duo.find_elements("#sites-goal-list .goal-item")]
+def _listed(dash_duo) -> list[str] | None:
+    """The goals listed, as text; None while a callback redraws the list."""
+    try:
+        return [item.text.replace("\n", " ") for item in
+                dash_duo.find_elements("#sites-goal-list .goal-item")]
+    except StaleElementReferenceException:
+        return None
 
 
 def test_an_admin_adds_and_removes_goals_that_stay_after_a_reload(app, seeded, dash_duo):
