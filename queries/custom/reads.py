@@ -73,7 +73,7 @@ def props(db, site: str, start: dt.datetime, end: dt.datetime, prop: str,
     merged: dict[str, cells.Cell] = {}
     for (name, dim, value), cell in cells_over(db, site, start, end).items():
         if dim == wanted and (event is None or name == event):
-            _merge(merged, value, cell)
+            cells.merge_into(merged, value, cell)
     return _table([_figures(value, cell) for value, cell in merged.items()],
                   people(db, site, start, end, now))
 
@@ -109,13 +109,6 @@ def goals(db, site: str, start: dt.datetime, end: dt.datetime, wanted: Iterable[
 def _is_page_of(pattern: str, path: str) -> bool:
     """Whether a counted path is a page (not an asset) that ``pattern`` matches."""
     return matches(pattern, path) and assets.kind(path) == assets.PAGE
-
-
-def _merge(merged: dict, key, cell: cells.Cell) -> None:
-    if key in merged:
-        merged[key].merge(cell)
-    else:
-        merged[key] = cells.Cell(cell.events, cell.revenue, cell.sketch)
 
 
 def _figures(value: str, cell: cells.Cell) -> tuple[str, int, int, dict]:

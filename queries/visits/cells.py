@@ -93,7 +93,7 @@ def capped(cells: dict[tuple, Cell]) -> dict[tuple, Cell]:
     for key, cell in cells.items():
         if key[-3] not in kept_names:
             key = (*key[:-3], OTHER, *key[-2:])
-        _merge_into(named, key, cell)
+        merge_into(named, key, cell)
     per_value: dict[tuple, dict[str, int]] = {}
     for key, cell in named.items():
         if key[-2] != TOTAL:
@@ -104,7 +104,7 @@ def capped(cells: dict[tuple, Cell]) -> dict[tuple, Cell]:
     for key, cell in named.items():
         if key[-2] != TOTAL and key[-1] not in kept_values[key[-3:-1]]:
             key = (*key[:-1], OTHER)
-        _merge_into(out, key, cell)
+        merge_into(out, key, cell)
     return out
 
 
@@ -114,7 +114,8 @@ def _top(counts: dict[str, int], n: int) -> set[str]:
     return set(sorted(counts, key=lambda k: (-counts[k], k))[:n])
 
 
-def _merge_into(cells: dict[tuple, Cell], key: tuple, cell: Cell) -> None:
+def merge_into(cells: dict[tuple, Cell], key: tuple, cell: Cell) -> None:
+    """Add ``cell`` to ``cells[key]`` (a copy of it when there is none yet)."""
     found = cells.get(key)
     if found is None:
         cells[key] = Cell(cell.events, cell.revenue, cell.sketch)
@@ -142,5 +143,5 @@ def summed(rows: Iterable[list], keep: int = 0) -> dict[tuple, Cell]:
     cells: dict[tuple, Cell] = {}
     for row in rows:
         key, cell = from_row(row)
-        _merge_into(cells, key[len(key) - 3 - keep:], cell)
+        merge_into(cells, key[len(key) - 3 - keep:], cell)
     return capped(cells)
