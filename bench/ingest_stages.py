@@ -59,7 +59,7 @@ STAGES = (
     ("queries.ingest.mapper", "LineMapper.map", "worker: parse, classify, tally hits"),
     ("queries.ingest.mapper", "LineMapper.count_dimensions",
      "worker: count dimensions (thread)"),
-    ("queries.events.collection", "EventWriter.write_lines", "worker: raw events"),
+    ("queries.events.writer", "EventWriter.write_lines", "worker: raw events"),
     ("queries.rollups.build", "start_rollups", "rollups: start (touched hours)"),
     ("queries.rollups.build", "finish_rollups", "rollups: finish, checkpoint, expiry"),
     ("queries.rollups.build", "roll_part", "rollups: a piece"),

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import queries  # noqa: E402
-from queries.events.collection import EventWriter  # noqa: E402
+from queries.events.writer import EventWriter  # noqa: E402
 from queries.loadgen import LoadRunner, TrafficModel, backfill_history  # noqa: E402
 from queries.loadgen.events import EventFeed  # noqa: E402
 from queries.status import as_dict  # noqa: E402

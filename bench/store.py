@@ -143,8 +143,8 @@ def _event_api():
     def hourly_hits(db, site, hours):
         return sum(row[3] for row in reads.hourly_totals(db, site, hours))
 
-    return (_first("queries.events.collection").EventWriter,
-            _first("queries.events.recent").recent_hits, hourly_hits)
+    writer = _first("queries.events.writer", "queries.events.collection")   # moved
+    return writer.EventWriter, _first("queries.events.recent").recent_hits, hourly_hits
 
 
 def chart_reads(db) -> dict:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from .annotations import ensure_annotation_indexes
 from .dimensions import ensure_indexes as ensure_dimension_indexes
-from .events.apart import ensure_apart_indexes
 from .events.collection import ensure_event_indexes
 from .events.custom import ensure_custom_indexes
 from .rollups.build import ensure_rollup_indexes
@@ -22,4 +21,4 @@ def ensure_indexes(db) -> list[str]:
              for name in (schema.DAILY, schema.MONTHLY)]
     return (names + ensure_event_indexes(db) + ensure_rollup_indexes(db)
             + ensure_dimension_indexes(db) + ensure_annotation_indexes(db)
-            + ensure_visit_indexes(db) + ensure_custom_indexes(db) + ensure_apart_indexes(db))
+            + ensure_visit_indexes(db) + ensure_custom_indexes(db))

@@ -187,7 +187,7 @@ def test_backfill_writes_the_rollups_of_its_history(db):
 def test_live_events_in_a_backfilled_hour_add_to_its_rollup(db):
     """The day in progress: backfilled minutes, then live hits with events in the same
     hour. The hour's rollup is both, as the statistics are."""
-    from queries.events.collection import EventWriter
+    from queries.events.writer import EventWriter
     from queries.rollups import checks as rollup_checks
     from queries.rollups.build import run_rollups
 

@@ -17,7 +17,7 @@ from queries.dimensions import reads
 from queries.events import apart
 from queries.events import custom as custom_raw
 from queries.events.buckets import events as bucket_events
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.stats.sites import site_settings, update_site
 
 

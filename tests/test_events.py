@@ -14,7 +14,7 @@ from pymongo.errors import AutoReconnect, BulkWriteError
 import queries
 from queries.events import collection as events
 from queries.events import upgrade
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.ingest.logformat import columns, parse_line
 from queries.rollups.build import run_rollups
 from queries.stats import schema

@@ -6,7 +6,7 @@ import datetime as dt
 from array import array
 
 from queries.events import buckets
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 
 T0 = dt.datetime(2015, 5, 17, 10, 59, tzinfo=dt.UTC)
 NOW = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)

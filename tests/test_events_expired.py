@@ -10,6 +10,7 @@ from test_rollups import assert_matches, event, insert
 
 from queries.events import buckets, expired
 from queries.events import collection as events
+from queries.events.writer import EventWriter
 from queries.rollups.build import run_rollups
 
 T0 = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
@@ -82,7 +83,7 @@ def test_buckets_expired_while_a_run_reads_count_once(db, monkeypatch):
 
 
 def test_a_pass_read_again_drops_the_totals_it_had_kept(db):
-    writer = events.EventWriter(db, clock=lambda: T0, keyed=True)
+    writer = EventWriter(db, clock=lambda: T0, keyed=True)
     stream = events.stream_key("ingest-x:1")
     for i, e in enumerate(first(10)):
         writer.add(e, (stream, 100 * i))

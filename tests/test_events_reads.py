@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import queries
 from queries.events import reads
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 
 T0 = dt.datetime(2015, 5, 17, 10, tzinfo=dt.UTC)
 INGESTED = dt.datetime(2026, 11, 22, 12, tzinfo=dt.UTC)

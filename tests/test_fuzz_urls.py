@@ -21,7 +21,7 @@ from dashboard.pages.history.url import MODES
 from dashboard.ranges import GRANULARITIES, PRESETS
 from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 
 FUZZ = settings(max_examples=40, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,

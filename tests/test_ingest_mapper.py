@@ -8,7 +8,8 @@ from fakes import stored_count
 
 from queries.counting import HitRecorder
 from queries.dimensions.classify import RecordCoder
-from queries.events.collection import EventWriter, stream_key
+from queries.events.collection import stream_key
+from queries.events.writer import EventWriter
 from queries.ingest import mapper
 from queries.ingest.mapper import LineMapper, split_lines
 

@@ -5,7 +5,7 @@ import datetime as dt
 
 import pytest
 
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.stats import schema
 from queries.store import inspect
 

@@ -98,7 +98,7 @@ def test_raw_events_and_counters_classify_each_hit_alike(embedded_db):
     """The demo's live traffic: its raw events are the requests its dimensions counted,
     so bots, referrers, statuses... and visitors agree between the two."""
     from queries.dimensions.page_reads import events_breakdown
-    from queries.events.collection import EventWriter
+    from queries.events.writer import EventWriter
     from queries.loadgen.events import EventFeed
     from queries.reads.filtered import filtered_breakdowns
 

@@ -4,7 +4,7 @@ import datetime as dt
 
 from fakes import stored_count
 
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.loadgen import LoadRunner, TrafficModel
 from queries.loadgen.events import EventFeed
 from queries.stats.writes import RecorderStatus

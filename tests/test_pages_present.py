@@ -50,7 +50,7 @@ def test_with_visits_1_the_people_s_card_shows_the_visits_of_the_last_30_minutes
         app, frozen_clock):
     """``&visits=1``: the visits begun in the last 30 minutes, cut from the raw events,
     in place of the visitors now."""
-    from queries.events.collection import EventWriter
+    from queries.events.writer import EventWriter
 
     present = page_module("present")
     services = get_services(app.server)

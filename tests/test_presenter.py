@@ -8,7 +8,7 @@ from dashkit import seed, utc
 
 from dashboard.pages.present.view import DEFAULT_WINDOW, PresentView
 from dashboard.state import parse_search
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.reads.presenter import DayComparison, minute_counts, ticker, today_vs_yesterday
 
 NOW = utc(2026, 11, 21, 14, 30, 25)

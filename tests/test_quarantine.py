@@ -13,7 +13,7 @@ from reference import counters, expected_counters
 import queries
 from queries.counting import DimensionRecorder
 from queries.dimensions import classify
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.quarantine import COLLECTION, listed, transient
 from queries.stats import schema
 from queries.store.embedded.failures import OUT_OF_DISK_SPACE

@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 
 import queries
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.reads import top
 from queries.rollups import reads as rollup_reads
 from queries.rollups.build import run_rollups

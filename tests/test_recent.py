@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from queries.events import recent
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.stats import schema
 
 BASE = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)

@@ -13,7 +13,7 @@ from dash.testing.wait import until
 import queries
 from queries import processes
 from queries.errors import HitboardError
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.rollups import parallel
 from queries.rollups.build import finish_rollups, run_rollups, start_rollups
 from queries.stats import schema

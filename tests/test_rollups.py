@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import queries
 from dashboard.cli import main
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.rollups import build as rollups
 from queries.rollups import checks as rollup_checks
 from queries.rollups import documents, upgrade

@@ -14,7 +14,8 @@ from logkit import ingest as _ingest
 import queries
 from dashboard.cli import main
 from queries.events import apart
-from queries.events.collection import EventWriter
+from queries.events import collection as events
+from queries.events.writer import EventWriter
 from queries.reads.sources import compare
 from queries.stats import schema
 from queries.stats.sites import primary_source, register, site_settings, update_site
@@ -66,6 +67,9 @@ def test_a_log_of_a_site_counting_its_beacon_is_kept_apart_and_counted_nowhere(d
     assert sum(b["n"] for b in db[apart.COLLECTION].find()) == len(LOG)
     _ingest(db, _log(tmp_path))                         # read again: stored once
     assert sum(b["n"] for b in db[apart.COLLECTION].find()) == len(LOG)
+    stream = int(db[apart.COLLECTION].find_one()["stream"], 16)
+    events.forget(db, stream, 0)                        # a pass resumed from its start
+    assert db[apart.COLLECTION].count_documents({}) == 0
 
 
 def test_the_sources_view_sets_the_log_beside_the_beacon(db, tmp_path):
@@ -80,6 +84,10 @@ def test_the_sources_view_sets_the_log_beside_the_beacon(db, tmp_path):
     assert rows == {"/a": (3, 2, 1, 1, 1, 1), "/b": (1, 1, 0, 1, 0, 0)}
     assert found.totals["log_pageviews"] == 4 and found.totals["beacon_pageviews"] == 3
     assert found.share == pytest.approx(1 / 4) and found.primary == "log"
+    assert db[apart.COLLECTION].count_documents({}) > 0
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=60)
+    events.expire(db, 30, rolled_up_until=later, now=later)  # they expire with the events
+    assert db[apart.COLLECTION].count_documents({}) == 0
 
 
 def test_the_sources_view_reads_days_of_the_zone(db, tmp_path):

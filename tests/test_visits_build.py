@@ -8,7 +8,7 @@ import datetime as dt
 
 import pytest
 
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.ingest.run import Ingestor, ingest_file
 from queries.rollups.build import run_rollups
 from queries.stats.sites import register, update_site

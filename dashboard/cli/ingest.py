@@ -14,7 +14,7 @@ from pymongo.errors import PyMongoError
 
 import queries
 from queries.errors import HitboardError
-from queries.events.collection import WRITE_CONCERNS
+from queries.events.writer import WRITE_CONCERNS
 from queries.ingest import gcmode
 from queries.ingest import run as ingesting
 from queries.ingest.logformat import FORMATS

@@ -8,7 +8,7 @@ import click
 
 import queries
 from queries.counting import DimensionRecorder
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.jobs.backfill import MAX_DAYS
 from queries.loadgen import LoadRunner, TrafficModel, backfill_history
 from queries.loadgen.events import EventFeed

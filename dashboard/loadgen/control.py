@@ -20,7 +20,7 @@ import queries
 from queries import HitboardError
 from queries.annotations import record_activity
 from queries.events import custom
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.jobs.backfill import Progress, check_days
 from queries.loadgen.events import EventFeed
 from queries.loadgen.history import backfill_history

@@ -45,7 +45,7 @@ from queries.dimensions.classify import Dimensions
 from queries.errors import HitboardError, RecorderOverloadedError
 from queries.events import apart
 from queries.events import custom as custom_raw
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.stats.sites import primary_source, register
 
 from ..services import Services

@@ -1,5 +1,6 @@
 """The ``events`` collection: every request, in buckets (``buckets``), kept for a
-retention period.
+retention period: its indexes, its expiry, and forgetting what a log pass wrote past
+a point (its writer is ``writer.EventWriter``).
 
 An event is ``{time, site, host, method, path, query, status, bytes, referrer,
 user_agent}``, plus ``country`` where the source knows it better than the address does
@@ -29,25 +30,14 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import logging
-import threading
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import partial
 
-from bson import ObjectId
 from pymongo import ASCENDING
-from pymongo.errors import BulkWriteError, PyMongoError
-from pymongo.write_concern import WriteConcern
 
-from ..errors import DUPLICATE_KEY, HitboardError, RecorderOverloadedError
-from ..quarantine import Quarantine, transient
+from ..errors import HitboardError
 from ..stats import schema
 from . import buckets, expired, upgrade
 
-log = logging.getLogger(__name__)
 INGESTED_INDEX = "ingested"
-WRITE_CONCERNS = ("0", "1", "majority")
 INDEXES = {
     # A site's buckets over time (``buckets.overlapping``): every time-range read, and
     # the feed's newest first (``_id`` orders buckets ending in the same millisecond).
@@ -80,6 +70,8 @@ def ensure_event_indexes(db) -> list[str]:
                 for name, spec in events.index_information().items()}
     names = [name if existing.get(name) == tuple(keys) else events.create_index(keys, name=name)
              for name, keys in INDEXES.items()]
+    names += [db[schema.APART].create_index(keys, name=name)       # the same reads
+              for name, keys in INDEXES.items()]
     names += [db[expired.COLLECTION].create_index(keys, name=name)
               for name, keys in expired.INDEXES.items()]
     upgrade.move_old_events(db)
@@ -90,8 +82,11 @@ def expire(db, retention: int, rolled_up_until: dt.datetime,
            now: dt.datetime | None = None) -> int:
     """Delete the events ingested more than ``retention`` days ago that the rollups have
     read (ingested before ``rolled_up_until``), their hourly totals kept for the rollups
-    (``expired``); returns how many."""
-    return expired.expire(db, {"ingested": {"$lt": cutoff(retention, rolled_up_until, now)}})
+    (``expired``), and the hits kept apart as old (``apart``); returns how many counted
+    events left."""
+    old = {"ingested": {"$lt": cutoff(retention, rolled_up_until, now)}}
+    db[schema.APART].delete_many(old)
+    return expired.expire(db, old)
 
 
 def cutoff(retention: int, rolled_up_until: dt.datetime, now: dt.datetime | None = None
@@ -101,10 +96,6 @@ def cutoff(retention: int, rolled_up_until: dt.datetime, now: dt.datetime | None
     return min(now - dt.timedelta(days=check_retention(retention)), rolled_up_until)
 
 
-# A log line's fields (``queries.ingest.logformat.LogRecord``) stored as events' columns.
-_LOG_FIELDS = ("host", "method", "path", "query", "status", "bytes", "referrer", "user_agent")
-
-
 def stream_key(source: str) -> int:
     """A 64-bit key naming one pass over one file (see :func:`event_id`)."""
     return int.from_bytes(hashlib.blake2b(source.encode(), digest_size=8).digest(), "big")
@@ -112,296 +103,10 @@ def stream_key(source: str) -> int:
 
 def forget(db, stream: int, offset: int) -> int:
     """Delete the events of the pass ``stream`` from byte ``offset`` on (buckets never
-    straddle it: an ingest resumes only where a chunk of lines ended); returns how many
-    buckets left."""
+    straddle it: an ingest resumes only where a chunk of lines ended), those it kept
+    apart too; returns how many counted buckets left."""
     name = buckets.stream_name(stream)
     expired.forget(db, name, offset)
-    return db[schema.EVENTS].delete_many(
-        {"stream": name, "first": {"$gte": offset}}).deleted_count
-
-
-def write_concern(value: str | int | None) -> WriteConcern | None:
-    if value is None:
-        return None
-    text = str(value)
-    if text not in WRITE_CONCERNS:
-        raise HitboardError(f"invalid write concern {value!r}: use 0, 1 or majority")
-    return WriteConcern(w=text if text == "majority" else int(text))
-
-
-@dataclass
-class EventTotals:
-    written: int = 0          # acknowledged inserts
-    unacknowledged: int = 0   # sent with w=0: the server does not say
-    present: int = 0          # keyed events already stored (a batch written again)
-    failed: int = 0
-    errors: list[str] = field(default_factory=list)
-
-
-class EventWriter:
-    """Buffers events and writes them with unordered ``insert_many``: one round trip per
-    batch, and one bad document does not stop the others. Failures are counted and
-    their first messages kept; nothing is dropped silently.
-
-    Thread-safe. With ``flush_interval`` a background thread flushes (the ``/hit``
-    beacon's use: callers never wait on the database); without, ``add`` writes each
-    ``batch_size`` events as they fill, and ``flush()`` the rest. With a thread, a
-    store failure (a full disk, a server gone) keeps the batch's buckets, ids set, to
-    send again with backoff (a bucket already stored answers a duplicate key); an event
-    refused for its content is set aside (``queries.quarantine``); the thread never
-    stops.
-    With a thread, past ``max_pending`` buffered events ``add`` refuses with
-    :class:`RecorderOverloadedError`, so memory stays bounded. ``keyed``: each event
-    comes with its place in a log file (``add(event, (stream, offset))``), so its
-    bucket's ``_id`` is deterministic and a duplicate key means "already stored",
-    counted in ``present``, not a failure.
-    """
-
-    def __init__(self, db, concern: str | int | None = None, batch_size: int = 1000,
-                 flush_interval: float | None = None, max_pending: int = 100_000, clock=None,
-                 keyed: bool = False, collection: str = schema.EVENTS,
-                 pack=buckets.pack, row=buckets.row):
-        wc = write_concern(concern)
-        self.collection = (db.get_collection(collection, write_concern=wc) if wc
-                           else db[collection])
-        self._pack, self._row = pack, row     # another raw kind: see queries.custom.raw
-        self.acknowledged = wc is None or wc.acknowledged
-        self.batch_size = batch_size
-        self.max_pending = max_pending
-        self.keyed = keyed
-        self.totals = EventTotals()
-        self._clock = clock or (lambda: dt.datetime.now(dt.UTC))
-        self._pending: list[tuple] = []     # events as rows (buckets.ROW)
-        self._keys: list[tuple[int, int]] = []
-        self._lock = threading.Lock()
-        self._flush_lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = None
-        self.quarantine = Quarantine(db, "EventWriter")
-        self.restarts = 0
-        self.last_error = ""
-        self._unsent: list[dict] = []       # buckets a store failure kept, to send again
-        self.patience: threading.Event | None = None   # see _insert_patiently
-        self._interval = flush_interval
-        if flush_interval:
-            self._thread = self._start_thread()
-
-    def _start_thread(self) -> threading.Thread:
-        thread = threading.Thread(target=self._run, args=(self._interval,),
-                                  name="hitboard-events", daemon=True)
-        thread.start()
-        return thread
-
-    def add(self, event: dict, key: tuple[int, int] | None = None) -> None:
-        """Buffer ``event``; a keyed writer takes its ``(stream, offset)`` too."""
-        when, site = event.get("time"), event.get("site")
-        if not isinstance(when, dt.datetime) or not isinstance(site, str):
-            raise ValueError(f"an event needs a site and a time, not {event!r:.200}")
-        if self.keyed and key is None:
-            raise ValueError("a keyed event writer needs each event's (stream, offset)")
-        row = self._row(event)
-        with self._lock:
-            if self._thread is not None and self._waiting() >= self.max_pending:
-                raise RecorderOverloadedError(
-                    f"{self._waiting()} events are waiting for the database; event refused")
-            self._pending.append(row)
-            if self.keyed:
-                self._keys.append(key)
-            full = self._thread is None and len(self._pending) >= self.batch_size
-        if full:
-            self.flush()
-
-    def write_lines(self, lines: dict[str, Sequence], sites: Sequence[str], stream: int,
-                    offsets: Sequence[int]) -> int:
-        """Write the events of parsed log lines now (an ingest's chunk of lines, mapped:
-        ``lines`` holds their fields as columns, ``queries.ingest.logformat.columns``;
-        ``sites`` are their sites, ``offsets`` where they start in the pass ``stream``),
-        ``batch_size`` at a time; returns how many failed. A keyed writer's way: the
-        lines' places name their buckets."""
-        if not self.keyed:
-            raise ValueError("log lines are written by a keyed event writer")
-        failed = 0
-        for start in range(0, len(sites), self.batch_size):
-            part = slice(start, start + self.batch_size)
-            times = lines["time"][part]
-            failed += self._write(len(times), partial(
-                buckets.pack_columns, times, sites[part],
-                {name: lines[name][part] for name in _LOG_FIELDS},
-                streams=[stream] * len(times), offsets=offsets[part]))
-        return failed
-
-    def pending(self) -> int:
-        with self._lock:
-            return self._waiting()
-
-    def _waiting(self) -> int:
-        return len(self._pending) + sum(bucket["n"] for bucket in self._unsent)
-
-    def flush(self) -> int:
-        """Write every buffered event; returns how many failed in this call. With a
-        thread, a store failure raises, the events kept for the next flush."""
-        with self._flush_lock:
-            if self._unsent:
-                self._send_again()
-            with self._lock:
-                batch, self._pending = self._pending, []
-                keys, self._keys = self._keys, []
-            failed = 0
-            for start in range(0, len(batch), self.batch_size):
-                end = start + self.batch_size
-                failed += self._insert(batch[start:end], keys[start:end] or None)
-            return failed
-
-    def _insert(self, rows: list[tuple], keys: list[tuple[int, int]] | None) -> int:
-        """Insert these events; if they fail for their content, one by one, what still
-        fails set aside."""
-        try:
-            return self._write(len(rows), partial(self._pack, rows, keys=keys))
-        except Exception as exc:
-            if transient(exc) or len(rows) == 1:
-                raise
-        failed = 0
-        for i, row in enumerate(rows):
-            try:
-                failed += self._write(1, partial(self._pack, [row],
-                                                 keys=keys[i:i + 1] if keys else None))
-            except Exception as exc:
-                if transient(exc):
-                    raise
-                self.quarantine.keep({"event": row}, exc, 1)
-        return failed
-
-    def _write(self, n: int, pack) -> int:
-        """Insert the buckets of ``n`` events, ``pack(ingested)``; returns how many events
-        failed. Stamped just before the write, as late as possible: a rollup that has
-        read past this instant must not miss these documents (see rollups.SETTLE)."""
-        bucketed = pack(self._clock())
-        if self._thread is not None and not self.keyed:
-            for bucket in bucketed:          # so a bucket sent again is known if stored
-                bucket.setdefault("_id", ObjectId())
-        try:
-            self._insert_patiently(bucketed)
-        except BulkWriteError as exc:
-            return self._partly_written(bucketed, exc)
-        except PyMongoError as exc:
-            if self._thread is not None and not self.keyed and transient(exc):
-                self._unsent.extend(bucketed)
-                raise
-            self.totals.failed += n
-            self._note(f"{n} events not written: {type(exc).__name__}: {str(exc)[:200]}")
-            return n
-        if self.acknowledged:
-            self.totals.written += n
-        else:
-            self.totals.unacknowledged += n
-        return 0
-
-    def _partly_written(self, bucketed: list[dict], exc: BulkWriteError) -> int:
-        """Count the events of what an unordered insert of buckets did; returns how many
-        events failed. With write-concern errors, none is known to be durable: all but
-        present ones fail."""
-        errors = exc.details.get("writeErrors", [])
-        refused = {e["index"]: e for e in errors}
-        present = sum(bucketed[i]["n"] for i, e in refused.items()
-                      if self.keyed and e.get("code") == DUPLICATE_KEY)
-        errors = [e for e in errors if not (self.keyed and e.get("code") == DUPLICATE_KEY)]
-        total = sum(bucket["n"] for bucket in bucketed)
-        inserted = total - sum(bucketed[i]["n"] for i in refused)
-        if exc.details.get("writeConcernErrors"):
-            inserted, errors = 0, exc.details["writeConcernErrors"]
-        failed = total - inserted - present
-        self.totals.written += inserted
-        self.totals.present += present
-        self.totals.failed += failed
-        if failed:
-            self._note(f"{failed} of {total} events refused: "
-                       f"{errors[0]['errmsg'][:200]}" if errors else str(exc)[:200])
-        return failed
-
-    def _note(self, message: str) -> None:
-        if len(self.totals.errors) < 10:
-            self.totals.errors.append(message)
-
-    def _insert_patiently(self, bucketed: list[dict]) -> None:
-        """``insert_many``; with ``patience`` (a follower's stop event), a store failure is
-        tried again with backoff until it passes or the follower stops: keyed buckets
-        already stored answer a duplicate key (present)."""
-        delay = 0.1
-        while True:
-            try:
-                self.collection.insert_many(bucketed, ordered=False)
-                return
-            except BulkWriteError:
-                raise
-            except PyMongoError as exc:
-                if self.patience is None or not transient(exc) or self.patience.wait(delay):
-                    raise
-                log.warning("events not written, trying again in %.1fs: %s", delay, exc)
-                delay = min(30.0, delay * 2)
-
-    def _send_again(self) -> None:
-        """The buckets a store failure kept: those already stored answer a duplicate key
-        and count as written once."""
-        unsent, self._unsent = self._unsent, []
-        try:
-            self.collection.insert_many(unsent, ordered=False)
-        except BulkWriteError as exc:
-            stored = {e["index"] for e in exc.details.get("writeErrors", [])
-                      if e.get("code") == DUPLICATE_KEY}
-            refused = {e["index"] for e in exc.details.get("writeErrors", [])} - stored
-            if exc.details.get("writeConcernErrors") or (refused and transient(exc)):
-                self._unsent = unsent
-                raise
-            for i in refused:
-                self.quarantine.keep({"bucket": unsent[i]["_id"]}, exc, unsent[i]["n"])
-            self.totals.written += sum(b["n"] for i, b in enumerate(unsent) if i not in refused)
-            return
-        except Exception:
-            self._unsent = unsent
-            raise
-        self.totals.written += sum(bucket["n"] for bucket in unsent)
-
-    def _run(self, interval: float) -> None:
-        delay = interval
-        while not self._stop.wait(delay):
-            try:
-                self.flush()
-                delay, self.last_error = interval, ""
-            except Exception as exc:   # never stops: kept events are sent again later
-                self.last_error = f"{type(exc).__name__}: {str(exc)[:200]}"
-                delay = min(30.0, max(delay * 2, interval))
-                log.warning("events not written, trying again in %.1fs: %s", delay, exc)
-
-    def revive(self) -> bool:
-        """Start the flush thread again if it stopped; True if it did."""
-        if self._thread is None or self._thread.is_alive() or self._stop.is_set():
-            return False
-        self.restarts += 1
-        log.error("the event writer's thread had stopped: started again")
-        self._thread = self._start_thread()
-        return True
-
-    def accepting(self) -> bool:
-        """Whether an event added now would be taken (not refused as overloaded)."""
-        with self._lock:
-            return self._thread is None or self._waiting() < self.max_pending
-
-    def problems(self) -> list[str]:
-        """What keeps events from being written, for ``/healthz``."""
-        found = []
-        if self._thread is not None and not self._thread.is_alive() and not self._stop.is_set():
-            found.append("EventWriter: its flush thread is down")
-        if self._thread is not None and self._waiting() >= self.max_pending:
-            found.append(f"EventWriter: {self._waiting():,} events wait for the database "
-                         f"({self.last_error or 'not keeping up'})")
-        return found
-
-    def close(self) -> None:
-        """Stop the thread and write what is buffered; what cannot be is logged."""
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(5)
-        try:
-            self.flush()
-        except Exception as exc:
-            log.error("%d events could not be written before close: %s", self._waiting(), exc)
+    past = {"stream": name, "first": {"$gte": offset}}
+    db[schema.APART].delete_many(past)
+    return db[schema.EVENTS].delete_many(past).deleted_count

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pymongo import ASCENDING
 
 from ..stats import schema
-from .collection import EventWriter
+from .writer import EventWriter
 
 COLLECTION = "custom.events"
 HOUR_MS = 3_600_000

@@ -29,7 +29,7 @@ from .. import validation
 from ..dimensions.classify import RecordCoder, is_bot_agent
 from ..dimensions.tally import LogTally
 from ..errors import InvalidPageError, InvalidSiteError
-from ..events.collection import EventTotals, EventWriter
+from ..events.writer import EventTotals, EventWriter
 from ..stats.sites import primary_source
 from ..stats.writes import day_unit
 from .logformat import LineParser, LogRecord, columns

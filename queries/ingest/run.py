@@ -34,7 +34,8 @@ from pymongo.errors import PyMongoError
 from .. import validation
 from ..errors import HitboardError, InvalidSiteError
 from ..events import apart
-from ..events.collection import EventTotals, EventWriter, forget
+from ..events.collection import forget
+from ..events.writer import EventTotals, EventWriter
 from ..quarantine import transient
 from . import chunks
 from .mapper import LineMapper, Tally, split_lines
@@ -239,7 +240,6 @@ class Ingestor:
         those lines are mapped again, perhaps cut into other chunks."""
         if self.events is not None:
             forget(self.db, session.stream(), offset)
-            apart.forget(self.db, session.stream(), offset)
         return offset
 
     def release(self, session: LogSession) -> None:

@@ -34,7 +34,7 @@ from .. import processes
 from ..dimensions import agents
 from ..errors import HitboardError
 from ..events import apart
-from ..events.collection import EventWriter
+from ..events.writer import EventWriter
 from ..store.connection import bulk_loading, connect
 from . import gcmode
 from .dimwriter import Deferred, DimensionWriter, PackedUnits

@@ -46,7 +46,7 @@ STATUS_P = np.array([0.93, 0.05, 0.015, 0.005])
 class EventFeed:
     """Called by the runner with each tick's cells, ``(site, page, n)`` or ``(site, page,
     n, visits)``; adds ``n`` events per cell to an
-    :class:`queries.events.collection.EventWriter`-like ``writer`` (``add(doc)``)."""
+    :class:`queries.events.writer.EventWriter`-like ``writer`` (``add(doc)``)."""
 
     def __init__(self, writer, seed: int = 0, custom=None):
         self.writer, self.custom = writer, custom

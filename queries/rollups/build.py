@@ -39,8 +39,8 @@ from pymongo import ASCENDING
 
 from .. import validation
 from ..dimensions import sketches
-from ..events import apart, custom
 from ..events import collection as events
+from ..events import custom
 from ..events import reads as event_reads
 from ..stats import schema
 from ..visits import build as visits
@@ -175,9 +175,7 @@ def finish_rollups(db, run: RollupRun, retention: int | None = None,
     watermark = _advance(db, run)
     if retention is not None:
         run.expired = events.expire(db, retention, watermark, run.read_until)
-        cutoff = events.cutoff(retention, watermark, run.read_until)
-        custom.expire(db, cutoff)
-        apart.expire(db, cutoff)
+        custom.expire(db, events.cutoff(retention, watermark, run.read_until))
     run.sketches_merged = sketches.compact_due(db, run.read_until)
     return run
 

@@ -12,7 +12,7 @@ from dashkit import dashboard_app
 from selenium.common.exceptions import StaleElementReferenceException
 
 import queries
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.ingest import run as ingest
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("frozen_clock")]

@@ -9,7 +9,7 @@ from dashkit import dashboard_app, seed
 
 import queries
 from dashboard.rollup_job import rollup_job
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 
 pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 

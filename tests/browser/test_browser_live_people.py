@@ -87,7 +87,7 @@ def test_active_visitors_and_top_referrers_now(app, dash_duo, tmp_path):
 def test_visits_begun_in_the_last_30_minutes_leave_the_card_as_time_passes(app, dash_duo):
     """Two people's visits, begun 29.5 and 5 minutes ago: a minute later the first one
     began more than 30 minutes ago, and the card, refreshed by itself, says so."""
-    from queries.events.collection import EventWriter
+    from queries.events.writer import EventWriter
 
     with time_machine.travel(NOW, tick=True) as traveller:
         services = get_services(app.server)

@@ -11,7 +11,7 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 
 from dashboard.services import get_services
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 
 pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 

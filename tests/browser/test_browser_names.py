@@ -13,7 +13,7 @@ from dashkit import dashboard_app
 
 import queries
 from dashboard.rollup_job import rollup_job
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 
 LINK = '/<a href="https://example.org">click</a>'
 BOLD = "/<b>x</b>"

@@ -9,7 +9,7 @@ import time_machine
 from dashkit import dashboard_app, sign_in
 
 import queries
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 
 pytestmark = pytest.mark.browser
 DAY = dt.datetime(2026, 1, 5, tzinfo=dt.UTC)   # a Monday

@@ -11,7 +11,7 @@ from clockkit import TEST_NOW
 from dash.testing.wait import until
 
 from dashboard.services import get_services
-from queries.events.collection import EventWriter
+from queries.events.writer import EventWriter
 from queries.rollups.build import run_rollups
 
 pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
