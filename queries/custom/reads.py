@@ -90,17 +90,19 @@ def goals(db, site: str, start: dt.datetime, end: dt.datetime, wanted: Iterable[
     found = cells_over(db, site, start, end) if any(g.kind == "event" for g in wanted) else {}
     views = (visit_reads.page_sums(db, site, start, end, "views")["pageviews"]
              if any(g.kind == "page" for g in wanted) else None)
-    rows, exact = [], True
+    pages = [goal for goal in wanted if goal.kind == "page"]
+    seen, exact = (matching_visitors(db, site, "page", cover(db, site, start, end, now),
+                                     [partial(_is_page_of, g.value) for g in pages], now)
+                   if pages else ([], True))
+    seen_of = dict(zip(pages, seen, strict=True))
+    rows = []
     for goal in wanted:
         if goal.kind == "event":
             cell = found.get((goal.value, cells.TOTAL, ""), cells.Cell())
             rows.append(_figures(goal.label, cell))
             continue
         hits = int(sum(n for page, n in views.items() if matches(goal.value, page)))
-        seen, whole = matching_visitors(db, site, "page", cover(db, site, start, end, now),
-                                        partial(_is_page_of, goal.value), now)
-        exact &= whole
-        rows.append((goal.label, hits, min(seen, hits), {}))
+        rows.append((goal.label, hits, min(seen_of[goal], hits), {}))
     table = _table(rows, people(db, site, start, end, now), keep_order=True)
     table.attrs["exact"] = exact
     return table

@@ -13,7 +13,7 @@ exact. A visitor is one (address, user agent) pair.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import pandas as pd
@@ -93,15 +93,18 @@ def value_visitors(db, site: str, dim: str, found: Cover, hits: dict[str, int],
     return counted, exact and found.exact
 
 
-def matching_visitors(db, site: str, dim: str, found: Cover, match,
-                      now: dt.datetime | None = None) -> tuple[int, bool]:
-    """The human visitors of every value of ``dim`` that ``match(value)`` accepts over
-    ``found`` (a page goal's converting visitors): one union of those values' sketches,
-    and whether it is exact (see :func:`value_visitors`)."""
+def matching_visitors(db, site: str, dim: str, found: Cover, matches: Sequence,
+                      now: dt.datetime | None = None) -> tuple[list[int], bool]:
+    """For each predicate of ``matches``, the human visitors of every value of ``dim``
+    it accepts over ``found`` (a page goal's converting visitors): the union of those
+    values' sketches, read once for them all; and whether they are exact (see
+    :func:`value_visitors`)."""
     groups, exact = _value_sketches(db, site, dim, found, {}, True, False, now,
                                     EVENTS_BUDGET)
-    chosen = [sketch for value, group in groups.items() if match(value) for sketch in group]
-    return sketches.estimate(chosen, sketches.LG_K_VALUE), exact and found.exact
+    counted = [sketches.estimate([sketch for value, group in groups.items() if match(value)
+                                  for sketch in group], sketches.LG_K_VALUE)
+               for match in matches]
+    return counted, exact and found.exact
 
 
 def _value_sketches(db, site: str, dim: str, found: Cover, event_people: dict[str, set],

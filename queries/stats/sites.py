@@ -221,7 +221,7 @@ def check_visit_minutes(value) -> int:
 
 
 def add_goal(db, site: str, goal: Goal) -> bool:
-    """Add a goal (``queries.custom.goals.goal``) to a registered site; False if it
+    """Add a goal (``goals.goal``) to a registered site; False if it
     already has it."""
     goals = _goals(db, site)
     if goal in goals:
