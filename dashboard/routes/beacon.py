@@ -9,7 +9,7 @@ reachability check that counts nothing); who may send is ``beacon_origins``' bus
 A custom event (a signup, a purchase) is a ``POST`` naming it: ``{"site", "page",
 "event": "Signup", "props": {"plan": "pro"}, "revenue": {"currency": "EUR", "amount":
 "49.00"}}`` (``queries.custom.payload`` bounds it); it is kept as it came
-(``queries.custom.raw``), not counted as a page view. ``/hit.js`` is the one-tag
+(``queries.events.custom``), not counted as a page view. ``/hit.js`` is the one-tag
 tracking script (``assets/hit.js``). Hits go to the app's recorder (their dimensions to
 its dimension recorder) and, as events, to a buffered writer flushed by its own thread:
 a request never waits on the database.
@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import functools
 import json
 import logging
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -182,15 +181,14 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
                 custom.add(event(now, site, page, flask.request.remote_addr,
                                  flask.request.user_agent.string))
                 return _accepted(allowed)
+            request = _with_referrer(_event(now, site, page, query, flask.request), referrer)
             if not _counts_beacon(services, site):     # its logs count it: kept apart
-                kept_apart.add(_with_referrer(_event(now, site, page, query, flask.request),
-                                              referrer))
+                kept_apart.add(request)
                 return _accepted(allowed)
             dims = _dimensions(services, site, page, query, referrer)
             services.recorder.record(site, page, now, bots=int(dims.bot))
             _record_dimensions(services, site, page, now, dims)
-            _record_event(events, _with_referrer(_event(now, site, page, query, flask.request),
-                                                 referrer))
+            _record_event(events, request)
         except (BeaconError, GateError) as exc:
             return _refuse(str(exc), exc.status, allowed)
         except RecorderOverloadedError as exc:
@@ -286,7 +284,7 @@ def _with_referrer(event: dict, referrer: str | None) -> dict:
     return event
 
 
-@functools.cache
+@cache
 def minified_script() -> bytes:
     """``assets/hit.js`` minified once, its local names shortened (the source keeps its
     comments and words); read on the first request, so a server starts without it."""
