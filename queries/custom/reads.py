@@ -24,7 +24,6 @@ from ..stats import schema
 from ..stats.goals import Goal, matches
 from ..visits import cells, store
 from ..visits import reads as visit_reads
-from ..visits.sessions import QUARTER_MS
 
 COLUMNS = ["value", "conversions", "visitors", "conversion_rate", "revenue"]
 
@@ -44,9 +43,9 @@ def cells_over(db, site: str, start: dt.datetime, end: dt.datetime) -> dict[tupl
 def _quarter_rows(db, site: str, start: dt.datetime, end: dt.datetime) -> list[list]:
     """The event rows of the quarters starting in [start, end), without their quarter."""
     lo, hi = schema.epoch_ms(start), schema.epoch_ms(end)
-    return [row[1:] for doc in store.days(db, site, start, end, (store.EVENTS,))
-            for hour, rows in store.hours_of(doc, store.EVENTS) for row in rows
-            if lo <= hour + row[0] * QUARTER_MS < hi]
+    return [list(rest) for time, *rest in visit_reads.quarter_rows(db, site, start, end,
+                                                                   store.EVENTS)
+            if lo <= time < hi]
 
 
 def people(db, site: str, start: dt.datetime, end: dt.datetime,

@@ -6,6 +6,7 @@ a range cut inside a quarter hour counts that quarter whole and says it is not e
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
@@ -51,11 +52,8 @@ def quarters(db, site: str, start: dt.datetime, end: dt.datetime) -> pd.DataFram
     inside): ``time`` (ms since the epoch) and ``SUMS``, summed where events and
     backfilled history share a quarter."""
     lo, hi = schema.epoch_ms(start), schema.epoch_ms(end)     # quarters starting inside
-    rows = [(hour + q * QUARTER_MS, *counts)
-            for doc in store.days(db, validation.site(site), start, end,
-                                  store.kind_fields("q"))
-            for hour, found in store.hours_of(doc, "q") for q, *counts in found]
-    frame = pd.DataFrame(rows, columns=["time", *SUMS], dtype="int64")
+    frame = pd.DataFrame(list(quarter_rows(db, site, start, end, "q")),
+                         columns=["time", *SUMS], dtype="int64")
     frame = frame[(frame["time"] >= lo) & (frame["time"] < hi)]
     return frame.groupby("time", as_index=False).sum()
 
@@ -65,13 +63,20 @@ def page_rows(db, site: str, start: dt.datetime, end: dt.datetime, kind: str,
     """``time`` (quarter, ms), ``page`` and the counts of ``kind`` (``entry``, ``exit``:
     visits, bounces, duration; ``views``: pageviews) of [start, end)."""
     lo, hi = schema.epoch_ms(start), schema.epoch_ms(end)     # quarters starting inside
-    rows = [(hour + q * QUARTER_MS, name, *numbers)
-            for doc in store.days(db, validation.site(site), start, end,
-                                  store.kind_fields(kind))
-            for hour, found in store.hours_of(doc, kind) for q, name, *numbers in found
-            if page is None or name == page]
+    rows = [row for row in quarter_rows(db, site, start, end, kind)
+            if page is None or row[1] == page]
     frame = pd.DataFrame(rows, columns=["time", "page", *_counts(kind)])
     return frame[(frame["time"] >= lo) & (frame["time"] < hi)]
+
+
+def quarter_rows(db, site: str, start: dt.datetime, end: dt.datetime, kind: str
+                 ) -> Iterator[tuple]:
+    """``(quarter start ms, *row)`` of every row of ``kind`` in the day documents holding
+    [start, end), both parts (the caller keeps the quarters it wants)."""
+    for doc in store.days(db, validation.site(site), start, end, store.kind_fields(kind)):
+        for hour, found in store.hours_of(doc, kind):
+            for q, *rest in found:
+                yield (hour + q * QUARTER_MS, *rest)
 
 
 def page_sums(db, site: str, start: dt.datetime, end: dt.datetime, kind: str
