@@ -3,16 +3,13 @@ listed and removed; ``breakdown --by event|goal|prop``; one-line errors."""
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 
 import pytest
-from click.testing import CliRunner
+from clikit import rows, run
 from logkit import AGENT, write_log
 
 import queries
-from dashboard.cli import main
 from queries.custom.payload import custom_event
 from queries.events import custom as raw
 from queries.rollups.build import run_rollups
@@ -40,15 +37,6 @@ def store(tmp_path):
     finally:
         db.client.close()
     return path
-
-
-def run(store, *args):
-    return CliRunner().invoke(main, [*args, "--store", store])
-
-
-def rows(result) -> list[dict]:
-    assert result.exit_code == 0, result.output
-    return list(csv.DictReader(io.StringIO(result.stdout)))
 
 
 def test_goals_are_added_listed_and_removed(store):

@@ -3,12 +3,11 @@ small log, and a clear one-line error for what they cannot answer."""
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 
 import pytest
 from click.testing import CliRunner
+from clikit import rows, run
 
 from dashboard.cli import main
 
@@ -31,15 +30,6 @@ def store(tmp_path):
     result = CliRunner().invoke(main, ["ingest", str(log), "--site", "s", "--store", path])
     assert result.exit_code == 0, result.output
     return path
-
-
-def run(store, *args):
-    return CliRunner().invoke(main, [*args, "--store", store])
-
-
-def rows(result) -> list[dict]:
-    assert result.exit_code == 0, result.output
-    return list(csv.DictReader(io.StringIO(result.stdout)))
 
 
 def test_each_metric_per_day_in_percent_and_seconds(store):
