@@ -144,3 +144,29 @@ def test_backfilled_and_live_visitors_view_a_few_pages_each(embedded_db):
     _live(embedded_db, model, 50, 600, wall=minute[0])
     hits = int(queries.series(embedded_db, site, *minute, "hour")["*"].sum())
     assert 2 < hits / reads.visitors(embedded_db, site, *minute).n < 6
+
+
+def test_backfilled_history_converts_as_live_traffic_does(embedded_db):
+    """The demo's past days have custom events too (an add to cart, a purchase with its
+    revenue, a newsletter signup after people's pageviews), in the visits they belong
+    to; a whole day's sums hold what its hours hold."""
+    from queries.custom import reads as custom_reads
+    from queries.visits import reads as visit_reads
+
+    with DimensionRecorder(embedded_db, flush_interval=3600) as dimensions:
+        backfill_history(embedded_db, TrafficModel(seed=2), 0.3, days=1, now=NOON,
+                         dimensions=dimensions)
+    site, start = "shop.example", DAY[0] - dt.timedelta(days=1)
+    whole = custom_reads.events(embedded_db, site, start, DAY[0]).set_index("value")
+    assert {"Add to cart", "Purchase"} <= set(whole.index)
+    assert whole.loc["Purchase", "revenue"].startswith("EUR ")
+    assert (whole["visitors"] <= whole["conversions"]).all()
+    hours = [custom_reads.events(embedded_db, site, start + dt.timedelta(hours=h),
+                                 start + dt.timedelta(hours=h + 1)) for h in range(24)]
+    by_hour = {}
+    for table in hours:
+        for name, n in table[["value", "conversions"]].values.tolist():
+            by_hour[name] = by_hour.get(name, 0) + n
+    assert by_hour == whole["conversions"].to_dict()
+    views = visit_reads.totals(embedded_db, site, start, DAY[0])
+    assert 0 < whole["conversions"].sum() < views.pageviews / 10

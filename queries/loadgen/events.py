@@ -12,7 +12,7 @@ uniformly over the tick the hits belong to.
 With a ``custom`` writer, people's pageviews are followed now and then by a custom
 event of the same visitor, a few seconds later (``CUSTOM``: an add to cart or a purchase
 with its revenue on a product page, a newsletter signup on a post), so the demo's goals
-convert.
+convert; ``history_events`` draws the same for the backfilled history's pageviews.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import numpy as np
 
 from ..dimensions.classify import is_bot_agent
 from ..events import custom
+from ..visits.sessions import Pageview
 
 HOSTS = [f"{net}.{i}" for net in ("192.0.2", "198.51.100", "203.0.113") for i in range(1, 255)]
 AGENTS = (
@@ -92,3 +93,24 @@ class EventFeed:
                 self.custom.add(custom.document(later, view["site"], view["path"],
                                                 (name, (), revenue), view["host"],
                                                 view["user_agent"]))
+
+
+def history_events(runs: list[Pageview], rng: np.random.Generator) -> list[Pageview]:
+    """The custom events following people's pageviews of the backfilled history, as
+    live traffic's (``CUSTOM``'s chances per pageview): each run of ``views`` pageviews
+    of a page gets a binomial draw of each event, at times drawn within the run."""
+    found = []
+    for run in runs:
+        for prefix, name, p, paid in CUSTOM:
+            if not run.page.startswith(prefix):
+                continue
+            n = int(rng.binomial(run.views, p))
+            if not n:
+                continue
+            times = rng.integers(run.time, (run.until or run.time) + 1, size=n)
+            amounts = rng.integers(990, 19_900, size=n) if paid else None
+            for i, at in enumerate(times.tolist()):
+                revenue = ("EUR", f"{amounts[i] / 100:.2f}") if paid else None
+                found.append(Pageview(run.visitor, at, run.page, views=0,
+                                      event=(name, (), revenue)))
+    return found

@@ -16,6 +16,7 @@ from ..stats import schema
 from ..stats.sites import register_synthetic
 from ..visits.build import backfilled, page_of
 from ..visits.sessions import HOUR_MS, MINUTE_MS, QUARTER_MS, Pageview
+from .events import history_events
 from .model import TrafficModel
 from .visitors import SyntheticVisitors
 
@@ -43,8 +44,10 @@ def backfill_history(db, model: TrafficModel, rate: float, days: int = 30,
     site_days = (days + 1) * len(model.site_names)
     items = history(model, rate, days, now)
     if dimensions is not None:
+        rng = np.random.default_rng([model.seed, 3])
         items = with_visitors(items, dimensions, model.seed + 1,
-                              lambda site, runs, views: backfilled(db, site, runs, views))
+                              lambda site, runs, views: backfilled(
+                                  db, site, runs, views, history_events(runs, rng)))
     return backfill(db, items, total=site_days, progress=progress)
 
 

@@ -162,21 +162,23 @@ def answered(columns: dict) -> list[bool]:
     return [gets[m] and good[s] for m, s in zip(method_codes, status_codes, strict=True)]
 
 
-def backfilled(db, site: str, runs: Iterable[Pageview],
-               views: Iterable[tuple[int, str, int]]) -> int:
+def backfilled(db, site: str, runs: list[Pageview], views: Iterable[tuple[int, str, int]],
+               events: list[Pageview] = ()) -> int:
     """Visits of history written without events (the load generator's past days):
     ``runs`` are whole UTC days' pageviews as runs (``Pageview.until``, ``views``: the
     work grows with visits, not hits), ``views`` their ``(quarter, page, pageviews)``
-    cells; the visits are stored apart from those the events make (``backfilled``), so
-    a later recompute of the same hours keeps them."""
+    cells, ``events`` their custom events (``Pageview.event``), which continue and
+    un-bounce visits as live ones do; all is stored apart from what the events make
+    (``backfilled``), so a later recompute of the same hours keeps it."""
     timeout = site_settings(db, site).visit_ms
-    quarters, pages = tally(sessionize(runs, timeout), ())
+    quarters, pages = tally(sessionize([*runs, *events], timeout), ())
     count_views(quarters, pages, views)
     if not quarters:
         return 0
     first = min(quarters) // store.DAY_MS * store.DAY_MS
     last = (max(quarters) // store.DAY_MS + 1) * store.DAY_MS
-    parts = store.hour_parts(quarters, pages, range(first, last, HOUR_MS))
+    parts = store.hour_parts(quarters, pages, range(first, last, HOUR_MS),
+                             cells.tally(events))
     days = store.write_hours(db, site, parts, backfilled=True)
     store.refresh_sums(db, site, days)
     return len(days)

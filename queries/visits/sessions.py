@@ -101,7 +101,8 @@ def _order(view: Pageview) -> tuple:
     """Sorted by visitor, time and page; at one instant, pageviews before custom events
     before engagements, then by the events' own fields: one order whatever the input's."""
     name = view.event[0] if view.event else ""
-    return (*view[:4], -view.views, view.engaged is not None, name, repr(view.event),
+    until = -1 if view.until is None else view.until       # runs beside single events
+    return (*view[:3], until, -view.views, view.engaged is not None, name, repr(view.event),
             view.engaged or 0)
 
 

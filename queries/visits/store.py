@@ -7,7 +7,7 @@ visits replaced whole whenever the hour is recomputed, and the day's pages summe
      exit:  {"<H>": ...the same...},
      views: {"<H>": [[quarter, page, pageviews], ...]},
      ev:    {"<H>": [[quarter, name, dim, value, events, revenue, sketch], ...]},
-     b:     {q: ..., entry: ..., exit: ..., views: ...}   (the backfilled history's)
+     b:     {q: ..., entry: ..., exit: ..., views: ..., ev: ...}   (the backfilled history's)
      sums:  {entry: [[page, visits, bounces, duration ms], ...], exit: ...,
              views: [[page, pageviews], ...],               (the whole day's, both parts)
              ev: [[name, dim, value, events, revenue, sketch], ...]}}
@@ -165,7 +165,8 @@ def _sum_day(db, doc_id: str) -> None:
         return
     sums = _summed(rows for kind in PAGE_KINDS for source in (doc, doc.get(BACKFILLED) or {})
                    for rows in [(kind, found) for found in (source.get(kind) or {}).values()])
-    sums[EVENTS] = _events_summed(row for rows in (doc.get(EVENTS) or {}).values()
+    sums[EVENTS] = _events_summed(row for source in (doc, doc.get(BACKFILLED) or {})
+                                  for rows in (source.get(EVENTS) or {}).values()
                                   for row in rows)
     db[VISITS].update_one({"_id": doc_id, "ver": doc.get("ver")}, {"$set": {"sums": sums}})
 
