@@ -120,3 +120,16 @@ def test_generator_events_are_neither_source(db):
     writer.flush()
     found = compare(db, "s", DAY, DAY + dt.timedelta(days=1))
     assert found.generator == 1 and found.rows.empty
+
+
+def test_chosen_pages_narrow_every_figure_but_not_who_ran_the_script(db, tmp_path):
+    register(db, "s", "admin")
+    _ingest(db, _log(tmp_path))
+    _beacon(db, [(1, 600, "/a")], apart.writer(db))      # visitor 1 ran it, on /a only
+    found = compare(db, "s", DAY, DAY + dt.timedelta(days=1), pages=["/b"])
+    assert found.rows["page"].tolist() == ["/b"]
+    assert found.totals == {"log_pageviews": 1, "beacon_pageviews": 0, "difference": 1,
+                            "log_bots": 1, "ai_crawlers": 0, "without_script": 0}
+    assert found.share is None
+    with pytest.raises(queries.HitboardError):
+        compare(db, "s", DAY, DAY + dt.timedelta(days=1), pages=["/a\x01"])

@@ -8,11 +8,14 @@ requests for the page, those of AI crawlers among them (by user agent,
 ``dimensions.aicrawlers``), and the log's pageviews by visitors (address and agent) that
 never ran the script in the range. The estimated blocked or no-JavaScript share is
 (log pageviews − beacon pageviews) / log pageviews over the pages and days both saw.
+Given pages, every figure is theirs; a visitor who ran the script on any page of the
+site still ran it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -42,9 +45,11 @@ class Comparison:
 
 
 def compare(db, site: str, start: dt.datetime, end: dt.datetime, tz: str = "UTC",
-            n: int = 100) -> Comparison:
-    """The two sources of [start, end), per page and day of ``tz`` (``n`` rows)."""
+            n: int = 100, pages: Iterable[str] = ()) -> Comparison:
+    """The two sources of [start, end), per page and day of ``tz`` (``n`` rows), of
+    ``pages`` only if any are given."""
     site = validation.site(site)
+    wanted = {validation.page(page) for page in pages}
     start, end = validation.time_range(start, end)
     zone = validation.timezone(tz)
     settings = site_settings(db, site)
@@ -72,13 +77,15 @@ def compare(db, site: str, start: dt.datetime, end: dt.datetime, tz: str = "UTC"
                     continue
                 if page is None:
                     continue
+                visitor = f"{hosts[host_codes[i]] or ''}\x00{agents[a] or ''}"
+                if not from_log and people[a]:
+                    seen.add(visitor)
+                if wanted and page not in wanted:
+                    continue
                 day = days[ms // QUARTER_MS]
                 cell = cells.setdefault((day, page), [0] * len(FIGURES))
-                visitor = f"{hosts[host_codes[i]] or ''}\x00{agents[a] or ''}"
                 if not from_log:
-                    if people[a]:
-                        cell[1] += 1
-                        seen.add(visitor)
+                    cell[1] += people[a]
                 elif not people[a]:
                     cell[3] += 1
                     cell[4] += crawlers[a]

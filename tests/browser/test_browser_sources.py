@@ -83,3 +83,18 @@ def test_a_site_with_one_source_says_what_the_comparison_lacks(app, seeded, dash
     dash_duo.wait_for_contains_text("#sources-alert", "the tracking tag")
     dash_duo.wait_for_text_to_equal("#sources-kpi-share", "–")
     assert dash_duo.get_logs() == []
+
+
+def test_the_shells_pages_narrow_every_figure_across_a_reload(app, seeded, dash_duo, tmp_path):
+    ingest(seeded, write_log(tmp_path / "more.log", DAY, [(5, 700, "/b", HUMAN)]))
+    dash_duo.start_server(app, path="/sources?site=s&tz=UTC&days=30&page=/b")
+    expected = {"log": "1", "beacon": "0", "share": "–", "bots": "0", "ai": "0",
+                "noscript": "1"}
+    for _ in range(2):
+        until(lambda: _figures(dash_duo) == expected, timeout=30,
+              msg=lambda: f"figures: {_figures(dash_duo)}")
+        dash_duo.wait_for_contains_text("#sources-summary", "Only /b, as chosen above")
+        dash_duo.wait_for_contains_text("#shell-pages", "/b")
+        assert "/a" not in dash_duo.find_element("#sources-table").text
+        dash_duo.driver.refresh()
+    assert dash_duo.get_logs() == []

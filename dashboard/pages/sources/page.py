@@ -1,6 +1,6 @@
 """Sources: a site's access logs beside its beacon, per page and day.
 
-The range is in the URL (``days=1|7|30``, with the shell's site and zone), so a reload,
+The range is in the URL (``days=1|7|30``, with the shell's site, pages and zone), so a reload,
 a shared link and the back button show the same view. One callback keeps the URL in step
 with the control, one draws the view from the URL."""
 
@@ -62,12 +62,13 @@ def render(search, pathname):
             return None, message("No site yet.", "info"), None, None, days
         seconds = reads.history_seconds()
         start, end = view.span(days, shell.tz, reads.now(seconds))
-        found = reads.shared(compare, site, start, end, shell.tz, ROWS, seconds=seconds)
+        found = reads.shared(compare, site, start, end, shell.tz, ROWS, shell.pages,
+                             seconds=seconds)
     except Exception as exc:
         return None, message(describe(exc)), None, None, days
     retention = get_services().settings.events_ttl_days
     empty = view.empty_words(found)
-    return (view.summary(site, found, retention),
+    return (view.summary(site, found, retention, shell.pages),
             message(empty, "info") if empty else None,
             source_cards(found.totals, found.share),
             source_table(found.rows) if len(found.rows) else None, days)

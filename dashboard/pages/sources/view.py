@@ -27,10 +27,13 @@ def span(days: str, tz: str, now: dt.datetime) -> tuple[dt.datetime, dt.datetime
     return validation.local_midnight(now, tz, int(days) - 1), now
 
 
-def summary(site: str, found: Comparison, retention: int) -> str:
+def summary(site: str, found: Comparison, retention: int, pages: tuple[str, ...] = ()
+            ) -> str:
     """Which source the counters count, and where the comparison's data comes from."""
     kept = (f"From the raw events of both sources, kept {retention} days: older days have "
             "nothing to compare.")
+    if pages:
+        kept += f" Only {', '.join(pages)}, as chosen above."
     if found.primary in OTHER:
         return (f"{site}'s counters count its {found.primary}; its {OTHER[found.primary]} "
                 f"hits are kept apart, for this page only, so nothing counts twice. {kept}")
