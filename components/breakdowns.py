@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pandas as pd
 from dash import dcc, html
 
-from .numbers import count, duration, percent
+from .numbers import amounts, count, duration, percent
 from .tables import format_change
 
 UNCLICKABLE = {"(other)"}  # past a document's cap: no single value to filter by
@@ -74,7 +74,8 @@ def breakdown_panel(dim: str, title: str, frame: pd.DataFrame,
         label = (dcc.Link(_text(value), href=link, className="bd-link", title=value)
                  if link else html.Span(_text(value), title=value))
         if sub and record.get(sub):
-            label = html.Span([label, html.Span(str(record[sub]), className="bd-sub")])
+            label = html.Span([label, html.Span(amounts(str(record[sub])),
+                                                className="bd-sub")])
         width = f"{100 * size / top:.1f}%" if top else "0%"
         rows.append(html.Tr(className="bd-row" + (" bd-active" if value == active else ""),
                             children=[

@@ -4,6 +4,8 @@ page goes through these, so no figure reads ``1730.15`` beside ``1,730``."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 NO_VALUE = "–"
@@ -36,6 +38,15 @@ def percent(value: float | None, digits: int = 1, *, signed: bool = False) -> st
 def share(fraction: float | None, digits: int = 0) -> str:
     """A fraction as a percentage: ``0.173`` is ``17 %``."""
     return NO_VALUE if _missing(fraction) else percent(100 * float(fraction), digits)
+
+
+def amounts(text: str) -> str:
+    """The whole parts of the amounts in a text, thousands separated: ``EUR 652890.76,
+    USD 1200`` reads ``EUR 652,890.76, USD 1,200`` (decimals as they were)."""
+    return _WHOLE.sub(lambda m: f"{int(m.group()):,}", text)
+
+
+_WHOLE = re.compile(r"(?<![\d.])\d{4,}")
 
 
 def duration(seconds: float | None) -> str:

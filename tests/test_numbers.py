@@ -7,7 +7,7 @@ import pytest
 
 from components import Kpi, kpi_cards
 from components import presenter as present_ui
-from components.numbers import count, decimal, duration, percent, share
+from components.numbers import amounts, count, decimal, duration, percent, share
 from components.rollups import consistency_badge, rollup_table
 from components.statictable import table_cells
 from components.storetables import collections_table, plans_table
@@ -101,3 +101,10 @@ def test_rollups_and_data_page_tables_separate_thousands():
 
 def _cell_texts(table) -> set[str]:
     return {line for row in table_cells(table) for c in row for line in c["t"]}
+
+
+def test_amounts_group_their_whole_parts_only():
+    assert amounts("EUR 652890.76, USD 1200") == "EUR 652,890.76, USD 1,200"
+    assert amounts("JPY 123.456789") == "JPY 123.456789"
+    assert amounts("EUR 1234.567890") == "EUR 1,234.567890"
+    assert amounts("") == ""
