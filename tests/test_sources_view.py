@@ -30,6 +30,9 @@ def test_the_words_say_what_is_counted_and_what_is_missing():
     assert "counters count its beacon; its log hits are kept apart" in view.summary(
         "s", _found("beacon"), 30)
     assert "load generator" in view.summary("s", _found("generator"), 30)
+    assert view.summary("s", _found("log"), 30, ("/a", "/b")).endswith(
+        "Only /a, /b, as chosen above.")
+    assert "chosen" not in view.summary("s", _found("log"), 30)
     assert "Neither" in view.empty_words(_found())
     assert "tracking tag" in view.empty_words(_found(log_pageviews=3))
     assert "access log" in view.empty_words(_found(beacon_pageviews=3))

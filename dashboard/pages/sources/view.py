@@ -36,7 +36,7 @@ def summary(site: str, found: Comparison, retention: int, pages: tuple[str, ...]
         kept += f" Only {', '.join(pages)}, as chosen above."
     if found.primary in OTHER:
         return (f"{site}'s counters count its {found.primary}; its {OTHER[found.primary]} "
-                f"hits are kept apart, for this page only, so nothing counts twice. {kept}")
+                f"hits are kept apart and shown here only, so nothing counts twice. {kept}")
     if found.primary == "generator":
         return f"{site} is fed by the load generator: it has no log and no beacon. {kept}"
     return f"Nothing has fed {site} yet: its first source will be the one counted. {kept}"
