@@ -21,7 +21,7 @@ at hi, or the events end. The hours [lo + margin, b + margin) are written.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..dimensions import assets
 from ..dimensions.classify import is_bot_agent
@@ -163,7 +163,7 @@ def answered(columns: dict) -> list[bool]:
 
 
 def backfilled(db, site: str, runs: list[Pageview], views: Iterable[tuple[int, str, int]],
-               events: list[Pageview] = ()) -> int:
+               events: Sequence[Pageview] = ()) -> int:
     """Visits of history written without events (the load generator's past days):
     ``runs`` are whole UTC days' pageviews as runs (``Pageview.until``, ``views``: the
     work grows with visits, not hits), ``views`` their ``(quarter, page, pageviews)``
