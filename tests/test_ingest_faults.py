@@ -89,7 +89,7 @@ def test_sigterm_to_ingest_follow_flushes_what_it_read(server, tmp_path):
 def killed_in_flush_then_restarted(server, tmp_path, *mode: str) -> None:
     """Kill ingest while it writes the hits of lines past the saved position (the
     worst moment), restart it: each line is counted once."""
-    lines = 20_000 if mode else 50_000        # batch mode flushes every 20,000 lines
+    lines = 20_000 if mode else 50_000
     log = tmp_path / "access.log"
     append(log, 0, lines)
     db = connect(server.port)
@@ -100,6 +100,8 @@ def killed_in_flush_then_restarted(server, tmp_path, *mode: str) -> None:
     run = Follow(server, log, "--no-events")
     run.command.remove("--follow")
     run.command[2:2] = mode
+    if not mode:     # a flush every 5,000 lines: ten moments to be killed in, not one
+        run.command[:1] = [sys.executable, "-c", SMALL_BATCHES, "5000"]
     run.start()
     wait_for(lambda: hits() > saved_offset(db) // LINE, "hits written past the saved offset")
     run.end(signal.SIGKILL)
@@ -115,6 +117,15 @@ def killed_in_flush_then_restarted(server, tmp_path, *mode: str) -> None:
     if mode:     # the summary of a follower is printed after SIGTERM
         assert ("completed the flush a stopped run left unfinished" in errors) == interrupted
     db.client.close()
+
+
+SMALL_BATCHES = textwrap.dedent("""
+    import sys
+    from dashboard.cli import main
+    from queries.ingest import run as ingest
+    ingest.BATCH_LINES = int(sys.argv[1])
+    main(sys.argv[2:])
+""")
 
 
 def test_ingest_follow_killed_mid_file_then_restarted_counts_each_line_once(server, tmp_path):
