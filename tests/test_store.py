@@ -21,6 +21,7 @@ from pymongo.errors import BulkWriteError, DuplicateKeyError, InvalidOperation
 
 import queries
 from queries.errors import StoreReadOnlyError
+from queries.store.embedded.store import EmbeddedStore
 
 UTC = dt.UTC
 
@@ -257,6 +258,25 @@ def test_an_unordered_batch_of_upserts_inserts_its_new_documents_at_once(embedde
                         ordered=False)
     assert [e["index"] for e in caught.value.details["writeErrors"]] == [2]
     assert caught.value.details["nUpserted"] == 2 and fast.find_one({"_id": "h"}) is None
+
+
+def test_a_new_store_opened_by_two_writers_at_once_is_set_up_in_turn(tmp_path):
+    """Two processes opening a new store at once both switch it to WAL, and SQLite
+    refuses one at once (``database is locked``, seen when two ingests started
+    together): a writer waits for the lock file's turn, then sets it up."""
+    directory = tmp_path / "s"
+    directory.mkdir()
+    with open(directory / "write.lock", "ab") as other:        # another writer's turn
+        fcntl.flock(other, fcntl.LOCK_EX)
+        opened = []
+        thread = threading.Thread(target=lambda: opened.append(EmbeddedStore(directory)))
+        thread.start()
+        time.sleep(0.3)
+        assert opened == []
+        fcntl.flock(other, fcntl.LOCK_UN)
+        thread.join(10)
+    assert len(opened) == 1
+    opened[0].close()
 
 
 def test_read_only_store_refuses_writes(tmp_path):

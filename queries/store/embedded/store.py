@@ -13,9 +13,9 @@ the file ``write.lock`` first: SQLite's own wait polls, sleeping up to 100 ms at
 whereas ``flock`` wakes the next writer the moment the lock is free (an ingest's worker
 processes write in turn). The kernel releases it when its process dies.
 
-The catalog of collections and their indexes lives in the database (``hb_collections``,
-``hb_indexes``) and is re-read whenever SQLite's schema version says another process
-changed it. TTL indexes are enforced every 60 s by a monitor thread in each writing
+The catalog of collections and their indexes lives in the database (``catalog.py``)
+and is re-read whenever SQLite's schema version says another process changed it. TTL
+indexes are enforced every 60 s by a monitor thread in each writing
 process, as mongod's TTL monitor does.
 """
 
@@ -26,16 +26,17 @@ import fcntl
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import bson
 from pymongo.errors import InvalidOperation, OperationFailure
 
 from ...errors import InvalidStoreError, StoreReadOnlyError
-from . import keys
+from . import catalog, keys
+from .catalog import Collection
 from .documents import key_values
 from .failures import raise_conflict, store_failure
 from .packing import Packer
@@ -44,7 +45,6 @@ from .reading import decode
 
 FILENAME = "hitboard.sqlite3"
 LOCK_FILENAME = "write.lock"
-FORMAT = 1
 TTL_PERIOD_S = 60.0
 BUSY_TIMEOUT_MS = 120_000
 CLOSE_CHECKPOINT_MS = 200
@@ -79,22 +79,6 @@ class _Connection(sqlite3.Connection):
     keeping it alive)."""
 
 
-@dataclass
-class Collection:
-    """A collection's table, its key columns (field paths) and its indexes."""
-
-    db: str
-    name: str
-    table: str
-    columns: list[str] = field(default_factory=list)
-    indexes: dict[str, dict] = field(default_factory=dict)
-    packer: Packer = field(default_factory=Packer, repr=False)
-
-    @property
-    def column_set(self) -> set[str]:
-        return set(self.columns)
-
-
 class EmbeddedStore:
     def __init__(self, directory: Path, read_only: bool = False):
         self.directory = directory
@@ -121,10 +105,9 @@ class EmbeddedStore:
             raise InvalidStoreError(f"cannot make a store in {directory}: "
                                     f"{exc.strerror}") from None
         self._writer = self._connect(WRITER_CACHE_KB)
-        self._writer.execute("PRAGMA journal_mode=WAL")
         self._queue = None if read_only else open(  # noqa: SIM115 - closed in close()
             directory / LOCK_FILENAME, "ab")
-        self._create_catalog()
+        self._set_up()
         if read_only:
             self._writer.execute("PRAGMA query_only=1")
         self._stop = threading.Event()
@@ -220,39 +203,40 @@ class EmbeddedStore:
             self._writer.execute(f"PRAGMA wal_autocheckpoint={int(wal_pages)}")
 
     # -- catalog -------------------------------------------------------------------------
-    def _create_catalog(self) -> None:
-        """The bookkeeping tables (also in read-only mode: a new store is empty, not
-        broken)."""
-        con = self._writer
-        con.execute("BEGIN IMMEDIATE")
-        con.execute("CREATE TABLE IF NOT EXISTS hb_meta (key TEXT PRIMARY KEY, value)")
-        con.execute("CREATE TABLE IF NOT EXISTS hb_collections (db TEXT NOT NULL, "
-                    "name TEXT NOT NULL, tbl TEXT NOT NULL UNIQUE, PRIMARY KEY (db, name))")
-        con.execute("CREATE TABLE IF NOT EXISTS hb_indexes (db TEXT NOT NULL, "
-                    "coll TEXT NOT NULL, name TEXT NOT NULL, spec BLOB NOT NULL, "
-                    "PRIMARY KEY (db, coll, name))")
-        con.execute("CREATE TABLE IF NOT EXISTS hb_dicts (id INTEGER PRIMARY KEY, "
-                    "tbl TEXT NOT NULL, data BLOB NOT NULL)")
-        con.execute("INSERT OR IGNORE INTO hb_meta VALUES ('format', ?)", (FORMAT,))
-        con.execute("COMMIT")
+    def _set_up(self) -> None:
+        """WAL mode and the bookkeeping tables. Two processes opening a new store at
+        once both switch it to WAL, and SQLite refuses one of them at once rather than
+        let it wait (each holds a read lock the other's switch needs): writers take
+        turns on the lock file, and a reader still refused tries again while the busy
+        timeout lasts."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            if self._queue is not None:
+                fcntl.flock(self._queue, fcntl.LOCK_EX)
+            try:
+                self._writer.execute("PRAGMA journal_mode=WAL")
+                catalog.create(self._writer)
+                return
+            except sqlite3.OperationalError as exc:
+                if self._writer.in_transaction:
+                    self._writer.execute("ROLLBACK")
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+            finally:
+                if self._queue is not None:
+                    fcntl.flock(self._queue, fcntl.LOCK_UN)
+            time.sleep(0.05)
 
     def _catalog(self, con: sqlite3.Connection) -> dict[tuple[str, str], Collection]:
-        """The catalog as ``con`` sees it (each connection reads its own snapshot)."""
+        """The catalog as ``con`` sees it (each connection reads its own snapshot),
+        read again when SQLite's schema version says it changed."""
         version = con.execute("PRAGMA schema_version").fetchone()[0]
         cached = self._catalogs.get(con)
         if cached is not None and cached[0] == version:
             return cached[1]
-        catalog: dict[tuple[str, str], Collection] = {}
-        for db, name, table in con.execute("SELECT db, name, tbl FROM hb_collections"):
-            catalog[(db, name)] = Collection(db, name, table, packer=self.packer)
-        for db, coll, name, spec in con.execute("SELECT db, coll, name, spec FROM hb_indexes"):
-            if (db, coll) in catalog:
-                catalog[(db, coll)].indexes[name] = bson.decode(spec)
-        for info in catalog.values():
-            names = [row[1] for row in con.execute(f"PRAGMA table_info({quote(info.table)})")]
-            info.columns = [n[2:] for n in names if n.startswith("k:")]
-        self._catalogs[con] = (version, catalog)
-        return catalog
+        found = catalog.read(con, self.packer)
+        self._catalogs[con] = (version, found)
+        return found
 
     def collection(self, db: str, name: str, con: sqlite3.Connection | None = None
                    ) -> Collection | None:
