@@ -43,6 +43,33 @@ def register_sites(app, *names: str) -> None:
         register(get_services(app.server).db, name, "admin")
 
 
+@contextmanager
+def full_disk(app):
+    """The app's embedded store may grow by one page at most: its writes fail as on a
+    full disk until the block ends."""
+    from dashboard.services import get_services
+
+    writer = get_services(app.server).db.client.store._writer
+    writer.execute(f"PRAGMA max_page_count="
+                   f"{writer.execute('PRAGMA page_count').fetchone()[0] + 1}")
+    try:
+        yield
+    finally:
+        writer.execute("PRAGMA max_page_count=1073741823")
+
+
+def held_or_refused(client, answers) -> list[int]:
+    """The statuses of ``/hit`` answers given on a full disk: each a 204 (held until it
+    is written) or a 503 with ``Retry-After``, at least one 503, and ``/healthz`` a 503
+    meanwhile."""
+    statuses = [r.status_code for r in answers]
+    assert set(statuses) <= {204, 503} and 503 in statuses
+    refused = next(r for r in answers if r.status_code == 503)
+    assert refused.headers["Retry-After"] == "5"
+    assert client.get("/healthz").status_code == 503
+    return statuses
+
+
 def seed(db, site: str, hits) -> None:
     """Record ``hits`` — (timestamp, page, count) triples — and write them now."""
     with queries.HitRecorder(db, flush_interval=3600, preallocate_next_day=False) as recorder:

@@ -10,7 +10,7 @@ import json
 import time
 
 import pytest
-from dashkit import dashboard_app, register_sites
+from dashkit import dashboard_app, full_disk, held_or_refused, register_sites
 
 from dashboard.services import get_services
 from queries.custom import reads
@@ -88,17 +88,10 @@ def test_poisoned_events_are_400s_that_store_nothing_and_stop_nothing(app):
 def test_past_a_full_disk_events_are_held_or_refused_and_every_204_is_stored(app):
     custom = custom_writer(app)
     custom.max_pending = 20
-    writer = get_services(app.server).db.client.store._writer
-    writer.execute(f"PRAGMA max_page_count="
-                   f"{writer.execute('PRAGMA page_count').fetchone()[0] + 1}")
     client = app.server.test_client()
-    answers = [post(client, {**SIGNUP, "props": {"n": str(i)}}) for i in range(60)]
-    statuses = [r.status_code for r in answers]
-    assert set(statuses) <= {204, 503} and 503 in statuses
-    refused = next(r for r in answers if r.status_code == 503)
-    assert refused.headers["Retry-After"] == "5"
-    assert client.get("/healthz").status_code == 503
-    writer.execute("PRAGMA max_page_count=1073741823")
+    with full_disk(app):
+        statuses = held_or_refused(client, [post(client, {**SIGNUP, "props": {"n": str(i)}})
+                                            for i in range(60)])
     deadline = time.monotonic() + 20
     while custom.totals.written < statuses.count(204) and time.monotonic() < deadline:
         time.sleep(0.05)
