@@ -15,6 +15,7 @@ import flask
 
 import queries
 from queries.counting import DimensionRecorder
+from queries.journal.pipeline import Pipeline
 from queries.stats.sites import SettingsCache, register_known
 
 from .cache import ResultCache
@@ -34,6 +35,8 @@ class Services:
     # Dimensions and visitor sketches, beside the hit recorder (None read-only).
     dimensions: DimensionRecorder | None = None
     sites: SettingsCache | None = None
+    # The /hit journal and the pipeline counting it (None read-only).
+    journal: Pipeline | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
     closed: bool = False
     # Background writers (recorders, the beacon's event writer, jobs): each has
@@ -44,20 +47,23 @@ class Services:
     @classmethod
     def open(cls, settings: Settings) -> Services:
         db = queries.connect(settings.store, settings.database, read_only=settings.readonly)
-        recorder = dimensions = None
+        recorder = dimensions = journal = None
         try:
             if not settings.readonly:
                 queries.ensure_indexes(db)
                 register_known(db)
                 recorder = queries.HitRecorder(db, flush_interval=settings.flush_interval)
                 dimensions = DimensionRecorder(db, flush_interval=settings.flush_interval)
+                journal = Pipeline(db, settings.journal, sync=settings.journal_sync,
+                                   flush_interval=settings.flush_interval)
         except BaseException:
             if recorder is not None:
                 recorder.close()
             db.client.close()
             raise
-        services = cls(settings, db, recorder, ResultCache(), dimensions, SettingsCache(db))
-        for worker in (recorder, dimensions):
+        services = cls(settings, db, recorder, ResultCache(), dimensions, SettingsCache(db),
+                       journal)
+        for worker in (recorder, dimensions, journal):
             if worker is not None:
                 services.watch(worker)
         threading.Thread(target=services._watch, name="hitboard-watch", daemon=True).start()
@@ -76,8 +82,8 @@ class Services:
                     log.exception("could not start %r again", worker)
 
     def accepting(self) -> bool:
-        """Whether a hit can be taken now by every writer it goes to."""
-        return all(w.accepting() for w in (self.recorder, self.dimensions) if w is not None)
+        """Whether a ``/hit`` can be taken now: its journal has room and is counted."""
+        return self.journal is not None and self.journal.accepting()
 
     def problems(self) -> list[str]:
         """What keeps the server from counting as it should: a writer down, a backlog
@@ -100,6 +106,8 @@ class Services:
                 closer()
             except Exception:
                 log.exception("error while stopping %r", closer)
+        if self.journal is not None:
+            self.journal.close()
         if self.recorder is not None:
             self.recorder.close()
         if self.dimensions is not None:

@@ -11,6 +11,7 @@ as ``settings.<name>`` (for instance ``get_services().settings.<name>`` in a cal
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -134,6 +135,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("hide_synthetic", False, "leave the load generator's synthetic sites out of the "
             "site selector (shown, they are labelled 'synthetic')", _boolean),
     Setting("flush_interval", 1.0, "seconds between hit-recorder flushes", _positive_float),
+    Setting("journal", None, "directory of the /hit journal, where a hit is written before "
+            "it is answered (unset: the embedded store's hit-journal/ folder; for a MongoDB "
+            "store, one per store under $XDG_DATA_HOME/hitboard/journal)"),
+    Setting("journal_sync", False, "fdatasync each group of /hit records before answering "
+            "(survives a power cut, not only a killed process)", _boolean),
     Setting("cache_seconds", 60, "historical results are shared by all viewers for this "
             "many seconds", _positive_int),
     Setting("demo", False, "on an empty store backfill 30 days of synthetic traffic, then "
@@ -225,7 +231,17 @@ def resolve(explicit: Mapping[str, Any] | None = None,
             values[setting.name] = setting.default
     if values["store"] is None:
         values["store"] = environ.get("MONGODB_URI") or str(_default_store_dir(environ))
+    if values["journal"] is None:
+        values["journal"] = str(_journal_dir(values["store"], values["database"], environ))
     return Settings(values)
+
+
+def _journal_dir(store: str, database: str, environ: Mapping[str, str]) -> Path:
+    """The embedded store's own folder, or one per MongoDB store and database."""
+    if not store.startswith(("mongodb://", "mongodb+srv://")):
+        return Path(store) / "hit-journal"
+    key = hashlib.sha256(f"{store}\0{database}".encode()).hexdigest()[:16]
+    return _default_store_dir(environ) / "journal" / key
 
 
 def _default_store_dir(environ: Mapping[str, str]) -> Path:

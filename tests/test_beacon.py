@@ -7,7 +7,7 @@ import json
 from urllib.parse import urlencode
 
 import pytest
-from dashkit import dashboard_app, register_sites
+from dashkit import counted, dashboard_app, register_sites
 from fakes import stored_events
 
 import queries
@@ -17,7 +17,7 @@ from queries.dimensions import reads
 from queries.events import apart
 from queries.events import custom as custom_raw
 from queries.events.buckets import events as bucket_events
-from queries.events.writer import EventWriter
+from queries.journal.log import JournalError
 from queries.stats.sites import site_settings, update_site
 
 
@@ -29,9 +29,7 @@ def app(tmp_path):
 
 
 def written(app):
-    services = get_services(app.server)
-    services.recorder.flush()
-    return services
+    return counted(app)
 
 
 def test_get_answers_a_gif_and_counts_the_hit(app):
@@ -42,8 +40,6 @@ def test_get_answers_a_gif_and_counts_the_hit(app):
     assert response.data == GIF and "no-store" in response.headers["Cache-Control"]
     services = written(app)
     assert queries.list_pages(services.db, "blog") == ["/post/1"]
-    for closer in services._closers:      # flush the buffered events as shutdown does
-        closer()
     (event,) = stored_events(services.db, "blog")
     assert (event["path"], event["query"], event["user_agent"]) == ("/post/1", "utm=x", "ua")
 
@@ -112,9 +108,6 @@ def test_the_page_is_stored_decoded_counted_and_kept_so(app, sent, stored):
     body = json.dumps({"site": "blog", "page": sent + "?utm_source=x%20y"})
     assert client.post("/hit", data=body).status_code == 204
     services = written(app)
-    services.dimensions.flush()
-    for closer in services._closers:      # flush the buffered events as shutdown does
-        closer()
     assert queries.list_pages(services.db, "blog") == [stored]
     assert {(e["path"], e["query"]) for e in stored_events(services.db, "blog")} == {
         (stored, ""), (stored, "utm_source=x%20y")}
@@ -158,28 +151,27 @@ def test_a_read_only_server_refuses_hits(tmp_path):
         assert response.status_code == 503 and "read-only" in response.get_json()["error"]
 
 
-def test_an_overloaded_recorder_is_503(app, monkeypatch):
+def test_a_journal_past_its_backlog_is_503(app, monkeypatch):
+    services = get_services(app.server)
+    monkeypatch.setattr(services.journal, "max_backlog", 0)
+    response = app.server.test_client().get("/hit?site=blog&page=/")
+    assert response.status_code == 503 and response.headers["Retry-After"] == "5"
+    assert "try again later" in response.get_json()["error"]
+
+
+def test_a_hit_the_journal_could_not_write_is_503_and_not_counted(app, monkeypatch, caplog):
     services = get_services(app.server)
 
-    def refuse(*_a, **_k):
-        raise queries.RecorderOverloadedError("10000 documents are waiting")
+    def full(*_a, **_k):
+        raise JournalError("the journal could not be written: [Errno 28] No space left")
 
-    monkeypatch.setattr(services.recorder, "record", refuse)
+    monkeypatch.setattr(services.journal.file, "append", full)
     response = app.server.test_client().get("/hit?site=blog&page=/")
-    assert response.status_code == 503 and "waiting" in response.get_json()["error"]
-
-
-def test_a_hit_whose_event_buffer_is_full_is_counted_once_not_refused(app, monkeypatch,
-                                                                      caplog):
-    def refuse(*_a, **_k):
-        raise queries.RecorderOverloadedError("100000 events are waiting")
-
-    monkeypatch.setattr(EventWriter, "add", refuse)
-    response = app.server.test_client().get("/hit?site=blog&page=/")
-    assert response.status_code == 200           # counted: a retry would count it twice
-    services = written(app)
-    assert queries.list_pages(services.db, "blog") == ["/"]
-    assert "raw event of a hit on blog not kept: 100000 events" in caplog.text
+    assert response.status_code == 503 and response.headers["Retry-After"] == "5"
+    monkeypatch.undo()
+    assert app.server.test_client().get("/hit?site=blog&page=/b").status_code == 200
+    assert queries.list_pages(written(app).db, "blog") == ["/b"]
+    assert "a hit on blog refused: the journal could not be written" in caplog.text
 
 
 def test_a_custom_event_is_kept_as_sent_and_not_counted_as_a_page_view(app):
@@ -190,8 +182,6 @@ def test_a_custom_event_is_kept_as_sent_and_not_counted_as_a_page_view(app):
                            headers={"User-Agent": "ua"})
     assert response.status_code == 204
     services = written(app)
-    for closer in services._closers:
-        closer()
     assert queries.list_pages(services.db, "blog") == []
     (kept,) = services.db[custom_raw.COLLECTION].find({}, {"_id": 0, "time": 0,
                                                            "ingested": 0})
@@ -213,8 +203,6 @@ def test_a_malformed_custom_event_is_a_400_and_nothing_is_kept(app, body, reason
     response = app.server.test_client().post("/hit", data=data, content_type="text/plain")
     assert response.status_code == 400 and reason in response.get_json()["error"]
     services = written(app)
-    for closer in services._closers:
-        closer()
     assert services.db[custom_raw.COLLECTION].count_documents({}) == 0
 
 
@@ -230,8 +218,6 @@ def test_an_engagement_is_kept_and_a_bad_one_refused(app):
         response = client.post("/hit", data=json.dumps({"site": "blog", "page": "/a", **bad}))
         assert response.status_code == 400 and reason in response.get_json()["error"], bad
     services = written(app)
-    for closer in services._closers:
-        closer()
     assert [d["engaged"] for d in services.db[custom_raw.COLLECTION].find()] == [42_000]
     assert queries.list_pages(services.db, "blog") == []
 
@@ -244,8 +230,6 @@ def test_a_site_counting_its_logs_keeps_its_beacon_hits_apart(app):
     assert client.post("/hit", data=json.dumps({"site": "shop", "page": "/b"})).status_code == 204
     assert client.post("/hit", data=json.dumps({"site": "blog", "page": "/c"})).status_code == 204
     written(app)
-    for closer in services._closers:
-        closer()
     assert queries.list_pages(services.db, "shop") == []          # not counted twice
     assert queries.list_pages(services.db, "blog") == ["/c"]      # its first source
     assert site_settings(services.db, "blog").primary_source == "beacon"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import dashkit
 import pytest
 from dashkit import dashboard_app, register_sites
 from fakes import stored_events
@@ -38,8 +39,7 @@ def preflight(client, origin):
 
 
 def counted(app, site):
-    services = get_services(app.server)
-    services.recorder.flush()
+    services = dashkit.counted(app)
     return queries.top_pages(services.db, site, *_today())["hits"].to_dict()
 
 
@@ -101,9 +101,7 @@ def test_sendbeacon_bodies_and_referrer(open_app):
     bad = client.post("/hit", data=json.dumps({"site": "blog", "page": "/a", "referrer": 3}))
     assert bad.status_code == 400 and "referrer must be a string" in bad.get_json()["error"]
     assert counted(open_app, "blog") == {"/a": 2, "/b": 2}
-    services = get_services(open_app.server)
-    for closer in services._closers:
-        closer()
+    services = dashkit.counted(open_app)
     referrers = {e["path"]: e.get("referrer") for e in stored_events(services.db)}
     assert referrers == {"/a": "https://news.example/x", "/b": None}
 

@@ -1,21 +1,26 @@
-"""SIGTERM to ``hitboard serve``: the hits (and raw events) the /hit beacon accepted but
-had not flushed yet are in the store once the server has exited.
+"""SIGTERM and SIGKILL to ``hitboard serve``: every hit (and raw event) the /hit beacon
+acknowledged is in the store, once the server has exited (SIGTERM) or once it has been
+started again (SIGKILL of the master and its workers: the journal is counted then).
 
-The server runs with a one-hour flush interval, so nothing but the shutdown can write
-them. Every wait is bounded: a server that does not stop fails the test, not CI.
+The SIGTERM test's server runs with a one-hour flush interval, so nothing but the
+shutdown can write them. Every wait is bounded: a server that does not stop fails the
+test, not CI.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import http.client
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -90,8 +95,8 @@ def test_sigterm_flushes_the_hits_the_beacon_accepted(tmp_path):
             else:
                 assert get(f"{base}/hit?site=term&page={page}").startswith(b"GIF89a")
             sent[page] += 1
-        recorder = json.loads(get(base + "/healthz"))["recorder"]
-        assert recorder["pending_hits"] == 30 and recorder["hits_written"] == 0
+        journal = json.loads(get(base + "/healthz"))["journal"]
+        assert journal["backlog_bytes"] > 0 and journal["hits_written"] == 0
 
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=WAIT) == 0
@@ -113,5 +118,99 @@ def test_sigterm_flushes_the_hits_the_beacon_accepted(tmp_path):
         assert total == 30
         # The beacon's raw events are buffered too, and flushed at the same shutdown.
         assert stored_count(db, "term") == 30
+    finally:
+        db.client.close()
+
+
+def start(store: Path, port: int, log, *extra: str, **settings: str) -> subprocess.Popen:
+    """``hitboard serve`` on ``store``, in a process group of its own (master and
+    workers killed together)."""
+    env = {**os.environ, "HITBOARD_STORE": str(store), "HITBOARD_ROLLUP_INTERVAL": "0",
+           "HITBOARD_BEACON_SITES": "kill",
+           **{f"HITBOARD_{name.upper()}": value for name, value in settings.items()}}
+    return subprocess.Popen(
+        [str(Path(sys.executable).parent / "hitboard"), "serve", "--port", str(port),
+         *extra], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def send_until(base: str, acknowledged: Counter, attempted: Counter, stop) -> None:
+    """Send hits on one keep-alive connection until ``stop`` is set or the server goes;
+    each page's hits attempted and acknowledged (2xx) are counted."""
+    host, port = base.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    i = 0
+    while not stop.is_set():
+        page = PAGES[i % len(PAGES)]
+        i += 1
+        attempted[page] += 1
+        try:
+            connection.request("POST", "/hit", json.dumps({"site": "kill", "page": page}),
+                               {"Content-Type": "text/plain", "User-Agent": "Mozilla/5.0"})
+            response = connection.getresponse()
+            response.read()
+        except (OSError, http.client.HTTPException):
+            return
+        status = response.status
+        if 200 <= status < 300:
+            acknowledged[page] += 1
+
+
+@pytest.mark.slow
+def test_sigkill_of_every_process_loses_no_acknowledged_hit(tmp_path):
+    """Hits flow from 4 connections into two workers; the master and the workers are
+    SIGKILLed once 1,500 are acknowledged. Started again, the server counts every hit it
+    acknowledged, and none twice: at most the few in flight at the kill come on top."""
+    store, port = tmp_path / "store", free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = (tmp_path / "serve.log").open("wb")
+    senders, stop = 4, threading.Event()
+    acknowledged = [Counter() for _ in range(senders)]
+    attempted = [Counter() for _ in range(senders)]
+    server = start(store, port, log, "--workers", "2")
+    try:
+        wait_until_serving(server, base)
+        threads = [threading.Thread(target=send_until, args=(base, acknowledged[i],
+                                                             attempted[i], stop))
+                   for i in range(senders)]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + WAIT
+        while sum(sum(c.values()) for c in acknowledged) < 1500:
+            assert time.monotonic() < deadline and server.poll() is None
+            time.sleep(0.01)
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(WAIT)
+        stop.set()
+        for thread in threads:
+            thread.join(WAIT)
+        server = start(store, port, log)
+        wait_until_serving(server, base)
+        deadline = time.monotonic() + WAIT
+        while json.loads(get(base + "/healthz"))["journal"]["backlog_bytes"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=WAIT) == 0
+    finally:
+        stop.set()
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(WAIT)
+        log.close()
+
+    acked, sent = sum(acknowledged, Counter()), sum(attempted, Counter())
+    db = queries.connect(str(store))
+    try:
+        now = dt.datetime.now(dt.UTC)
+        top = queries.top_pages(db, "kill", now - dt.timedelta(hours=1),
+                                now + dt.timedelta(hours=1))["hits"].to_dict()
+        output = (tmp_path / "serve.log").read_text(errors="replace")[-2000:]
+        for page in PAGES:
+            assert acked[page] <= top[page] <= sent[page], (page, acked, top, sent, output)
+        total = sum(d["monthly"] for d in db[schema.MONTHLY].find(
+            {"metadata.site": "kill", "metadata.page": "*"}))
+        assert total == sum(top.values())
+        assert stored_count(db, "kill") == total
+        assert total - sum(acked.values()) <= senders          # only those in flight
     finally:
         db.client.close()

@@ -11,6 +11,7 @@ import re
 import pytest
 from click.testing import CliRunner
 from dashkit import (
+    counted,
     dashboard_app,
     free_port,
     post_callback,
@@ -54,10 +55,7 @@ def test_operator_looking_pages_and_sites_are_stored_as_plain_values(app):
         body = json.dumps({"site": "a.b", "page": page})
         assert client.post("/hit", data=body).status_code == 204
     assert client.get("/hit", query_string={"site": "a.b", "page": "$where"}).status_code == 200
-    services = get_services(app.server)
-    services.recorder.flush()
-    for closer in services._closers:                       # flush the buffered events too
-        closer()
+    services = counted(app)
     db = services.db
     assert queries.list_sites(db) == ["a.b"]
     assert queries.list_pages(db, "a.b") == sorted(pages)
@@ -92,8 +90,7 @@ def test_operators_in_query_string_keys_are_refused(app, query):
 def test_operators_in_json_values_are_refused(app, body):
     response = app.server.test_client().post("/hit", data=json.dumps(body))
     assert response.status_code == 400 and "must be a string" in response.get_json()["error"]
-    get_services(app.server).recorder.flush()
-    assert queries.list_sites(get_services(app.server).db) == []
+    assert queries.list_sites(counted(app).db) == []
 
 
 # -- loopback by default -----------------------------------------------------------------

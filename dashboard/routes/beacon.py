@@ -10,9 +10,10 @@ A custom event (a signup, a purchase) is a ``POST`` naming it: ``{"site", "page"
 "event": "Signup", "props": {"plan": "pro"}, "revenue": {"currency": "EUR", "amount":
 "49.00"}}`` (``queries.custom.payload`` bounds it); it is kept as it came
 (``queries.events.custom``), not counted as a page view. ``/hit.js`` is the one-tag
-tracking script (``assets/hit.js``). Hits go to the app's recorder (their dimensions to
-its dimension recorder) and, as events, to a buffered writer flushed by its own thread:
-a request never waits on the database.
+tracking script (``assets/hit.js``). A hit is answered once it is written in the
+server's journal (``queries.journal``), whose pipeline counts it (its hits, dimensions
+and raw event) exactly once, after a SIGKILL of the server too: a request never waits on
+the database.
 
 The page is stored decoded (``/caf%C3%A9`` as ``/café``), as log ingestion stores it; the
 referrer is a whole URL, of which only the host is counted (as a log's Referer), and it is
@@ -31,7 +32,7 @@ import json
 import logging
 from functools import cache, partial
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
 import flask
 from calmjs.parse import es5
@@ -39,12 +40,10 @@ from calmjs.parse.unparsers.es5 import minify_print
 
 from queries import validation
 from queries.custom import payload as custom_payload
-from queries.dimensions import classify
-from queries.dimensions.classify import Dimensions
-from queries.errors import HitboardError, RecorderOverloadedError
-from queries.events import apart
+from queries.errors import HitboardError
 from queries.events import custom as custom_raw
-from queries.events.writer import EventWriter
+from queries.journal import records
+from queries.journal.log import JournalError
 from queries.stats.sites import primary_source, register
 
 from ..services import Services
@@ -143,16 +142,9 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
     policy = parse_policy(settings.beacon_sites)
     gate = SiteGate(services.db, services.sites, settings.beacon_new_sites,
                     settings.beacon_pages_per_day, settings.beacon_unseen_pages)
-    events = None
-    if services.recorder is not None:
+    if services.journal is not None:
         for site in policy.sites or ():
             register(services.db, site, "admin")
-        events = EventWriter(services.db, flush_interval=1.0)
-        custom = custom_raw.writer(services.db, flush_interval=1.0)
-        kept_apart = apart.writer(services.db, flush_interval=1.0)
-        for writer in (events, custom, kept_apart):
-            services.on_close(writer.close)
-            services.watch(writer)
 
     def hit():
         origin = flask.request.headers.get("Origin")
@@ -161,7 +153,7 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
         allowed = origin if origin and policy.any_site_accepts(origin) else None
         if flask.request.method == "HEAD":
             return flask.Response(status=200, headers={**NO_STORE, **cors_headers(allowed)})
-        if services.recorder is None:
+        if services.journal is None:
             return _refuse("this server is read-only: it records no hits", 503, allowed)
         try:
             values = read_get(query_args(flask.request)) if flask.request.method == "GET" \
@@ -171,28 +163,19 @@ def register_beacon(server: flask.Flask, services: Services) -> None:
             referrer = _referrer(values)
             event = _custom_event(values)
             gate.site(site, origin)
-            if not services.accepting() or not all(
-                    writer.accepting() for writer in (events, custom, kept_apart)):
+            if not services.accepting():
                 return _refuse("the server cannot store hits now: try again later", 503,
                                allowed, retry=RETRY_AFTER)
             now = dt.datetime.now(dt.UTC)
             page = gate.page(site, page, now)
-            if event is not None:
-                custom.add(event(now, site, page, flask.request.remote_addr,
-                                 flask.request.user_agent.string))
-                return _accepted(allowed)
-            request = _with_referrer(_event(now, site, page, query, flask.request), referrer)
-            if not _counts_beacon(services, site):     # its logs count it: kept apart
-                kept_apart.add(request)
-                return _accepted(allowed)
-            dims = _dimensions(services, site, page, query, referrer)
-            services.recorder.record(site, page, now, bots=int(dims.bot))
-            _record_dimensions(services, site, page, now, dims)
-            _record_event(events, request)
+            services.journal.append(_record(services, now, site, page, query, referrer,
+                                            event))
         except (BeaconError, GateError) as exc:
             return _refuse(str(exc), exc.status, allowed)
-        except RecorderOverloadedError as exc:
-            return _refuse(str(exc), 503, allowed, retry=RETRY_AFTER)
+        except JournalError as exc:
+            log.warning("a hit on %s refused: %s", site, exc)
+            return _refuse("the server cannot store hits now: try again later", 503,
+                           allowed, retry=RETRY_AFTER)
         except HitboardError as exc:
             return _refuse(str(exc), 400, allowed)
         return _accepted(allowed)
@@ -276,14 +259,6 @@ def _engagement_document(ms, time, site, page, address, agent) -> dict:
     return custom_raw.engagement_document(time, site, page, ms, address, agent)
 
 
-def _with_referrer(event: dict, referrer: str | None) -> dict:
-    """A beacon's Referer header is the page that sent it; the page's own referrer, when
-    sent, is where the visitor came from."""
-    if referrer is not None:
-        event["referrer"] = referrer
-    return event
-
-
 @cache
 def minified_script() -> bytes:
     """``assets/hit.js`` minified once, its local names shortened (the source keeps its
@@ -299,48 +274,23 @@ def _script() -> flask.Response:
                                    "Access-Control-Allow-Origin": "*"})
 
 
-def _dimensions(services: Services, site: str, page: str, query: str,
-                ref: str | None) -> Dimensions:
-    """Referrer, UTM, agent, country and visitor of a hit, as the site counts them."""
+def _record(services: Services, now: dt.datetime, site: str, page: str, query: str,
+            referrer: str | None, event) -> bytes:
+    """The journal's record of an accepted request: a custom event, a page view kept
+    apart (the site's logs count it) or a page view to count."""
     request = flask.request
-    try:
-        page_host = urlsplit(request.referrer or "").hostname
-    except ValueError:
-        page_host = None
-    return classify(site, page, query=query, referrer_url=ref,
-                    agent=request.user_agent.string or None, address=request.remote_addr,
-                    vhost=page_host, unknown_bots=services.sites.get(site).unknown_bots)
-
-
-def _record_dimensions(services: Services, site: str, page: str, now: dt.datetime,
-                       dims: Dimensions) -> None:
-    """The dimensions of a counted hit. The hit is already counted: if the dimension
-    recorder refuses (overloaded), it is counted in its ``refused`` statistic and
-    logged, not answered with an error a client would retry."""
-    if services.dimensions is None:
-        return
-    try:
-        services.dimensions.record(site, page, now, dims)
-    except RecorderOverloadedError as exc:
-        log.warning("dimensions of a hit on %s not counted: %s", site, exc)
-
-
-def _record_event(events: EventWriter, event: dict) -> None:
-    """The raw event of a counted hit: refused (its buffer full), it is logged, not
-    answered with an error a client would retry (counting the hit twice)."""
-    try:
-        events.add(event)
-    except RecorderOverloadedError as exc:
-        log.warning("raw event of a hit on %s not kept: %s", event["site"], exc)
-
-
-def _event(now: dt.datetime, site: str, page: str, query: str, request) -> dict:
-    """A page view: the page viewed, with the beacon request's own method; its status is
-    unknown (None), as no server answered the page itself."""
-    return {"time": now, "site": site, "host": request.remote_addr or "",
-            "method": request.method,
+    address, agent = request.remote_addr or "", request.user_agent.string or None
+    if event is not None:
+        return records.document(records.CUSTOM, event(now, site, page, address, agent))
+    if not _counts_beacon(services, site):
+        return records.document(records.APART, {
+            "time": now, "site": site, "host": address, "method": request.method,
             "path": page, "query": query, "status": None, "bytes": 0,
-            "referrer": request.referrer, "user_agent": request.user_agent.string or None}
+            "referrer": referrer if referrer is not None else request.referrer,
+            "user_agent": agent})
+    return records.pageview(records.Pageview(
+        now, site, page, query, referrer, address, request.method, request.referrer, agent,
+        services.sites.get(site).unknown_bots))
 
 
 def _refuse(reason: str, status: int, origin: str | None = None,

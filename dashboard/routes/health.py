@@ -24,6 +24,7 @@ def register_health(server: flask.Flask, services: Services) -> None:
             "backend": "embedded" if queries.is_embedded(services.db) else "mongodb",
             "readonly": services.settings.readonly,
             "recorder": as_dict(services.recorder.status()) if services.recorder else None,
+            "journal": as_dict(services.journal.status()) if services.journal else None,
             "cache": {"hits": services.cache.hits, "misses": services.cache.misses},
             "quarantined": sum(w.quarantine.count for w in services.workers
                                if getattr(w, "quarantine", None)),

@@ -266,6 +266,16 @@ class CountEngine(GuardedWrites):
             with writing():
                 return written + self._write(batch)
 
+    def write_batch(self, seq: int,
+                    writing: Callable[[], AbstractContextManager] = nullcontext) -> int:
+        """Batch ``seq`` written, whatever happened to it before: begun from what is
+        pending, sent again if it failed, nothing if it is written already (an owner
+        resuming its batch after a failure of any of its steps); ``flush``'s errors."""
+        with self._flush_lock:
+            if seq < self._seq or (seq == self._seq and self._failed is None):
+                return 0
+            return self.flush(seq, writing)
+
     def _documents(self, pending: dict) -> tuple[dict, list]:
         """The documents a flush writes: the representation's."""
         return self.counts.documents(pending)

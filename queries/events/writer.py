@@ -46,6 +46,24 @@ class EventTotals:
     errors: list[str] = field(default_factory=list)
 
 
+def store_once(collection, docs: list[dict], quarantine: Quarantine) -> set[int]:
+    """Insert documents whose ``_id`` is fixed, so that sending them again stores each
+    once: one already there answers a duplicate key and counts as stored. Returns the
+    indexes of those refused for their content, set aside; a store failure raises, to
+    send them all again."""
+    try:
+        collection.insert_many(docs, ordered=False)
+    except BulkWriteError as exc:
+        errors = exc.details.get("writeErrors", [])
+        refused = {e["index"] for e in errors if e.get("code") != DUPLICATE_KEY}
+        if exc.details.get("writeConcernErrors") or (refused and transient(exc)):
+            raise
+        for i in refused:
+            quarantine.keep({"bucket": docs[i]["_id"]}, exc, docs[i].get("n", 1))
+        return refused
+    return set()
+
+
 class EventWriter:
     """Buffers events and writes them with unordered ``insert_many``: one round trip per
     batch, and one bad document does not stop the others. Failures are counted and
@@ -252,22 +270,11 @@ class EventWriter:
         and count as written once."""
         unsent, self._unsent = self._unsent, []
         try:
-            self.collection.insert_many(unsent, ordered=False)
-        except BulkWriteError as exc:
-            stored = {e["index"] for e in exc.details.get("writeErrors", [])
-                      if e.get("code") == DUPLICATE_KEY}
-            refused = {e["index"] for e in exc.details.get("writeErrors", [])} - stored
-            if exc.details.get("writeConcernErrors") or (refused and transient(exc)):
-                self._unsent = unsent
-                raise
-            for i in refused:
-                self.quarantine.keep({"bucket": unsent[i]["_id"]}, exc, unsent[i]["n"])
-            self.totals.written += sum(b["n"] for i, b in enumerate(unsent) if i not in refused)
-            return
+            refused = store_once(self.collection, unsent, self.quarantine)
         except Exception:
             self._unsent = unsent
             raise
-        self.totals.written += sum(bucket["n"] for bucket in unsent)
+        self.totals.written += sum(b["n"] for i, b in enumerate(unsent) if i not in refused)
 
     def _run(self, interval: float) -> None:
         delay = interval

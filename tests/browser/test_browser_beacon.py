@@ -13,7 +13,7 @@ import threading
 
 import pytest
 from dash.testing.wait import until
-from dashkit import dashboard_app, free_port
+from dashkit import counted, dashboard_app, free_port
 from fakes import stored_events
 
 import queries
@@ -127,8 +127,7 @@ def site(dash_duo, app, site_port):
 
 
 def counts(app) -> dict:
-    services = get_services(app.server)
-    services.recorder.flush()
+    services = counted(app)
     now = dt.datetime.now(dt.UTC)
     frame = queries.top_pages(services.db, "blog", now - dt.timedelta(hours=1),
                               now + dt.timedelta(hours=1))
@@ -155,9 +154,7 @@ def test_hit_js_sends_path_and_referrer_once_and_respects_dnt(dash_duo, app, sit
     dash_duo.driver.get(f"{site.origin}/start")
     dash_duo.find_element("#go").click()
     until(lambda: counts(app) == {"/article/1": 1}, timeout=20)
-    services = get_services(app.server)
-    for closer in services._closers:       # flush the buffered events as shutdown does
-        closer()
+    services = counted(app)
     (event,) = [e for e in stored_events(services.db) if e["path"] == "/article/1"]
     assert event["referrer"] == f"{site.origin}/start"
     cookies = dash_duo.driver.execute_script("return document.cookie")
@@ -189,9 +186,7 @@ def test_hit_js_counts_each_route_of_a_single_page_app_once(dash_duo, app, site)
     until(lambda: counts(app).get("/hashed#/settings") == 1, timeout=20)
     assert counts(app) == {"/app": 1, "/app/a": 1, "/app/b": 2, "/app/c": 2, "/hashed": 1,
                            "/hashed#/settings": 1}
-    services = get_services(app.server)
-    for closer in services._closers:       # flush the buffered events as shutdown does
-        closer()
+    services = counted(app)
     referrers = {e["path"]: e["referrer"] for e in stored_events(services.db)
                  if e["path"] in ("/app/a", "/app/c")}
     assert referrers["/app/c"] == f"{site.origin}/app/b"
@@ -212,7 +207,7 @@ def test_a_prerendered_page_counts_once_it_is_shown(dash_duo, app, site):
 def custom_events(app) -> list[tuple]:
     """What the beacon kept of the custom events and engagements: (name or
     "engagement", page, props, revenue)."""
-    db = get_services(app.server).db
+    db = counted(app).db
     return sorted((doc.get("name") or "engagement", doc["page"], dict(doc.get("props") or []),
                    doc.get("revenue")) for doc in db[custom.COLLECTION].find())
 

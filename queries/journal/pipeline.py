@@ -1,0 +1,379 @@
+"""The beacon's pipeline: what the journal holds, counted exactly once.
+
+Request threads append records (``Pipeline.append``); one thread counts them in batches
+of at most ``BATCH_BYTES``, every ``flush_interval`` seconds, as ``hitboard ingest``
+counts a log (``queries.ingest.session``), each batch in four steps:
+
+(a) the intent: the batch's end and its flush number ``seq`` saved in the slot's state;
+(b) its raw events, custom events and hits kept apart inserted under ``_id`` s made of
+    the slot's writer, generation and the batch (or record) they come from, so that
+    sending them again stores each once;
+(c) its dimensions and hits flushed by recorders whose guard id is the slot's writer,
+    numbered ``seq``;
+(d) the state's ``done`` moved to the batch's end.
+
+A process killed anywhere leaves its slot's files and state as they were: the next
+process to claim the slot (or, once no process holds it, to adopt it as an orphan)
+sends the intended batch again with the same number, so documents that took it skip it,
+then counts the rest. Appends go to a new generation at every start, after those a
+dead process left, which are counted first and then deleted.
+
+A record that cannot be counted (it should never happen: the beacon checked it) is set
+aside (``queries.quarantine``), never stopping the thread; a store failure is retried
+with backoff, the batch resumed where it failed. Past ``max_backlog`` bytes waiting,
+``accepting()`` is False and the beacon answers 503 rather than acknowledge more.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..counting import DimensionRecorder, HitRecorder
+from ..dimensions import classify
+from ..events import apart, buckets, custom
+from ..events.writer import store_once
+from ..quarantine import Quarantine, transient
+from ..stats import schema
+from ..store.connection import atomic
+from . import records
+from .log import JournalError, JournalFile, Slot, State, read_file
+
+log = logging.getLogger(__name__)
+BATCH_BYTES = 4 << 20
+ROTATE_BYTES = 16 << 20     # a generation fully counted and this large gives way to a new one
+MAX_BACKLOG = 256 << 20     # bytes of records waiting, past which hits are refused
+RECORDER_BOUND = 1 << 20    # far above a batch: the recorders never flush on their own
+
+
+@dataclass(frozen=True)
+class JournalStatus:
+    """The journal as ``/healthz`` reports it."""
+    slot: int
+    generation: int
+    records_counted: int       # by this process (a dead one's included once adopted)
+    backlog_bytes: int         # written, not counted yet
+    hits_written: int          # page views its recorder wrote
+    appends: int               # groups written: fewer than the records when they overlap
+    last_error: str
+
+
+@dataclass
+class _Batch:
+    """A batch in progress: the steps done survive a failure, so a retry resumes."""
+    seq: int
+    start: int
+    data: bytes
+    steps: set[str] = field(default_factory=set)
+    rows: tuple[list, list, list] = ((), (), ())   # events, kept apart, custom
+
+
+class _Writers:
+    """A slot's recorders, guarded by its writer id (stable across processes)."""
+
+    def __init__(self, db, writer: str):
+        self.writer = writer
+        self.batch: _Batch | None = None
+        self.stats = HitRecorder(db, writer=writer, max_pending_docs=RECORDER_BOUND)
+        self.dims = DimensionRecorder(db, writer=f"{writer}-d", max_pending_docs=RECORDER_BOUND)
+
+    def close(self) -> None:
+        self.stats.close(timeout=2.0)
+        self.dims.close(timeout=2.0)
+
+
+class Pipeline:
+    """A journal slot of this process and the thread counting its records (and those of
+    slots whose process has died). ``directory`` holds the slots; ``sync`` makes every
+    group of records ``fdatasync`` before its hits are answered."""
+
+    def __init__(self, db, directory: str | Path, sync: bool = False,
+                 flush_interval: float = 1.0, max_backlog: int = MAX_BACKLOG,
+                 host: str | None = None):
+        self.db, self.directory = db, Path(directory).resolve()
+        self.flush_interval, self.max_backlog = flush_interval, max_backlog
+        self._host = host or socket.gethostname()
+        self.slot = Slot.claim(self.directory)
+        state = self.slot.state()
+        self.file = JournalFile(self.slot, max([state.gen, *self.slot.generations()]) + 1, sync)
+        self.quarantine = Quarantine(db, "Journal")
+        self.counted = self.restarts = 0
+        self.last_error = ""
+        self._older = 0             # bytes waiting in generations before the file's
+        self._done = state.done if state.gen == self.file.gen else 0
+        self._stop, self._wake = threading.Event(), threading.Event()
+        self._closed = False
+        self.writers = _Writers(db, self._writer(self.slot))
+        self._thread = self._start_thread()
+
+    # -- the request side ----------------------------------------------------------------
+    def append(self, record: bytes) -> None:
+        """Journal one record (``records``); returns once it is written. Raises
+        :class:`JournalError` if it is not: the hit must be refused."""
+        self.file.append(record)
+
+    def wait_counted(self, timeout: float = 30.0) -> bool:
+        """Wait until every record appended before the call is counted (a clean
+        shutdown, a test); False if ``timeout`` passed first."""
+        gen, size = self.file.gen, self.file.size
+        deadline = time.monotonic() + timeout
+        while self.file.gen == gen and self._done < size:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                return False
+            self._wake.set()
+            time.sleep(0.005)
+        return True
+
+    def status(self) -> JournalStatus:
+        return JournalStatus(self.slot.number, self.file.gen, self.counted, self.backlog(),
+                             self.writers.stats.status().hits_written, self.file.writes,
+                             self.last_error)
+
+    def backlog(self) -> int:
+        """Bytes of records not counted yet."""
+        return self._older + self.file.size - self._done
+
+    def accepting(self) -> bool:
+        return not self._closed and self._thread.is_alive() and self.backlog() < self.max_backlog
+
+    def problems(self) -> list[str]:
+        found = []
+        if not self._closed and not self._thread.is_alive():
+            found.append("Journal: its counting thread is down")
+        elif self.last_error and self.backlog():
+            found.append(f"Journal: {self.backlog():,} bytes of hits not counted yet "
+                         f"({self.last_error})")
+        if self.backlog() >= self.max_backlog:
+            found.append(f"Journal: {self.backlog():,} bytes of hits wait to be counted "
+                         f"({self.last_error or 'not keeping up'})")
+        return found
+
+    # -- the counting thread -------------------------------------------------------------
+    def _start_thread(self) -> threading.Thread:
+        thread = threading.Thread(target=self._run, name="hitboard-journal", daemon=True)
+        thread.start()
+        return thread
+
+    def revive(self) -> bool:
+        if self._closed or self._thread.is_alive():
+            return False
+        self.restarts += 1
+        log.error("the journal's counting thread had stopped: started again")
+        self._thread = self._start_thread()
+        return True
+
+    def _run(self) -> None:
+        delay = self.flush_interval
+        for orphan in Slot.orphans(self.directory, self.slot):
+            self._drain(orphan, delay)
+        while not self._stop.is_set():
+            worked = self._step(self.slot, self.writers)
+            if worked is None:              # failed: wait, then resume the batch
+                delay = min(30.0, max(delay * 2, self.flush_interval))
+            elif not worked:
+                delay = self.flush_interval
+            if worked is not True and self._pause(delay):
+                break
+        self._finish(self.writers)
+
+    def _pause(self, delay: float) -> bool:
+        """Wait ``delay`` seconds, less if woken; True once stopped."""
+        self._wake.wait(delay)
+        self._wake.clear()
+        return self._stop.is_set()
+
+    def _finish(self, own: _Writers) -> None:
+        """At close: count what was appended before it, for a few tries."""
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:
+            worked = self._step(self.slot, own)
+            if worked is False:
+                return
+            if worked is None:
+                time.sleep(0.2)
+        log.error("%d bytes of journaled hits are counted at the next start: %s",
+                  self.backlog(), self.last_error)
+
+    def _drain(self, slot: Slot, delay: float) -> None:
+        """Count every record of a dead process's slot, then let it go."""
+        writers = _Writers(self.db, self._writer(slot))
+        try:
+            while not self._stop.is_set():
+                worked = self._step(slot, writers)
+                if worked is False:
+                    for gen in slot.generations():
+                        slot.file(gen).unlink()
+                    return
+                if worked is None and self._stop.wait(delay):
+                    return
+        finally:
+            writers.close()
+            slot.release()
+
+    def _step(self, slot: Slot, writers: _Writers) -> bool | None:
+        """Count one batch of ``slot``: True if one was counted, False if nothing
+        waits, None if it failed (its state kept: the next step resumes it)."""
+        try:
+            return self._count_next(slot, writers)
+        except Exception as exc:
+            self.last_error = f"{type(exc).__name__}: {str(exc)[:200]}"
+            if transient(exc):
+                log.warning("journaled hits not counted yet, trying again: %s", exc)
+            else:
+                log.exception("journaled hits not counted yet, trying again")
+            return None
+
+    def _count_next(self, slot: Slot, writers: _Writers) -> bool:
+        state = slot.state()
+        own = slot is self.slot
+        gens = [gen for gen in slot.generations() if gen >= state.gen]
+        if state.gen not in gens:               # its file is gone: counted, rotated
+            if not gens:
+                return False
+            state = State(gens[0], 0, state.seq)
+            slot.save(state)
+        live = own and state.gen == self.file.gen
+        if own:
+            self._older = 0 if live else sum(
+                slot.file(g).stat().st_size for g in gens if g != self.file.gen) - state.done
+        batch = writers.batch
+        if batch is None:
+            if state.end is not None:           # an intent left by a failure or a kill
+                data = self._read(slot, state.gen, live, state.done, state.end - state.done)
+                data = data[:state.end - state.done]
+            else:
+                data = self._read(slot, state.gen, live, state.done, BATCH_BYTES)
+                if not data:
+                    return self._next_generation(slot, state, gens, live)
+                state.seq, state.end = state.seq + 1, state.done + len(data)
+                slot.save(state)                                        # (a)
+            batch = writers.batch = _Batch(state.seq, state.done, data)
+        self._count(writers, state.gen, batch)                          # (b), (c)
+        state.done, state.end = state.done + len(batch.data), None
+        slot.save(state)                                                # (d)
+        writers.batch = None
+        if live:
+            self._done = state.done
+        self.counted += batch.data.count(b"\n")
+        self.last_error = ""
+        return True
+
+    def _read(self, slot: Slot, gen: int, live: bool, start: int, limit: int) -> bytes:
+        return (self.file.read(start, limit) if live
+                else read_file(slot.file(gen), start, limit))
+
+    def _next_generation(self, slot: Slot, state: State, gens: list[int], live: bool) -> bool:
+        """Every record of the state's generation is counted: on to the next one (the
+        counted file deleted), or, the live file grown large, a new generation."""
+        later = [gen for gen in gens if gen > state.gen]
+        if later:
+            slot.save(State(later[0], 0, state.seq))
+            slot.file(state.gen).unlink(missing_ok=True)
+            if slot is self.slot and later[0] == self.file.gen:
+                self._done, self._older = 0, 0
+            return True
+        if live and state.done >= ROTATE_BYTES and self.file.rotate(state.gen + 1):
+            self._done = 0
+            slot.save(State(self.file.gen, 0, state.seq))
+            slot.file(state.gen).unlink(missing_ok=True)
+        return False
+
+    # -- counting one batch ----------------------------------------------------------------
+    def _count(self, writers: _Writers, gen: int, batch: _Batch) -> None:
+        """Steps (b) and (c) of a batch, each skipped once done: the raw documents are
+        named by the batch (stamped ``ingested`` as they are written, as late as
+        possible, for the rollups), then the recorders write its numbered flush."""
+        if "fed" not in batch.steps:
+            batch.rows = self._feed(writers, gen, batch)
+            batch.steps.add("fed")
+        prefix = f"{writers.writer}.{gen:x}.{batch.seq:x}"
+        events, kept, customs = batch.rows
+        for step, collection, rows in (("e", schema.EVENTS, events),
+                                       ("a", apart.COLLECTION, kept),
+                                       ("c", custom.COLLECTION, customs)):
+            if step in batch.steps or not rows:
+                continue
+            if step == "c":
+                docs = [{**doc, "ingested": _now()} for doc in rows]
+            else:
+                docs = buckets.pack(rows, _now())
+                for i, doc in enumerate(docs):
+                    doc["_id"] = f"{prefix}.{step}{i}"
+            store_once(self.db[collection], docs, self.quarantine)
+            batch.steps.add(step)
+        writing = partial(atomic, self.db)
+        writers.dims.write_batch(batch.seq, writing)
+        writers.stats.write_batch(batch.seq, writing)
+
+    def _feed(self, writers: _Writers, gen: int, batch: _Batch) -> tuple[list, list, list]:
+        """The batch's page views counted into the recorders; its raw events and kept
+        apart events as rows to pack, its custom events as documents named by their
+        records' places."""
+        events, kept, customs = [], [], []
+        offset = batch.start
+        for line in batch.data.splitlines(keepends=True):
+            try:
+                kind, record = records.decode(line)
+                if kind == records.PAGEVIEW:
+                    events.append(buckets.row(_pageview(writers, record)))
+                elif kind == records.APART:
+                    kept.append(buckets.row(record))
+                else:
+                    name = f"{writers.writer}.{gen:x}:{offset:x}"
+                    customs.append({**record, "_id": name, "n": 1})
+            except Exception as exc:
+                self.quarantine.keep({"record": line[:300]}, exc, 1)
+            offset += len(line)
+        return events, kept, customs
+
+    def _writer(self, slot: Slot) -> str:
+        """The guard id of a slot's writes: the same for every process that holds it."""
+        key = hashlib.blake2b(f"{self._host}\0{self.directory}".encode(),
+                              digest_size=6).hexdigest()
+        return f"j{key}-{slot.number}"
+
+    # -- life ----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Refuse new records, count those written (for a few seconds), stop."""
+        if self._closed:
+            return
+        self._closed = True
+        self.file.seal()
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(10.0)
+        self.writers.close()
+        self.file.close()
+        self.slot.release()
+
+
+def _pageview(writers: _Writers, hit: records.Pageview) -> dict:
+    """Count a page view into the recorders; its raw event."""
+    try:
+        page_host = urlsplit(hit.referer or "").hostname
+    except ValueError:
+        page_host = None
+    dims = classify(hit.site, hit.page, query=hit.query, referrer_url=hit.referrer,
+                    agent=hit.agent, address=hit.address, vhost=page_host,
+                    unknown_bots=hit.unknown_bots)
+    writers.stats.record(hit.site, hit.page, hit.time, bots=int(dims.bot))
+    writers.dims.record(hit.site, hit.page, hit.time, dims)
+    return {"time": hit.time, "site": hit.site, "host": hit.address, "method": hit.method,
+            "path": hit.page, "query": hit.query, "status": None, "bytes": 0,
+            "referrer": hit.referrer if hit.referrer is not None else hit.referer,
+            "user_agent": hit.agent}
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+__all__ = ["JournalError", "Pipeline"]
