@@ -109,6 +109,7 @@ class Pipeline:
         self.last_error = ""
         self._older = 0             # bytes waiting in generations before the file's
         self._done = state.done if state.gen == self.file.gen else 0
+        self._live = False      # dead processes' records all counted: on to this one's
         self._stop, self._wake = threading.Event(), threading.Event()
         self._closed = False
         self.writers = _Writers(db, self._writer(self.slot))
@@ -125,7 +126,7 @@ class Pipeline:
         shutdown, a test); False if ``timeout`` passed first."""
         gen, size = self.file.gen, self.file.size
         deadline = time.monotonic() + timeout
-        while self.file.gen == gen and self._done < size:
+        while not self._live or (self.file.gen == gen and self._done < size):
             if time.monotonic() > deadline or not self._thread.is_alive():
                 return False
             self._wake.set()
@@ -241,6 +242,7 @@ class Pipeline:
             state = State(gens[0], 0, state.seq)
             slot.save(state)
         live = own and state.gen == self.file.gen
+        self._live = self._live or live
         if own:
             self._older = 0 if live else sum(
                 slot.file(g).stat().st_size for g in gens if g != self.file.gen) - state.done
