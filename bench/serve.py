@@ -12,6 +12,8 @@ Starts each server on a free loopback port with its own copy of a seeded embedde
   gevent     gunicorn's gevent worker, monkey-patched, the app unchanged (``-k gevent``)
   gevent2    the same with two workers
   waitress   waitress (buffers whole requests, then a thread runs them), 8 threads
+  baseline   ``hitboard serve`` of another checkout (``--baseline DIR``, with its own
+             ``.venv``): e.g. main before a change, measured in the same run
 
 and measures, per server (``--phases``):
 
@@ -29,6 +31,10 @@ and measures, per server (``--phases``):
 
     .venv/bin/python bench/serve.py                      # frontdoor and gthread, all phases
     .venv/bin/python bench/serve.py --servers frontdoor gthread gevent waitress --phases history
+    .venv/bin/python bench/serve.py --servers frontdoor baseline --baseline ../base --phases hit
+
+Sites register themselves with their first hit (``beacon_new_sites``), so every /hit is
+counted: a run whose answers are not all 2xx stops, rather than time refusals.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 AB = ["ab", "-q", "-k", "-c", "32", "-n", "20000"]
 SITE = "bench-site"
+BASELINE = HERE.parent      # ``--baseline DIR``: another checkout's server
 HISTORY = ("..history-graph.figure...history-totals.children...history-period.children..."
            "history-hint.children...history-alert.children...history-plotted.data..",
            "..history-kpis.children...history-panels.children...history-filter.children..."
@@ -75,6 +82,8 @@ SERVERS = {
                                        "dashboard:create_server()"],
     "gevent2": lambda port: GUNICORN + ["-k", "gevent", "-w", "2", "-b", f"127.0.0.1:{port}",
                                         "dashboard:create_server()"],
+    "baseline": lambda port: [str(BASELINE / ".venv" / "bin" / "hitboard"), "serve",
+                              "--port", str(port)],
     "waitress": lambda port: [str(BIN / "waitress-serve"), f"--listen=127.0.0.1:{port}",
                               "--threads=8", "--connection-limit=2000", "--asyncore-use-poll",
                               "--call", "dashboard:create_server"],
@@ -86,7 +95,8 @@ class Server:
         self.name, self.port = name, seeding.free_port()
         self.store = directory / f"store-{name}"
         shutil.copytree(seeded, self.store)
-        env = {**os.environ, "HITBOARD_STORE": str(self.store), "HITBOARD_ROLLUP_INTERVAL": "0"}
+        env = {**os.environ, "HITBOARD_STORE": str(self.store), "HITBOARD_ROLLUP_INTERVAL": "0",
+               "HITBOARD_BEACON_NEW_SITES": "1000"}
         self.log = (directory / f"{name}.log").open("wb")
         self.process = subprocess.Popen(SERVERS[name](self.port), env=env, stdout=self.log,
                                         stderr=subprocess.STDOUT)
@@ -124,6 +134,9 @@ def _today():
 def ab(port: int) -> tuple[float, float]:
     out = subprocess.run(AB + [f"http://127.0.0.1:{port}/hit?site=bench-ab&page=/x"],
                          capture_output=True, text=True, timeout=600).stdout
+    refused = re.search(r"Non-2xx responses:\s+(\d+)", out)
+    if refused:
+        raise SystemExit(f"{refused[1]} answers to /hit were not 2xx: nothing to time")
     rate = float(re.search(r"Requests per second:\s+([\d.]+)", out)[1])
     return rate, float(re.search(r"^\s+99%\s+(\d+)", out, re.M)[1])
 
@@ -133,11 +146,12 @@ def phase_hit(servers: list[Server], rounds: int) -> None:
     for _ in range(rounds):
         for server in servers:
             runs[server.name].append(ab(server.port))
-    base = statistics.median(r for r, _ in runs["gthread"]) if "gthread" in runs else None
+    against = "baseline" if "baseline" in runs else "gthread"
+    base = statistics.median(r for r, _ in runs[against]) if against in runs else None
     print(f"\n/hit throughput: {' '.join(AB)} (median of {rounds} rounds, alternating)")
     for name, results in runs.items():
         rate = statistics.median(r for r, _ in results)
-        ratio = f"  {rate / base:.2f}x gthread" if base else ""
+        ratio = f"  {rate / base:.2f}x {against}" if base else ""
         print(f"  {name:10} {rate:8,.0f} req/s  p99 {statistics.median(p for _, p in results):5.0f}"
               f" ms  rounds {', '.join(f'{r:,.0f}' for r, _ in results)}{ratio}")
 
@@ -245,7 +259,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="ab rounds per server")
     parser.add_argument("--seconds", type=float, default=20.0, help="per probe phase")
     parser.add_argument("--renderers", type=int, default=4)
+    parser.add_argument("--baseline", type=Path, help="the checkout whose server is "
+                        "'baseline' (its .venv installed)")
     args = parser.parse_args()
+    if "baseline" in args.servers:
+        if args.baseline is None:
+            raise SystemExit("--servers baseline needs --baseline DIR")
+        global BASELINE
+        BASELINE = args.baseline.resolve()
     if shutil.which("ab") is None:
         raise SystemExit("ab is missing: apt-get install apache2-utils")
     directory = Path(tempfile.mkdtemp(prefix="hitboard-serve-bench-"))
