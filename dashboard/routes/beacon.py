@@ -21,7 +21,7 @@ kept as sent.
 
 Bad input is a 400 with the reason: a missing, repeated or non-string value, an operator
 in disguise (``{"page": {"$gt": ""}}``, ``page[$ne]=``), an invalid name; a site outside
-the ``beacon_sites`` allow-list is a 403; a recorder that cannot keep up is a 503.
+the ``beacon_sites`` allow-list is a 403; a journal that cannot take the hit is a 503.
 """
 
 from __future__ import annotations

@@ -179,9 +179,12 @@ class Pipeline:
             worked = self._step(self.slot, self.writers)
             if worked is None:              # failed: wait, then resume the batch
                 delay = min(30.0, max(delay * 2, self.flush_interval))
-            elif not worked:
+            else:
                 delay = self.flush_interval
-            if worked is not True and self._pause(delay):
+            # A batch a flush interval, as the recorders flush, unless more than a full
+            # batch waits: each batch writes every document its hour touched.
+            behind = worked and self.backlog() >= BATCH_BYTES
+            if not behind and self._pause(delay):
                 break
         self._finish(self.writers)
 
