@@ -203,11 +203,12 @@ def backtracking(pattern: str, page: str) -> bool:
 PATTERNS = ["/", "/*", "/**", "/blog/*", "/blog/**", "/*/x", "/**/x", "/a*b", "/a**b",
             "/*.html", "/**.html", "/***", "/a/***/b", "/**/**/**", "/x*/**/y*",
             "/a.b", "/a+b?", "/(x)|[y]", "/a\\b", "/$^{2}", "/ü/*/é", "/a b/*",
-            "/%2F*", "/*/*/*"]
+            "/%2F*", "/*/*/*", "/a*a", "/a**a", "/a*/*a", "/checkout/**", "/*a*a*b"]
 PAGES = ["/", "/a", "/ab", "/a/b", "/a/x/b", "/axb", "/a.b", "/a+b?", "/(x)|[y]",
          "/a\\b", "/$^{2}", "/blog", "/blog/", "/blog/a", "/blog/a/b", "/x", "/y/x",
          "/y/z/x", "/index.html", "/d/index.html", "/ü/ß/é", "/ü/ß/t/é", "/a b/c",
-         "/%2Fz", "/a\nb", "/x1/y1", "/x1/q/y1/z", "//", "///", "/ab/b"]
+         "/%2Fz", "/a\nb", "/x1/y1", "/x1/q/y1/z", "//", "///", "/ab/b", "/aa", "/a/a",
+         "/aba/a", "/checkout", "/checkout/", "/checkout/a/b", "/xaab", "/aab/b"]
 
 
 def test_the_linear_matcher_answers_as_the_backtracking_one_did():
@@ -219,6 +220,9 @@ def test_the_linear_matcher_answers_as_the_backtracking_one_did():
 def test_page_patterns_run_on_re2_whatever_their_stars():
     assert isinstance(goals._pattern("/**/**/**/**/**/x"), re2._Regexp)   # an older store's
     assert matches("/**/**/**/**/**/x", "/" * 2046 + "a") is False
+    assert matches("/**/**/**/**/**/x", "/" * 2046 + "x") is True
+    assert matches("/**/**/**/**/**/x", "/a" * 1023 + "/x") is True
+    assert matches("/**/**/**/**/**/x", "/a/b/c/x") is False
 
 
 def test_an_engagement_lasts_a_one_page_visit_which_stays_a_bounce(db):

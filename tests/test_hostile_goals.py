@@ -2,9 +2,9 @@
 five ``**`` matched by a backtracking regex against a page of 2,046 ``/`` (its first 200
 characters, as visits keep it) held the GIL for 23 s, and every thread of the server
 (``/hit``'s and ``/healthz``'s) with it. Such a pattern is now refused; one an older store
-holds (six ``**`` here: minutes with the old matcher) is shown on History while ``/hit``
-and ``/healthz`` are asked, and both answer meanwhile (timings printed, not asserted;
-the probes' timeouts only bound the wait)."""
+holds (seven ``**`` here, against a page of 200 ``/`` ending ``/x``: hours with the old
+matcher) is shown on History while ``/hit`` and ``/healthz`` are asked, and both answer
+meanwhile (timings printed, not asserted; the probes' timeouts only bound the wait)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,9 @@ from queries.stats import sites
 from queries.stats.goals import Goal
 
 DAY = dt.datetime(2015, 5, 17, tzinfo=dt.UTC)
-GOAL = "/**" * 6 + "/x"
-STRANGE = "/" * 2046 + "a"
+GOAL = "/**" * 6 + "/q/**/x"
+STRANGE = "/" * 2046 + "a"          # the probe's page: visits keep its first 200 characters
+SLASHES = "/" * 198 + "/x"          # 200: its head and tail are the goal's, the rest fails
 PANELS = ["history-kpis.children", "history-panels.children", "history-filter.children",
           "history-botshare.children", "history-panel-notes.children"]
 SEARCH = "?site=s&range=custom&start=2015-05-17&end=2015-05-18"
@@ -65,7 +66,7 @@ def call(base: str, path: str, body: bytes | None = None,
 def server(tmp_path):
     store = str(tmp_path / "store")
     log = write_log(tmp_path / "access.log", DAY,
-                    [(1, 600, "/pricing"), (2, 610, STRANGE), (3, 620, "/a/b/c/x")])
+                    [(1, 600, "/pricing"), (2, 610, STRANGE), (3, 620, SLASHES)])
     assert run(store, "ingest", str(log), "--site", "s").exit_code == 0
     assert run(store, "rollup").exit_code == 0
     refused = run(store, "goals", "add", "s", "--page", GOAL)

@@ -80,8 +80,25 @@ def _pattern(pattern: str):
     return re2.compile(regex, _OPTIONS)
 
 
+@lru_cache(maxsize=1024)
+def _parts(pattern: str) -> tuple[str, ...]:
+    return tuple(_STARS.split(pattern))
+
+
 def matches(pattern: str, page: str) -> bool:
-    """Whether ``page`` is one of the pages ``pattern`` names."""
+    """Whether ``page`` is one of the pages ``pattern`` names. A pattern of one star
+    (``/blog/*``, ``/checkout/**``) is answered with string tests, the others by RE2
+    once the page has their head and tail: RE2's Python wrapper costs 5-20 µs a call,
+    ``re`` ~1 µs on an ordinary page."""
+    parts = _parts(pattern)
+    if len(parts) == 1:
+        return page == pattern
+    head, tail = parts[0], parts[-1]
+    if len(page) < len(head) + len(tail) or not page.startswith(head) \
+            or not page.endswith(tail):
+        return False
+    if len(parts) == 3:
+        return parts[1] == "**" or "/" not in page[len(head):len(page) - len(tail)]
     try:
         return _pattern(pattern).fullmatch(page) is not None
     except UnicodeEncodeError:      # a lone surrogate, which no stored page holds
