@@ -124,6 +124,9 @@ SETTINGS: tuple[Setting, ...] = (
             "closed", _positive_float),
     Setting("body_timeout", 30.0, "seconds a client has to send a request's body once its "
             "headers are in; then it gets a 408", _positive_float),
+    Setting("request_wait", 5.0, "seconds a request of /hit's lane (/hit, /healthz, the "
+            "reading of any request) may be in flight before /healthz answers 503",
+            _positive_float),
     Setting("beacon_max_body", 16 * 1024, "largest /hit body, in bytes (8K, 1M...); a "
             "larger one is refused with 413 before it is read", _byte_size),
     Setting("callback_max_body", 4 * 1024 ** 2, "largest Dash callback body, in bytes "

@@ -50,8 +50,9 @@ def check_text(value) -> str:
         raise InvalidAnnotationError("text is empty: say what happened")
     if len(text) > MAX_TEXT:
         raise InvalidAnnotationError(f"text has {len(text)} characters, at most {MAX_TEXT}")
-    if any(ord(c) < 32 and c not in "\n\t" for c in text):
-        raise InvalidAnnotationError("text contains a control character")
+    if validation.has_control(text.replace("\n", "").replace("\t", "")):
+        raise InvalidAnnotationError("text contains a control character (C0 but newline "
+                                     "and tab, C1 or a bidirectional override)")
     return text
 
 

@@ -23,16 +23,27 @@ SITE_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 NEW_SITE_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?")
 MAX_PAGE = 2048
 MAX_VALUE = 200
-# What no stored text may hold: control characters (tab, newline... included) and the
-# lone surrogates no database can encode as UTF-8.
-_UNSTORABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+# What no stored text may hold: control characters, C0 (tab, newline... included), DEL
+# and C1 (U+0080-U+009F: U+009B begins a terminal's control sequence, as ESC [ does);
+# the bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069), which make a
+# name read in another order than it is written; and the lone surrogates no database
+# can encode as UTF-8.
+CONTROLS = "\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+_UNSTORABLE = re.compile(f"[{CONTROLS}\ud800-\udfff]")
+_CONTROL = re.compile(f"[{CONTROLS}]")
 _ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 # What a decoded run must not hold, so it stays escaped: controls (C0, DEL, C1), "/",
 # the bidirectional overrides and isolates, U+FFFD, and the lone surrogates that stand
 # for bytes that are not UTF-8 (``surrogateescape``).
-_KEPT = re.compile("[\x00-\x1f\x7f-\x9f/\u202a-\u202e\u2066-\u2069\ufffd\udc80-\udcff]")
+_KEPT = re.compile(f"[{CONTROLS}/\ufffd\udc80-\udcff]")
 WHOLE_SITE = "*"
 MAX_MINUTE_SPAN = dt.timedelta(days=400)
+
+
+def has_control(value: str) -> bool:
+    """Whether ``value`` holds a control character (C0, DEL, C1) or a bidirectional
+    override or isolate."""
+    return _CONTROL.search(value) is not None
 
 
 def site(value) -> str:
@@ -51,8 +62,9 @@ def page(value) -> str:
     if len(value) > MAX_PAGE:
         raise InvalidPageError(f"invalid page: {len(value)} characters, at most {MAX_PAGE}")
     if _UNSTORABLE.search(value):
-        raise InvalidPageError("invalid page: it holds a control character or is not "
-                               "valid Unicode (a lone surrogate)")
+        raise InvalidPageError("invalid page: it holds a control character (C0, C1 or a "
+                               "bidirectional override) or is not valid Unicode (a lone "
+                               "surrogate)")
     if value == WHOLE_SITE or value.startswith("/"):
         return value
     return "/" + value
@@ -86,14 +98,15 @@ def origin(value: str) -> str | None:
 
 def text(value, what: str, limit: int = MAX_VALUE) -> str:
     """Text a stranger sent (a referrer, a query string): at most ``limit`` characters,
-    valid Unicode, no control character."""
+    valid Unicode, no control character (C0, C1, a bidirectional override)."""
     if not isinstance(value, str):
         raise InvalidRangeError(f"{what} must be text")
     if len(value) > limit:
         raise InvalidRangeError(f"{what} is {len(value):,} characters, at most {limit:,}")
     if _UNSTORABLE.search(value):
-        raise InvalidRangeError(f"{what} holds a control character or is not valid Unicode "
-                                "(a lone surrogate)")
+        raise InvalidRangeError(f"{what} holds a control character (C0, C1 or a "
+                                "bidirectional override) or is not valid Unicode (a lone "
+                                "surrogate)")
     return value
 
 

@@ -295,6 +295,28 @@ def test_the_throttle_remembers_a_bounded_number_of_addresses():
     assert len(throttle) == 100
 
 
+def test_a_locked_out_address_stays_locked_out_while_10050_others_fail_once_each():
+    clock = Clock()
+    throttle = FailureThrottle(clock=clock)                 # 10,000 addresses remembered
+    for _ in range(5):
+        throttle.fail("192.0.2.1")
+    locked = throttle.retry_after("192.0.2.1")
+    assert locked == 900
+    for i in range(10_050):                                 # rotation: one guess each
+        if i % 100 == 0:
+            clock.now += 1                                  # 101 s in all
+        if throttle.retry_after(f"10.0.{i // 256}.{i % 256}") == 0:
+            throttle.fail(f"10.0.{i // 256}.{i % 256}")
+    assert len(throttle) == 10_000
+    assert throttle.retry_after("192.0.2.1") == locked - 101    # no fresh guesses
+    assert throttle.retry_after("10.0.0.1") == 0                # one remembered: its own 1
+    assert throttle.retry_after("198.51.100.7") > 0             # past the table: the
+    clock.now += 900                                            # others' 5 are spent
+    assert throttle.retry_after("192.0.2.1") == 0
+    assert throttle.retry_after("198.51.100.7") == 0
+    assert len(throttle) == 0
+
+
 def test_an_ipv6_host_counts_as_its_64():
     assert client_key("2001:db8:1:2:aaaa::1") == client_key("2001:db8:1:2:bbbb::2")
     assert client_key("2001:db8:1:3::1") != client_key("2001:db8:1:2::1")

@@ -88,6 +88,24 @@ def test_past_a_full_disk_events_are_held_and_every_204_is_stored(app):
     assert post(client, SIGNUP).status_code == 204
 
 
+def test_negative_and_non_ascii_amounts_are_400s_and_revenue_never_goes_down(app):
+    client = app.server.test_client()
+    assert post(client, SIGNUP).status_code == 204
+    for amount in ["-999999999999.999999", "-1.50", -2, "\u0661\u0662", "\U0001d7d9\U0001d7da",
+                   "1\u0662.00", "\uff11\uff12"]:
+        buy = {**SIGNUP, "event": "Buy", "revenue": {"currency": "EUR", "amount": amount}}
+        response = post(client, buy)
+        assert response.status_code == 400, amount
+        assert "ASCII digits, not negative" in response.get_json()["error"], amount
+    assert [e["name"] for e in stored(app)] == ["Signup"]
+    custom_writer(app).flush()
+    now = dt.datetime.now(dt.UTC)
+    run_rollups(get_services(app.server).db, now=now + dt.timedelta(hours=2))
+    table = reads.events(get_services(app.server).db, "blog", now - dt.timedelta(hours=2),
+                         now + dt.timedelta(hours=2))
+    assert table["revenue"].tolist() == ["EUR 1.50"]
+
+
 def test_a_flood_of_names_and_pages_is_stored_whole_and_counted_within_the_caps(app):
     client = app.server.test_client()
     for i in range(120):

@@ -71,6 +71,7 @@ def test_breakdown_by_goal_event_and_prop(store):
     (("goals", "add", "s"), "--event NAME or --page PATTERN"),
     (("goals", "add", "s", "--event", "A", "--page", "/a"), "--event NAME or --page"),
     (("goals", "add", "s", "--page", "blog"), "starts with '/'"),
+    (("goals", "add", "s", "--page", "/**/**/**/**/x"), "at most 3 '**' (this one has 4)"),
     (("goals", "add", "nosuch", "--event", "A"), "not registered"),
     (("goals", "remove", "s", "--event", "Nope"), "no event goal 'Nope'"),
     (("breakdown", *SPAN, "--by", "prop"), "--prop NAME goes with --by prop"),

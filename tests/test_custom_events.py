@@ -5,15 +5,18 @@ un-bounce a visit; caps; goals over past data; a run repeated; expiry."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from decimal import Decimal
 
 import pytest
+import re2
 from logkit import AGENT, ingest, write_log
 
 from queries.custom import reads
 from queries.custom.payload import CustomEventError, custom_event
 from queries.events import custom as raw
 from queries.rollups.build import run_rollups
+from queries.stats import goals
 from queries.stats.goals import Goal, GoalError, goal, matches
 from queries.stats.sites import add_goal, register, remove_goal, site_settings
 from queries.visits import cells
@@ -173,6 +176,8 @@ def test_a_malformed_custom_event_is_refused_with_its_reason(name, props, revenu
 @pytest.mark.parametrize("kind, value, message", [
     ("event", "", "non-empty"), ("page", "blog/*", "starts with '/'"),
     ("visit", "/a", "event or a page"), ("page", "/a\n", "control character"),
+    ("page", "/**/**/**/**/x", r"at most 3 '\*\*' \(this one has 4\)"),
+    ("page", "/a/****/****", r"at most 3 '\*\*' \(this one has 4\)"),
 ])
 def test_a_malformed_goal_is_refused(kind, value, message):
     with pytest.raises(GoalError, match=message):
@@ -186,6 +191,38 @@ def test_a_malformed_goal_is_refused(kind, value, message):
 ])
 def test_page_patterns(pattern, page, expected):
     assert matches(pattern, page) is expected
+
+
+def backtracking(pattern: str, page: str) -> bool:
+    """The matcher before RE2 (Python's ``re``: exponential on some pages)."""
+    regex = "".join(".*" if part == "**" else "[^/]*" if part == "*" else re.escape(part)
+                    for part in re.split(r"(\*\*|\*)", pattern))
+    return re.fullmatch(regex, page, re.DOTALL) is not None
+
+
+PATTERNS = ["/", "/*", "/**", "/blog/*", "/blog/**", "/*/x", "/**/x", "/a*b", "/a**b",
+            "/*.html", "/**.html", "/***", "/a/***/b", "/**/**/**", "/x*/**/y*",
+            "/a.b", "/a+b?", "/(x)|[y]", "/a\\b", "/$^{2}", "/ü/*/é", "/a b/*",
+            "/%2F*", "/*/*/*", "/a*a", "/a**a", "/a*/*a", "/checkout/**", "/*a*a*b"]
+PAGES = ["/", "/a", "/ab", "/a/b", "/a/x/b", "/axb", "/a.b", "/a+b?", "/(x)|[y]",
+         "/a\\b", "/$^{2}", "/blog", "/blog/", "/blog/a", "/blog/a/b", "/x", "/y/x",
+         "/y/z/x", "/index.html", "/d/index.html", "/ü/ß/é", "/ü/ß/t/é", "/a b/c",
+         "/%2Fz", "/a\nb", "/x1/y1", "/x1/q/y1/z", "//", "///", "/ab/b", "/aa", "/a/a",
+         "/aba/a", "/checkout", "/checkout/", "/checkout/a/b", "/xaab", "/aab/b"]
+
+
+def test_the_linear_matcher_answers_as_the_backtracking_one_did():
+    for pattern in PATTERNS:
+        for page in PAGES:
+            assert matches(pattern, page) is backtracking(pattern, page), (pattern, page)
+
+
+def test_page_patterns_run_on_re2_whatever_their_stars():
+    assert isinstance(goals._pattern("/**/**/**/**/**/x"), re2._Regexp)   # an older store's
+    assert matches("/**/**/**/**/**/x", "/" * 2046 + "a") is False
+    assert matches("/**/**/**/**/**/x", "/" * 2046 + "x") is True
+    assert matches("/**/**/**/**/**/x", "/a" * 1023 + "/x") is True
+    assert matches("/**/**/**/**/**/x", "/a/b/c/x") is False
 
 
 def test_an_engagement_lasts_a_one_page_visit_which_stays_a_bounce(db):

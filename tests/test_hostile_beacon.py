@@ -1,7 +1,7 @@
 """A real ``hitboard serve`` attacked through its /hit beacon: poisoned bodies (lone
-surrogates, control characters) are refused with 400 and stop nothing, a flood of made-up
-sites and pages grows nothing past its bounds, and the 200 good hits sent afterwards are
-all counted."""
+surrogates, control characters C0 and C1, bidirectional overrides) are refused with 400
+and stop nothing, a flood of made-up sites and pages grows nothing past its bounds, and
+the 200 good hits sent afterwards are all counted."""
 
 from __future__ import annotations
 
@@ -25,7 +25,10 @@ POISON = ['{"site": "blog", "page": "/\\ud800"}',
           '{"site": "blog", "page": "/?utm_source=\\udfff"}',
           '{"site": "blog", "page": "/", "referrer": "https://x/\\ud800"}',
           '{"site": "blog", "page": "/a\\u0001b"}',
-          '{"site": "\\ud800", "page": "/"}']
+          '{"site": "\\ud800", "page": "/"}',
+          '{"site": "blog", "page": "/c1\u009b31mRED"}',     # raw characters, not JSON escapes
+          '{"site": "blog", "page": "/", "referrer": "https://x/\u0085"}',
+          '{"site": "blog", "page": "/\u202etxt.exe"}']
 
 
 def send(base: str, body: str) -> int:

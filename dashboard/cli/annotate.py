@@ -10,7 +10,7 @@ import click
 from queries import annotations as notes
 from queries import validation
 
-from .common import open_db, store_option
+from .common import open_db, shown, store_option
 
 
 @click.command()
@@ -58,8 +58,8 @@ def list_command(site, limit, store):
         db.client.close()
     for row in rows:
         text = row["text"].replace("\n", " ")
-        click.echo(f"{row['id']}  {row['time'].isoformat()}  {row['site']}  {row['kind']}  "
-                   f"{row['author'] or '-'}  {text}")
+        click.echo(shown(f"{row['id']}  {row['time'].isoformat()}  {row['site']}  "
+                         f"{row['kind']}  {row['author'] or '-'}  {text}"))
     if not rows:
         click.echo("no annotations", err=True)
 

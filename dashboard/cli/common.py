@@ -7,6 +7,7 @@ is lost or counted twice: free space, run the same command again)."""
 from __future__ import annotations
 
 import errno
+import re
 from importlib import import_module
 
 import click
@@ -14,6 +15,7 @@ from pymongo.errors import PyMongoError
 
 import queries
 from dashboard.settings import Settings, resolve
+from queries.validation import CONTROLS
 
 BAD_INPUT, DISK_FULL = 2, 4
 OUT_OF_DISK_SPACE = 14031       # MongoDB's code, which the embedded store uses too
@@ -25,6 +27,22 @@ store_option = click.option(
     help="mongodb:// or mongodb+srv:// URI, or a directory for the embedded store "
     "(default: $HITBOARD_STORE, else $MONGODB_URI, else ~/.local/share/hitboard).",
 )
+
+
+_CONTROL = re.compile(f"[{CONTROLS}]")
+
+
+def shown(text: str) -> str:
+    """``text`` as the CLI writes it: every control character (C0, DEL, C1) and
+    bidirectional override escaped as ``\\x9b`` or ``\\u202e``, so a name read from a store
+    (an older one may hold them) never drives the terminal (U+009B begins a control
+    sequence) or reorders a line."""
+    return _CONTROL.sub(_escaped, text)
+
+
+def _escaped(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 class HitboardGroup(click.Group):
@@ -49,10 +67,10 @@ class HitboardGroup(click.Group):
         try:
             return super().invoke(ctx)
         except queries.HitboardError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(shown(f"Error: {exc}"), err=True)
             ctx.exit(BAD_INPUT)
         except (PyMongoError, OSError) as exc:
-            click.echo(f"Error: {store_trouble(exc)}", err=True)
+            click.echo(shown(f"Error: {store_trouble(exc)}"), err=True)
             ctx.exit(DISK_FULL if disk_full(exc) else BAD_INPUT)
 
 

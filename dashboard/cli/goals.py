@@ -10,7 +10,7 @@ from queries.errors import InvalidRangeError
 from queries.stats.goals import goal
 from queries.stats.sites import add_goal, remove_goal, site_settings
 
-from .common import store_option
+from .common import shown, store_option
 from .stats import _database, _emit, format_option
 
 BY = ("event", "goal", "prop")
@@ -71,7 +71,7 @@ def add(site, event, page, store):
     wanted = _goal(event, page)
     with _database(store, read_only=False) as db:
         added = add_goal(db, site, wanted)
-    click.echo(f"{'added' if added else 'already a goal:'} {wanted.kind} {wanted.value}")
+    click.echo(shown(f"{'added' if added else 'already a goal:'} {wanted.kind} {wanted.value}"))
 
 
 @goals.command("remove")
@@ -84,7 +84,7 @@ def remove(site, event, page, store):
     with _database(store, read_only=False) as db:
         if not remove_goal(db, site, wanted):
             raise InvalidRangeError(f"{site} has no {wanted.kind} goal {wanted.value!r}")
-    click.echo(f"removed {wanted.kind} {wanted.value}")
+    click.echo(shown(f"removed {wanted.kind} {wanted.value}"))
 
 
 @goals.command("list")

@@ -19,7 +19,7 @@ from queries.stats.sites import (
     update_site,
 )
 
-from .common import open_db, store_option
+from .common import open_db, shown, store_option
 
 tz_option = click.option("--tz", default=None, metavar="ZONE",
                          help="The site's own time zone (IANA, e.g. Europe/Paris).")
@@ -81,7 +81,7 @@ def set_(name, tz, origins, any_origin, unknown_agents, visit_minutes, primary_s
                               origins=[] if any_origin else (list(origins) or None))
     finally:
         db.client.close()
-    click.echo(_describe(changed))
+    click.echo(shown(_describe(changed)))
 
 
 @site.command("list")
@@ -104,7 +104,7 @@ def list_(fmt, store):
                                for s in found]))
         return
     for settings in found:
-        click.echo(_describe(settings))
+        click.echo(shown(_describe(settings)))
 
 
 @site.command("remove")

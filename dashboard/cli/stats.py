@@ -25,7 +25,7 @@ from queries.visits.reads import METRICS as VISIT_METRICS
 
 from ..spreadsheet import cell
 from . import visits
-from .common import open_db, store_option
+from .common import open_db, shown, store_option
 
 # Where `report` reads each granularity from: source name -> (granularities, reader).
 # A reader takes (db, site, start, end, granularity, pages, tz) and returns the frame
@@ -71,7 +71,8 @@ def _emit(rows: list[dict], columns: tuple[str, ...], fmt: str) -> None:
         return
     writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    writer.writerows({key: cell(value) for key, value in row.items()} for row in rows)
+    writer.writerows({key: cell(shown(value) if isinstance(value, str) else value)
+                      for key, value in row.items()} for row in rows)
 
 
 def _range(start: str, end: str, tz: str) -> tuple[dt.datetime, dt.datetime]:

@@ -63,8 +63,8 @@ class FrontDoorWorker(GeventWorker):
     def run(self) -> None:
         settings = getattr(self.app, "hitboard_settings", None) or resolve()
         self.limits = Limits.from_settings(settings)
-        self.quick = Lane(settings.threads, "hitboard-quick")
-        self.pages = Lane(settings.threads, "hitboard-pages")
+        self.quick = Lane(settings.threads, "quick")
+        self.pages = Lane(settings.threads, "pages")
         try:
             super().run()
         finally:

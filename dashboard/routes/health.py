@@ -3,7 +3,9 @@
 For load balancers, uptime checks, ``bench/dashboard.py`` and people: a JSON document,
 200 when the database answers and every background writer counts; 503 with the reasons
 when the database does not answer, a writer's thread is down or a backlog is past its
-bound (hits are then refused with 503, never acknowledged and dropped). What the writers
+bound (hits are then refused with 503, never acknowledged and dropped), or a request of
+``/hit``'s lane has been in flight longer than ``request_wait`` (``waiting``: per lane of
+``hitboard serve``, the requests in flight and the oldest one's seconds). What the writers
 set aside for its content is counted (``quarantined``): it is not a failure of the
 server, the Data page lists it.
 """
@@ -15,7 +17,10 @@ import flask
 import queries
 from queries.status import as_dict
 
+from ..frontdoor import lanes
 from ..services import Services
+
+QUICK = "quick"         # the lane of /hit and /healthz (dashboard/frontdoor/worker.py)
 
 
 def register_health(server: flask.Flask, services: Services) -> None:
@@ -29,15 +34,22 @@ def register_health(server: flask.Flask, services: Services) -> None:
             "quarantined": sum(w.quarantine.count for w in services.workers
                                if getattr(w, "quarantine", None)),
             "restarts": sum(w.restarts for w in services.workers),
+            "waiting": lanes.waiting(),
         }
         try:
             queries.list_sites(services.db)
         except Exception as exc:  # any failure to answer is what this endpoint reports
             return flask.jsonify(status="error", error=f"{type(exc).__name__}: {exc}",
                                  **body), 503
-        problems = services.problems()
+        problems = services.problems() + _waits(body["waiting"], services.settings.request_wait)
         if problems:
             return flask.jsonify(status="error", error="; ".join(problems), **body), 503
         return flask.jsonify(status="ok", **body)
 
     server.add_url_rule("/healthz", "hitboard_healthz", healthz)
+
+
+def _waits(waiting: dict[str, dict], bound: float) -> list[str]:
+    oldest = waiting.get(QUICK, {}).get("oldest_s", 0.0)
+    return [f"a request to /hit or /healthz has waited {oldest:.1f} s (more than "
+            f"{bound:g} s): the server process is held"] if oldest > bound else []

@@ -19,7 +19,9 @@ MAX_PROP_VALUE = 200
 MAX_AMOUNT = Decimal("1e12")
 MAX_ENGAGEMENT_MS = 24 * 3_600_000
 CURRENCY = re.compile(r"[A-Z]{3}")
-_AMOUNT = re.compile(r"-?\d{1,13}(\.\d{1,6})?")
+# ASCII digits only (``\d`` would take ``١٢``, Arabic-Indic 12), and never negative:
+# a refund sent as revenue would lower a site's takings.
+_AMOUNT = re.compile(r"[0-9]{1,13}(\.[0-9]{1,6})?")
 
 
 class CustomEventError(HitboardError):
@@ -83,9 +85,10 @@ def _revenue(revenue) -> Revenue | None:
     if isinstance(amount, int | float) and not isinstance(amount, bool):
         amount = repr(amount) if isinstance(amount, float) else str(amount)
     if not isinstance(amount, str) or not _AMOUNT.fullmatch(amount):
-        raise CustomEventError("revenue's amount must be a decimal number, e.g. \"49.00\" "
-                               "(at most 13 digits before the point, 6 after)")
-    if abs(decimal(amount)) >= MAX_AMOUNT:
+        raise CustomEventError("revenue's amount must be a decimal number of ASCII digits, "
+                               "not negative, e.g. \"49.00\" (at most 13 digits before "
+                               "the point, 6 after)")
+    if decimal(amount) >= MAX_AMOUNT:
         raise CustomEventError("revenue's amount is too large")
     return Revenue(currency, amount)
 
