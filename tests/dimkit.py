@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+from clockkit import TEST_NOW
+
 import queries
 from queries.ingest.run import Ingestor, ingest_file
 
@@ -45,10 +47,11 @@ def write_log(path: Path, start: dt.datetime, step: dt.timedelta) -> Path:
 
 def ingest_sample(db, site: str, tmp: Path, start: dt.datetime | None = None,
                   step: dt.timedelta = dt.timedelta(minutes=1)) -> dt.datetime:
-    """Ingest the sample log from ``start`` (yesterday noon, UTC, by default), a line of
-    each group every ``step``."""
+    """Ingest the sample log from ``start`` (by default the day before ``TEST_NOW``, at
+    noon UTC: yesterday for a test under ``frozen_clock``), a line of each group every
+    ``step``."""
     if start is None:
-        day = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+        day = TEST_NOW.date() - dt.timedelta(days=1)
         start = dt.datetime.combine(day, dt.time(12), dt.UTC)
     log = write_log(tmp / f"access-{start:%Y%m%d%H%M%S}.log", start, step)
     ingestor = Ingestor(db, site=site)

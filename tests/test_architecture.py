@@ -1,6 +1,6 @@
 """The layout's rules, checked on the source: no import circle (lazy imports included),
-each layer imports only what ARCHITECTURE.md allows, and only ``dashboard/settings.py`` reads
-the environment."""
+each layer imports only what ARCHITECTURE.md allows, only ``dashboard/settings.py`` reads
+the environment, and no test reads the wall clock unpinned (tests/wallclock.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from wallclock import check, scan
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("dashboard", "components", "queries")
@@ -211,3 +212,55 @@ def test_the_map_names_every_module_and_no_file_that_is_gone():
     gone = sorted(name for name in set(re.findall(r"\b\w+\.(?:py|js|css)\b", text))
                   if name not in present)
     assert gone == []
+
+
+def test_no_test_reads_the_wall_clock_outside_a_frozen_clock():
+    """Each read of ``datetime.now`` & co. under tests/ is pinned (``frozen_clock``,
+    time-machine) or takes its instant as an argument: a test passes at any hour."""
+    assert scan(ROOT / "tests") == []
+
+
+PINNED_TEST = """
+import datetime as dt
+import pytest
+
+def yesterday(): return dt.datetime.now(dt.UTC) - dt.timedelta(days=1)
+
+def test_pinned(frozen_clock): assert yesterday() < dt.datetime.now(dt.UTC)
+"""
+
+
+@pytest.mark.parametrize(("source", "found"), [
+    (PINNED_TEST, []),
+    (PINNED_TEST + "def test_unpinned(): yesterday()\n", ["t/test_a.py:5: datetime.datetime.now"]),
+    (PINNED_TEST + "DAY = yesterday()\n", ["t/test_a.py:5: datetime.datetime.now"]),
+    ("from datetime import datetime\ndef test_a():\n    datetime.now()\n",
+     ["t/test_a.py:3: datetime.datetime.now"]),
+    ("from time import time\nSTART = time()\n", ["t/test_a.py:2: time.time"]),
+    ("import pandas as pd\ndef test_a(): pd.Timestamp('now'), pd.Timestamp.utcnow()\n",
+     ["t/test_a.py:2: pandas.Timestamp", "t/test_a.py:2: pandas.Timestamp.utcnow"]),
+    ("import time\ndef test_a(): time.strftime('%H'), time.strftime('%H', time.gmtime(0))\n",
+     ["t/test_a.py:2: time.strftime"]),
+    ("import time\ndef test_a(): time.monotonic(), time.perf_counter(), time.sleep(0)\n", []),
+    ("import datetime as dt\nimport pytest\n"
+     "pytestmark = pytest.mark.usefixtures('frozen_clock')\n"
+     "def test_a(now=dt.datetime.now()): Writer(clock=dt.date.today)\n",
+     ["t/test_a.py:4: datetime.datetime.now"]),
+    ("import datetime as dt\nimport pytest\nimport time_machine\n"
+     "@pytest.fixture\ndef clock():\n    with time_machine.travel(0):\n        yield\n"
+     "@pytest.fixture\ndef app(clock): return dt.datetime.now()\n"
+     "@pytest.fixture(autouse=True)\ndef early(): dt.date.today()\n"
+     "def test_a(app):\n    with time_machine.travel(0): dt.date.today()\n",
+     ["t/test_a.py:11: datetime.date.today"]),
+])
+def test_the_clock_rule_finds_each_unpinned_read(source, found):
+    assert check({"t/conftest.py": "", "t/test_a.py": source}) == found
+
+
+def test_a_helper_another_file_imports_must_take_its_instant():
+    """Pinned where it is used is not enough when another file's tests call it too."""
+    files = {"t/test_a.py": PINNED_TEST, "t/test_b.py": "from test_a import yesterday\n"}
+    assert check(files) == ["t/test_a.py:5: datetime.datetime.now"]
+    conftest = "import pytest\n@pytest.fixture\ndef pinned(frozen_clock): pass\n"
+    using = PINNED_TEST.replace("frozen_clock", "pinned")
+    assert check({"t/conftest.py": conftest, "t/test_a.py": using}) == []

@@ -20,6 +20,8 @@ from queries.events.buckets import events as bucket_events
 from queries.journal.log import JournalError
 from queries.stats.sites import site_settings, update_site
 
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same hours at any hour
+
 
 @pytest.fixture
 def app(tmp_path):

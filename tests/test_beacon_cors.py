@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import dashkit
@@ -15,6 +16,7 @@ from dashboard.services import get_services
 from queries.errors import HitboardError
 
 SITE_ORIGIN = "https://blog.example.com"
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same hours at any hour
 
 
 @pytest.fixture
@@ -44,7 +46,6 @@ def counted(app, site):
 
 
 def _today():
-    import datetime as dt
     now = dt.datetime.now(dt.UTC)
     return now - dt.timedelta(hours=1), now + dt.timedelta(hours=1)
 

@@ -9,6 +9,8 @@ from click.testing import CliRunner
 import queries
 from dashboard.cli import main
 
+pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
+
 
 def _run(*args):
     return CliRunner().invoke(main, ["loadgen", *args], catch_exceptions=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 
+import time_machine
 from click.testing import CliRunner
 
 from dashboard.cli import main
@@ -20,6 +21,7 @@ SITE = "shop.example"
 T0 = dt.datetime(2026, 3, 14, 9, 30, tzinfo=dt.UTC)
 DAY = (dt.datetime(2026, 3, 14, tzinfo=dt.UTC), dt.datetime(2026, 3, 15, tzinfo=dt.UTC))
 MONTH = (dt.datetime(2026, 3, 1, tzinfo=dt.UTC), dt.datetime(2026, 4, 1, tzinfo=dt.UTC))
+MONTH_CLOSED = dt.datetime(2026, 4, 15, 12, tzinfo=dt.UTC)   # a clock past the whole MONTH
 CHROME = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
           "Chrome/126.0 Safari/537.36")
 BUCKETS = {HOURLY: sketches.HOURLY, DAILY: sketches.DAILY, MONTHLY: sketches.MONTHLY}
@@ -158,6 +160,7 @@ def test_compaction_beside_a_concurrent_writer_loses_no_visitor(db):
     assert _near(reads.breakdown(db, SITE, "referrer", *DAY)["visitors"].tolist(), 320)
 
 
+@time_machine.travel(MONTH_CLOSED, tick=True)     # every bucket of the data closed
 def test_the_server_job_and_the_rollup_command_compact(tmp_path):
     from queries import connect
     from queries.stats import schema

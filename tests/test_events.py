@@ -92,7 +92,7 @@ def test_expiry_counts_from_ingestion_and_waits_for_the_rollups(db):
         events.expire(db, 0, rolled_up_until=now, now=now)
 
 
-def test_a_rollup_run_expires_what_it_has_read(embedded_db):
+def test_a_rollup_run_expires_what_it_has_read(embedded_db, frozen_clock):
     now = dt.datetime.now(dt.UTC)
     _two_events(embedded_db, now)
     run = run_rollups(embedded_db, now=now + dt.timedelta(minutes=5), retention=30)

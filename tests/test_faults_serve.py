@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from clockkit import server_clock
 from dashkit import free_port
 from fakes import stored_count
 
@@ -85,6 +86,7 @@ def test_sigterm_flushes_the_hits_the_beacon_accepted(tmp_path):
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_serving(server, base)
+        began = server_clock(base + "/healthz")     # its clock, not this process's
         if os.path.exists("/proc/net/tcp"):       # the default binds loopback only
             assert listening_addresses(port) == {"0100007F"}
         sent = {page: 0 for page in PAGES}
@@ -109,9 +111,8 @@ def test_sigterm_flushes_the_hits_the_beacon_accepted(tmp_path):
     output = (tmp_path / "serve.log").read_text(errors="replace")
     db = queries.connect(str(store))
     try:
-        now = dt.datetime.now(dt.UTC)
-        top = queries.top_pages(db, "term", now - dt.timedelta(hours=1),
-                                now + dt.timedelta(hours=1))["hits"].to_dict()
+        top = queries.top_pages(db, "term", began - dt.timedelta(hours=1),
+                                began + dt.timedelta(hours=1))["hits"].to_dict()
         assert top == sent, output[-2000:]
         total = sum(d["monthly"] for d in db[schema.MONTHLY].find(
             {"metadata.site": "term", "metadata.page": "*"}))

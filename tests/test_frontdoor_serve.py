@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from clockkit import server_clock
 from dashkit import free_port
 from hostilekit import (
     SlowClients,
@@ -59,9 +60,10 @@ class Served:
         return pid
 
     def counted(self, site: str, expected: int) -> int:
-        """The site's hits in the store, once ``expected`` are there or ``WAIT`` passed."""
+        """The site's hits in the store, once ``expected`` are there or ``WAIT`` passed:
+        those of the two hours around the server's clock (the hits it stamped)."""
         db = queries.connect(str(self.store))
-        now = dt.datetime.now(dt.UTC)
+        now = server_clock(f"http://127.0.0.1:{self.port}/healthz")
         try:
             deadline = time.monotonic() + WAIT
             while True:

@@ -11,6 +11,8 @@ import json
 from urllib.parse import urlencode
 
 import pytest
+import time_machine
+from clockkit import TEST_NOW
 from dash._pages import _parse_query_string
 from dashkit import dashboard_app, page_module, seed
 from hypothesis import HealthCheck, example, given, settings
@@ -57,7 +59,7 @@ REGRESSIONS = ("?site=s&tz=Mars/Olympus", "?site=s&range=custom&start=2026-13-45
                "?site=s&range=12m&gran=minute", "?site=s&page=%7B%22%24gt%22%3A%22%22%7D",
                "?site=s&tz=UTC%00", "?%zz=%&&==&page", "?site=s&range=custom&start=9999-12-31"
                "&end=0001-01-01", "?site=s&window=-1&theme=neon&page=*")
-NOW = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+NOW = TEST_NOW.replace(second=0, microsecond=0)
 
 
 def with_regressions(**more):
@@ -69,7 +71,15 @@ def with_regressions(**more):
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def module_clock():
+    """``frozen_clock`` for the module's one app (a fixture of each test's own scope
+    cannot serve it): the pages read "now" at ``NOW``, where the hits are."""
+    with time_machine.travel(TEST_NOW, tick=True):
+        yield TEST_NOW
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory, module_clock):
     """Hits on site "s" over the last 10 days, and raw events rolled up."""
     with dashboard_app(tmp_path_factory.mktemp("fuzz") / "store", rollup_interval=0) as app:
         db = get_services(app.server).db

@@ -9,7 +9,7 @@ from dimkit import ingest_sample
 from dashboard.services import get_services
 
 
-def test_top_pages_today_are_ranked_as_live_ranks_them(app, tmp_path):
+def test_top_pages_today_are_ranked_as_live_ranks_them(app, tmp_path, frozen_clock):
     """People's page views: Googlebot's hits on / and the stylesheet are left out."""
     present = page_module("present")
     now = dt.datetime.now(dt.UTC)

@@ -99,7 +99,8 @@ events_strategy = st.lists(st.builds(
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(first=events_strategy, late=events_strategy)
-def test_rollups_equal_a_brute_force_count_incrementally(embedded_db, first, late):
+def test_rollups_equal_a_brute_force_count_incrementally(embedded_db, frozen_clock, first,
+                                                         late):
     clear(embedded_db)
     t0 = dt.datetime.now(dt.UTC)
     insert(embedded_db, first, at=t0)
@@ -162,7 +163,7 @@ def test_a_crash_between_steps_never_counts_twice(embedded_db, monkeypatch, cras
     assert_matches(embedded_db, events)
 
 
-def test_a_late_event_recomputes_its_old_buckets(embedded_db):
+def test_a_late_event_recomputes_its_old_buckets(embedded_db, frozen_clock):
     events = sample_events()
     t0 = dt.datetime.now(dt.UTC)
     insert(embedded_db, events, at=t0)
@@ -174,7 +175,7 @@ def test_a_late_event_recomputes_its_old_buckets(embedded_db):
     assert_matches(embedded_db, [*events, late])
 
 
-def test_events_in_flight_at_the_checkpoint_are_read_again(embedded_db):
+def test_events_in_flight_at_the_checkpoint_are_read_again(embedded_db, frozen_clock):
     """The checkpoint trails the run by SETTLE: an event stamped just before the run
     but written after it still counts at the next run."""
     t0 = dt.datetime.now(dt.UTC)

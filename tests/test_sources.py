@@ -72,7 +72,7 @@ def test_a_log_of_a_site_counting_its_beacon_is_kept_apart_and_counted_nowhere(d
     assert db[apart.COLLECTION].count_documents({}) == 0
 
 
-def test_the_sources_view_sets_the_log_beside_the_beacon(db, tmp_path):
+def test_the_sources_view_sets_the_log_beside_the_beacon(db, tmp_path, frozen_clock):
     register(db, "s", "admin")
     _ingest(db, _log(tmp_path))                         # the log first: it is counted
     assert site_settings(db, "s").primary_source == "log"

@@ -20,7 +20,8 @@ import queries
 from dashboard.services import get_services
 from queries.events import custom
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser,
+              pytest.mark.usefixtures("frozen_clock")]   # the same hours at any hour
 WAYS = ("/beacon-string", "/beacon-blob", "/fetch-json", "/fetch-keepalive", "/img")
 
 SENDER = """<!doctype html><title>sender</title><p id="out"></p><script>
