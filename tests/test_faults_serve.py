@@ -170,6 +170,7 @@ def test_sigkill_of_every_process_loses_no_acknowledged_hit(tmp_path):
     server = start(store, port, log, "--workers", "2")
     try:
         wait_until_serving(server, base)
+        began = server_clock(base + "/healthz")     # its clock, not this process's
         threads = [threading.Thread(target=send_until, args=(base, acknowledged[i],
                                                              attempted[i], stop))
                    for i in range(senders)]
@@ -202,9 +203,8 @@ def test_sigkill_of_every_process_loses_no_acknowledged_hit(tmp_path):
     acked, sent = sum(acknowledged, Counter()), sum(attempted, Counter())
     db = queries.connect(str(store))
     try:
-        now = dt.datetime.now(dt.UTC)
-        top = queries.top_pages(db, "kill", now - dt.timedelta(hours=1),
-                                now + dt.timedelta(hours=1))["hits"].to_dict()
+        top = queries.top_pages(db, "kill", began - dt.timedelta(hours=1),
+                                began + dt.timedelta(hours=1))["hits"].to_dict()
         output = (tmp_path / "serve.log").read_text(errors="replace")[-2000:]
         for page in PAGES:
             assert acked[page] <= top[page] <= sent[page], (page, acked, top, sent, output)
