@@ -6,6 +6,8 @@ Starts each server on a free loopback port with its own copy of a seeded embedde
   frontdoor  ``hitboard serve``: this version's worker (gevent's hub waits on sockets,
              threads parse and run whole requests; dashboard/frontdoor/worker.py)
   frontdoor2 the same with two workers
+  fsync      ``hitboard serve`` with ``journal_sync``: each group of /hit records
+             fdatasync'ed before it is answered
   gthread    the baseline, today's ``hitboard serve``: the same app under gunicorn's
              gthread worker, 8 threads, keep-alive 5 s (this version's app: Flask's
              body limits apply to it too)
@@ -61,6 +63,7 @@ HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 AB = ["ab", "-q", "-k", "-c", "32", "-n", "20000"]
 SITE = "bench-site"
+ENV = {"fsync": {"HITBOARD_JOURNAL_SYNC": "1"}}
 BASELINE = HERE.parent      # ``--baseline DIR``: another checkout's server
 HISTORY = ("..history-graph.figure...history-totals.children...history-period.children..."
            "history-hint.children...history-alert.children...history-plotted.data..",
@@ -74,6 +77,7 @@ hostile = load("hostilekit", HERE.parent / "tests" / "hostilekit.py")
 GUNICORN = [str(BIN / "python"), "-m", "gunicorn", "--no-control-socket", "--keep-alive", "5"]
 SERVERS = {
     "frontdoor": lambda port: [str(BIN / "hitboard"), "serve", "--port", str(port)],
+    "fsync": lambda port: [str(BIN / "hitboard"), "serve", "--port", str(port)],
     "frontdoor2": lambda port: [str(BIN / "hitboard"), "serve", "--port", str(port),
                                 "--workers", "2"],
     "gthread": lambda port: GUNICORN + ["-k", "gthread", "--threads", "8", "-b",
@@ -96,7 +100,7 @@ class Server:
         self.store = directory / f"store-{name}"
         shutil.copytree(seeded, self.store)
         env = {**os.environ, "HITBOARD_STORE": str(self.store), "HITBOARD_ROLLUP_INTERVAL": "0",
-               "HITBOARD_BEACON_NEW_SITES": "1000"}
+               "HITBOARD_BEACON_NEW_SITES": "1000", **ENV.get(name, {})}
         self.log = (directory / f"{name}.log").open("wb")
         self.process = subprocess.Popen(SERVERS[name](self.port), env=env, stdout=self.log,
                                         stderr=subprocess.STDOUT)
