@@ -148,6 +148,8 @@ def test_a_store_on_a_read_only_file_system(tmp_path):
     with read_only_mount(tmp_path) as store:
         listed = hitboard("site", "list", "--store", str(store))
         assert listed.returncode == 0 and "blog" in listed.stdout, listed.stderr
+        one_error_line(hitboard("site", "list", "--store", str(store.parent)),
+                       "no hitboard store", "read-only file system")
         one_error_line(hitboard("site", "add", "shop", "--store", str(store)),
                        "cannot be written", "read-only file system", "--readonly")
         serve = hitboard("serve", "--store", str(store), "--port", str(free_port()),

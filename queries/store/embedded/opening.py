@@ -88,7 +88,7 @@ def read_only_medium(directory: Path) -> bool:
         return False
 
 
-def check_writable(directory: Path, path: Path) -> None:
+def check_writable(directory: Path, path: Path, found: Kind) -> None:
     """``StoreReadOnlyError`` when this process may not write the store (a read-only
     mount or permissions), before SQLite fails midway."""
     targets = [directory] + ([path] if path.exists() else [])
@@ -96,6 +96,9 @@ def check_writable(directory: Path, path: Path) -> None:
         if not os.access(target, os.W_OK):
             reason = ("a read-only file system" if read_only_medium(directory)
                       else "no permission to write it")
+            if found is Kind.NEW:
+                raise InvalidStoreError(f"there is no hitboard store in {directory}, and "
+                                        f"none can be made there ({reason})")
             raise StoreReadOnlyError(
                 f"the store {directory} cannot be written ({reason}): open it read-only "
                 "(hitboard serve --readonly), or give a writable directory")

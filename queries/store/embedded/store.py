@@ -108,7 +108,7 @@ class EmbeddedStore:
         # A read-only process opens an existing store read-only; a new one it makes.
         self._uri = opening.uri(self.path, read_only and found is not opening.Kind.NEW)
         if "mode=ro" not in self._uri:
-            opening.check_writable(directory, self.path)
+            opening.check_writable(directory, self.path, found)
         self._writer = self._connect(WRITER_CACHE_KB)
         self._queue = None if read_only else open(  # noqa: SIM115 - closed in close()
             directory / LOCK_FILENAME, "ab")
