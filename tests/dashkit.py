@@ -113,9 +113,18 @@ def page_module(name: str):
     return sys.modules[f"dashboard.pages.{name}.page"]
 
 
-def signed_in(client, token: str = ADMIN_TOKEN):
+def signin_code(server) -> str:
+    """A one-time code of a sign-in link, issued in ``server``'s store as ``hitboard
+    signin-link`` does."""
+    from dashboard.services import get_services
+    from queries import signin_links
+
+    return signin_links.issue(get_services(server).db)
+
+
+def signed_in(client):
     """A Flask test ``client`` holding the session cookie the sign-in link sets."""
-    response = client.get("/signin", query_string={"token": token})
+    response = client.get("/signin", query_string={"code": signin_code(client.application)})
     assert response.status_code == 303, response.get_data(as_text=True)
     return client
 
@@ -147,13 +156,14 @@ def as_admin(server):
         "/", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
 
 
-def sign_in(dash_duo, path: str = "/", token: str = ADMIN_TOKEN) -> None:
-    """Open the sign-in link in ``dash_duo``'s browser (its server started), landing on
-    ``path``."""
+def sign_in(dash_duo, path: str = "/") -> None:
+    """Open a sign-in link in ``dash_duo``'s browser (its server started, serving the
+    test's app: ``_current``), landing on ``path``."""
     from urllib.parse import urlencode
 
+    code = signin_code(dash_duo.server._current)
     dash_duo.driver.get(f"{dash_duo.server_url}/signin?"
-                        + urlencode({"token": token, "next": path}))
+                        + urlencode({"code": code, "next": path}))
 
 
 def post_callback(client, outputs: list[str], inputs: dict, state: dict | None = None,

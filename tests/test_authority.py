@@ -18,6 +18,7 @@ from dashkit import (
     post_callback,
     seed,
     signed_in,
+    signin_code,
 )
 
 from dashboard.authority import ACTIONS, Principal, requires
@@ -281,7 +282,8 @@ def test_five_failures_in_15_minutes_and_the_address_waits(server):
     assert blocked.status_code == 429
     assert 0 < int(blocked.headers["Retry-After"]) <= 900
     assert "try again in 15 minutes" in blocked.get_json()["error"]
-    assert client.get("/signin", query_string={"token": ADMIN_TOKEN}).status_code == 429
+    assert client.get("/signin",
+                      query_string={"code": signin_code(server)}).status_code == 429
     other = server.test_client()
     assert api_post(other, ADMIN_TOKEN, **{"X-Forwarded-For": "192.0.2.9"}).status_code == 429
     assert notes.list_annotations(get_services(server).db) == []

@@ -17,6 +17,7 @@ from dashkit import (
     dashboard_app,
     post_callback,
     signed_in,
+    signin_code,
 )
 
 from dashboard import create_server
@@ -53,7 +54,8 @@ def cookie_header(response) -> str:
 
 def test_the_link_sets_a_strict_http_only_cookie_and_leaves_a_clean_url(server):
     client = server.test_client()
-    response = client.get("/signin", query_string={"token": ADMIN_TOKEN, "next": "/loadgen"})
+    response = client.get("/signin", query_string={"code": signin_code(server),
+                                                   "next": "/loadgen"})
     assert response.status_code == 303 and response.headers["Location"] == "/loadgen"
     assert response.headers["Cache-Control"] == "no-store"
     assert response.headers["Referrer-Policy"] == "no-referrer"
@@ -67,16 +69,19 @@ def test_the_link_sets_a_strict_http_only_cookie_and_leaves_a_clean_url(server):
 @pytest.mark.parametrize("target", ["//evil.example/x", "https://evil.example",
                                     "/\\evil.example", "/\t/evil.example", "javascript:x"])
 def test_the_link_never_redirects_elsewhere(server, target):
-    response = server.test_client().get("/signin", query_string={"token": ADMIN_TOKEN,
+    response = server.test_client().get("/signin", query_string={"code": signin_code(server),
                                                                  "next": target})
     assert response.headers["Location"] == "/"
 
 
 def test_a_wrong_link_sets_nothing(server):
     client = server.test_client()
-    response = client.get("/signin", query_string={"token": "not-it"})
+    response = client.get("/signin", query_string={"code": "not-it"})
     assert response.status_code == 401 and "Set-Cookie" not in response.headers
     assert client.get("/signin").status_code == 400
+    secret = client.get("/signin", query_string={"token": ADMIN_TOKEN})  # the old link
+    assert secret.status_code == 400 and "Set-Cookie" not in secret.headers
+    assert "hitboard signin-link" in secret.get_data(as_text=True)
     assert can_add_notes(client) == 401
 
 
@@ -88,7 +93,7 @@ def test_a_wrong_link_sets_nothing(server):
 def test_the_cookie_is_secure_behind_https(tmp_path, settings, secure):
     with dashboard_app(tmp_path / "store", rollup_interval=0, **settings) as app:
         response = app.server.test_client().get(
-            "/signin", query_string={"token": ADMIN_TOKEN},
+            "/signin", query_string={"code": signin_code(app.server)},
             headers={"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.5"})
     assert ("Secure" in cookie_header(response)) is secure
 
@@ -116,7 +121,8 @@ def test_anything_but_this_servers_signature_is_forged(value):
 
 
 def signed_in_status(client) -> int:
-    return client.get("/signin", query_string={"token": ADMIN_TOKEN}).status_code
+    return client.get("/signin",
+                      query_string={"code": signin_code(client.application)}).status_code
 
 
 def test_a_session_lasts_a_week_then_asks_again_without_counting_a_failure(server):
@@ -137,7 +143,7 @@ def test_a_session_lasts_a_week_then_asks_again_without_counting_a_failure(serve
 
 def test_a_new_secret_signs_every_browser_out(tmp_path):
     with dashboard_app(tmp_path / "a", rollup_interval=0, admin_token="first-secret-abcdef") as a:
-        value = signed_in(a.server.test_client(), "first-secret-abcdef").get_cookie(COOKIE)
+        value = signed_in(a.server.test_client()).get_cookie(COOKIE)
     with dashboard_app(tmp_path / "a", rollup_interval=0, admin_token="second-secret-abcd") as b:
         client = b.server.test_client()
         client.set_cookie(COOKIE, value.value)
@@ -184,7 +190,7 @@ def test_without_a_secret_nobody_changes_anything(tmp_path):
         refused = client.post("/api/annotations", json={"text": "x"},
                               headers={"Authorization": "Bearer anything"})
         assert refused.status_code == 403 and "no admin secret" in refused.get_json()["error"]
-        assert client.get("/signin", query_string={"token": "x"}).status_code == 403
+        assert client.get("/signin", query_string={"code": "x"}).status_code == 403
         assert account_state(client) == "none"
 
 
@@ -214,23 +220,28 @@ def close(servers):
         get_services(server).close()
 
 
-def test_serve_makes_a_secret_prints_its_link_and_every_worker_accepts_it(tmp_path,
-                                                                         monkeypatch):
+def test_serve_makes_a_secret_and_prints_a_link_that_signs_in_once_in_any_worker(
+        tmp_path, monkeypatch):
+    """Issue 44 row 6: the link carries a one-time code, not the secret; whichever
+    worker a request lands on, it signs in once."""
     output, servers = serve(monkeypatch, tmp_path, "--port", "9001")
     try:
-        link = next(word for word in output.split() if "/signin?token=" in word)
-        assert link.startswith("http://127.0.0.1:9001/signin?token=")
-        token = parse_qs(urlsplit(link).query)["token"][0]
-        assert len(token) >= 40
-        for server in servers:                       # the one a request lands on, either
-            client = server.test_client()
-            assert client.get(urlsplit(link).path + "?" + urlsplit(link).query).status_code == 303
-            assert can_add_notes(client) == 201
+        link = next(word for word in output.split() if "/signin?code=" in word)
+        assert link.startswith("http://127.0.0.1:9001/signin?code=")
+        code = parse_qs(urlsplit(link).query)["code"][0]
+        assert len(code) >= 40
+        secret = get_services(servers[0]).settings.admin_token
+        assert secret == get_services(servers[1]).settings.admin_token      # the same
+        assert secret not in output
+        first, second = (server.test_client() for server in servers)
+        target = urlsplit(link).path + "?" + urlsplit(link).query
+        assert first.get(target).status_code == 303 and can_add_notes(first) == 201
+        assert second.get(target).status_code == 401 and can_add_notes(second) == 401
     finally:
         close(servers)
     again, servers = serve(monkeypatch, tmp_path)
     close(servers)
-    assert token not in again                                 # a new one at each start
+    assert code not in again                                  # a new one at each start
 
 
 def test_serve_prints_the_public_url_and_never_a_configured_token(tmp_path, monkeypatch):
@@ -244,7 +255,7 @@ def test_serve_prints_the_public_url_and_never_a_configured_token(tmp_path, monk
     output, servers = serve(monkeypatch, tmp_path, env=[("HITBOARD_PUBLIC_URL",
                                                          "https://stats.example.com")])
     close(servers)
-    assert "https://stats.example.com/signin?token=" in output
+    assert "https://stats.example.com/signin?code=" in output
     output, servers = serve(monkeypatch, tmp_path, env=[("HITBOARD_OPEN_ADMIN", "1")])
     close(servers)
     assert "WARNING: HITBOARD_OPEN_ADMIN is on" in output and "signin" not in output
@@ -327,10 +338,10 @@ def test_an_ipv6_host_counts_as_its_64():
 def test_the_throttle_is_per_forwarded_address_behind_a_trusted_proxy(tmp_path):
     with dashboard_app(tmp_path / "store", rollup_interval=0, trusted_proxies=1) as app:
         for _ in range(5):
-            app.server.test_client().get("/signin", query_string={"token": "x"},
+            app.server.test_client().get("/signin", query_string={"code": "x"},
                                          headers={"X-Forwarded-For": "198.51.100.1"})
         blocked, other = (app.server.test_client().get(
-            "/signin", query_string={"token": ADMIN_TOKEN},
+            "/signin", query_string={"code": signin_code(app.server)},
             headers={"X-Forwarded-For": address}) for address in ("198.51.100.1",
                                                                   "198.51.100.2"))
         assert blocked.status_code == 429 and other.status_code == 303

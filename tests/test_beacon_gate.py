@@ -133,6 +133,46 @@ def test_a_flood_of_unseen_pages_sent_once_stores_a_share_of_them(tmp_path):
         assert top_today(app).loc[OTHER_PAGE, "hits"] == 490
 
 
+def test_a_real_page_gets_its_name_after_a_flood_fills_the_waiting_pages(tmp_path):
+    """Issue 44 row 5: 50 pages wait at most (the cap), 300 made-up ones came first; a real
+    page sent after them still gets its name at its second hit."""
+    with blog_app(tmp_path, beacon_pages_per_day=50, beacon_unseen_pages=2) as app:
+        post_pages(app, [f"/made-up/{i}" for i in range(300)] + ["/good"] * 5)
+        top = top_today(app)
+        assert top.loc["/good", "hits"] == 4 and top.loc[OTHER_PAGE, "hits"] == 299
+        assert len(top) == 2 + 2                 # the two unseen ones admitted at once
+
+
+def test_a_page_coming_back_after_more_new_pages_than_wait_is_named_at_its_third_hit(
+        tmp_path):
+    """Between its hits, 200 new pages push it out of the 50 waiting each time: the
+    sketch remembers it was pushed out twice."""
+    with blog_app(tmp_path, beacon_pages_per_day=50, beacon_unseen_pages=0) as app:
+        flood = iter(f"/made-up/{i}" for i in range(600))
+        post_pages(app, ["/good", *(next(flood) for _ in range(200)),
+                         "/good", *(next(flood) for _ in range(200)), "/good", "/good"])
+        top = top_today(app)
+        assert top.loc["/good", "hits"] == 2 and top.loc[OTHER_PAGE, "hits"] == 402
+        assert len(top) == 2
+
+
+def test_a_flooded_site_is_forgotten_before_its_neighbours(tmp_path, monkeypatch):
+    """Past MAX_TRACKED entries in all, the gate forgets the day holding the most: the
+    flooded site's waiting pages, not a page waiting on another site."""
+    from dashboard.routes import beacon_gate
+    monkeypatch.setattr(beacon_gate, "MAX_TRACKED", 100)
+    with blog_app(tmp_path, beacon_unseen_pages=0) as app:
+        register_sites(app, "shop", "docs")
+        client = app.server.test_client()
+        assert _post(client, "shop", "/real").status_code == 204
+        for i in range(150):
+            assert _post(client, "blog", f"/made-up/{i}").status_code == 204
+        assert _post(client, "docs", "/").status_code == 204       # a new day: room made
+        assert _post(client, "shop", "/real").status_code == 204   # still waiting: named
+        top = queries.top_pages(counted(app).db, "shop", *_today())
+        assert top["hits"].to_dict() == {OTHER_PAGE: 1, "/real": 1}
+
+
 def test_pages_preallocated_for_today_are_not_new_pages_of_the_day(tmp_path):
     """Yesterday's last hour gave today zero-filled documents for its returning pages:
     they are pages the site had, not new ones, and leave today's cap whole."""

@@ -5,6 +5,7 @@ the 200 good hits sent afterwards are all counted."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -12,7 +13,10 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from dashkit import free_port
@@ -43,9 +47,15 @@ def send(base: str, body: str) -> int:
 
 @pytest.fixture
 def server(tmp_path):
+    with serving(tmp_path, HITBOARD_BEACON_PAGES_PER_DAY="50") as served:
+        yield served
+
+
+@contextmanager
+def serving(tmp_path, **variables):
     store, port = tmp_path / "store", free_port()
     env = {**os.environ, "HITBOARD_STORE": str(store), "HITBOARD_ROLLUP_INTERVAL": "0",
-           "HITBOARD_BEACON_SITES": "blog", "HITBOARD_BEACON_PAGES_PER_DAY": "50"}
+           "HITBOARD_BEACON_SITES": "blog", **variables}
     env.pop("HITBOARD_HOST", None)
     log = (tmp_path / "serve.log").open("wb")
     process = subprocess.Popen([str(Path(sys.executable).parent / "hitboard"), "serve",
@@ -106,3 +116,44 @@ def test_a_flood_of_sites_and_pages_is_bounded_then_200_good_hits_counted(server
         assert sum(doc["daily"] for doc in good) == 201           # a page of the day before
     finally:
         db.client.close()
+
+
+@pytest.mark.slow
+def test_a_real_page_is_named_after_a_flood_of_pages_sent_once(tmp_path):
+    """Issue 44 row 5, at a tenth of the probe's scale: 2,000 made-up pages (twice the
+    1,000 that wait), then 200 hits on a new real page: it has its name from its second."""
+    with serving(tmp_path, HITBOARD_BEACON_PAGES_PER_DAY="1000",
+                 HITBOARD_BEACON_UNSEEN_PAGES="10") as (base, process, store):
+        with keep_alive(base) as post:
+            for i in range(2_000):
+                assert post({"site": "blog", "page": f"/flood/{i}"}) == 204
+            for _ in range(200):
+                assert post({"site": "blog", "page": "/good200b"}) == 204
+        stopped(process)
+    db = queries.connect(str(store), read_only=True)
+    try:
+        daily = Counter()
+        for doc in db[schema.DAILY].find({"metadata.site": "blog"}):
+            daily[doc["metadata"]["page"]] += doc["daily"]
+        assert daily["*"] == 2_200 and daily["/good200b"] == 199
+        assert len(daily) == 1 + 10 + 1 + 1             # "*", the unseen share, /(other)
+    finally:
+        db.client.close()
+
+
+@contextmanager
+def keep_alive(base: str):
+    """A function posting a hit on one kept-alive connection; its status."""
+    connection = http.client.HTTPConnection(urlsplit(base).netloc, timeout=5)
+
+    def post(hit: dict) -> int:
+        connection.request("POST", "/hit", json.dumps(hit),
+                           {"Content-Type": "text/plain;charset=UTF-8"})
+        response = connection.getresponse()
+        response.read()
+        return response.status
+
+    try:
+        yield post
+    finally:
+        connection.close()

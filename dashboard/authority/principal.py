@@ -13,6 +13,10 @@ import logging
 from dataclasses import dataclass
 
 import flask
+from pymongo.errors import PyMongoError
+
+from queries import signin_links
+from queries.errors import HitboardError
 
 from ..services import get_services
 from .sessions import (
@@ -183,6 +187,32 @@ def signin_refusal(token: object) -> Refusal | None:
     if not same_secret(token, expected):
         _failed(address, "wrong sign-in secret")
         return Refusal(401, "That is not this server's admin secret.")
+    throttle().forgive(address)
+    return None
+
+
+def link_refusal(code: object) -> Refusal | None:
+    """None when ``code`` is a sign-in link's code, unused and unexpired (it is used
+    now, in whichever server process), else why signing in fails; an unknown, used or
+    expired one counts as a failure."""
+    if not secret():
+        return Refusal(403, f"This server has no admin secret to sign in with ({NO_SECRET}).")
+    address = client_address()
+    wait = throttle().retry_after(address)
+    if wait:
+        return _throttled(wait)
+    try:
+        claimed = signin_links.claim(get_services().db, code)
+    except (HitboardError, PyMongoError) as exc:
+        log.warning("sign-in link not checked: %s", exc)
+        return Refusal(503, "The sign-in link cannot be checked now (the store cannot be "
+                            "written): sign in with the admin secret (Sign in, top right).")
+    if not claimed:
+        _failed(address, "sign-in link unknown, used or expired")
+        return Refusal(401, "This sign-in link was used already, has expired (a link "
+                            f"lasts {signin_links.LINK_SECONDS // 60} minutes and signs in "
+                            "once) or is not this server's: run `hitboard signin-link` for "
+                            "a new one.")
     throttle().forgive(address)
     return None
 

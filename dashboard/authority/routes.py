@@ -15,7 +15,7 @@ from .principal import (
     CLEAR_SESSION,
     EXTENSION_KEY,
     erase_session,
-    signin_refusal,
+    link_refusal,
     write_session,
 )
 from .sessions import COOKIE, SIGNIN_PATH
@@ -55,16 +55,22 @@ def register_authority(server: flask.Flask, services: Services) -> None:
 
 
 def signin() -> flask.Response:
-    """``/signin?token=SECRET[&next=/path]``: the link ``hitboard serve`` prints. Sets
-    the session cookie and redirects to a URL without the secret."""
-    token = flask.request.args.get("token")
-    if token is None:
-        return _text(400, "Open the sign-in link `hitboard serve` printed, or use Sign in "
-                          "at the top right of any page.")
-    refused = signin_refusal(token)
+    """``/signin?code=CODE[&next=/path]``: the link ``hitboard serve`` and ``hitboard
+    signin-link`` print, good once within minutes. Sets the session cookie and
+    redirects to a URL without the code. The secret itself never goes in a URL: a
+    ``token`` is refused before it is looked at."""
+    if "token" in flask.request.args:
+        return _text(400, "Sign-in links carry a one-time code, not the admin secret (a "
+                          "browser keeps URLs): run `hitboard signin-link` for one, or "
+                          "use Sign in at the top right of any page.")
+    code = flask.request.args.get("code")
+    if code is None:
+        return _text(400, "Open the sign-in link `hitboard serve` printed (or run "
+                          "`hitboard signin-link`), or use Sign in at the top right of any "
+                          "page.")
+    refused = link_refusal(code)
     if refused is not None:
-        response = _text(refused.status, f"{refused.reason} Use the link `hitboard serve` "
-                                         "printed last.")
+        response = _text(refused.status, refused.reason)
         if refused.retry_after:
             response.headers["Retry-After"] = str(refused.retry_after)
         return response

@@ -1,6 +1,8 @@
 """The admin secret and the session cookie a browser signs in with, as Jupyter does it:
 ``hitboard serve`` makes a secret when none is configured and prints a link that signs
-the browser in; the link's route sets the cookie and redirects to a clean URL.
+the browser in; the link's route sets the cookie and redirects to a clean URL. The link
+carries a one-time code (``queries.signin_links``: used once, within minutes), never the
+secret, which a browser would keep in its history; ``hitboard signin-link`` prints another.
 
 The cookie holds when it was issued and an HMAC of that under the secret, so any worker
 given the same secret checks it alone, nothing is stored, and a new secret (a restart
@@ -14,9 +16,11 @@ import hashlib
 import hmac
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import Enum
 from urllib.parse import quote, urlsplit
+
+from queries.signin_links import LINK_SECONDS
 
 from ..settings import Settings
 
@@ -78,18 +82,19 @@ def base_url(settings: Mapping) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{settings['port']}"
 
 
-def signin_link(settings: Mapping, secret: str) -> str:
-    return f"{base_url(settings)}{SIGNIN_PATH}?token={quote(secret, safe='')}"
+def signin_link(settings: Mapping, code: str) -> str:
+    return f"{base_url(settings)}{SIGNIN_PATH}?code={quote(code, safe='')}"
 
 
 def is_https(settings: Mapping) -> bool:
     return urlsplit(settings.get("public_url") or "").scheme == "https"
 
 
-def secret_at_start(settings: Settings) -> tuple[Settings, list[str]]:
+def secret_at_start(settings: Settings, link: Callable[[Settings], str]
+                    ) -> tuple[Settings, list[str]]:
     """What ``hitboard serve`` starts with, before its workers fork: the settings with an
     admin secret made when none is configured (every worker inherits the same), and the
-    lines to print about signing in."""
+    lines to print about signing in (``link``: a fresh sign-in link)."""
     values = dict(settings)
     if values["readonly"]:
         return settings, []
@@ -106,5 +111,6 @@ def secret_at_start(settings: Settings) -> tuple[Settings, list[str]]:
     values["admin_token"] = new_secret()
     return Settings(values), [
         "To change state (load generator, rollups, notes, sites), sign in with this link "
-        f"(secret until the server restarts):\n    "
-        f"{signin_link(values, values['admin_token'])}"]
+        f"(once, within {LINK_SECONDS // 60} minutes; `hitboard signin-link` prints "
+        "another):\n    "
+        f"{link(Settings(values))}"]

@@ -14,13 +14,15 @@ import os
 import sys
 
 import click
+from pymongo.errors import PyMongoError
 
 from queries.errors import HitboardError
 from queries.store.connection import redact
 
 from ..authority.sessions import secret_at_start
 from ..settings import Settings, resolve
-from .common import store_option
+from .common import store_option, store_trouble
+from .signin import fresh_link
 
 WORKER_CLASS = "dashboard.frontdoor.worker.FrontDoorWorker"
 BOOT_ERROR = 3  # gunicorn's "worker failed to boot": the arbiter stops instead of retrying
@@ -66,6 +68,16 @@ def run_gunicorn(settings: Settings) -> None:
     HitboardServer().run()
 
 
+def _link_at_start(settings: Settings) -> str:
+    """The sign-in link, or why there is none yet: a store that does not answer now
+    (a MongoDB server starting) must not stop the server from starting."""
+    try:
+        return fresh_link(settings)
+    except PyMongoError as exc:
+        return (f"(none now: {store_trouble(exc)}; run `hitboard signin-link` once the "
+                "store answers)")
+
+
 @click.command()
 @click.option("--host", default=None, help="Interface to listen on [HITBOARD_HOST; 127.0.0.1].")
 @click.option("--port", default=None, type=int, help="Port to listen on [HITBOARD_PORT; 8050].")
@@ -81,7 +93,7 @@ def run_gunicorn(settings: Settings) -> None:
               "store, then live hits [HITBOARD_DEMO; off].")
 def serve(**options) -> None:
     """Run the dashboard (live and historical pages) at http://HOST:PORT/."""
-    settings, signin = secret_at_start(resolve(options))
+    settings, signin = secret_at_start(resolve(options), _link_at_start)
     store = redact(settings.store)
     click.echo(f"hitboard: http://{settings.host}:{settings.port}/ · store {store} · "
                f"{settings.workers} worker(s) × {settings.threads} threads", err=True)

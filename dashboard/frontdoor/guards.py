@@ -8,7 +8,8 @@ that names no file it serves (``..``, NUL, an unknown package, junk) raises its
 ``DependencyException``, and a callback request that is not one of the app's (no such
 output, inputs of another shape) a ``KeyError`` or a ``TypeError``; Flask would answer
 both with a 500 and a traceback in the log. They are a 404 and a 400, with a JSON reason
-as every refusal of the app (a 413 too).
+as every refusal of the app (a 413 too). A callback body nested too deep, and a callback
+that cannot use the values it was sent, are ``callback_guard``'s.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import flask
 from dash.exceptions import DependencyException
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from . import callback_guard
 from .limits import CALLBACK_PATH, Limits
 
 
@@ -25,12 +27,16 @@ def install(app: dash.Dash, limits: Limits) -> None:
     def limit_body():
         flask.request.max_content_length = limits.body_limit(flask.request.path)
         if flask.request.path == CALLBACK_PATH and flask.request.method == "POST":
+            refused = callback_guard.nesting_refusal()
+            if refused is not None:
+                return refused
             problem = callback_problem(app.callback_map, flask.request.get_json(silent=True))
             if problem:
                 return flask.jsonify(error=problem), 400
         return None
 
     app.server.before_request(limit_body)
+    callback_guard.guard_dispatch(app, CALLBACK_PATH)
     app.server.register_error_handler(DependencyException, _not_found)
     app.server.register_error_handler(RequestEntityTooLarge, _too_large)
 

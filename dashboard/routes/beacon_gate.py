@@ -13,8 +13,11 @@ past the cap by at most the pages each admits meanwhile.
 A page the site never had (no hit this month or last) costs a daily and a monthly
 document, ~0.7 KiB, from its first hit: a flood of made-up pages, each sent once, would
 grow the store by the cap's worth. So past ``beacon_unseen_pages`` such pages a day (per
-process), an unseen page gets its own name at its second hit, its first counted under
-``/(other)``: real pages come back, made-up ones do not.
+process), an unseen page gets its own name when it comes back (``beacon_waiting``: at its
+second hit, or its third after a flood), its first hits counted under ``/(other)``: real
+pages come back, made-up ones do not. Each site's day waits on its own pages, so one
+site's flood delays no other site's; past ``MAX_TRACKED`` entries in all, the days
+holding the most are forgotten first.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from queries import validation
 from queries.errors import HitboardError
 from queries.stats import schema
 from queries.stats.sites import SettingsCache, register, registered_since
+
+from .beacon_waiting import Waiting
 
 OTHER_PAGE = "/(other)"
 REFRESH = 60.0
@@ -51,7 +56,6 @@ class SiteGate:
         self.new_per_hour, self.pages_per_day = new_per_hour, pages_per_day
         self.unseen_per_day = unseen_per_day
         self._days: dict[tuple[str, dt.date], _Day] = {}
-        self._tracked = 0
         self._lock = threading.Lock()
 
     def site(self, name: str, origin: str | None) -> None:
@@ -85,10 +89,9 @@ class SiteGate:
         with self._lock:
             day = self._days.get(key)
             if day is None:
-                if self._tracked >= MAX_TRACKED:
-                    self._days.clear()
-                    self._tracked = 0
-                day = self._days[key] = _Day(self._stored_pages(site, now))
+                self._make_room()
+                day = self._days[key] = _Day(self._stored_pages(site, now),
+                                             self.pages_per_day)
             elif day.stale():
                 day.recount(self._stored_pages(site, now))
             if page in day.pages:
@@ -96,19 +99,22 @@ class SiteGate:
             if day.count >= self.pages_per_day and not self._stored(site, page, now):
                 return OTHER_PAGE
             if not self._seen(site, page, now):
-                if page in day.waiting:
-                    day.waiting.discard(page)
-                elif day.unseen >= self.unseen_per_day:
-                    if len(day.waiting) < self.pages_per_day:
-                        day.waiting.add(page)
-                        self._tracked += 1
-                    return OTHER_PAGE
-                else:
+                if day.unseen < self.unseen_per_day:
                     day.unseen += 1
+                elif not day.waiting.returned(page):
+                    return OTHER_PAGE
             day.pages.add(page)
             day.count += 1
-            self._tracked += 1
             return page
+
+    def _make_room(self) -> None:
+        """Forget the days holding the most entries while all hold ``MAX_TRACKED``: a
+        flooded site's, not its neighbours'."""
+        held = sum(day.cost for day in self._days.values())
+        for key in sorted(self._days, key=lambda k: self._days[k].cost, reverse=True):
+            if held < MAX_TRACKED:
+                return
+            held -= self._days.pop(key).cost
 
     def _seen(self, site: str, page: str, now: dt.datetime) -> bool:
         """Whether the site had the page this month or last (a document for either)."""
@@ -144,11 +150,15 @@ class _Day:
     admitted here, the unseen ones admitted at their first hit and those waiting for
     their second."""
 
-    def __init__(self, count: int):
+    def __init__(self, count: int, waiting: int):
         self.pages: set[str] = set()
-        self.waiting: set[str] = set()
+        self.waiting = Waiting(waiting)
         self.unseen = 0
         self.recount(count)
+
+    @property
+    def cost(self) -> int:
+        return len(self.pages) + self.waiting.cost
 
     def recount(self, count: int) -> None:
         self.count, self.read = count, time.monotonic()

@@ -1,6 +1,7 @@
 """What the embedded store knows of its collections, kept in the database itself: a
 collection's table (``hb_collections``), its indexes (``hb_indexes``), the key columns
 the indexes gave its table, and the zstd dictionaries (``hb_dicts``, ``packing.py``).
+The marker table ``hitboard_store`` says the database is a hitboard store (``opening``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from .packing import Packer
 from .planner import quote
 
 FORMAT = 1
+MARKER = "hitboard_store"
 
 
 @dataclass
@@ -33,8 +35,8 @@ class Collection:
 
 
 def create(con: sqlite3.Connection) -> None:
-    """The bookkeeping tables, if missing (also in read-only mode: a new store is empty,
-    not broken)."""
+    """The bookkeeping tables and the marker, if missing (also in read-only mode: a new
+    store is empty, not broken)."""
     con.execute("BEGIN IMMEDIATE")
     con.execute("CREATE TABLE IF NOT EXISTS hb_meta (key TEXT PRIMARY KEY, value)")
     con.execute("CREATE TABLE IF NOT EXISTS hb_collections (db TEXT NOT NULL, "
@@ -45,6 +47,8 @@ def create(con: sqlite3.Connection) -> None:
     con.execute("CREATE TABLE IF NOT EXISTS hb_dicts (id INTEGER PRIMARY KEY, "
                 "tbl TEXT NOT NULL, data BLOB NOT NULL)")
     con.execute("INSERT OR IGNORE INTO hb_meta VALUES ('format', ?)", (FORMAT,))
+    con.execute(f"CREATE TABLE IF NOT EXISTS {MARKER} (name TEXT PRIMARY KEY)")
+    con.execute(f"INSERT OR IGNORE INTO {MARKER} VALUES ('hitboard embedded store')")
     con.execute("COMMIT")
 
 

@@ -35,7 +35,7 @@ import bson
 from pymongo.errors import InvalidOperation, OperationFailure
 
 from ...errors import InvalidStoreError, StoreReadOnlyError
-from . import catalog, keys
+from . import catalog, keys, opening
 from .catalog import Collection
 from .documents import key_values
 from .failures import raise_conflict, store_failure
@@ -104,10 +104,16 @@ class EmbeddedStore:
         except OSError as exc:
             raise InvalidStoreError(f"cannot make a store in {directory}: "
                                     f"{exc.strerror}") from None
+        found = opening.kind(self.path)
+        # A read-only process opens an existing store read-only; a new one it makes.
+        self._uri = opening.uri(self.path, read_only and found is not opening.Kind.NEW)
+        if "mode=ro" not in self._uri:
+            opening.check_writable(directory, self.path, found)
         self._writer = self._connect(WRITER_CACHE_KB)
         self._queue = None if read_only else open(  # noqa: SIM115 - closed in close()
             directory / LOCK_FILENAME, "ab")
-        self._set_up()
+        if "mode=ro" not in self._uri:
+            self._set_up()
         if read_only:
             self._writer.execute("PRAGMA query_only=1")
         self._stop = threading.Event()
@@ -116,8 +122,8 @@ class EmbeddedStore:
 
     # -- connections -------------------------------------------------------------------
     def _connect(self, cache_kb: int) -> sqlite3.Connection:
-        con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                              factory=_Connection,
+        con = sqlite3.connect(self._uri, uri=True, isolation_level=None,
+                              check_same_thread=False, factory=_Connection,
                               timeout=BUSY_TIMEOUT_MS / 1000, cached_statements=256)
         con.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         con.execute("PRAGMA synchronous=NORMAL")
