@@ -64,3 +64,28 @@ def _die_with_parent(parent: int) -> None:
         pass
     if os.getppid() != parent:          # the parent died before prctl took effect
         os._exit(1)
+
+
+# -- halt points: where a fault test kills a process ------------------------------------
+# Inert unless a test armed them (``halt_at``, from the wrapper script it runs ingest with:
+# tests/ingestkit.py); ``halt_point`` then costs one comparison.
+_halt: tuple[str, int] | None = None
+_reached: dict[str, int] = {}
+
+
+def halt_at(step: str, nth: int = 1) -> None:
+    """Test-only: the ``nth`` time this process reaches ``halt_point(step)``, it stops its
+    whole process group (SIGSTOP), so the test that started it in a group of its own
+    learns the moment from ``waitid`` and kills it exactly there."""
+    global _halt
+    _halt = (step, nth)
+
+
+def halt_point(step: str) -> None:
+    """A named moment of a run (the steps of an ingest's flush) a fault test may kill the
+    process at; nothing happens unless ``halt_at`` armed it."""
+    if _halt is None:
+        return
+    _reached[step] = _reached.get(step, 0) + 1
+    if _halt == (step, _reached[step]):
+        os.killpg(os.getpgrp(), signal.SIGSTOP)
