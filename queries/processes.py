@@ -6,7 +6,8 @@ forked when the caller asks before it opens a store and while it runs no other t
 ignore Ctrl-C (the parent stops them) and die with the parent even when it is
 killed (``PR_SET_PDEATHSIG``), so no orphan writes after it. Each connects to the store
 itself in its ``initializer``: the embedded store takes writers from several processes,
-MongoDB from anywhere.
+MongoDB from anywhere. Also the halt points the fault tests kill a run at (``halt_point``,
+inert unless a test armed ``halt_at``).
 """
 
 from __future__ import annotations
