@@ -6,7 +6,8 @@ forked when the caller asks before it opens a store and while it runs no other t
 ignore Ctrl-C (the parent stops them) and die with the parent even when it is
 killed (``PR_SET_PDEATHSIG``), so no orphan writes after it. Each connects to the store
 itself in its ``initializer``: the embedded store takes writers from several processes,
-MongoDB from anywhere.
+MongoDB from anywhere. Also the halt points the fault tests kill a run at (``halt_point``,
+inert unless a test armed ``halt_at``).
 """
 
 from __future__ import annotations
@@ -64,3 +65,28 @@ def _die_with_parent(parent: int) -> None:
         pass
     if os.getppid() != parent:          # the parent died before prctl took effect
         os._exit(1)
+
+
+# -- halt points: where a fault test kills a process ------------------------------------
+# Inert unless a test armed them (``halt_at``, from the wrapper script it runs ingest with:
+# tests/ingestkit.py); ``halt_point`` then costs one comparison.
+_halt: tuple[str, int] | None = None
+_reached: dict[str, int] = {}
+
+
+def halt_at(step: str, nth: int = 1) -> None:
+    """Test-only: the ``nth`` time this process reaches ``halt_point(step)``, it stops its
+    whole process group (SIGSTOP), so the test that started it in a group of its own
+    learns the moment from ``waitid`` and kills it exactly there."""
+    global _halt
+    _halt = (step, nth)
+
+
+def halt_point(step: str) -> None:
+    """A named moment of a run (the steps of an ingest's flush) a fault test may kill the
+    process at; nothing happens unless ``halt_at`` armed it."""
+    if _halt is None:
+        return
+    _reached[step] = _reached.get(step, 0) + 1
+    if _halt == (step, _reached[step]):
+        os.killpg(os.getpgrp(), signal.SIGSTOP)

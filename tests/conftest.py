@@ -71,6 +71,18 @@ def db(request, tmp_path):
     database.client.close()
 
 
+@pytest.fixture(scope="module", params=BACKENDS)
+def module_db(request, tmp_path_factory):
+    """``db`` for a module: a module fixture fills it once per backend for the tests
+    that only read it (a sample ingested per test was most of their time)."""
+    database = _connect(request.param, tmp_path_factory.mktemp("module-db"), request)
+    queries.ensure_indexes(database)
+    yield database
+    if request.param in ("mongodb", "wire"):
+        database.client.drop_database(database.name)
+    database.client.close()
+
+
 @pytest.fixture
 def embedded_db(tmp_path):
     """The embedded store only, for tests of its own guarantees."""

@@ -204,21 +204,3 @@ def callback_key(outputs: list[str]) -> str:
         if bare(key) == list(outputs):
             return key
     return ".." + "...".join(outputs) + ".." if len(outputs) > 1 else outputs[0]
-
-
-def click(dash_duo, selector: str, timeout: float = 10) -> None:
-    """Click ``selector``, finding it again if a callback re-rendered it between finding
-    and clicking (``StaleElementReferenceException``; likelier on a busy machine)."""
-    import time
-
-    from selenium.common.exceptions import StaleElementReferenceException
-
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            dash_duo.find_element(selector).click()
-            return
-        except StaleElementReferenceException:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)

@@ -42,7 +42,7 @@ class SlowClients:
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
-        self._thread.join(10)
+        self._thread.join(30)
         for sock in self._socks:
             if sock is not None:
                 sock.close()
@@ -53,7 +53,7 @@ class SlowClients:
 
     def _connect(self, i: int) -> None:
         try:
-            sock = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+            sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
             sock.sendall(self.kinds[i])
             sock.setblocking(False)
             self._socks[i] = sock

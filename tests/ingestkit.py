@@ -1,17 +1,23 @@
-"""A fixed-width access log and the reads of what an ingest stored, shared by the tests
-that stop, kill or crash `hitboard ingest` (test_ingest_faults.py, test_ingest_crash.py)."""
+"""A fixed-width access log, the reads of what an ingest stored, and an ingest killed at a
+step of its flush, shared by the tests that stop, kill or crash `hitboard ingest`
+(test_ingest_faults.py, test_ingest_crash.py)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import subprocess
 import sys
+import tempfile
+import textwrap
+import threading
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 
 from click.testing import CliRunner
 from fakes import stored_count
-from faultkit import counted
+from faultkit import WAIT, counted
 
 import queries
 from dashboard.cli import main
@@ -73,3 +79,69 @@ def stored_counts(store: str) -> tuple[Counter, Counter, int]:
         return daily, monthly, stored_count(db, "logs")
     finally:
         db.client.close()
+
+
+# `hitboard ingest` with small batches (a flush every 500 lines: a small file takes
+# several), armed to halt at the ``nth`` time it reaches ``step``
+# (``queries.processes.halt_point``); argv: step, nth, then the CLI's. With WORKER_PIDS set,
+# it writes its worker processes' pids there, for the test to see them die with it.
+SMALL_RUN = textwrap.dedent("""
+    import multiprocessing, os, sys
+    from dashboard.cli import main
+    from queries import processes
+    from queries.ingest import chunks
+    from queries.ingest import run as ingest
+    from queries.ingest.workers import WorkerPool
+    ingest.BATCH_LINES = ingest.FOLLOW_BATCH_LINES = 500
+    chunks.CHUNK_BYTES = 250 * LINE_BYTES       # two chunks a batch
+    ingest.PARALLEL_BYTES = 0       # with --jobs 2, even a small file goes to workers
+    started = WorkerPool.__init__
+    def start(self, *args, **kwargs):
+        started(self, *args, **kwargs)
+        if "WORKER_PIDS" in os.environ:
+            with open(os.environ["WORKER_PIDS"], "w") as out:
+                out.write(" ".join(str(p.pid) for p in multiprocessing.active_children()))
+    WorkerPool.__init__ = start
+    step, nth, *argv = sys.argv[1:]
+    processes.halt_at(step, int(nth))
+    main(argv)
+""").replace("LINE_BYTES", str(LINE))
+
+
+@contextmanager
+def halted_at(step: str, nth: int, *args: str, env: dict | None = None):
+    """Run ``hitboard ingest *args`` (SMALL_RUN) in a process group of its own until it
+    stops itself at the ``nth`` ``step`` of its run, and yield it there, stopped; fails
+    if it ended without reaching that step. On leaving, it is killed if still running;
+    ``errors(process)`` reads what it wrote on stderr."""
+    with tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(
+            [sys.executable, "-c", SMALL_RUN, step, str(nth), "ingest", *args],
+            stdout=subprocess.DEVNULL, stderr=err, env=env, start_new_session=True)
+        process.stderr = err      # a file, not a pipe: a stopped run never blocks on it
+        try:
+            watchdog = threading.Timer(4 * WAIT, process.kill)   # a limit: a run that hangs
+            watchdog.start()
+            try:
+                state = os.waitid(os.P_PID, process.pid,
+                                  os.WEXITED | os.WSTOPPED | os.WNOWAIT)
+            finally:
+                watchdog.cancel()
+            assert state.si_code == os.CLD_STOPPED, \
+                f"ingest ended before {step} #{nth}: {errors(process)}"
+            yield process
+        finally:
+            process.kill()
+            process.wait()
+
+
+def errors(process: subprocess.Popen) -> str:
+    """What a ``halted_at`` process wrote on stderr so far."""
+    process.stderr.seek(0)
+    return process.stderr.read().decode(errors="replace")
+
+
+def kill_at(step: str, nth: int, *args: str, env: dict | None = None) -> None:
+    """``halted_at``, then SIGKILL there (its workers die with it: a power loss)."""
+    with halted_at(step, nth, *args, env=env) as process:
+        process.kill()

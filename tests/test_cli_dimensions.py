@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -24,15 +25,26 @@ LINES = [
 ]
 
 
-@pytest.fixture
-def store(tmp_path):
-    log = tmp_path / "access.log"
+def _ingested(tmp: Path) -> str:
+    log = tmp / "access.log"
     log.write_text("\n".join(LINES) + "\n")
     runner = CliRunner()
     result = runner.invoke(main, ["ingest", str(log), "--site", "demo", "--store",
-                                  str(tmp_path / "s")])
+                                  str(tmp / "s")])
     assert result.exit_code == 0, result.output
-    return str(tmp_path / "s")
+    return str(tmp / "s")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """The log ingested once, for the tests that only read it."""
+    return _ingested(tmp_path_factory.mktemp("dimensions"))
+
+
+@pytest.fixture
+def own_store(tmp_path):
+    """The log ingested into a test's own store, which it compacts."""
+    return _ingested(tmp_path)
 
 
 def _invoke(*args):
@@ -90,7 +102,8 @@ def test_visitors_and_report_metric(store):
         ("2026-03-14", "2"), ("2026-03-15", "1")]
 
 
-def test_compact_visitors_keeps_the_counts(store):
+def test_compact_visitors_keeps_the_counts(own_store):
+    store = own_store
     result = _invoke("compact-visitors", "--before", "2026-04-01", "--store", store)
     assert result.exit_code == 0 and "merged" in result.output
     result = _invoke("visitors", "--site", "demo", "--start", "2026-03-14", "--end",

@@ -9,6 +9,7 @@ import datetime as dt
 import random
 import string
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from dimkit import BOTS, GOOGLEBOT, LINES, TOTAL, ingest_sample
@@ -22,11 +23,22 @@ PANELS = ("referrer", "status", "browser", "os", "device", "country", "bot", "ki
           "utm_source", "notfound")
 
 
-@pytest.fixture
-def sample(db, tmp_path):
-    start = ingest_sample(db, SITE, tmp_path)
+def _sample(db, tmp: Path) -> tuple:
+    start = ingest_sample(db, SITE, tmp)
     day = start.replace(hour=0)
     return db, (day, day + dt.timedelta(days=1))
+
+
+@pytest.fixture(scope="module")
+def sample(module_db, tmp_path_factory):
+    """The sample ingested once per backend, for the tests that only read it."""
+    return _sample(module_db, tmp_path_factory.mktemp("sample"))
+
+
+@pytest.fixture
+def own_sample(db, tmp_path):
+    """The sample in a test's own database, which it rewrites."""
+    return _sample(db, tmp_path)
 
 
 def expected(dim: str, humans: bool) -> Counter:
@@ -102,10 +114,10 @@ def test_a_daily_filtered_series_counts_only_the_hours_of_its_range(sample):
     assert hits(day + 13 * hour, day + 48 * hour) == 0
 
 
-def test_documents_without_the_split_still_read_and_say_so(sample):
+def test_documents_without_the_split_still_read_and_say_so(own_sample):
     """Counters and sketches as stored before bots were counted apart: humans read as
     everyone, with the bot hits that could not be left out reported."""
-    db, day = sample
+    db, day = own_sample
     for coll in COLLECTIONS:
         db[coll].update_many({}, {"$unset": {"b": "", "bh": ""}})
     for doc in db[sketches.VALUES].find():

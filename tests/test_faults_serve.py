@@ -36,14 +36,14 @@ PAGES = ("/", "/pricing", "/docs/a.b")
 
 
 def get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=5) as response:
+    with urllib.request.urlopen(url, timeout=WAIT) as response:
         return response.read()
 
 
 def post(url: str, body: dict) -> int:
     request = urllib.request.Request(url, data=json.dumps(body).encode(),
                                      headers={"Content-Type": "text/plain;charset=UTF-8"})
-    with urllib.request.urlopen(request, timeout=5) as response:
+    with urllib.request.urlopen(request, timeout=WAIT) as response:
         return response.status
 
 

@@ -39,7 +39,7 @@ def send(base: str, body: str) -> int:
     request = urllib.request.Request(base + "/hit", data=body.encode(),
                                      headers={"Content-Type": "text/plain;charset=UTF-8"})
     try:
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=30) as response:
             return response.status
     except urllib.error.HTTPError as exc:
         return exc.code
@@ -83,7 +83,7 @@ def test_poison_then_200_good_hits_all_counted(server):
         assert send(base, body) == 400, body
     for i in range(200):
         assert send(base, json.dumps({"site": "blog", "page": f"/p{i % 20}"})) == 204
-    with urllib.request.urlopen(base + "/healthz", timeout=5) as response:
+    with urllib.request.urlopen(base + "/healthz", timeout=30) as response:
         assert json.loads(response.read())["status"] == "ok"
     stopped(process)
     db = queries.connect(str(store), read_only=True)

@@ -1,4 +1,4 @@
-"""`hitboard ingest` made to exit at each step of its flush (on the embedded store), in
+"""`hitboard ingest` killed at each step of its flush (on the embedded store), in
 batch, worker and --follow mode, then run again: every log line is counted exactly once,
 in the statistics, the dimensions, the events and the visits; an interrupted flush is
 completed from a rotated file, and only with the options that began it."""
@@ -7,15 +7,11 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import signal
-import subprocess
-import sys
-import textwrap
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from faultkit import WAIT, expected, wait_for
+from faultkit import expected, wait_for
 from ingestkit import (
     LINE,
     PAGES,
@@ -23,6 +19,7 @@ from ingestkit import (
     append,
     checkpoint,
     ingest_cli,
+    kill_at,
     sent,
     stored_counts,
 )
@@ -31,60 +28,15 @@ import queries
 from queries.ingest.session import process_identity
 from queries.visits import reads as visit_reads
 
-# -- a hard exit at each step of a flush, on the embedded store -----------------------------
-# Runs `hitboard ingest` with small batches and calls os._exit (no cleanup, no flush:
-# what SIGKILL does) right before or after one step of the ``nth`` flush. A step that
-# runs in the ingest's dimension process (``--jobs 2``: ``queries.ingest.dimwriter``)
-# SIGKILLs the ingest process first: the whole run dies, as in a power loss.
-CRASH = textwrap.dedent("""
-    import multiprocessing, os, signal, sys
-    from dashboard.cli import main
-    from queries.ingest import chunks
-    from queries.ingest import run as ingest
-    from queries.ingest.workers import WorkerPool
-    from queries.counting import DimensionRecorder, HitRecorder
-    from queries.ingest.session import LogSession
-    INGEST = os.getpid()
-    ingest.BATCH_LINES = ingest.FOLLOW_BATCH_LINES = 500
-    chunks.CHUNK_BYTES = 250 * LINE_BYTES       # two chunks a batch
-    ingest.PARALLEL_BYTES = 0       # with --jobs 2, even this small file goes to workers
-    step, nth, *argv = sys.argv[1:]
-    owner, name, after = {
-        "after-intent": (LogSession, "begin", True),
-        "after-events": (LogSession, "flush_hits", False),
-        "mid-hits": (HitRecorder, "_write_collection", True),  # stats.daily only
-        "mid-dims": (DimensionRecorder, "_write_collection", True),   # dims.hourly only
-        "after-hits": (LogSession, "commit", False),
-        "after-commit": (LogSession, "commit", True),
-    }[step]
-    real, calls = getattr(owner, name), []
-    started = WorkerPool.__init__
-    def start(self, *args, **kwargs):
-        started(self, *args, **kwargs)
-        if "WORKER_PIDS" in os.environ:       # for the test to see them die too
-            with open(os.environ["WORKER_PIDS"], "w") as out:
-                out.write(" ".join(str(p.pid) for p in multiprocessing.active_children()))
-    WorkerPool.__init__ = start
-    def exit_hard():
-        if os.getpid() != INGEST:
-            os.kill(INGEST, signal.SIGKILL)
-        os._exit(137)
-    def crashing(self, *args, **kwargs):
-        if type(self) is not owner:     # a subclass (the dimension recorder): not this step
-            return real(self, *args, **kwargs)
-        calls.append(1)
-        if not after and len(calls) == int(nth):
-            exit_hard()
-        result = real(self, *args, **kwargs)
-        if after and len(calls) == int(nth):
-            exit_hard()
-        return result
-    setattr(owner, name, crashing)
-    main(argv)
-""").replace("LINE_BYTES", str(LINE))
-STEPS = {"after-intent": 2, "after-events": 2, "mid-hits": 3, "mid-dims": 4,
-         "after-hits": 2, "after-commit": 2}
-
+# -- a kill at each step of a flush, on the embedded store ---------------------------------
+# `hitboard ingest` with small batches stops itself at one step of its second flush
+# (``queries.processes.halt_point``) and is SIGKILLed there. A step of the ingest's
+# dimension process (``--jobs 2``: ``queries.ingest.dimwriter``) stops it too: the whole
+# run dies, as in a power loss.
+STEPS = {"after-intent": ("after-intent", 2), "after-events": ("after-events", 2),
+         "mid-hits": ("wrote stats.daily", 2),    # stats.daily only
+         "mid-dims": ("wrote dims.hourly", 2),    # dims.hourly only
+         "after-hits": ("after-hits", 2), "after-commit": ("after-commit", 2)}
 
 
 @pytest.mark.parametrize("mode", ["batch", "workers", "follow"])
@@ -97,12 +49,9 @@ def test_a_crash_at_any_step_of_a_flush_then_a_rerun_counts_each_line_once(
     store = str(tmp_path / "store")
     args = ["--site", "logs", "--store", store, str(log)]
     pids = tmp_path / "worker-pids"
-    crash = subprocess.run(
-        [sys.executable, "-c", CRASH, step, str(STEPS[step]), "ingest", *args,
-         *{"batch": ["--jobs", "1"], "workers": ["--jobs", "2"], "follow": ["--follow"]}[mode]],
-        capture_output=True, timeout=WAIT, text=True, env={**os.environ, "WORKER_PIDS": str(pids)})
-    in_dimension_process = (step, mode) == ("mid-dims", "workers")
-    assert crash.returncode == (-signal.SIGKILL if in_dimension_process else 137), crash.stderr
+    kill_at(*STEPS[step], *args,
+            *{"batch": ["--jobs", "1"], "workers": ["--jobs", "2"], "follow": ["--follow"]}[mode],
+            env={**os.environ, "WORKER_PIDS": str(pids)})
     workers = [int(pid) for pid in pids.read_text().split()] if pids.exists() else []
     # Two mapping processes and the dimension process.
     assert len(workers) == (3 if mode == "workers" else 0)
@@ -169,11 +118,7 @@ def test_from_start_counts_a_file_again_and_an_appended_file_resumes(tmp_path):
 
 
 def crash_in_second_flush(log: Path, store: str) -> None:
-    crash = subprocess.run(
-        [sys.executable, "-c", CRASH, "after-hits", "2", "ingest", "--site", "logs",
-         "--jobs", "1", "--store", store, str(log)], capture_output=True, timeout=WAIT,
-        text=True)
-    assert crash.returncode == 137, crash.stderr
+    kill_at("after-hits", 2, "--site", "logs", "--jobs", "1", "--store", store, str(log))
 
 
 @pytest.mark.parametrize("rotated", ["kept", "deleted"])

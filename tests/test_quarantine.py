@@ -105,7 +105,7 @@ def test_store_failures_are_transient_and_content_ones_are_not():
 def test_a_stopped_flush_thread_is_revived_and_said(db):
     recorder = queries.HitRecorder(db, flush_interval=0.05, preallocate_next_day=False)
     recorder._stop.set()
-    recorder._thread.join(2)
+    recorder._thread.join(30)
     assert recorder.problems() == ["HitRecorder: its flush thread is down"]
     recorder._stop.clear()
     assert recorder.revive() and recorder.restarts == 1 and not recorder.revive()

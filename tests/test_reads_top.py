@@ -23,12 +23,11 @@ RANGES = [(START, START + dt.timedelta(days=70)),
           (START + dt.timedelta(days=3), START + dt.timedelta(days=4, hours=2))]
 
 
-@pytest.fixture
-def store(embedded_db):
+def _build(db):
     """Hits counted and kept as raw events, rolled up: the pages' shares change over
     time, so a ranking of the wrong days shows."""
-    writer = EventWriter(embedded_db)
-    with queries.HitRecorder(embedded_db, flush_interval=3600) as recorder:
+    writer = EventWriter(db)
+    with queries.HitRecorder(db, flush_interval=3600) as recorder:
         for i in range(3000):
             ts = START + dt.timedelta(minutes=33 * i)
             page = PAGES[(i * i // 7 + i // 600) % len(PAGES)]
@@ -37,8 +36,23 @@ def store(embedded_db):
                         "path": page, "query": "", "status": 200, "bytes": 1,
                         "referrer": None, "user_agent": None})
     writer.flush()
-    run_rollups(embedded_db, now=START + dt.timedelta(days=400))
-    return embedded_db
+    run_rollups(db, now=START + dt.timedelta(days=400))
+    return db
+
+
+@pytest.fixture(scope="module")
+def rolled_up(tmp_path_factory):
+    """``_build`` once for the tests that only read it."""
+    db = queries.connect(str(tmp_path_factory.mktemp("top") / "store"))
+    queries.ensure_indexes(db)
+    yield _build(db)
+    db.client.close()
+
+
+@pytest.fixture
+def store(embedded_db):
+    """``_build`` of a test's own, which it adds to."""
+    return _build(embedded_db)
 
 
 def _spy(monkeypatch) -> list:
@@ -53,10 +67,10 @@ def _spy(monkeypatch) -> list:
 
 
 @pytest.mark.parametrize(("start", "end"), RANGES)
-def test_the_rolled_up_days_rank_as_the_statistics(store, monkeypatch, start, end):
+def test_the_rolled_up_days_rank_as_the_statistics(rolled_up, monkeypatch, start, end):
     calls = _spy(monkeypatch)
-    got = top.top_pages(store, "s", start, end, n=len(PAGES))
-    assert got.equals(catalog.top_pages(store, "s", start, end, n=len(PAGES)))
+    got = top.top_pages(rolled_up, "s", start, end, n=len(PAGES))
+    assert got.equals(catalog.top_pages(rolled_up, "s", start, end, n=len(PAGES)))
     assert got["hits"].sum() > 0
     assert bool(calls) == (end - start >= dt.timedelta(days=top.MIN_DAYS)), calls
 

@@ -267,9 +267,9 @@ def test_the_recorders_thread_preallocates_in_the_last_hour(db):
     target = schema.daily_id(dt.datetime(2026, 11, 22, tzinfo=UTC), "s1", "/a")
     recorder = queries.HitRecorder(db, flush_interval=0.01, clock=lambda: now)
     recorder.record("s1", "/a")
-    until(lambda: recorder.status().hits_written == 1, timeout=10)
+    until(lambda: recorder.status().hits_written == 1, timeout=30)
     recorder.record("s1", "/a")
-    until(lambda: db[schema.DAILY].find_one({"_id": target}) is not None, timeout=10)
+    until(lambda: db[schema.DAILY].find_one({"_id": target}) is not None, timeout=30)
     recorder.close()
 
 

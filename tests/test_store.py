@@ -189,7 +189,7 @@ def test_a_new_store_opened_by_two_writers_at_once_is_set_up_in_turn(tmp_path):
         time.sleep(0.3)
         assert opened == []
         fcntl.flock(other, fcntl.LOCK_UN)
-        thread.join(10)
+        thread.join(30)
     assert len(opened) == 1
     opened[0].close()
 

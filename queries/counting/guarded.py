@@ -13,6 +13,7 @@ from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
 
 from ..errors import DUPLICATE_KEY
+from ..processes import halt_point
 from ..quarantine import transient
 from ..stats.writes import Increment
 
@@ -106,6 +107,7 @@ class GuardedWrites:
             for coll, keys in by_collection.items():
                 for at in range(0, len(keys), WRITE_SLICE):
                     written += self._write_collection(batch, coll, keys[at:at + WRITE_SLICE])
+                halt_point(f"wrote {coll}")
         except PyMongoError as exc:
             self._stats["failures"] += 1
             self._stats["documents_written"] += written

@@ -36,6 +36,7 @@ from ..errors import HitboardError, InvalidSiteError
 from ..events import apart
 from ..events.collection import forget
 from ..events.writer import EventTotals, EventWriter
+from ..processes import halt_point
 from ..quarantine import transient
 from . import chunks
 from .mapper import LineMapper, Tally, split_lines
@@ -164,6 +165,7 @@ class Ingestor:
             summary.first = tally.first
         if tally.last is not None and (summary.last is None or tally.last > summary.last):
             summary.last = tally.last
+        halt_point("counted")
 
     def mapping(self, size: int):
         """How to map ``size`` bytes: a function from ``(label, (data, start,

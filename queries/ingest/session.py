@@ -63,6 +63,7 @@ from ..counting import DimensionRecorder, HitRecorder
 from ..dimensions.counters import unit_documents
 from ..errors import HitboardError
 from ..events.collection import stream_key
+from ..processes import halt_point
 from ..stats import schema
 from ..store.connection import atomic
 from .dimwriter import Deferred, DimensionWriter, PackedUnits
@@ -245,6 +246,7 @@ class LogSession:
         self._save({"seq": self.seq, "epochs": self.epochs, "state": FLUSHING,
                     "ranges": self.ranges, "options": self.options})
         self._intent_saved = True
+        halt_point("after-intent")
 
     def flush_hits(self) -> None:
         """(c): the batch's dimensions and hits, under number ``seq``. Each recorder
@@ -254,6 +256,7 @@ class LogSession:
         first one ready writes first. A failure rolls back what it was writing, which
         the guards make safe: the recorders re-send what they hold, and a replay of
         the batch what they do not."""
+        halt_point("after-events")
         done = None
         writing = partial(atomic, self.db)
         if self.dimensions is not None:
@@ -264,6 +267,7 @@ class LogSession:
 
     def commit(self) -> None:
         """(d): everything up to the end of the ranges is written."""
+        halt_point("after-hits")
         last = self.ranges[-1]
         self.position = {"device": last["device"], "inode": last["inode"],
                          "head": last["head"], "epoch": last["epoch"], "offset": last["to"],
@@ -273,6 +277,7 @@ class LogSession:
                    {f"totals.{name}": n for name, n in self.batch.items()})
         self.ranges, self.interrupted, self._intent_saved = [], [], False
         self.batch = Counter()
+        halt_point("after-commit")
 
     def _save(self, fields: dict, add: dict | None = None) -> None:
         update = {"$set": fields, **({"$inc": add} if add else {})}

@@ -12,6 +12,7 @@ from contextlib import suppress
 from pathlib import Path
 
 import pytest
+from browserkit import WAIT_S
 from dash.testing.application_runners import BaseDashRunner
 from dash.testing.composite import DashComposite
 from dashkit import dashboard_app, free_port
@@ -20,9 +21,6 @@ from selenium.webdriver.chrome.options import Options
 from werkzeug.serving import make_server
 
 HERE = Path(__file__).parent
-# Dash's default wait is 10 s: on CI's 2 busy cores a view taking longer than that failed
-# a test whose page was right (the text was there when the error was written).
-WAIT_S = 30
 CHROME_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--disable-background-networking", "--disable-component-update",
                 "--no-first-run", "--window-size=1280,1000")

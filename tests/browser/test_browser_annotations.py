@@ -6,8 +6,8 @@ import datetime as dt
 
 import numpy as np
 import pytest
+from browserkit import until
 from click.testing import CliRunner
-from dash.testing.wait import until
 from dashkit import seed, sign_in
 from selenium.webdriver.common.action_chains import ActionChains
 
@@ -41,9 +41,9 @@ def traces(dash_duo, graph):
     return dash_duo.driver.execute_script(TRACES, graph)
 
 
-def wait_for_trace(dash_duo, graph, name, text="", timeout=10):
+def wait_for_trace(dash_duo, graph, name, text=""):
     until(lambda: any(n.startswith(name) and text in hover
-                      for n, hover in traces(dash_duo, graph)), timeout,
+                      for n, hover in traces(dash_duo, graph)),
           msg=f"no trace {name!r} with {text!r} on {graph}: {traces(dash_duo, graph)}")
 
 
@@ -87,7 +87,7 @@ def test_a_note_made_with_the_cli_shows_on_history_and_live(app, recent, dash_du
 
 def test_a_note_made_by_clicking_the_chart_survives_a_reload(app, recent, dash_duo):
     open_page(dash_duo, app, "/?site=s&tz=UTC&window=15")
-    until(lambda: any(n == "Whole site" for n, _ in traces(dash_duo, "#live-graph")), 10)
+    until(lambda: any(n == "Whole site" for n, _ in traces(dash_duo, "#live-graph")))
     dash_duo.find_element("#live-pause").click()
     dash_duo.wait_for_text_to_equal("#live-pause", "Resume")
     target = (recent - dt.timedelta(minutes=5)).strftime("%Y-%m-%d %H:%M")
@@ -101,7 +101,7 @@ def test_a_note_made_by_clicking_the_chart_survives_a_reload(app, recent, dash_d
             round(offset), 0).click().perform()
         return dash_duo.find_element("#live-note-time").get_attribute("value") == target
 
-    until(click_point, 10, msg="a click did not fill the note's time")
+    until(click_point, msg="a click did not fill the note's time")
     dash_duo.find_element("#live-note-text").send_keys("cache flushed")
     dash_duo.find_element("#live-note-add").click()
     dash_duo.wait_for_text_to_equal("#live-note-status", "Note added.")
@@ -135,7 +135,7 @@ def test_the_expected_band_needs_weeks_of_history(app, dash_duo, days, shown):
     flat_history(get_services(app.server).db, "s", days, dt.datetime.now(dt.UTC))
     open_page(dash_duo, app, "/history?site=s&range=7d&tz=UTC&gran=hour")
     dash_duo.wait_for_contains_text("#history-totals", "Humans")
-    until(lambda: any(n == "Humans" for n, _ in traces(dash_duo, "#history-graph")), 10)
+    until(lambda: any(n == "Humans" for n, _ in traces(dash_duo, "#history-graph")))
     names = [n for n, _ in traces(dash_duo, "#history-graph")]
     band = [n for n in names if n.startswith("Expected range")]
     if shown:
@@ -162,7 +162,7 @@ def test_the_expected_band_legend_fits_a_phone(app, dash_duo):
     dash_duo.driver.set_window_size(390, 1000)
     dash_duo.driver.get(dash_duo.server_url + "/history?site=s&range=7d&tz=UTC&gran=hour")
     until(lambda: any(n.startswith("Expected range")
-                      for n, _ in traces(dash_duo, "#history-graph")), 10)
+                      for n, _ in traces(dash_duo, "#history-graph")))
     dash_duo.wait_for_contains_text("#history-graph .legend", "10th–90th percentile")
     assert dash_duo.driver.execute_script(LEGEND_OVERFLOW) == 0
     assert dash_duo.get_logs() == []

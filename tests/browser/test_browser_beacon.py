@@ -12,7 +12,7 @@ import http.server
 import threading
 
 import pytest
-from dash.testing.wait import until
+from browserkit import until
 from dashkit import counted, dashboard_app, free_port
 from fakes import stored_events
 
@@ -137,10 +137,10 @@ def counts(app) -> dict:
 
 def test_every_way_of_sending_counts_once_from_another_origin(dash_duo, app, site):
     dash_duo.driver.get(f"{site.origin}/sender")
-    until(lambda: len(counts(app)) == len(WAYS), timeout=20)
+    until(lambda: len(counts(app)) == len(WAYS))
     assert counts(app) == dict.fromkeys(WAYS, 1)
     out = dash_duo.find_element("#out")
-    until(lambda: out.text.count(":") == 5, timeout=10)
+    until(lambda: out.text.count(":") == 5)
     assert set(out.text.split()) == {"string:true", "blob:true", "json:204", "keepalive:204",
                                      "img:loaded"}
     assert dash_duo.get_logs() == []
@@ -148,13 +148,13 @@ def test_every_way_of_sending_counts_once_from_another_origin(dash_duo, app, sit
 
 def test_hit_js_sends_path_and_referrer_once_and_respects_dnt(dash_duo, app, site):
     dash_duo.driver.get(f"{site.origin}/spied")
-    until(lambda: dash_duo.driver.execute_script("return window.calls") == 1, timeout=10)
+    until(lambda: dash_duo.driver.execute_script("return window.calls") == 1)
     dash_duo.driver.get(f"{site.origin}/dnt")
     dash_duo.wait_for_text_to_equal("#out", "article")
     assert dash_duo.driver.execute_script("return window.calls") == 0   # Do-Not-Track: none
     dash_duo.driver.get(f"{site.origin}/start")
     dash_duo.find_element("#go").click()
-    until(lambda: counts(app) == {"/article/1": 1}, timeout=20)
+    until(lambda: counts(app) == {"/article/1": 1})
     services = counted(app)
     (event,) = [e for e in stored_events(services.db) if e["path"] == "/article/1"]
     assert event["referrer"] == f"{site.origin}/start"
@@ -168,23 +168,22 @@ def test_hit_js_counts_each_route_of_a_single_page_app_once(dash_duo, app, site)
     once in a row (a query or the same path again counts nothing); the previous route is
     the referrer, as a link's page would be."""
     dash_duo.driver.get(f"{site.origin}/app")
-    until(lambda: counts(app) == {"/app": 1}, timeout=20)
+    until(lambda: counts(app) == {"/app": 1})
     dash_duo.driver.execute_script("""
         history.pushState({}, "", "/app/a");
         history.pushState({}, "", "/app/b");
         history.pushState({}, "", "/app/b?tab=2");
         history.replaceState({}, "", "/app/c");""")
-    until(lambda: counts(app) == {"/app": 1, "/app/a": 1, "/app/b": 1, "/app/c": 1},
-          timeout=20)
+    until(lambda: counts(app) == {"/app": 1, "/app/a": 1, "/app/b": 1, "/app/c": 1})
     # The page's own back and forward (Chromium's back button skips entries a page added
     # without a user's gesture).
     dash_duo.driver.execute_script("history.back();")           # to /app/b
-    until(lambda: counts(app).get("/app/b") == 2, timeout=20)
+    until(lambda: counts(app).get("/app/b") == 2)
     dash_duo.driver.execute_script("history.forward();")        # to /app/c
-    until(lambda: counts(app).get("/app/c") == 2, timeout=20)
+    until(lambda: counts(app).get("/app/c") == 2)
     dash_duo.driver.get(f"{site.origin}/hashed")
     dash_duo.driver.execute_script('location.hash = "#/settings";')
-    until(lambda: counts(app).get("/hashed#/settings") == 1, timeout=20)
+    until(lambda: counts(app).get("/hashed#/settings") == 1)
     assert counts(app) == {"/app": 1, "/app/a": 1, "/app/b": 2, "/app/c": 2, "/hashed": 1,
                            "/hashed#/settings": 1}
     services = counted(app)
@@ -199,7 +198,7 @@ def test_a_prerendered_page_counts_once_it_is_shown(dash_duo, app, site):
     dash_duo.wait_for_text_to_equal("#out", "article")
     assert dash_duo.driver.execute_script("return window.calls") == 0
     dash_duo.driver.execute_script(SHOWN)
-    until(lambda: dash_duo.driver.execute_script("return window.calls") == 1, timeout=10)
+    until(lambda: dash_duo.driver.execute_script("return window.calls") == 1)
     dash_duo.driver.execute_script(SHOWN.splitlines()[1])     # shown again: no new view
     assert dash_duo.driver.execute_script("return window.calls") == 1
     assert dash_duo.get_logs() == []
@@ -218,7 +217,7 @@ def test_hit_js_sends_routes_clicks_and_custom_events_each_once(dash_duo, app, s
     loaded, a declared event, an outbound link, a download, a call made later; then the
     page is left and its visible time sent."""
     dash_duo.driver.get(f"{site.origin}/shop")
-    until(lambda: counts(app) == {"/shop": 1}, timeout=20)
+    until(lambda: counts(app) == {"/shop": 1})
     dash_duo.driver.execute_script("""
         history.pushState({}, "", "/shop/a");
         history.pushState({}, "", "/shop/b");
@@ -234,11 +233,11 @@ def test_hit_js_sends_routes_clicks_and_custom_events_each_once(dash_duo, app, s
         ("Queued", "/shop", {"early": "yes"}, None),
         ("Signup", "/shop/c", {"plan": "pro"}, ["EUR", "49.00"])]
     until(lambda: [e for e in custom_events(app) if e[0] != "engagement"] == expected,
-          timeout=20, msg=lambda: f"custom events: {custom_events(app)}")
+          msg=lambda: f"custom events: {custom_events(app)}")
     assert counts(app) == {"/shop": 1, "/shop/a": 1, "/shop/b": 1, "/shop/c": 1}
     dash_duo.driver.get(f"{site.origin}/start")         # leaving sends the visible time
     until(lambda: ("/shop/c" in {e[1] for e in custom_events(app) if e[0] == "engagement"}),
-          timeout=20, msg=lambda: f"engagements: {custom_events(app)}")
+          msg=lambda: f"engagements: {custom_events(app)}")
     engaged = [doc["engaged"] for doc in get_services(app.server).db[custom.COLLECTION].find(
         {"page": "/shop/c", "engaged": {"$exists": True}})]
     assert engaged and all(ms > 0 for ms in engaged)
@@ -249,7 +248,7 @@ def test_hit_js_sends_routes_clicks_and_custom_events_each_once(dash_duo, app, s
 def test_a_page_restored_from_the_back_forward_cache_counts_no_second_view(dash_duo, app,
                                                                           site):
     dash_duo.driver.get(f"{site.origin}/shop")
-    until(lambda: counts(app) == {"/shop": 1}, timeout=20)
+    until(lambda: counts(app) == {"/shop": 1})
     dash_duo.driver.execute_script(
         "window.addEventListener('pageshow', e => { window.restored = e.persisted; });")
     dash_duo.driver.get(f"{site.origin}/start")
@@ -259,9 +258,8 @@ def test_a_page_restored_from_the_back_forward_cache_counts_no_second_view(dash_
         pytest.skip("this Chromium did not restore the page from its back-forward cache")
     dash_duo.driver.forward()
     dash_duo.driver.back()
-    until(lambda: dash_duo.driver.execute_script("return window.restored") is True,
-          timeout=10)
+    until(lambda: dash_duo.driver.execute_script("return window.restored") is True)
     dash_duo.driver.execute_script('hitboard("Restored");')    # sent after any view would be
-    until(lambda: "Restored" in {e[0] for e in custom_events(app)}, timeout=20)
+    until(lambda: "Restored" in {e[0] for e in custom_events(app)})
     assert counts(app) == {"/shop": 1}                  # the script did not run again
     assert dash_duo.get_logs() == []

@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from dash.testing.wait import until
+from browserkit import until
 from dimkit import BOTS, CHROME, NEWS, TOTAL, ingest_sample
 
 from dashboard.pages.history.breakdowns import PANELS
@@ -36,10 +36,7 @@ def url_query(dash_duo):
 
 
 def trace_name(dash_duo):
-    try:
-        return dash_duo.driver.execute_script(TRACE_NAME)
-    except Exception:  # the graph is being re-rendered
-        return None
+    return dash_duo.driver.execute_script(TRACE_NAME)
 
 
 PANEL_SUM = """const rows = document.querySelectorAll('#history-panel-' + arguments[0]
@@ -49,10 +46,7 @@ return rows.length ? Array.from(rows).reduce(
 
 
 def panel_sum(dash_duo, dim):
-    try:
-        return dash_duo.driver.execute_script(PANEL_SUM, dim)
-    except Exception:  # the panel is being re-rendered
-        return None
+    return dash_duo.driver.execute_script(PANEL_SUM, dim)
 
 
 def kpi(dash_duo, name):
@@ -62,12 +56,12 @@ def kpi(dash_duo, name):
 def test_clicking_a_referrer_filters_the_view_and_the_url_keeps_it(app, seeded, dash_duo):
     open_page(dash_duo, app, "/history?site=s&tz=UTC&range=7d")
     dash_duo.wait_for_contains_text("#history-panel-referrer", "news.example")
-    until(lambda: trace_name(dash_duo) == "Humans", timeout=10)
+    until(lambda: trace_name(dash_duo) == "Humans")
     dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{HUMANS:,}")
 
     dash_duo.find_element("#history-panel-referrer a[title='news.example']").click()
-    until(lambda: url_query(dash_duo).get("filter") == ["referrer:news.example"], timeout=10)
-    until(lambda: trace_name(dash_duo) == "referrer = news.example", timeout=10)
+    until(lambda: url_query(dash_duo).get("filter") == ["referrer:news.example"])
+    until(lambda: trace_name(dash_duo) == "referrer = news.example")
     dash_duo.wait_for_contains_text("#history-totals", f"{NEWS:,}")
     dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{NEWS:,}")
     dash_duo.wait_for_contains_text("#history-chip", "referrer = news.example")
@@ -83,18 +77,18 @@ def test_clicking_a_referrer_filters_the_view_and_the_url_keeps_it(app, seeded, 
     assert "iOS" not in dash_duo.find_element("#history-panel-os").text
 
     dash_duo.driver.refresh()
-    until(lambda: trace_name(dash_duo) == "referrer = news.example", timeout=10)
+    until(lambda: trace_name(dash_duo) == "referrer = news.example")
     dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{NEWS:,}")
 
     dash_duo.driver.back()
-    until(lambda: "filter" not in url_query(dash_duo), timeout=10)
-    until(lambda: trace_name(dash_duo) == "Humans", timeout=10)
+    until(lambda: "filter" not in url_query(dash_duo))
+    until(lambda: trace_name(dash_duo) == "Humans")
     dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{HUMANS:,}")
 
     dash_duo.driver.forward()
     dash_duo.wait_for_contains_text("#history-chip", "news.example")
     dash_duo.find_element("#history-chip-remove").click()
-    until(lambda: "filter" not in url_query(dash_duo), timeout=10)
+    until(lambda: "filter" not in url_query(dash_duo))
     dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{HUMANS:,}")
     assert dash_duo.get_logs() == []
 
@@ -108,26 +102,26 @@ def test_the_bot_toggle_changes_the_totals_by_the_bot_share(app, seeded, dash_du
     # (fewer than ten values each in the sample), and Googlebot is nowhere.
     panels = ("referrer", "status", "browser", "os", "device", "country", "utm_source")
     for dim in panels:
-        until(lambda d=dim: panel_sum(dash_duo, d) == HUMANS, timeout=10)
+        until(lambda d=dim: panel_sum(dash_duo, d) == HUMANS)
     assert "Googlebot" not in dash_duo.find_element("#history-panel-browser").text
 
     dash_duo.find_element("#history-bots input").click()
-    until(lambda: url_query(dash_duo).get("bots") == ["1"], timeout=10)
+    until(lambda: url_query(dash_duo).get("bots") == ["1"])
     dash_duo.wait_for_contains_text("#history-totals", f"{TOTAL:,}")
     dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{TOTAL:,}")
     dash_duo.wait_for_text_to_equal("#history-botshare", f"{share}% bots (included)")
     for dim in panels:
-        until(lambda d=dim: panel_sum(dash_duo, d) == TOTAL, timeout=10)
+        until(lambda d=dim: panel_sum(dash_duo, d) == TOTAL)
     dash_duo.wait_for_contains_text("#history-panel-browser", "Googlebot")
     dash_duo.driver.refresh()                     # the URL keeps the toggle
     dash_duo.wait_for_text_to_equal("#history-botshare", f"{share}% bots (included)")
-    until(lambda: panel_sum(dash_duo, "referrer") == TOTAL, timeout=10)
-    until(lambda: dash_duo.find_element("#history-bots input").is_selected(), timeout=10)
+    until(lambda: panel_sum(dash_duo, "referrer") == TOTAL)
+    until(lambda: dash_duo.find_element("#history-bots input").is_selected())
     dash_duo.find_element("#history-bots input").click()
-    until(lambda: "bots" not in url_query(dash_duo), timeout=10)
-    until(lambda: panel_sum(dash_duo, "referrer") == HUMANS, timeout=10)
+    until(lambda: "bots" not in url_query(dash_duo))
+    until(lambda: panel_sum(dash_duo, "referrer") == HUMANS)
     dash_duo.find_element("#history-bots input").click()
-    until(lambda: panel_sum(dash_duo, "referrer") == TOTAL, timeout=10)
+    until(lambda: panel_sum(dash_duo, "referrer") == TOTAL)
     # Assets: left out of the top pages until asked for.
     assert "/style.css" not in dash_duo.find_element("#history-panel-page").text
     dash_duo.find_element("#history-assets input").click()
@@ -146,8 +140,7 @@ def test_every_panel_renders_in_each_theme_and_on_a_phone(app, seeded, dash_duo)
         dash_duo.driver.get(dash_duo.server_url + f"/history?site=s&tz=UTC&theme={theme}")
         dash_duo.wait_for_class_to_equal("#app-root", f"app theme-{theme}")
         for dim in PANELS:
-            until(lambda d=dim: dash_duo.find_elements(f"#history-panel-{d} tbody tr"),
-                  timeout=10)
+            until(lambda d=dim: dash_duo.find_elements(f"#history-panel-{d} tbody tr"))
         dash_duo.wait_for_contains_text("#history-notfound", "/missing")
         overflow = dash_duo.driver.execute_script(
             "return document.documentElement.scrollWidth - "
@@ -236,6 +229,6 @@ def test_each_404_count_stays_beside_its_own_path(app, dash_duo, tmp_path):
     for width in (1280, 390):
         dash_duo.driver.set_window_size(width, 1000)
         dash_duo.driver.get(dash_duo.server_url + "/history?site=s&tz=UTC")
-        until(lambda: len(dash_duo.find_elements("#history-notfound li")) == 10, timeout=10)
+        until(lambda: len(dash_duo.find_elements("#history-notfound li")) == 10)
         assert dash_duo.driver.execute_script(NUM_INSIDE_ITEM) == [True] * 10, width
     assert dash_duo.get_logs() == []

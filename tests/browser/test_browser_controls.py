@@ -6,7 +6,7 @@ import datetime as dt
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from dash.testing.wait import until
+from browserkit import until
 from dashkit import seed
 from selenium.webdriver.common.keys import Keys
 
@@ -59,10 +59,10 @@ def focus_the_next_preset(dash_duo, theme: str) -> None:
     selected.find_element("xpath", "ancestor::label").click()  # mouse: focus, no change
     selected.send_keys(Keys.ARROW_RIGHT)  # keyboard: the next preset, focused
     until(lambda: dash_duo.driver.execute_script(
-        "return document.activeElement.value") == "30d", timeout=12)
+        "return document.activeElement.value") == "30d")
     label = dash_duo.find_element("#history-range input:checked").find_element(
         "xpath", "ancestor::label")
-    until(lambda: "range=30d" in dash_duo.driver.current_url, timeout=12)
+    until(lambda: "range=30d" in dash_duo.driver.current_url)
     color, background, outline, width, shadow = dash_duo.driver.execute_script(STYLE, label)
     assert contrast(rgb(color), rgb(background)) >= 4.5, (color, background)
     rings = [rgb(part) for part in shadow.split("rgb")[1:]] if shadow != "none" else []
@@ -83,7 +83,7 @@ def test_no_chart_offers_a_cloud_action_and_png_download_stays(app, seeded, dash
                                                                  graphs):
     open_page(dash_duo, app, path)
     for graph in graphs:
-        until(lambda g=graph: dash_duo.driver.execute_script(MODEBAR, g), timeout=10)
+        until(lambda g=graph: dash_duo.driver.execute_script(MODEBAR, g))
         titles = dash_duo.driver.execute_script(MODEBAR, graph)
         assert "Download plot as a PNG" in titles
         assert not [t for t in titles if "cloud" in t.lower() or "studio" in t.lower()
@@ -106,7 +106,7 @@ def test_the_legend_never_sits_under_the_toolbar(app, seeded, dash_duo):
     for width in (1280, 390):
         dash_duo.driver.set_window_size(width, 900)
         dash_duo.driver.get(dash_duo.server_url + f"/?site=shop&tz=UTC&{pages}")
-        until(lambda: dash_duo.driver.execute_script(OVERLAP, "#live-graph"), timeout=10)
+        until(lambda: dash_duo.driver.execute_script(OVERLAP, "#live-graph"))
         overlaps, legend_width, bar_width = dash_duo.driver.execute_script(OVERLAP,
                                                                            "#live-graph")
         assert legend_width > 0 and bar_width > 0
@@ -135,7 +135,7 @@ def test_the_toolbar_never_covers_the_plot(app, seeded, dash_duo, path, graph):
     for width in (1280, 390):
         dash_duo.driver.set_window_size(width, 900)
         dash_duo.driver.get(dash_duo.server_url + path)
-        until(lambda: dash_duo.driver.execute_script(CLEAR, graph), timeout=12)
+        until(lambda: dash_duo.driver.execute_script(CLEAR, graph))
         clear, bar_width, plot_width = dash_duo.driver.execute_script(CLEAR, graph)
         assert bar_width > 0 and plot_width > 0
         assert clear, width
@@ -152,7 +152,7 @@ def test_on_a_phone_the_nav_and_controls_take_little_of_the_screen(app, seeded, 
     phone(dash_duo)
     dash_duo.driver.get(dash_duo.server_url + "/?site=shop&tz=UTC")
     dash_duo.wait_for_contains_text("#live-kpis", "1")
-    until(lambda: dash_duo.find_elements("#shell-nav a"), timeout=12)
+    until(lambda: dash_duo.find_elements("#shell-nav a"))
     height, width = dash_duo.driver.execute_script(
         "const r = document.querySelector('.topbar').getBoundingClientRect();"
         "return [r.height, document.documentElement.scrollWidth];")
@@ -173,7 +173,7 @@ def test_select_all_keeps_the_ten_most_visited_pages_and_says_so(app, seeded, da
     assert select_all.text == "Select All"
     select_all.click()
     dash_duo.wait_for_contains_text("#shell-note", "showing the 10 with the most hits")
-    until(lambda: dash_duo.driver.current_url.count("page=") == 10, timeout=12)
+    until(lambda: dash_duo.driver.current_url.count("page=") == 10)
     kept = parse_qs(urlsplit(dash_duo.driver.current_url).query)["page"]
     assert sorted(kept) == [f"/p{m:02d}" for m in range(6, 16)]  # m hits on /pm
     assert "15 pages chosen" in dash_duo.find_element("#shell-note").text

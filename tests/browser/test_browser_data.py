@@ -7,9 +7,8 @@ import socket
 from urllib.parse import quote
 
 import pytest
-from dash.testing.wait import until
+from browserkit import until
 from dashkit import dashboard_app
-from selenium.common.exceptions import StaleElementReferenceException
 
 import queries
 from queries.events.writer import EventWriter
@@ -39,12 +38,12 @@ def app(tmp_path):
 
 def test_data_page_shows_collections_plans_and_shard_advice(dash_duo, app):
     dash_duo.start_server(app, path="/data")
-    dash_duo.wait_for_element("#data-collections", timeout=20)
+    dash_duo.wait_for_element("#data-collections")
     collections = dash_duo.find_element("#data-collections").text
     assert "stats.daily" in collections and "events" in collections
     assert "site_end" in collections and "Stored" in collections
     assert "pre-aggregated stats" in collections and "raw events" in collections
-    plans = dash_duo.wait_for_element("#data-plans", timeout=20).text
+    plans = dash_duo.wait_for_element("#data-plans").text
     assert "Live · recent hits" in plans and "History · hits per day, 30 days" in plans
     # The embedded store explains like a server, with SQLite's plan under the index name.
     recent = next(line for line in plans.splitlines() if "recent hits" in line)
@@ -74,42 +73,39 @@ def test_data_page_lists_the_logs_ingested_and_their_lines_not_read(dash_duo, tm
     ingest_more(good=12, junk=2)
     with dashboard_app(store) as app:
         dash_duo.start_server(app, path="/data")
-        dash_duo.wait_for_element("#data-logs tbody tr", timeout=20)
+        dash_duo.wait_for_element("#data-logs tbody tr")
         assert cells(dash_duo)[:6] == [f"{log}\n{socket.gethostname()}", "no", "14", "12",
                                        "0", "2\n2 malformed"]
         ingest_more(good=3, junk=1)                   # the page shows it once reloaded
         dash_duo.driver.refresh()
-        until(lambda: cells(dash_duo)[2:6] == ["18", "15", "0", "3\n3 malformed"], timeout=20)
+        until(lambda: cells(dash_duo)[2:6] == ["18", "15", "0", "3\n3 malformed"])
         assert dash_duo.get_logs() == []
 
 
 def cells(dash_duo) -> list[str]:
-    """The first log row's cells, [] while the page is being replaced."""
-    try:
-        return [td.text for td in dash_duo.find_elements("#data-logs tbody td")]
-    except StaleElementReferenceException:
-        return []
+    """The first log row's cells."""
+    return [td.text for td in dash_duo.find_elements("#data-logs tbody td")]
 
 
 def test_live_page_shows_the_newest_hits(dash_duo, app):
     dash_duo.start_server(app)
-    dash_duo.wait_for_element("#live-recent-table", timeout=20)
+    dash_duo.wait_for_element("#live-recent-table")
     dash_duo.wait_for_text_to_equal("#live-recent-table tbody tr:nth-child(1) td:nth-child(5)",
-                                    "1,000", timeout=20)
+                                    "1,000")
     assert len(dash_duo.find_elements("#live-recent-table tbody tr")) == 20
     dash_duo.find_element("#live-recent-n label:nth-child(2)").click()
     dash_duo.wait_for_text_to_equal("#live-recent-table tbody tr:nth-child(30) td:nth-child(5)",
-                                    "1,029", timeout=20)
-    until(lambda: "recent=100" in dash_duo.driver.current_url, timeout=10)
+                                    "1,029")
+    until(lambda: "recent=100" in dash_duo.driver.current_url)
     dash_duo.driver.refresh()                      # the rows chosen survive a reload
     dash_duo.wait_for_text_to_equal("#live-recent-table tbody tr:nth-child(30) td:nth-child(5)",
-                                    "1,029", timeout=20)
+                                    "1,029")
     assert dash_duo.get_logs() == []
 
 
 def test_data_page_lists_each_query_once_shows_all_advice_and_fits_a_phone(dash_duo, app):
     dash_duo.start_server(app, path="/data")
-    plans = dash_duo.wait_for_element("#data-plans", timeout=20)
+    plans = dash_duo.wait_for_element("#data-plans")
     charts = [cell.text for cell in plans.find_elements("css selector", "td[rowspan]")]
     assert charts.count("Live · totals") == 1          # two identical reads, one row
     assert "sent 2× per refresh" in plans.text
@@ -123,7 +119,7 @@ def test_data_page_lists_each_query_once_shows_all_advice_and_fits_a_phone(dash_
     assert "Recommendation:" in advice.text
     dash_duo.driver.set_window_size(390, 900)
     dash_duo.wait_for_page(f"{dash_duo.server_url}/data")
-    dash_duo.wait_for_element("#data-shard-advice", timeout=20)
+    dash_duo.wait_for_element("#data-shard-advice")
     width = dash_duo.driver.execute_script(
         "return [document.documentElement.scrollWidth, window.innerWidth]")
     assert width[0] <= width[1]                          # no sideways scrolling
@@ -139,8 +135,8 @@ def test_data_page_tables_show_markup_as_text_and_name_columns_on_a_phone(dash_d
     db.client.close()
     dash_duo.driver.set_window_size(390, 900)
     dash_duo.start_server(app, path=f"/data?site=site-1&page={quote(page)}")
-    plans = dash_duo.wait_for_element("#data-plans table", timeout=20)
-    until(lambda: page in plans.text, timeout=10)
+    plans = dash_duo.wait_for_element("#data-plans table")
+    until(lambda: page in plans.text)
     assert not dash_duo.find_elements("#data-plans img")
     labels = dash_duo.driver.execute_script(
         "return [...document.querySelectorAll('#data-collections td')].map("

@@ -4,7 +4,7 @@ once, and the landing page shows data meanwhile (a rollup never starves the read
 import datetime as dt
 
 import pytest
-from dash.testing.wait import until
+from browserkit import until
 from dashkit import dashboard_app, seed
 
 import queries

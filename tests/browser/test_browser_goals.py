@@ -6,11 +6,10 @@ the same after a reload, and a custom event un-bounces its visit in the summary 
 import datetime as dt
 
 import pytest
+from browserkit import click, until
 from clockkit import TEST_NOW
-from dash.testing.wait import until
-from dashkit import click, sign_in
+from dashkit import sign_in
 from logkit import AGENT, ingest, write_log
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.keys import Keys
 
 from dashboard.services import get_services
@@ -44,20 +43,17 @@ def seeded(app, tmp_path):
     return db
 
 
-def _panel(dash_duo) -> dict[str, str] | None:
-    """The Goals panel's rows as text; None while a callback redraws it."""
-    try:
-        rows = dash_duo.find_elements("#history-panel-goals tbody tr")
-        return {row.find_elements("css selector", "td")[0].text:
-                " | ".join(td.text for td in row.find_elements("css selector", "td")[1:])
-                for row in rows}
-    except StaleElementReferenceException:
-        return None
+def _panel(dash_duo) -> dict[str, str]:
+    """The Goals panel's rows as text."""
+    rows = dash_duo.find_elements("#history-panel-goals tbody tr")
+    return {row.find_elements("css selector", "td")[0].text:
+            " | ".join(td.text for td in row.find_elements("css selector", "td")[1:])
+            for row in rows}
 
 
 def _goals_read(dash_duo) -> None:
     expected = {"Signup\nEUR 49.00": "1 | 1 | 33.3 %", "Visit /blog/*": "2 | 2 | 66.7 %"}
-    until(lambda: _panel(dash_duo) == expected, timeout=30,
+    until(lambda: _panel(dash_duo) == expected,
           msg=lambda: f"goals panel: {_panel(dash_duo)}")
     dash_duo.wait_for_text_to_equal("#history-kpi-bounce", "67 %")     # 2 of 3
 
@@ -78,19 +74,16 @@ def test_history_says_how_to_add_a_goal_when_a_site_has_none(app, seeded, dash_d
     assert dash_duo.get_logs() == []
 
 
-def _listed(dash_duo) -> list[str] | None:
-    """The goals listed, as text; None while a callback redraws the list."""
-    try:
-        return [item.text.replace("\n", " ") for item in
-                dash_duo.find_elements("#sites-goal-list .goal-item")]
-    except StaleElementReferenceException:
-        return None
+def _listed(dash_duo) -> list[str]:
+    """The goals listed, as text."""
+    return [item.text.replace("\n", " ") for item in
+            dash_duo.find_elements("#sites-goal-list .goal-item")]
 
 
 def test_an_admin_adds_and_removes_goals_that_stay_after_a_reload(app, seeded, dash_duo):
     dash_duo.start_server(app, navigate=False)
     sign_in(dash_duo, "/sites?edit=s&tz=UTC")
-    until(lambda: dash_duo.find_element("#sites-goal-add").is_enabled(), timeout=15,
+    until(lambda: dash_duo.find_element("#sites-goal-add").is_enabled(),
           msg="not signed in")
     dash_duo.wait_for_contains_text("#sites-goal-list", "No goals yet")
     dash_duo.find_element("#sites-goal-value").send_keys("Signup")
@@ -106,13 +99,13 @@ def test_an_admin_adds_and_removes_goals_that_stay_after_a_reload(app, seeded, d
     dash_duo.find_element("#sites-goal-add").click()
     dash_duo.wait_for_contains_text("#sites-goal-status", "Added the goal Visit /blog/*")
     until(lambda: _listed(dash_duo) == ["Custom event Signup Remove",
-                                        "Page visit /blog/* Remove"], timeout=15,
+                                        "Page visit /blog/* Remove"],
           msg=lambda: f"listed: {_listed(dash_duo)}")
     click(dash_duo, "#sites-goal-list .goal-item:first-child button")
     dash_duo.wait_for_contains_text("#sites-goal-status", "Removed the goal Signup")
-    until(lambda: _listed(dash_duo) == ["Page visit /blog/* Remove"], timeout=15)
+    until(lambda: _listed(dash_duo) == ["Page visit /blog/* Remove"])
     dash_duo.driver.refresh()
-    until(lambda: _listed(dash_duo) == ["Page visit /blog/* Remove"], timeout=30,
+    until(lambda: _listed(dash_duo) == ["Page visit /blog/* Remove"],
           msg=lambda: f"after a reload: {_listed(dash_duo)}")
     assert [g.value for g in site_settings(seeded, "s").goals] == ["/blog/*"]
     assert dash_duo.get_logs() == []
@@ -122,7 +115,7 @@ def test_a_visitor_reads_the_goals_with_their_controls_disabled_and_no_refusal(
         app, seeded, dash_duo):
     add_goal(seeded, "s", goal("event", "Signup"))
     dash_duo.start_server(app, path="/sites?edit=s&tz=UTC")
-    until(lambda: _listed(dash_duo) == ["Custom event Signup Remove"], timeout=30)
+    until(lambda: _listed(dash_duo) == ["Custom event Signup Remove"])
     assert not dash_duo.find_element("#sites-goal-list button").is_enabled()
     assert not dash_duo.find_element("#sites-goal-add").is_enabled()
     dash_duo.wait_for_contains_text(".page-sites", "Sign in to manage sites")

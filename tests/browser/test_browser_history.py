@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import pandas as pd
 import pytest
 import time_machine
-from dash.testing.wait import until
+from browserkit import until
 from dashkit import noon_hits, seed
 from selenium.webdriver.common.action_chains import ActionChains
 
@@ -73,7 +73,7 @@ def point_at(dash_duo, graph, x):
         ActionChains(driver).move_to_element(drag).move_by_offset(round(offset), 0).perform()
         return driver.execute_script(hovered_script, graph) == x
 
-    until(hovered, timeout=5, msg=f"could not hover the point at {x}")
+    until(hovered, msg=f"could not hover the point at {x}")
 
 
 def test_totals_for_seven_days_in_a_zone_and_the_url_restores_the_view(app, seeded, dash_duo):
@@ -95,7 +95,7 @@ def test_totals_for_seven_days_in_a_zone_and_the_url_restores_the_view(app, seed
     dash_duo.wait_for_class_to_equal("#app-root", "app theme-light")
     dash_duo.driver.back()
     dash_duo.wait_for_contains_text("#history-totals", f"{TOTAL_A:,}")
-    until(lambda: checked(dash_duo, "history-range") == "7d", timeout=5,
+    until(lambda: checked(dash_duo, "history-range") == "7d",
           msg="the back button did not restore the 7-day range")
     assert dash_duo.get_logs() == []
 
@@ -115,7 +115,7 @@ def test_click_a_day_for_its_hours_then_download_the_csv(app, seeded, dash_duo):
 
     dash_duo.find_element("#history-csv-button").click()
     download = Path(dash_duo.download_path)
-    (csv_file,) = until(lambda: list(download.glob("*.csv")), timeout=10,
+    (csv_file,) = until(lambda: list(download.glob("*.csv")),
                         msg="no CSV downloaded")
     csv = pd.read_csv(io.StringIO(csv_file.read_text()))
     assert list(csv.columns) == ["time", "Humans"]
@@ -148,9 +148,9 @@ def test_back_to_history_through_the_nav_finds_the_view_as_it_was_left(app, seed
     open_page(dash_duo, app, "/history?site=s&tz=Asia/Tokyo&range=30d&compare=1")
     dash_duo.wait_for_contains_text("#history-totals", f"{11 * sum(range(1, 30)):,}")
     dash_duo.find_element("#nav-live").click()
-    until(lambda: urlsplit(dash_duo.driver.current_url).path == "/", timeout=10)
+    until(lambda: urlsplit(dash_duo.driver.current_url).path == "/")
     dash_duo.driver.refresh()                       # the tab remembers across a reload
-    dash_duo.wait_for_element("#nav-history", timeout=20).click()
+    dash_duo.wait_for_element("#nav-history").click()
     dash_duo.wait_for_contains_text("#history-totals", f"{11 * sum(range(1, 30)):,}")
     query = url_query(dash_duo)
     assert (query["range"], query["compare"], query["tz"]) == (["30d"], ["1"], ["Asia/Tokyo"])
@@ -178,8 +178,7 @@ def test_a_chart_by_day_is_labelled_by_date_the_last_day_too(app, dash_duo, end,
         dash_duo.driver.set_window_size(width, 900)
         dash_duo.driver.get(dash_duo.server_url + "/history?site=s&tz=UTC&range=custom"
                             f"&start=2026-01-05&end={end}&gran=day")
-        until(lambda: [t[0] for t in dash_duo.driver.execute_script(TICKS)] == labels,
-              timeout=15)
+        until(lambda: [t[0] for t in dash_duo.driver.execute_script(TICKS)] == labels)
         boxes = sorted(dash_duo.driver.execute_script(TICKS), key=lambda t: t[1])
         assert all(a[2] <= b[1] or a[4] <= b[3]
                    for a, b in zip(boxes, boxes[1:], strict=False)), width

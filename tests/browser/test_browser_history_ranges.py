@@ -11,8 +11,8 @@ from urllib.parse import parse_qs, urlsplit
 import pandas as pd
 import pytest
 import time_machine
+from browserkit import until
 from clockkit import TEST_NOW
-from dash.testing.wait import until
 from dashkit import dashboard_app, seed
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
@@ -52,7 +52,7 @@ def plotted(dash_duo):
 
 
 def wait_plotted(dash_duo, traces, points, total):
-    until(lambda: plotted(dash_duo) == [traces, points, total], timeout=12)
+    until(lambda: plotted(dash_duo) == [traces, points, total])
 
 
 def checked(dash_duo, group):
@@ -77,9 +77,9 @@ def test_an_hours_minutes_survive_load_reload_controls_and_history(app, seeded, 
     wait_plotted(dash_duo, 1, 60, 5)
     dash_duo.wait_for_contains_text("#history-period", "10:00 →")
     click_option(dash_duo, "history-mode", "stacked")
-    until(lambda: query(dash_duo).get("mode") == "stacked", timeout=12)
+    until(lambda: query(dash_duo).get("mode") == "stacked")
     dash_duo.find_element("#history-compare input").click()
-    until(lambda: query(dash_duo).get("compare") == "1", timeout=12)
+    until(lambda: query(dash_duo).get("compare") == "1")
     wait_plotted(dash_duo, 2, 60, 5)  # stacked + the previous hour's total
     assert_the_hour(dash_duo)
     legend = dash_duo.driver.execute_script(
@@ -90,11 +90,11 @@ def test_an_hours_minutes_survive_load_reload_controls_and_history(app, seeded, 
     wait_plotted(dash_duo, 2, 60, 5)
     assert_the_hour(dash_duo)
     dash_duo.driver.back()
-    until(lambda: "compare" not in query(dash_duo), timeout=12)
+    until(lambda: "compare" not in query(dash_duo))
     wait_plotted(dash_duo, 1, 60, 5)
     assert_the_hour(dash_duo)
     dash_duo.driver.forward()
-    until(lambda: query(dash_duo).get("compare") == "1", timeout=12)
+    until(lambda: query(dash_duo).get("compare") == "1")
     wait_plotted(dash_duo, 2, 60, 5)
     assert_the_hour(dash_duo)
     assert checked(dash_duo, "history-range") == "custom"
@@ -117,7 +117,7 @@ def test_clicking_an_hour_shows_exactly_its_60_minutes(app, seeded, dash_duo):
     wait_plotted(dash_duo, 1, 60, 5)
     assert_the_hour(dash_duo)
     click_option(dash_duo, "history-granularity", "auto")  # another control: same hour
-    until(lambda: "gran" not in query(dash_duo), timeout=12)
+    until(lambda: "gran" not in query(dash_duo))
     wait_plotted(dash_duo, 1, 60, 5)
     assert query(dash_duo)["start"] == f"{DAY}T10:00"
     dash_duo.driver.back()
@@ -145,14 +145,13 @@ def test_picked_dates_the_preset_the_chart_and_the_url_agree(app, seeded, dash_d
     assert checked(dash_duo, "history-range") == "7d"
     type_date(dash_duo, ".dash-datepicker-start-date", first.isoformat())
     type_date(dash_duo, ".dash-datepicker-end-date", last.isoformat())
-    until(lambda: query(dash_duo).get("end") == (last + dt.timedelta(days=1)).isoformat(),
-          timeout=12)
+    until(lambda: query(dash_duo).get("end") == (last + dt.timedelta(days=1)).isoformat())
     assert (query(dash_duo)["range"], query(dash_duo)["start"]) == ("custom", first.isoformat())
-    until(lambda: checked(dash_duo, "history-range") == "custom", timeout=12)
+    until(lambda: checked(dash_duo, "history-range") == "custom")
     dash_duo.wait_for_contains_text("#history-period", f"{first:%d %b %Y}")
 
     dash_duo.find_element("#history-compare input").click()
-    until(lambda: query(dash_duo).get("compare") == "1", timeout=12)
+    until(lambda: query(dash_duo).get("compare") == "1")
     assert (query(dash_duo)["range"], query(dash_duo)["start"]) == ("custom", first.isoformat())
     dash_duo.wait_for_contains_text("#history-totals", "Previous period")
     assert checked(dash_duo, "history-range") == "custom"
@@ -177,7 +176,7 @@ def test_the_csv_is_what_is_plotted_after_the_view_aged(tmp_path, dash_duo):
         services = get_services(app.server)
         seed(services.db, "s", [(AGED_AT - dt.timedelta(minutes=5), "/a", 4)])
         open_page(dash_duo, app, "/history?site=s&tz=UTC&range=today&gran=minute")
-        until(lambda: (plotted(dash_duo) or [0, 0, 0])[2] == 4, timeout=12)
+        until(lambda: (plotted(dash_duo) or [0, 0, 0])[2] == 4)
         drawn = plotted(dash_duo)
         services.recorder.record("s", "/a", n=6)  # arrives after the chart was drawn
         services.recorder.flush()
@@ -187,10 +186,10 @@ def test_the_csv_is_what_is_plotted_after_the_view_aged(tmp_path, dash_duo):
             with app.server.app_context():
                 return int(compute_view(search).current.sum().sum()) == 10
 
-        until(moved_on, timeout=10)
+        until(moved_on)
         dash_duo.find_element("#history-csv-button").click()
         download = Path(dash_duo.download_path)
-        until(lambda: list(download.glob("*.csv")), timeout=10)
+        until(lambda: list(download.glob("*.csv")))
         (csv_file,) = download.glob("*.csv")
         csv = pd.read_csv(io.StringIO(csv_file.read_text()))
         assert [1, len(csv), int(csv["Humans"].sum())] == drawn == plotted(dash_duo)
@@ -240,7 +239,7 @@ def test_a_dst_day_shows_both_one_oclock_hours_apart_with_local_labels(app, dash
             "const t = document.querySelector('#history-graph .hoverlayer');"
             "return t ? t.textContent : '';")
 
-    until(lambda: "01:00 EST" in hover_title(dash_duo.driver), timeout=12)
+    until(lambda: "01:00 EST" in hover_title(dash_duo.driver))
     ticks = dash_duo.driver.execute_script(
         "return Array.from(document.querySelectorAll('#history-graph .xtick text'))"
         ".map(t => t.textContent);")

@@ -4,7 +4,7 @@ import datetime as dt
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from dash.testing.wait import until
+from browserkit import until
 from dashkit import seed
 
 from dashboard.services import get_services
@@ -29,8 +29,8 @@ def test_hits_recorded_during_the_test_show_in_the_kpis_and_the_chart(app, dash_
     dash_duo.wait_for_text_to_equal("#live-kpi-hour", "2")
 
     services.recorder.record("shop", "/cart", n=5)  # flushed by the recorder within 1 s
-    dash_duo.wait_for_text_to_equal("#live-kpi-hour", "7", timeout=8)
-    until(lambda: dash_duo.driver.execute_script(CHART_TOTAL) == 7, timeout=4,
+    dash_duo.wait_for_text_to_equal("#live-kpi-hour", "7")
+    until(lambda: dash_duo.driver.execute_script(CHART_TOTAL) == 7,
           msg="the chart did not show the new hits")
     dash_duo.wait_for_contains_text("#live-freshness", "updated")
 
@@ -40,7 +40,7 @@ def test_hits_recorded_during_the_test_show_in_the_kpis_and_the_chart(app, dash_
     services.recorder.record("shop", "/cart", n=1)
     services.recorder.flush()
     dash_duo.find_element("#live-window label:first-child").click()  # 15 min: a new query
-    dash_duo.wait_for_text_to_equal("#live-kpi-hour", "8", timeout=8)
+    dash_duo.wait_for_text_to_equal("#live-kpi-hour", "8")
     assert "window=15" in dash_duo.driver.current_url
     dash_duo.find_element("#live-pause").click()
     dash_duo.wait_for_text_to_equal("#live-pause", "Pause")

@@ -8,8 +8,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import time_machine
-from dash.testing.wait import until
-from dashkit import click
+from browserkit import click, until
 from dimkit import BOTS, NEWS, TOTAL, ingest_sample
 
 from dashboard.services import get_services
@@ -29,7 +28,7 @@ NOW = dt.datetime(2026, 3, 12, 14, 20, tzinfo=dt.UTC)
 
 def top_hits(dash_duo, expected: str) -> None:
     """Top pages today follow the same link: / has 40 human hits and 15 Googlebot's."""
-    until(lambda: dash_duo.driver.execute_script(TOP) == expected, timeout=10)
+    until(lambda: dash_duo.driver.execute_script(TOP) == expected)
 
 
 def direct_hits(dash_duo):
@@ -44,23 +43,23 @@ def test_active_visitors_and_top_referrers_now(app, dash_duo, tmp_path):
     dash_duo.start_server(app, path="/?site=s&tz=UTC")
     # Each sample line has its own address: every human one is a visitor of the last 5
     # minutes; bots are left out until the panel's link includes them.
-    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL - BOTS:,}", timeout=20)
+    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL - BOTS:,}")
     # The panel is redrawn every refresh: read its row in one script call.
-    until(lambda: f"{NEWS:,}" in (dash_duo.driver.execute_script(ROW) or ""), timeout=10)
-    until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS:,}", timeout=10)
+    until(lambda: f"{NEWS:,}" in (dash_duo.driver.execute_script(ROW) or ""))
+    until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS:,}")
     top_hits(dash_duo, "40")
     click(dash_duo, "#live-bots-toggle")
-    until(lambda: "bots=1" in dash_duo.driver.current_url, timeout=10)
-    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL:,}", timeout=20)
-    until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS + BOTS:,}", timeout=10)
+    until(lambda: "bots=1" in dash_duo.driver.current_url)
+    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL:,}")
+    until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS + BOTS:,}")
     top_hits(dash_duo, "55")
     dash_duo.driver.refresh()
-    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL:,}", timeout=20)
+    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL:,}")
     dash_duo.wait_for_contains_text("#live-bots", "Bots included")
     top_hits(dash_duo, "55")
     click(dash_duo, "#live-bots-toggle")
-    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL - BOTS:,}", timeout=20)
-    until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS:,}", timeout=10)
+    dash_duo.wait_for_text_to_equal("#live-kpi-active", f"{TOTAL - BOTS:,}")
+    until(lambda: direct_hits(dash_duo) == f"{DIRECT_HUMANS:,}")
     top_hits(dash_duo, "40")
     shots = os.environ.get("HITBOARD_SCREENSHOTS")
     if shots:  # for a person to look at, light and dark, wide and phone (not assertions)
@@ -77,7 +76,7 @@ def test_active_visitors_and_top_referrers_now(app, dash_duo, tmp_path):
     dash_duo.find_element("#live-pause").click()  # no redraw under the click
     dash_duo.wait_for_text_to_equal("#live-pause", "Resume")
     dash_duo.find_element("#live-referrers-panel a[title='news.example']").click()
-    until(lambda: urlsplit(dash_duo.driver.current_url).path == "/history", timeout=10)
+    until(lambda: urlsplit(dash_duo.driver.current_url).path == "/history")
     query = parse_qs(urlsplit(dash_duo.driver.current_url).query)
     assert query["filter"] == ["referrer:news.example"] and query["site"] == ["s"]
     dash_duo.wait_for_contains_text("#history-chip", "referrer = news.example")
@@ -103,9 +102,9 @@ def test_visits_begun_in_the_last_30_minutes_leave_the_card_as_time_passes(app, 
         writer.close()
         services.recorder.flush()
         dash_duo.start_server(app, path="/?site=s&tz=UTC")
-        dash_duo.wait_for_text_to_equal("#live-kpi-visits", "2", timeout=20)
+        dash_duo.wait_for_text_to_equal("#live-kpi-visits", "2")
         traveller.shift(dt.timedelta(minutes=1))
-        dash_duo.wait_for_text_to_equal("#live-kpi-visits", "1", timeout=20)
+        dash_duo.wait_for_text_to_equal("#live-kpi-visits", "1")
         dash_duo.driver.refresh()
-        dash_duo.wait_for_text_to_equal("#live-kpi-visits", "1", timeout=20)
+        dash_duo.wait_for_text_to_equal("#live-kpi-visits", "1")
         assert dash_duo.get_logs() == []

@@ -5,9 +5,8 @@ import datetime as dt
 
 import pytest
 import requests
-from dash.testing.wait import until
+from browserkit import until
 from dashkit import register_sites, seed
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 
 from dashboard.services import get_services
@@ -36,7 +35,7 @@ def chart_ready(dash_duo):
     until(lambda: dash_duo.driver.execute_script(
         "const p = document.querySelector('#live-graph .js-plotly-plot');"
         "return !!(p && p._fullData && p._fullData.length && p._fullData[0].x"
-        " && p._fullData[0].x.length);"), timeout=10)
+        " && p._fullData[0].x.length);"))
 
 
 def test_drag_zoom_is_kept_across_refreshes_until_reset(app, dash_duo):
@@ -53,17 +52,17 @@ def test_drag_zoom_is_kept_across_refreshes_until_reset(app, dash_duo):
     ActionChains(dash_duo.driver).move_to_element(drag).move_by_offset(-width // 4, 0) \
         .click_and_hold().move_by_offset(width // 6, 0).move_by_offset(width // 6, 0) \
         .release().perform()
-    until(lambda: dash_duo.driver.execute_script(X_RANGE) != full, timeout=12)
+    until(lambda: dash_duo.driver.execute_script(X_RANGE) != full)
     zoomed = dash_duo.driver.execute_script(X_RANGE)
     dash_duo.driver.execute_script(COUNT_REFRESHES)
     services.recorder.record("shop", "/", n=3)
     # Two refreshes later (one every 2 s) the zoom is still the user's.
-    until(lambda: dash_duo.driver.execute_script(REFRESHES) >= 2, timeout=12)
+    until(lambda: dash_duo.driver.execute_script(REFRESHES) >= 2)
     assert dash_duo.driver.execute_script(X_RANGE) == zoomed
     # A double click (Plotly's reset) gives the whole window back.
     ActionChains(dash_duo.driver).double_click(
         dash_duo.find_element("#live-graph .nsewdrag")).perform()
-    until(lambda: dash_duo.driver.execute_script(X_RANGE) != zoomed, timeout=12)
+    until(lambda: dash_duo.driver.execute_script(X_RANGE) != zoomed)
     whole = dash_duo.driver.execute_script(X_RANGE)
     assert whole[1] > zoomed[1] and whole[0] < zoomed[0]
     assert dash_duo.get_logs() == []
@@ -82,8 +81,8 @@ def test_recent_hits_show_dates_not_today_and_beacon_rows_as_sent(app, dash_duo)
     dash_duo.wait_for_contains_text("#live-recent-table", "/old")
     assert requests.post(dash_duo.server_url + "/hit", data='{"site": "shop", "page": "/new"}',
                          timeout=12).status_code == 204
-    dash_duo.wait_for_contains_text("#live-recent-table", "/new", timeout=10)
-    rows = until(lambda: _rows(dash_duo), timeout=10)      # the feed refreshes every 2 s
+    dash_duo.wait_for_contains_text("#live-recent-table", "/new")
+    rows = until(lambda: _rows(dash_duo))      # the feed refreshes every 2 s
     new, old_row = rows[0], rows[-1]
     assert old_row[0] == "2015-05-17 10:05:03.000" and old_row[1:4] == ["/old", "GET", "200"]
     assert len(new[0]) == len("10:05:03.000")  # today: the time alone
@@ -91,13 +90,10 @@ def test_recent_hits_show_dates_not_today_and_beacon_rows_as_sent(app, dash_duo)
     assert dash_duo.get_logs() == []
 
 
-def _rows(dash_duo) -> list[list[str]] | None:
-    """The recent-hits table's cells, or None if it was re-drawn while being read."""
-    try:
-        return [[cell.text for cell in row.find_elements("css selector", "td")]
-                for row in dash_duo.find_elements("#live-recent-table tbody tr")]
-    except StaleElementReferenceException:
-        return None
+def _rows(dash_duo) -> list[list[str]]:
+    """The recent-hits table's cells."""
+    return [[cell.text for cell in row.find_elements("css selector", "td")]
+            for row in dash_duo.find_elements("#live-recent-table tbody tr")]
 
 
 def test_small_counts_have_whole_number_ticks(app, dash_duo):

@@ -1,7 +1,7 @@
 """The load generator page in Chromium, signed in: start moves the live KPIs, stop stops
 them, and a reload shows the server's generator as it is."""
 
-from dash.testing.wait import until
+from browserkit import until
 from dashkit import sign_in
 from selenium.webdriver.common.keys import Keys
 
@@ -30,7 +30,7 @@ def _sent(dash_duo) -> int:
 
 
 def _moves_past(dash_duo, count: int) -> None:
-    until(lambda: _sent(dash_duo) > count, timeout=10,
+    until(lambda: _sent(dash_duo) > count,
           msg=f"hits sent did not move past {count}")
 
 
@@ -63,7 +63,7 @@ def test_start_stop_and_reload_show_the_servers_generator(app, dash_duo):
     dash_duo.wait_for_text_to_equal("#lg-kpi-achieved", "0")
     dash_duo.wait_for_contains_text("#lg-feedback", "Stopped.")
     stopped, requests = _sent(dash_duo), _requests(dash_duo)
-    until(lambda: _requests(dash_duo) >= requests + 2, timeout=5,
+    until(lambda: _requests(dash_duo) >= requests + 2,
           msg="the page stopped refreshing")
     assert _sent(dash_duo) == stopped           # two refreshes later the count has not moved
 
@@ -107,11 +107,11 @@ def test_fields_fit_the_kpi_says_flat_and_backfill_asks_first(app, dash_duo):
     hits = int(text.split("about ")[1].split(" hits")[0].replace(",", ""))
     assert 20 * 86_400 <= hits <= 2 * 20 * 86_400
     dash_duo.find_element("#lg-backfill-cancel").click()
-    until(lambda: not dash_duo.find_element("#lg-confirm").is_displayed(), timeout=10)
+    until(lambda: not dash_duo.find_element("#lg-confirm").is_displayed())
     assert generator.status().backfill.total == 0          # nothing written
     dash_duo.find_element("#lg-backfill").click()
     dash_duo.wait_for_contains_text("#lg-confirm-text", "Write it?")
     dash_duo.find_element("#lg-backfill-confirm").click()
-    dash_duo.wait_for_contains_text("#lg-backfill-state", "Backfilled 1 day:", timeout=30)
+    dash_duo.wait_for_contains_text("#lg-backfill-state", "Backfilled 1 day:")
     assert not dash_duo.find_element("#lg-confirm").is_displayed()
     assert dash_duo.get_logs() == []

@@ -8,7 +8,7 @@ import datetime as dt
 from urllib.parse import urlencode
 
 import pytest
-from dash.testing.wait import until
+from browserkit import until
 from dashkit import dashboard_app
 
 import queries
@@ -61,13 +61,13 @@ def test_hostile_page_names_are_text_in_history_and_rollups_legends(app, dash_du
     pages = urlencode([("site", "s"), ("page", LINK), ("page", BOLD), ("tz", "UTC")])
     dash_duo.driver.get(f"{dash_duo.server_url}/history?{pages}&range=custom"
                         "&start=2026-01-05&end=2026-01-06&gran=hour")
-    until(lambda: shows_both(dash_duo, "#history-graph"), timeout=20,
+    until(lambda: shows_both(dash_duo, "#history-graph"),
           msg=f"History's legend: {legend(dash_duo, '#history-graph')}")
     found = legend(dash_duo, "#history-graph")
     assert found["links"] == 0 and found["bold"] == 0
 
     dash_duo.driver.get(f"{dash_duo.server_url}/rollups?{pages}")
-    until(lambda: shows_both(dash_duo, "#rollups-graph"), timeout=20,
+    until(lambda: shows_both(dash_duo, "#rollups-graph"),
           msg=f"Rollups' legend: {legend(dash_duo, '#rollups-graph')}")
     found = legend(dash_duo, "#rollups-graph")
     assert found["links"] == 0 and found["bold"] == 0

@@ -9,7 +9,7 @@ import time
 
 import pytest
 import time_machine
-from dash.testing.wait import until
+from browserkit import WAIT_S, until
 from dashkit import seed, sign_in
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
@@ -67,50 +67,50 @@ def test_present_renders_big_without_selectors_or_toolbars(app, dash_duo):
     dash_duo.driver.set_window_size(1920, 1080)
     _open(dash_duo, app, "/?present=1&site=shop&tz=UTC")
     assert _script(dash_duo, "return window.location.pathname;") == "/present"
-    until(lambda: _script(dash_duo, POINTS) >= 10, timeout=15)
+    until(lambda: _script(dash_duo, POINTS) >= 10)
     for selector in ("#shell-site", "#shell-pages", "#shell-tz", "#shell-theme", "#shell-nav"):
         assert not _script(dash_duo, SHOWN, selector), selector
     assert not dash_duo.driver.find_elements("css selector", ".modebar")
     assert "theme-dark" in dash_duo.find_element("#present-root").get_attribute("class")
-    until(lambda: _text(dash_duo, "#present-site") == "shop", timeout=10)
+    until(lambda: _text(dash_duo, "#present-site") == "shop")
     sizes = _script(dash_duo, """return Array.from(document.querySelectorAll(
         '.present-kpi-value'), e => parseFloat(getComputedStyle(e).fontSize));""")
     assert len(sizes) == 3 and min(sizes) >= 64
-    until(lambda: _text(dash_duo, "#present-top li").startswith("1"), timeout=10)
-    until(lambda: "/p" in _text(dash_duo, "#present-top"), timeout=10)
+    until(lambda: _text(dash_duo, "#present-top li").startswith("1"))
+    until(lambda: "/p" in _text(dash_duo, "#present-top"))
     assert dash_duo.get_logs() == []
 
 
 def test_keys_pause_theme_window_overlay_full_screen_and_reload(app, dash_duo):
     _seed(app)
     _open(dash_duo, app, "/present?site=shop&tz=UTC")
-    until(lambda: _script(dash_duo, POINTS) >= 10, timeout=15)
+    until(lambda: _script(dash_duo, POINTS) >= 10)
     _press(dash_duo, " ")
     dash_duo.wait_for_text_to_equal("#present-state", "PAUSED")
     _press(dash_duo, " ")
     dash_duo.wait_for_text_to_equal("#present-state", "LIVE")
     _press(dash_duo, "d")
     until(lambda: "theme-light" in dash_duo.find_element("#present-root").get_attribute(
-        "class"), timeout=5)
+        "class"))
     assert "theme=light" in _search(dash_duo)
     _press(dash_duo, Keys.ARROW_RIGHT)
     dash_duo.wait_for_text_to_equal("#present-chart-title", "Hits per minute · last 30 min")
-    until(lambda: _script(dash_duo, POINTS) >= 29, timeout=10)
+    until(lambda: _script(dash_duo, POINTS) >= 29)
     assert "window=30" in _search(dash_duo)
     _press(dash_duo, "?")
-    until(lambda: _script(dash_duo, SHOWN, "#keys-overlay"), timeout=5)
+    until(lambda: _script(dash_duo, SHOWN, "#keys-overlay"))
     assert "full screen" in dash_duo.find_element("#keys-overlay").text
     _press(dash_duo, Keys.ESCAPE)
-    until(lambda: not _script(dash_duo, SHOWN, "#keys-overlay"), timeout=5)
+    until(lambda: not _script(dash_duo, SHOWN, "#keys-overlay"))
     _press(dash_duo, "f")
-    until(lambda: _script(dash_duo, "return !!document.fullscreenElement;"), timeout=5)
+    until(lambda: _script(dash_duo, "return !!document.fullscreenElement;"))
     _press(dash_duo, "f")
-    until(lambda: _script(dash_duo, "return !document.fullscreenElement;"), timeout=5)
+    until(lambda: _script(dash_duo, "return !document.fullscreenElement;"))
     # A reload is still presenter mode, with the theme and window the keys chose.
     dash_duo.driver.refresh()
     dash_duo.wait_for_element("#present-root")
     until(lambda: "theme-light" in dash_duo.find_element("#present-root").get_attribute(
-        "class"), timeout=10)
+        "class"))
     dash_duo.wait_for_text_to_equal("#present-chart-title", "Hits per minute · last 30 min")
     assert not _script(dash_duo, SHOWN, "#shell-site")
     assert dash_duo.get_logs() == []
@@ -125,12 +125,12 @@ def test_history_keys_today_week_month_compare_and_theme(app, dash_duo):
         until(lambda preset=preset: _script(
             dash_duo, "return document.querySelector("
                       "'#history-range input[value=\"' + arguments[0] + '\"]').checked;",
-            preset), timeout=5)
-    until(lambda: "range=" not in _search(dash_duo), timeout=5)  # 7 days is the default
+            preset))
+    until(lambda: "range=" not in _search(dash_duo))  # 7 days is the default
     _press(dash_duo, "c")
-    until(lambda: "compare=1" in _search(dash_duo), timeout=5)
+    until(lambda: "compare=1" in _search(dash_duo))
     _press(dash_duo, "d")
-    until(lambda: "theme=dark" in _search(dash_duo), timeout=5)
+    until(lambda: "theme=dark" in _search(dash_duo))
     assert dash_duo.get_logs() == []
 
 
@@ -140,10 +140,10 @@ SHOWING = ("const name = document.querySelector('#present-view-name');"
            " && view.getClientRects().length);")
 
 
-def _showing(dash_duo, name: str, view: str, timeout: float) -> None:
+def _showing(dash_duo, name: str, view: str) -> None:
     """The view's name and the view itself on screen at the same instant (read apart, a
     slow machine could see the name, then the next view already rotated in)."""
-    until(lambda: _script(dash_duo, SHOWING, name, view), timeout=timeout,
+    until(lambda: _script(dash_duo, SHOWING, name, view),
           msg=f"{name} was not shown")
 
 
@@ -151,14 +151,13 @@ def test_playlist_rotates_views(app, dash_duo):
     _seed(app)
     _open(dash_duo, app, "/present?site=shop&tz=UTC&cycle=5&views=live,top,history-30d")
     # Each view in turn, from wherever the first 5 s left it on a slow machine.
-    _showing(dash_duo, "Live", "#present-view-live", timeout=20)
-    _showing(dash_duo, "Top pages today", "#present-view-top", timeout=15)
+    _showing(dash_duo, "Live", "#present-view-live")
+    _showing(dash_duo, "Top pages today", "#present-view-top")
     assert not _script(dash_duo, SHOWN, "#present-view-live")
     until(lambda: _script(dash_duo, """const p = document.querySelector(
-        '#present-bars .js-plotly-plot'); return !!(p && p.data && p.data[0].y.length);"""),
-        timeout=10)
-    _showing(dash_duo, "Last 30 days", "#present-view-history-30d", timeout=15)
-    _showing(dash_duo, "Live", "#present-view-live", timeout=15)
+        '#present-bars .js-plotly-plot'); return !!(p && p.data && p.data[0].y.length);"""))
+    _showing(dash_duo, "Last 30 days", "#present-view-history-30d")
+    _showing(dash_duo, "Live", "#present-view-live")
     assert dash_duo.get_logs() == []
 
 
@@ -166,19 +165,19 @@ def test_generator_keys_need_signing_in(app, dash_duo):
     _open(dash_duo, app, "/present?tz=UTC")
     generator = get_generator(app.server)
     _press(dash_duo, "g")
-    until(lambda: "Sign in to drive the load generator" in _toast(dash_duo), timeout=10)
+    until(lambda: "Sign in to drive the load generator" in _toast(dash_duo))
     _press(dash_duo, "s")
     assert not generator.status().running
     sign_in(dash_duo, "/present?tz=UTC")
     dash_duo.wait_for_element("#present-root")
     _press(dash_duo, "g")
-    until(lambda: _toast(dash_duo) == "Load generator started", timeout=10)
+    until(lambda: _toast(dash_duo) == "Load generator started")
     assert generator.status().running
     _press(dash_duo, "s")
-    until(lambda: _toast(dash_duo) == "Spike: ×10 for 30 s", timeout=10)
+    until(lambda: _toast(dash_duo) == "Spike: ×10 for 30 s")
     _press(dash_duo, "g")
-    until(lambda: _toast(dash_duo) == "Load generator stopped", timeout=10)
-    until(lambda: not generator.status().running, timeout=5)
+    until(lambda: _toast(dash_duo) == "Load generator stopped")
+    until(lambda: not generator.status().running)
     assert dash_duo.get_logs() == []
 
 
@@ -197,7 +196,7 @@ def test_notes_show_on_the_presenter_line_as_text(app, dash_duo):
     add_annotation(db, "shop", dt.datetime.now(dt.UTC) - dt.timedelta(minutes=3),
                    "deployed <b>v2</b>", kind="deploy", author="ci")
     _open(dash_duo, app, "/present?site=shop&tz=UTC")
-    until(lambda: any("deployed" in text for text in _script(dash_duo, NOTES)), timeout=15)
+    until(lambda: any("deployed" in text for text in _script(dash_duo, NOTES)))
     label = next(t for t in _script(dash_duo, NOTES) if "deployed" in t)
     assert "&lt;b&gt;" in label or "<b>" not in label
     assert dash_duo.get_logs() == []
@@ -217,7 +216,7 @@ def test_kpi_numbers_are_not_cut_on_a_phone(app, dash_duo):
          [(now, "/p", 12345), (now + dt.timedelta(minutes=1), "/p", 12345)])
     dash_duo.driver.set_window_size(390, 844)
     _open(dash_duo, app, "/present?site=shop&tz=UTC")
-    dash_duo.wait_for_contains_text("#present-kpi-minute", "12,345", timeout=20)
+    dash_duo.wait_for_contains_text("#present-kpi-minute", "12,345")
     assert _script(dash_duo, CUT) == 0
     assert dash_duo.get_logs() == []
 
@@ -236,7 +235,7 @@ LAID_OUT = """const p = document.querySelector('#present-graph .js-plotly-plot')
 return (p.layout.annotations || []).map(a => [a.text, a.xanchor, a.yshift]);"""
 
 
-def _settled(dash_duo, script, seconds=1.0, timeout=10):
+def _settled(dash_duo, script, seconds=1.0, timeout=WAIT_S):
     """The script's answer once two reads ``seconds`` apart agree."""
     last = _script(dash_duo, script)
     deadline = time.monotonic() + timeout
@@ -266,8 +265,7 @@ def test_note_labels_neither_overlap_nor_leave_the_chart(app, dash_duo, width):
                            kind="deploy", author="ci")
         dash_duo.driver.set_window_size(width, 1000)
         _open(dash_duo, app, "/present?site=shop&tz=UTC")
-        until(lambda: len((_script(dash_duo, LABELS) or {}).get("labels", [])) == 5,
-              timeout=15)
+        until(lambda: len((_script(dash_duo, LABELS) or {}).get("labels", [])) == 5)
         _settled(dash_duo, LAID_OUT)   # laid out again for the plot's measured width
         found = _script(dash_duo, LABELS)
     left, right = found["plot"]
@@ -285,9 +283,9 @@ def test_the_toast_covers_nothing(app, dash_duo):
     _open(dash_duo, app, "/present?site=shop&tz=UTC")
     sign_in(dash_duo, "/present?site=shop&tz=UTC")
     dash_duo.wait_for_element("#present-root")
-    until(lambda: _script(dash_duo, POINTS) >= 10, timeout=15)
+    until(lambda: _script(dash_duo, POINTS) >= 10)
     _press(dash_duo, "g")
-    until(lambda: _toast(dash_duo) == "Load generator started", timeout=10)
+    until(lambda: _toast(dash_duo) == "Load generator started")
     covered = _script(dash_duo, """const t = document.getElementById('present-toast')
         .getBoundingClientRect();
         return Array.from(document.querySelectorAll(
@@ -298,7 +296,7 @@ def test_the_toast_covers_nothing(app, dash_duo):
         }).filter(Boolean);""")
     assert covered == []
     _press(dash_duo, "g")
-    until(lambda: _toast(dash_duo) == "Load generator stopped", timeout=10)
+    until(lambda: _toast(dash_duo) == "Load generator stopped")
     assert dash_duo.get_logs() == []
 
 
@@ -312,5 +310,5 @@ def test_the_side_list_shows_lives_top_pages(app, dash_duo, tmp_path):
         _open(dash_duo, app, "/present?site=shop&tz=UTC")
         dash_duo.wait_for_text_to_equal(".present-side .present-title", "Top pages today")
         until(lambda: _text(dash_duo, "#present-top").split() == [
-            "1", "/", "40", "2", "/about", "20", "3", "/missing", "5"], timeout=15)
+            "1", "/", "40", "2", "/about", "20", "3", "/missing", "5"])
     assert dash_duo.get_logs() == []

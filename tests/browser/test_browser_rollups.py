@@ -40,18 +40,17 @@ def app(tmp_path):
 def test_run_now_fills_the_page_and_the_badge_names_the_differing_day(dash_duo, app):
     dash_duo.start_server(app, navigate=False)
     sign_in(dash_duo, "/rollups?site=site-1")
-    dash_duo.wait_for_contains_text("#rollups-table", "No day rollups for site-1 yet",
-                                    timeout=20)
+    dash_duo.wait_for_contains_text("#rollups-table", "No day rollups for site-1 yet")
     dash_duo.find_element("#rollups-run").click()
-    dash_duo.wait_for_contains_text("#rollups-badge", "1 of 2 day buckets differ", timeout=30)
+    dash_duo.wait_for_contains_text("#rollups-badge", "1 of 2 day buckets differ")
     badge = dash_duo.find_element("#rollups-badge").text
     assert "2026-01-06: rollup 14 vs stats 15" in badge
     rows = dash_duo.find_elements("#rollups-datatable tbody tr")
     assert len(rows) == 2                                    # two days
     assert "2026-01-05" in rows[0].text and "16" in rows[0].text
     dash_duo.find_element("#rollups-level label:nth-child(3)").click()   # week
-    dash_duo.wait_for_contains_text("#rollups-badge", "1 of 1 week buckets differ", timeout=20)
-    dash_duo.wait_for_contains_text("#rollups-status", "Events waiting: 0", timeout=20)
+    dash_duo.wait_for_contains_text("#rollups-badge", "1 of 1 week buckets differ")
+    dash_duo.wait_for_contains_text("#rollups-status", "Events waiting: 0")
     assert dash_duo.get_logs() == []
 
 
@@ -84,7 +83,7 @@ def backfilled(tmp_path):
 def test_backfilled_demo_is_consistent_and_a_planted_hour_is_named(dash_duo, backfilled):
     app, site, pages, planted, doc_id = backfilled
     dash_duo.start_server(app, path=f"/rollups?site={site}&tz=UTC")
-    dash_duo.wait_for_contains_text("#rollups-badge", "Consistent: 10 day buckets", timeout=30)
+    dash_duo.wait_for_contains_text("#rollups-badge", "Consistent: 10 day buckets")
     badge = dash_duo.find_element("#rollups-badge").text
     assert "1 bucket in progress not compared" in badge                  # today
     assert "agree with themselves" in badge
@@ -93,7 +92,7 @@ def test_backfilled_demo_is_consistent_and_a_planted_hour_is_named(dash_duo, bac
     query = "&".join(f"page={p}" for p in pages[:2])
     dash_duo.wait_for_page(
         f"{dash_duo.server_url}/rollups?site={site}&tz=Europe/Paris&{query}")
-    dash_duo.wait_for_contains_text("#rollups-badge", "1 of 20 day buckets differ", timeout=30)
+    dash_duo.wait_for_contains_text("#rollups-badge", "1 of 20 day buckets differ")
     badge = dash_duo.find_element("#rollups-badge").text
     assert f"{planted:%Y-%m-%d} · {pages[1]}: rollup" in badge
     assert doc_id in badge and "Σ hourly" in badge                       # invariants
@@ -102,5 +101,5 @@ def test_backfilled_demo_is_consistent_and_a_planted_hour_is_named(dash_duo, bac
                    for row in dash_duo.find_elements("#rollups-datatable tbody tr")}
     assert table_pages == set(pages[:2])
     dash_duo.find_element("#rollups-level label:nth-child(3)").click()   # week
-    dash_duo.wait_for_contains_text("#rollups-badge", "week buckets differ", timeout=20)
+    dash_duo.wait_for_contains_text("#rollups-badge", "week buckets differ")
     assert dash_duo.get_logs() == []

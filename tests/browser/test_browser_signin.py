@@ -5,7 +5,7 @@ URL and a cookie no script can read."""
 
 from __future__ import annotations
 
-from dash.testing.wait import until
+from browserkit import until
 from dashkit import ADMIN_TOKEN, sign_in
 from selenium.webdriver.common.keys import Keys
 
@@ -35,7 +35,7 @@ def test_a_visitor_signs_in_from_the_top_bar_acts_and_signs_out(app, dash_duo):
     box = dash_duo.find_element("#account-secret")
     box.send_keys(Keys.CONTROL, "a")
     box.send_keys(ADMIN_TOKEN, Keys.ENTER)
-    until(lambda: account(dash_duo) == "admin", timeout=15, msg="not signed in")
+    until(lambda: account(dash_duo) == "admin", msg="not signed in")
     dash_duo.wait_for_text_to_equal("#lg-state", "Stopped")
     assert "hitboard_session" not in dash_duo.driver.execute_script("return document.cookie")
     assert "Sign in to" not in dash_duo.find_element(".page-loadgen").text
@@ -45,7 +45,7 @@ def test_a_visitor_signs_in_from_the_top_bar_acts_and_signs_out(app, dash_duo):
     dash_duo.wait_for_text_to_equal("#lg-state", "Stopped")
 
     dash_duo.find_element("#account-signout").click()
-    until(lambda: account(dash_duo) == "visitor", timeout=15, msg="not signed out")
+    until(lambda: account(dash_duo) == "visitor", msg="not signed out")
     dash_duo.wait_for_contains_text(".page-loadgen", "Sign in to drive the load generator")
     assert not enabled(dash_duo, "#lg-start")
     assert not get_generator(app.server).status().running
@@ -55,7 +55,7 @@ def test_a_visitor_signs_in_from_the_top_bar_acts_and_signs_out(app, dash_duo):
 def test_the_sign_in_link_leaves_a_clean_url(app, dash_duo):
     dash_duo.start_server(app, navigate=False)
     sign_in(dash_duo, "/rollups?tz=UTC")
-    until(lambda: account(dash_duo) == "admin", timeout=15, msg="not signed in")
+    until(lambda: account(dash_duo) == "admin", msg="not signed in")
     url = dash_duo.driver.current_url
     assert ADMIN_TOKEN not in url and "/rollups" in url
     assert enabled(dash_duo, "#rollups-run")

@@ -5,8 +5,8 @@ the list showing them, and the site is removed; deleting its data waits for its 
 
 from __future__ import annotations
 
-from dash.testing.wait import until
-from dashkit import click, register_sites, sign_in
+from browserkit import click, until
+from dashkit import register_sites, sign_in
 from selenium.webdriver.common.keys import Keys
 
 from dashboard.services import get_services
@@ -23,7 +23,7 @@ def _choose(dash_duo, selector: str, option: str) -> None:
     """Pick ``option`` in a dropdown: open it, type into its search box, Enter."""
     dash_duo.find_element(selector).click()
     until(lambda: "dash-dropdown-search" in (
-        dash_duo.driver.switch_to.active_element.get_attribute("class") or ""), timeout=5)
+        dash_duo.driver.switch_to.active_element.get_attribute("class") or ""))
     search = dash_duo.driver.switch_to.active_element
     search.send_keys(option)
     search.send_keys(Keys.ENTER)
@@ -58,7 +58,7 @@ def test_a_visitor_reads_the_registry_with_its_controls_disabled(app, dash_duo):
 def test_add_change_reload_go_back_and_remove_a_site(app, dash_duo):
     dash_duo.start_server(app, navigate=False)
     sign_in(dash_duo, "/sites?tz=UTC")
-    until(lambda: _enabled(dash_duo, "#sites-add"), timeout=15, msg="not signed in")
+    until(lambda: _enabled(dash_duo, "#sites-add"), msg="not signed in")
     dash_duo.wait_for_contains_text("#sites-count", "No site is registered yet")
 
     _type(dash_duo, "#sites-add-name", "not a name!")
@@ -108,7 +108,7 @@ def test_add_change_reload_go_back_and_remove_a_site(app, dash_duo):
     assert not _enabled(dash_duo, "#sites-delete")
     dash_duo.find_element("#sites-unregister").click()
     dash_duo.wait_for_contains_text("#sites-edit-status", f"Unregistered {NAME}")
-    until(lambda: not dash_duo.find_element("#sites-save").is_displayed(), timeout=5)
+    until(lambda: not dash_duo.find_element("#sites-save").is_displayed())
     assert _registered(app) == []
     dash_duo.find_element("#sites-edit-status a").click()        # "All sites"
     dash_duo.wait_for_contains_text("#sites-count", "No site is registered yet")
@@ -120,9 +120,9 @@ def test_deleting_a_site_and_its_data_once_its_name_is_typed(app, dash_duo):
     dash_duo.start_server(app, navigate=False)
     sign_in(dash_duo, "/sites?tz=UTC&edit=gone.example")
     dash_duo.wait_for_text_to_equal("#sites-title", "gone.example")
-    until(lambda: _enabled(dash_duo, "#sites-confirm"), timeout=15, msg="not signed in")
+    until(lambda: _enabled(dash_duo, "#sites-confirm"), msg="not signed in")
     _type(dash_duo, "#sites-confirm", "gone.example")
-    until(lambda: _enabled(dash_duo, "#sites-delete"), timeout=5)
+    until(lambda: _enabled(dash_duo, "#sites-delete"))
     dash_duo.find_element("#sites-delete").click()
     dash_duo.wait_for_contains_text("#sites-edit-status", "Deleted gone.example")
     assert _registered(app) == []

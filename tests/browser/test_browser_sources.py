@@ -5,10 +5,9 @@ back button, and what a one-sided site lacks."""
 import datetime as dt
 
 import pytest
+from browserkit import until
 from clockkit import TEST_NOW
-from dash.testing.wait import until
 from logkit import ingest, write_log
-from selenium.common.exceptions import StaleElementReferenceException
 
 from dashboard.services import get_services
 from queries.events import apart
@@ -40,19 +39,16 @@ def seeded(app, tmp_path):
     return db
 
 
-def _figures(dash_duo) -> dict[str, str] | None:
-    """The six figures as text; None while a callback redraws them."""
-    try:
-        return {name: dash_duo.find_element(f"#sources-kpi-{name}").text
-                for name in ("log", "beacon", "share", "bots", "ai", "noscript")}
-    except StaleElementReferenceException:
-        return None
+def _figures(dash_duo) -> dict[str, str]:
+    """The six figures as text."""
+    return {name: dash_duo.find_element(f"#sources-kpi-{name}").text
+            for name in ("log", "beacon", "share", "bots", "ai", "noscript")}
 
 
 def _read(dash_duo) -> None:
     expected = {"log": "4", "beacon": "3", "share": "25.0 %", "bots": "1", "ai": "1",
                 "noscript": "1"}
-    until(lambda: _figures(dash_duo) == expected, timeout=30,
+    until(lambda: _figures(dash_duo) == expected,
           msg=lambda: f"figures: {_figures(dash_duo)}")
     dash_duo.wait_for_contains_text("#sources-table", "/a")
     dash_duo.wait_for_contains_text("#sources-summary", "s's counters count its log")
@@ -62,15 +58,15 @@ def test_the_log_beside_the_beacon_after_a_reload_and_the_back_button(app, seede
     dash_duo.start_server(app, path="/sources?site=s&tz=UTC&days=30")
     _read(dash_duo)
     dash_duo.find_element("#sources-days label:nth-child(2)").click()    # 7 days
-    until(lambda: "days=" not in dash_duo.driver.current_url, timeout=15)
+    until(lambda: "days=" not in dash_duo.driver.current_url)
     _read(dash_duo)
     dash_duo.driver.refresh()
     _read(dash_duo)
     dash_duo.find_element("#sources-days label:nth-child(1)").click()    # today: nothing
-    until(lambda: "days=1" in dash_duo.driver.current_url, timeout=15)
+    until(lambda: "days=1" in dash_duo.driver.current_url)
     dash_duo.wait_for_contains_text("#sources-alert", "Neither a log nor the beacon")
     dash_duo.driver.back()
-    until(lambda: "days=" not in dash_duo.driver.current_url, timeout=15)
+    until(lambda: "days=" not in dash_duo.driver.current_url)
     _read(dash_duo)
     assert dash_duo.find_element("#sources-days input:checked").get_attribute("value") == "7"
     assert dash_duo.get_logs() == []
@@ -91,7 +87,7 @@ def test_the_shells_pages_narrow_every_figure_across_a_reload(app, seeded, dash_
     expected = {"log": "1", "beacon": "0", "share": "–", "bots": "0", "ai": "0",
                 "noscript": "1"}
     for _ in range(2):
-        until(lambda: _figures(dash_duo) == expected, timeout=30,
+        until(lambda: _figures(dash_duo) == expected,
               msg=lambda: f"figures: {_figures(dash_duo)}")
         dash_duo.wait_for_contains_text("#sources-summary", "Only /b, as chosen above")
         dash_duo.wait_for_contains_text("#shell-pages", "/b")

@@ -7,8 +7,8 @@ import datetime as dt
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from browserkit import until
 from clockkit import TEST_NOW
-from dash.testing.wait import until
 
 from dashboard.services import get_services
 from queries.events.writer import EventWriter
@@ -63,14 +63,14 @@ def test_the_summary_row_and_the_entry_and_exit_panels_show_the_visits(app, seed
     dash_duo.start_server(app, path=VIEW)
     _kpis_read(dash_duo)
     until(lambda: _panel(dash_duo, "entry") == {
-        "/blog": "2 | 50 % | 15 min 00 s", "/landing": "2 | 50 % | 6 min 00 s"}, timeout=10)
+        "/blog": "2 | 50 % | 15 min 00 s", "/landing": "2 | 50 % | 6 min 00 s"})
     assert _panel(dash_duo, "exit") == {
         "/pricing": "1 | 0 % | 30 min 00 s", "/blog": "1 | 100 % | 0 s",
         "/landing": "1 | 100 % | 0 s", "/signup": "1 | 0 % | 12 min 00 s"}
 
     dash_duo.find_element("#history-panel-entry a[title='/landing']").click()
     until(lambda: parse_qs(urlsplit(dash_duo.driver.current_url).query).get("page")
-          == ["/landing"], timeout=10)
+          == ["/landing"])
     dash_duo.wait_for_contains_text("#history-kpis", "(whole site)")
     _kpis_read(dash_duo)
 
@@ -79,10 +79,8 @@ def test_the_summary_row_and_the_entry_and_exit_panels_show_the_visits(app, seed
     _kpis_read(dash_duo)
 
     dash_duo.driver.back()
-    until(lambda: "page" not in parse_qs(urlsplit(dash_duo.driver.current_url).query),
-          timeout=10)
-    until(lambda: "(whole site)" not in dash_duo.find_element("#history-kpis").text,
-          timeout=10)
+    until(lambda: "page" not in parse_qs(urlsplit(dash_duo.driver.current_url).query))
+    until(lambda: "(whole site)" not in dash_duo.find_element("#history-kpis").text)
     _kpis_read(dash_duo)
     assert dash_duo.get_logs() == []
 
@@ -94,28 +92,25 @@ Y_SUM = ("return Array.from(document.querySelector('#history-graph .js-plotly-pl
 
 
 def _script(dash_duo, script):
-    try:
-        return dash_duo.driver.execute_script(script)
-    except Exception:  # the graph is being re-rendered
-        return None
+    return dash_duo.driver.execute_script(script)
 
 
 def test_the_chart_draws_a_visit_metric_picked_and_the_url_keeps_it(app, seeded, dash_duo):
     dash_duo.start_server(app, path=VIEW + "&gran=hour&metric=visits")
-    until(lambda: _script(dash_duo, Y_TITLE) == "visits per hour", timeout=10)
-    until(lambda: _script(dash_duo, Y_SUM) == 4, timeout=10)
+    until(lambda: _script(dash_duo, Y_TITLE) == "visits per hour")
+    until(lambda: _script(dash_duo, Y_SUM) == 4)
     dash_duo.wait_for_contains_text("#history-totals-table", "Visits")
 
     dash_duo.select_dcc_dropdown("#history-metric", value="Bounce rate")
     until(lambda: parse_qs(urlsplit(dash_duo.driver.current_url).query).get("metric")
-          == ["bounce_rate"], timeout=10)
-    until(lambda: _script(dash_duo, Y_TITLE) == "bounce rate (%) per hour", timeout=10)
+          == ["bounce_rate"])
+    until(lambda: _script(dash_duo, Y_TITLE) == "bounce rate (%) per hour")
     # one visit an hour, at 10, 11, 12 and 13: 0, 100, 0 and 100 %
-    until(lambda: _script(dash_duo, Y_SUM) == 200, timeout=10)
+    until(lambda: _script(dash_duo, Y_SUM) == 200)
     dash_duo.wait_for_contains_text("#history-totals-table", "50 %")
 
     dash_duo.driver.refresh()
-    until(lambda: _script(dash_duo, Y_TITLE) == "bounce rate (%) per hour", timeout=10)
+    until(lambda: _script(dash_duo, Y_TITLE) == "bounce rate (%) per hour")
     dash_duo.driver.back()
-    until(lambda: _script(dash_duo, Y_TITLE) == "visits per hour", timeout=10)
+    until(lambda: _script(dash_duo, Y_TITLE) == "visits per hour")
     assert dash_duo.get_logs() == []
