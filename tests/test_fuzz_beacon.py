@@ -16,6 +16,7 @@ from dashboard.routes.beacon import MAX_BODY
 from dashboard.services import get_services
 from queries import validation
 from queries.errors import HitboardError
+from queries.journal import records
 
 FUZZ = settings(max_examples=150, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -49,17 +50,19 @@ def app(tmp_path_factory):
 
 @pytest.fixture
 def client(app, monkeypatch):
-    """The test client, with every ``record`` call of the beacon kept in ``client.hits``."""
-    recorder = get_services(app.server).recorder
+    """The test client, with every page view the beacon journals kept in ``client.hits``."""
+    journal = get_services(app.server).journal
     client = app.server.test_client()
     client.hits = []
-    real = recorder.record
+    real = journal.append
 
-    def spy(site, page, *args, **kwargs):
-        client.hits.append((site, page))
-        return real(site, page, *args, **kwargs)
+    def spy(record: bytes) -> None:
+        kind, hit = records.decode(record)
+        if kind == records.PAGEVIEW:
+            client.hits.append((hit.site, hit.page))
+        return real(record)
 
-    monkeypatch.setattr(recorder, "record", spy)
+    monkeypatch.setattr(journal, "append", spy)
     return client
 
 
