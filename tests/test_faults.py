@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections import Counter
 
 import pytest
@@ -120,10 +121,32 @@ def test_server_killed_while_recording_then_restarted_counts_every_hit_once(serv
     db.client.close()
 
 
+def _recorder(db) -> queries.HitRecorder:
+    return queries.HitRecorder(db, flush_interval=3600, preallocate_next_day=False)
+
+
 def test_reply_lost_after_the_update_was_applied_is_not_counted_twice(server, proxy):
+    _lose_a_reply_then_retry(server, proxy, _recorder)
+
+
+def test_reply_lost_is_not_counted_twice_with_a_process_id_drawn_as_digits(server, proxy,
+                                                                           monkeypatch):
+    """A process's guard id was 12 hex digits of a uuid4, all decimal in 1 draw of 281:
+    the wire server's SQLite engine reads ``flushes.<digits>`` as an array index and never
+    finds it, so the guard's ``$ne`` matched the documents that had taken the flush and the
+    retry counted them twice (issue 43)."""
+    def drawn_as_digits(db) -> queries.HitRecorder:
+        with monkeypatch.context() as patch:   # only while drawn: pymongo draws lsids too
+            patch.setattr(uuid, "uuid4", lambda: uuid.UUID("1234567890" * 3 + "12"))
+            return _recorder(db)
+
+    _lose_a_reply_then_retry(server, proxy, drawn_as_digits)
+
+
+def _lose_a_reply_then_retry(server, proxy, make_recorder) -> None:
     db = connect(proxy.port)
     direct = connect(server.port)
-    recorder = queries.HitRecorder(db, flush_interval=3600, preallocate_next_day=False)
+    recorder = make_recorder(db)
     sent = Counter()
     for i in range(300):
         page = PAGES[i % len(PAGES)]

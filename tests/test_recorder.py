@@ -337,7 +337,7 @@ def test_a_failed_numbered_batch_keeps_its_number(db):
     assert counters(db) == expected_counters([(T0, "s1", "/a", 1), (T0, "s1", "/b", 1)])
 
 
-@pytest.mark.parametrize("writer", ["", "a.b", "$x", "a b", "x" * 65, "é"])
+@pytest.mark.parametrize("writer", ["", "a.b", "$x", "a b", "x" * 65, "é", "0", "2026"])
 def test_a_writer_id_must_be_a_safe_field_name(embedded_db, writer):
     with pytest.raises(queries.HitboardError, match="invalid writer id"):
         queries.HitRecorder(embedded_db, writer=writer)

@@ -57,7 +57,10 @@ from .guarded import Batch, GuardedWrites
 
 log = logging.getLogger(__name__)
 RECORD_ATTEMPTS = 3
-WRITER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # becomes a field name: flushes.<writer>
+# The engine's guard is the field flushes.<id>: never digits only, which a path reads as an
+# array index. mongoeco's SQLite engine does (json path $.flushes[123]): it never finds
+# flushes.123 in a document, so the guard's $ne matched one that had taken the flush.
+WRITER_ID = re.compile(r"(?![0-9]+$)[A-Za-z0-9_-]{1,64}")
 
 
 class Counts(Protocol):
@@ -103,7 +106,8 @@ class CountEngine(GuardedWrites):
                  max_pending_docs: int = 10_000, max_backoff: float = 30.0,
                  clock=None, writer: str | None = None):
         if writer is not None and not WRITER_ID.fullmatch(writer):
-            raise HitboardError(f"invalid writer id {writer!r}: 1-64 of A-Z a-z 0-9 _ -")
+            raise HitboardError(f"invalid writer id {writer!r}: 1-64 of A-Z a-z 0-9 _ -, "
+                                "not digits only")
         self.db = db
         self.counts = counts
         self._add = counts.add          # bound once: the hot path calls it for every hit
@@ -121,7 +125,7 @@ class CountEngine(GuardedWrites):
         self._preparing = 0       # hits of a batch whose documents are being computed
         self._failed: Batch | None = None
         self._retry_at, self._seq, self._writer = 0.0, 0, writer
-        self._guard = f"{schema.FLUSHES}.{writer or uuid.uuid4().hex[:12]}"
+        self._guard = f"{schema.FLUSHES}.{writer or 'p' + uuid.uuid4().hex[:12]}"
         self._stats = Counter()
         self._accepted = 0      # hits taken (an int, not in _stats: counted on every hit)
         self._last_latency, self._last_error, self._closed = 0.0, "", False
