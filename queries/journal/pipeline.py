@@ -49,6 +49,9 @@ from .log import JournalError, JournalFile, Slot, State, read_file
 
 log = logging.getLogger(__name__)
 BATCH_BYTES = 4 << 20
+# Records are fed to the recorders every FEED_INTERVAL seconds, a little at a time beside
+# the requests, and counted (written) once a flush interval, as the recorders flush.
+FEED_INTERVAL = 0.05
 ROTATE_BYTES = 16 << 20     # a generation fully counted and this large gives way to a new one
 MAX_BACKLOG = 256 << 20     # bytes of records waiting, past which hits are refused
 RECORDER_BOUND = 1 << 20    # far above a batch: the recorders never flush on their own
@@ -68,12 +71,21 @@ class JournalStatus:
 
 @dataclass
 class _Batch:
-    """A batch in progress: the steps done survive a failure, so a retry resumes."""
+    """A batch in progress, fed as its records come (``seq`` 0 until its intent is
+    saved); the steps done survive a failure, so a retry resumes."""
     seq: int
     start: int
-    data: bytes
+    length: int = 0
+    lines: int = 0
+    began: float = field(default_factory=time.monotonic)
     steps: set[str] = field(default_factory=set)
-    rows: tuple[list, list, list] = ((), (), ())   # events, kept apart, custom
+    rows: tuple[list, list, list] = field(default_factory=lambda: ([], [], []))
+
+    def add(self, rows: tuple[list, list, list], data: bytes) -> None:
+        for mine, more in zip(self.rows, rows, strict=True):
+            mine.extend(more)
+        self.length += len(data)
+        self.lines += data.count(b"\n")
 
 
 class _Writers:
@@ -81,7 +93,9 @@ class _Writers:
 
     def __init__(self, db, writer: str):
         self.writer = writer
-        self.batch: _Batch | None = None
+        self.state: State | None = None         # the slot's, as last saved by this thread
+        self.growing: _Batch | None = None      # records fed, no intent saved yet
+        self.batch: _Batch | None = None        # intent saved, not done
         self.stats = HitRecorder(db, writer=writer, max_pending_docs=RECORDER_BOUND)
         self.dims = DimensionRecorder(db, writer=f"{writer}-d", max_pending_docs=RECORDER_BOUND)
 
@@ -110,6 +124,7 @@ class Pipeline:
         self._older = 0             # bytes waiting in generations before the file's
         self._done = state.done if state.gen == self.file.gen else 0
         self._live = False      # dead processes' records all counted: on to this one's
+        self._hurry = False     # count what is fed now, not at the flush interval
         self._stop, self._wake = threading.Event(), threading.Event()
         self._closed = False
         self.writers = _Writers(db, self._writer(self.slot))
@@ -129,6 +144,7 @@ class Pipeline:
         while not self._live or (self.file.gen == gen and self._done < size):
             if time.monotonic() > deadline or not self._thread.is_alive():
                 return False
+            self._hurry = True
             self._wake.set()
             time.sleep(0.005)
         return True
@@ -180,9 +196,7 @@ class Pipeline:
             if worked is None:              # failed: wait, then resume the batch
                 delay = min(30.0, max(delay * 2, self.flush_interval))
             else:
-                delay = self.flush_interval
-            # A batch a flush interval, as the recorders flush, unless more than a full
-            # batch waits: each batch writes every document its hour touched.
+                delay = min(FEED_INTERVAL, self.flush_interval)
             behind = worked and self.backlog() >= BATCH_BYTES
             if not behind and self._pause(delay):
                 break
@@ -198,6 +212,7 @@ class Pipeline:
         """At close: count what was appended before it, for a few tries."""
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline:
+            self._hurry = True
             worked = self._step(self.slot, own)
             if worked is False:
                 return
@@ -236,69 +251,102 @@ class Pipeline:
             return None
 
     def _count_next(self, slot: Slot, writers: _Writers) -> bool:
-        state = slot.state()
-        own = slot is self.slot
-        gens = [gen for gen in slot.generations() if gen >= state.gen]
-        if state.gen not in gens:               # its file is gone: counted, rotated
-            if not gens:
-                return False
-            state = State(gens[0], 0, state.seq)
-            slot.save(state)
-        live = own and state.gen == self.file.gen
+        """One step: feed the live file's new records (and count them once due), or
+        count one whole batch of a generation a dead process left."""
+        state = writers.state = writers.state or slot.state()
+        live = slot is self.slot and state.gen == self.file.gen
         self._live = self._live or live
-        if own:
-            self._older = 0 if live else sum(
-                slot.file(g).stat().st_size for g in gens if g != self.file.gen) - state.done
-        batch = writers.batch
-        if batch is None:
-            if state.end is not None:           # an intent left by a failure or a kill
-                data = self._read(slot, state.gen, live, state.done, state.end - state.done)
-                data = data[:state.end - state.done]
-            else:
-                data = self._read(slot, state.gen, live, state.done, BATCH_BYTES)
-                if not data:
-                    return self._next_generation(slot, state, gens, live)
+        if writers.batch is None and state.end is None and live:
+            return self._grow(slot, writers, state)
+        if writers.batch is None:
+            gens = [gen for gen in slot.generations() if gen >= state.gen]
+            if state.gen not in gens:           # its file is gone: counted, rotated
+                if not gens:
+                    return False
+                state = State(gens[0], 0, state.seq)
+                self._save(slot, writers, state)
+            if slot is self.slot:
+                self._older = sum(slot.file(g).stat().st_size for g in gens
+                                  if g != self.file.gen) - state.done
+            limit = BATCH_BYTES if state.end is None else state.end - state.done
+            data = read_file(slot.file(state.gen), state.done, limit)[:limit]
+            if not data:
+                return self._next_generation(slot, writers, state, gens)
+            if state.end is None:
                 state.seq, state.end = state.seq + 1, state.done + len(data)
-                slot.save(state)                                        # (a)
-            batch = writers.batch = _Batch(state.seq, state.done, data)
+                self._save(slot, writers, state)                        # (a)
+            batch = writers.batch = _Batch(state.seq, state.done)
+            batch.add(self._feed(writers, state.gen, state.done, data), data)
+        return self._complete(slot, writers, state)
+
+    def _grow(self, slot: Slot, writers: _Writers, state: State) -> bool:
+        """Feed the live file's records written since the last step; once a flush
+        interval has passed (or a full batch is fed, or someone waits), save the intent
+        and count them. True if a batch was counted."""
+        growing = writers.growing
+        if growing is None:
+            growing = writers.growing = _Batch(0, state.done)
+        start = growing.start + growing.length
+        if growing.length < BATCH_BYTES:
+            data = self.file.read(start, BATCH_BYTES - growing.length)
+            if data:
+                growing.add(self._feed(writers, state.gen, start, data), data)
+        if not growing.length:
+            self._rotate_if_large(slot, writers, state)
+            return False
+        if not (self._hurry or growing.length >= BATCH_BYTES
+                or time.monotonic() - growing.began >= self.flush_interval):
+            return False
+        state.seq, state.end = state.seq + 1, growing.start + growing.length
+        self._save(slot, writers, state)                                # (a)
+        growing.seq = state.seq
+        writers.batch, writers.growing = growing, None
+        if self.file.size == state.end:
+            self._hurry = False
+        return self._complete(slot, writers, state)
+
+    def _complete(self, slot: Slot, writers: _Writers, state: State) -> bool:
+        """Steps (b) to (d) of the batch whose intent is saved."""
+        batch = writers.batch
         self._count(writers, state.gen, batch)                          # (b), (c)
-        state.done, state.end = state.done + len(batch.data), None
-        slot.save(state)                                                # (d)
+        state.done, state.end = batch.start + batch.length, None
+        self._save(slot, writers, state)                                # (d)
         writers.batch = None
-        if live:
+        if slot is self.slot and state.gen == self.file.gen:
             self._done = state.done
-        self.counted += batch.data.count(b"\n")
+        self.counted += batch.lines
         self.last_error = ""
         return True
 
-    def _read(self, slot: Slot, gen: int, live: bool, start: int, limit: int) -> bytes:
-        return (self.file.read(start, limit) if live
-                else read_file(slot.file(gen), start, limit))
+    def _save(self, slot: Slot, writers: _Writers, state: State) -> None:
+        slot.save(state)
+        writers.state = state
 
-    def _next_generation(self, slot: Slot, state: State, gens: list[int], live: bool) -> bool:
-        """Every record of the state's generation is counted: on to the next one (the
-        counted file deleted), or, the live file grown large, a new generation."""
+    def _next_generation(self, slot: Slot, writers: _Writers, state: State,
+                         gens: list[int]) -> bool:
+        """Every record of a generation a dead process left is counted: on to the next
+        one, the counted file deleted."""
         later = [gen for gen in gens if gen > state.gen]
-        if later:
-            slot.save(State(later[0], 0, state.seq))
-            slot.file(state.gen).unlink(missing_ok=True)
-            if slot is self.slot and later[0] == self.file.gen:
-                self._done, self._older = 0, 0
-            return True
-        if live and state.done >= ROTATE_BYTES and self.file.rotate(state.gen + 1):
+        if not later:
+            return False
+        self._save(slot, writers, State(later[0], 0, state.seq))
+        slot.file(state.gen).unlink(missing_ok=True)
+        if slot is self.slot and later[0] == self.file.gen:
+            self._done, self._older = 0, 0
+        return True
+
+    def _rotate_if_large(self, slot: Slot, writers: _Writers, state: State) -> None:
+        """The live file counted to its end and grown large: a new generation."""
+        if state.done >= ROTATE_BYTES and self.file.rotate(state.gen + 1):
             self._done = 0
-            slot.save(State(self.file.gen, 0, state.seq))
+            self._save(slot, writers, State(self.file.gen, 0, state.seq))
             slot.file(state.gen).unlink(missing_ok=True)
-        return False
 
     # -- counting one batch ----------------------------------------------------------------
     def _count(self, writers: _Writers, gen: int, batch: _Batch) -> None:
         """Steps (b) and (c) of a batch, each skipped once done: the raw documents are
         named by the batch (stamped ``ingested`` as they are written, as late as
         possible, for the rollups), then the recorders write its numbered flush."""
-        if "fed" not in batch.steps:
-            batch.rows = self._feed(writers, gen, batch)
-            batch.steps.add("fed")
         prefix = f"{writers.writer}.{gen:x}.{batch.seq:x}"
         events, kept, customs = batch.rows
         for step, collection, rows in (("e", schema.EVENTS, events),
@@ -318,13 +366,14 @@ class Pipeline:
         writers.dims.write_batch(batch.seq, writing)
         writers.stats.write_batch(batch.seq, writing)
 
-    def _feed(self, writers: _Writers, gen: int, batch: _Batch) -> tuple[list, list, list]:
-        """The batch's page views counted into the recorders; its raw events and kept
-        apart events as rows to pack, its custom events as documents named by their
-        records' places."""
+    def _feed(self, writers: _Writers, gen: int, start: int, data: bytes
+              ) -> tuple[list, list, list]:
+        """Records (``data``, from byte ``start``): their page views counted into the
+        recorders; their raw events and kept-apart events as rows to pack, their custom
+        events as documents named by their records' places."""
         events, kept, customs = [], [], []
-        offset = batch.start
-        for line in batch.data.splitlines(keepends=True):
+        offset = start
+        for line in data.splitlines(keepends=True):
             try:
                 kind, record = records.decode(line)
                 if kind == records.PAGEVIEW:
