@@ -12,7 +12,9 @@ closed and opened again under the writers' feet, the wire server's connections d
 
 from __future__ import annotations
 
+import contextlib
 import random
+import threading
 from dataclasses import dataclass, field
 
 from pymongo.errors import AutoReconnect, NetworkTimeout, OperationFailure
@@ -25,6 +27,12 @@ WRITES = frozenset({"bulk_write", "insert_one", "insert_many", "update_one", "up
                     "find_one_and_replace", "find_one_and_delete"})
 READS = frozenset({"find", "find_one", "count_documents", "aggregate", "distinct"})
 CALL_FAULTS = ("lost_reply", "lost_request", "timeout", "reset", "disk_full")
+
+
+class Killed(BaseException):
+    """The process was killed (SIGKILL) at this call: nothing after it runs, no
+    ``except Exception`` or ``finally`` of hitboard's writes anything more (see
+    ``Backend.process``)."""
 
 
 def disk_full() -> OperationFailure:
@@ -45,6 +53,7 @@ class Faults:
     full_for: int = 0            # calls the disk stays full
     steps: list[str] = field(default_factory=list)
     injected: int = 0
+    kill_in: int | None = None   # calls until the current process is killed
 
     def note(self, text: str) -> None:
         self.steps.append(text)
@@ -52,6 +61,12 @@ class Faults:
     def draw(self, op: str, coll: str) -> str | None:
         if not self.armed:
             return None
+        if self.kill_in is not None:
+            self.kill_in -= 1
+            if self.kill_in <= 0:
+                self.kill_in = None
+                self.note(f"  killed at {coll}.{op}")
+                return "kill"
         if self.full_for > 0:
             self.full_for -= 1
             if op in WRITES:
@@ -73,8 +88,10 @@ class Faults:
 class FaultyCollection:
     """A pymongo Collection whose calls fail as ``faults`` draws."""
 
-    def __init__(self, backend: Backend, name: str, options: dict | None = None):
+    def __init__(self, backend: Backend, name: str, options: dict | None = None,
+                 process: int = 0):
         self._backend, self._name, self._options = backend, name, options or {}
+        self._process = process
 
     @property
     def _real(self):
@@ -92,7 +109,8 @@ class FaultyCollection:
         return self._backend.faulty
 
     def with_options(self, **options):
-        return FaultyCollection(self._backend, self._name, {**self._options, **options})
+        return FaultyCollection(self._backend, self._name, {**self._options, **options},
+                                self._process)
 
     def __getattr__(self, attr: str):
         real = getattr(self._real, attr)
@@ -101,10 +119,18 @@ class FaultyCollection:
         return lambda *args, **kwargs: self._call(attr, real, args, kwargs)
 
     def _call(self, op: str, real, args, kwargs):
-        kind = self._backend.faults.draw(op, self._name)
+        backend = self._backend
+        if self._process in backend.dead:     # a killed process: its cleanup, its threads
+            if threading.current_thread() is threading.main_thread():
+                raise Killed(f"{self._name}.{op} after the kill")
+            raise AutoReconnect("simulated: this process was killed")
+        kind = backend.faults.draw(op, self._name)
         if kind is None:
             return real(*args, **kwargs)
-        rng = self._backend.faults.rng
+        if kind == "kill":
+            backend.dead.add(self._process)
+            raise Killed(f"{self._name}.{op}")
+        rng = backend.faults.rng
         if kind == "lost_request":
             raise AutoReconnect(f"simulated: request lost ({op})")
         if kind == "disk_full":
@@ -113,10 +139,8 @@ class FaultyCollection:
             raise NetworkTimeout(f"simulated: timed out before {op} was applied")
         if kind == "reset" and op in ("bulk_write", "insert_many") and len(args[0]) > 1:
             args = (args[0][:rng.randrange(1, len(args[0]))], *args[1:])
-        try:
+        with contextlib.suppress(Exception):    # the reply, an error or not, is lost
             real(*args, **kwargs)
-        except Exception:            # the reply, an error or not, is lost all the same
-            pass
         if kind == "timeout":
             raise NetworkTimeout(f"simulated: timed out after {op} was applied")
         raise AutoReconnect(f"simulated: reply lost after {op} was applied ({kind})")
@@ -126,14 +150,14 @@ class FaultyDatabase:
     """The Database a writer is handed: collections are :class:`FaultyCollection`, the
     rest (``client``, ``name``...) the real database's, whichever client is current."""
 
-    def __init__(self, backend: Backend):
-        self._backend = backend
+    def __init__(self, backend: Backend, process: int = 0):
+        self._backend, self._process = backend, process
 
     def __getitem__(self, name: str) -> FaultyCollection:
-        return FaultyCollection(self._backend, name)
+        return FaultyCollection(self._backend, name, process=self._process)
 
     def get_collection(self, name: str, **options) -> FaultyCollection:
-        return FaultyCollection(self._backend, name, options)
+        return FaultyCollection(self._backend, name, options, self._process)
 
     def __getattr__(self, attr: str):
         return getattr(self._backend.db, attr)
@@ -149,7 +173,14 @@ class Backend:
         self.db = self._open()
         queries.ensure_indexes(self.db)
         self.faulty = FaultyDatabase(self)
-        self._old: list = []
+        self.dead: set[int] = set()
+        self._processes = 0
+
+    def process(self) -> FaultyDatabase:
+        """The database of a new simulated process: once a call of it is ``Killed``,
+        every later call of it (its threads, its cleanup) fails unapplied."""
+        self._processes += 1
+        return FaultyDatabase(self, self._processes)
 
     def _open(self):
         return queries.connect(self.where, database=self.database)
@@ -160,7 +191,6 @@ class Backend:
         connections are dropped (a new client)."""
         self.faults.note("  restart the store")
         old, self.db = self.db, self._open()
-        self._old.append(old)
         old.client.close()
 
     def close(self) -> None:

@@ -13,10 +13,12 @@ import random
 import traceback
 from dataclasses import dataclass, field
 
-from queries.dimensions.sketching import IS_BOT
+import simingest
 from simkit import Backend, Faults
 from simtruth import Hit, Ledger, Truth, check
 from simwriters import PAGES, SITES, SimClock, recorders
+
+from queries.dimensions.sketching import IS_BOT
 
 REFERRERS = ("(direct)", "news.example", "search.example")
 IS_HUMAN = (IS_BOT[0], "human")
@@ -49,7 +51,7 @@ def _hit(rng: random.Random, clock: SimClock) -> Hit:
     return Hit(rng.choice(SITES), rng.choice(PAGES), ts, bot, dims)
 
 
-def _recorders(rng, faults, backend, clock, outcome) -> Truth:
+def _recorders(rng, faults, backend, clock, outcome, tmp) -> Truth:
     truth = Truth(stats=Ledger(), dims=Ledger(), events=Ledger())
     writers = recorders(backend, clock, truth, rng)
     copies = len(writers) // 3
@@ -91,7 +93,7 @@ def _recorders(rng, faults, backend, clock, outcome) -> Truth:
     return truth
 
 
-SCENARIOS = {"recorders": _recorders}
+SCENARIOS = {"recorders": _recorders, "ingest": simingest.scenario}
 
 
 def run(seed: int, tmp, wire_uri: str | None = None, scenario: str | None = None) -> Outcome:
@@ -108,10 +110,10 @@ def run(seed: int, tmp, wire_uri: str | None = None, scenario: str | None = None
     backend = (Backend("wire", wire_uri, f"sim_{seed}", faults) if wire
                else Backend("embedded", str(tmp / "store"), None, faults))
     try:
-        truth = SCENARIOS[outcome.scenario](rng, faults, backend, SimClock(), outcome)
-        outcome.problems = check(backend.db, truth)
+        truth = SCENARIOS[outcome.scenario](rng, faults, backend, SimClock(), outcome, tmp)
+        outcome.problems += check(backend.db, truth)
     except Exception:
-        outcome.problems = ["the schedule raised:", traceback.format_exc()]
+        outcome.problems += ["the schedule raised:", traceback.format_exc()]
     finally:
         outcome.faults = faults.injected
         backend.close()

@@ -10,12 +10,12 @@ import datetime as dt
 import random
 
 from pymongo.errors import PyMongoError
+from simkit import Backend
+from simtruth import Hit, Ledger
 
 from queries.counting import DimensionRecorder, HitRecorder, exithooks
 from queries.errors import HitboardError
 from queries.events.writer import EventWriter
-from simkit import Backend
-from simtruth import Hit, Ledger
 
 SITES = ("blog", "shop")
 PAGES = ("/", "/a", "/b.c", "/d/$e")
