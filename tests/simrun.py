@@ -13,6 +13,7 @@ import random
 import traceback
 from dataclasses import dataclass, field
 
+import simbeacon
 import simingest
 from simkit import Backend, Faults
 from simtruth import Hit, Ledger, Truth, check
@@ -93,20 +94,28 @@ def _recorders(rng, faults, backend, clock, outcome, tmp) -> Truth:
     return truth
 
 
-SCENARIOS = {"recorders": _recorders, "ingest": simingest.scenario}
+SCENARIOS = {"recorders": _recorders, "ingest": simingest.scenario,
+             "beacon": simbeacon.scenario}
+WEIGHTS = {"recorders": 4, "ingest": 4, "beacon": 1}   # a beacon schedule starts an app
+EMBEDDED_ONLY = {"beacon"}      # the app opens the store by its path
 
 
 def run(seed: int, tmp, wire_uri: str | None = None, scenario: str | None = None) -> Outcome:
     """The schedule of ``seed`` on a store in ``tmp`` (or the wire server's, sometimes,
     when ``wire_uri`` is given); ``scenario`` pins the writers (a seed test's, so that
     scenarios added later do not change what it replays)."""
-    rng = random.Random(seed)
-    faults = Faults(random.Random(seed * 7919 + 1), rate=rng.choice((0.05, 0.15, 0.3)))
-    outcome = Outcome(seed, steps=faults.steps)
-    picked = rng.choice(sorted(SCENARIOS))
-    outcome.scenario = scenario or picked
-    wire = wire_uri is not None and rng.random() < 0.2
+    pick = random.Random(seed)          # which scenario and backend
+    outcome = Outcome(seed)
+    outcome.scenario = scenario or pick.choices(sorted(SCENARIOS),
+                                                [WEIGHTS[n] for n in sorted(SCENARIOS)])[0]
+    wire = (wire_uri is not None and pick.random() < 0.2
+            and outcome.scenario not in EMBEDDED_ONLY)
     outcome.backend = "wire" if wire else "embedded"
+    # The schedule's own draws, apart from the pick: a seed pinned to its scenario (a
+    # seed test) replays the same schedule whatever scenarios are added later.
+    rng = random.Random(f"schedule {seed}")
+    faults = Faults(random.Random(f"faults {seed}"), rate=rng.choice((0.05, 0.15, 0.3)))
+    outcome.steps = faults.steps
     backend = (Backend("wire", wire_uri, f"sim_{seed}", faults) if wire
                else Backend("embedded", str(tmp / "store"), None, faults))
     try:
