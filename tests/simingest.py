@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
+import time_machine
 from pymongo.errors import PyMongoError
 from simkit import Backend, Faults, Killed
 from simtruth import Hit, Ledger, Truth
@@ -17,9 +18,11 @@ from simwriters import START
 
 from queries.errors import HitboardError
 from queries.ingest.run import Ingestor, follow, ingest_file
+from queries.rollups.build import SETTLE, run_rollups
 from queries.stats import schema
 
 SITE = "logs"
+WALL = START + dt.timedelta(hours=3)      # when the runs happen
 AGENTS = {False: "Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0",
           True: "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"}
 
@@ -30,6 +33,7 @@ class Log:
     def __init__(self, path, rng: random.Random):
         self.path, self.rng = path, rng
         self.hits: list[Hit] = []
+        self.lines: list[str] = []
         self.now = START - dt.timedelta(minutes=3)
         path.write_text("")
 
@@ -45,6 +49,7 @@ class Log:
             self.hits.append(Hit(SITE, page, ts, bot))
             lines.append(f'10.0.0.{self.rng.randrange(1, 9)} - - [{ts:%d/%b/%Y:%H:%M:%S} '
                          f'+0000] "GET {page} HTTP/1.1" 200 512 "-" "{AGENTS[bot]}"\n')
+        self.lines += [line.rstrip("\n") for line in lines]
         with self.path.open("a") as log:
             log.writelines(lines)
 
@@ -100,18 +105,48 @@ def _ingest(ingestor: Ingestor, log: Log, mode: str, rng: random.Random) -> str:
         return f"failed: {type(exc).__name__}: {exc}"
 
 
+def _rollup(backend: Backend) -> str:
+    """A rollup run (the server's job, ``hitboard rollup``) as a process of its own."""
+    try:
+        run_rollups(backend.process())
+        return "ended"
+    except Killed:
+        return "killed"
+    except PyMongoError as exc:
+        return f"failed: store ({type(exc).__name__})"
+
+
 def scenario(rng: random.Random, faults: Faults, backend: Backend, clock, outcome,
              tmp) -> Truth:
+    # The wall clock the writers stamp events with and rollups read: forward by steps,
+    # now and then back by less than the rollups' SETTLE (hosts a little apart).
+    with time_machine.travel(WALL, tick=False) as traveller:
+        truth = _schedule(rng, faults, backend, outcome, tmp, traveller)
+        traveller.shift(2 * SETTLE)
+        faults.note("heal: a rollup run")
+        assert _rollup(backend) == "ended"
+    return truth
+
+
+def _schedule(rng, faults, backend, outcome, tmp, traveller) -> Truth:
     log = Log(tmp / "access.log", rng)
     note = faults.note
     faults.armed = True
     for step in range(rng.randint(4, 12)):
-        action = rng.choices(("append", "batch", "follow", "kill", "restart", "full"),
-                             (4, 4, 2, 2, 1, 1))[0]
+        traveller.shift(dt.timedelta(seconds=rng.choice((5, 20, 60, -20))))
+        action = rng.choices(("append", "batch", "follow", "kill", "restart", "full",
+                              "rollup"), (4, 4, 2, 2, 1, 1, 2))[0]
         if action == "append":
             n = rng.randint(1, 40)
             note(f"{step}: append {n} lines")
             log.append(n)
+        elif action == "rollup":
+            if rng.random() < 0.3:
+                faults.kill_in = rng.randint(1, 20)
+            killed = f" (killed at call {faults.kill_in})" if faults.kill_in else ""
+            note(f"{step}: rollup run{killed}")
+            note(f"  -> {_rollup(backend)}")
+            faults.kill_in = None
         elif action in ("batch", "follow", "kill"):
             mode = action if action != "kill" else rng.choice(("batch", "follow"))
             if action == "kill":
@@ -135,4 +170,5 @@ def scenario(rng: random.Random, faults: Faults, backend: Backend, clock, outcom
     result = _run(backend, log, "batch", rng)
     assert result == "ended", f"the healing run {result}"
     return Truth(stats=Ledger(acked=log.hits), dims=Ledger(acked=log.hits),
-                 events=Ledger(acked=log.hits), values=False)
+                 events=Ledger(acked=log.hits), values=False,
+                 rollups=Ledger(acked=log.hits), visits=(SITE, log.lines))

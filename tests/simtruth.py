@@ -13,11 +13,15 @@ import datetime as dt
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+import oracle
+
 from queries.dimensions.counters import DAILY as DIMS_DAILY
 from queries.dimensions.counters import HOURLY as DIMS_HOURLY
 from queries.dimensions.counters import MONTHLY as DIMS_MONTHLY
 from queries.events import buckets
+from queries.rollups import documents
 from queries.stats import schema
+from queries.visits.store import VISITS
 
 WHOLE = "*"
 SKIP = frozenset({"_id", "metadata", schema.FLUSHES, "owners"})
@@ -49,6 +53,8 @@ class Truth:
     dims: Ledger | None = None
     events: Ledger | None = None
     values: bool = True
+    rollups: Ledger | None = None     # rebuilt from the raw events: exact, no doubt
+    visits: tuple[str, list[str]] | None = None   # (site, log lines): oracle's visits
 
 
 def _day(ts: dt.datetime) -> dt.datetime:
@@ -160,14 +166,74 @@ def events_cells(hits: list[Hit]) -> dict[tuple, Counter]:
     return cells
 
 
+def rollup_cells(hits: list[Hit]) -> dict[tuple, Counter]:
+    """Every rollup bucket's hits, by level, site and start (UTC; weeks from Monday):
+    the site's total and each page's."""
+    cells: dict[tuple, Counter] = defaultdict(Counter)
+    for hit in hits:
+        hour = hit.ts.replace(minute=0, second=0, microsecond=0)
+        day = _day(hit.ts)
+        for level, start in (("hourly", hour), ("daily", day),
+                             ("weekly", day - dt.timedelta(days=day.weekday())),
+                             ("monthly", day.replace(day=1)),
+                             ("yearly", day.replace(month=1, day=1))):
+            cell = cells[(level, hit.site, start)]
+            cell["hits"] += 1
+            cell[f"page {hit.page}"] += 1
+    return cells
+
+
+def stored_rollups(db) -> dict[tuple, Counter]:
+    cells: dict[tuple, Counter] = defaultdict(Counter)
+    for level, coll in schema.ROLLUPS.items():
+        for doc in db[coll].find({}):
+            cell = cells[(level, doc["site"], _utc(doc["start"]))]
+            cell["hits"] += doc.get("hits", 0)
+            for row in documents.rows(doc):
+                cell[f"page {row[0]}"] += row[1 + documents.HITS]
+    return cells
+
+
+def visit_cells(site: str, lines: list[str]) -> dict[tuple, Counter]:
+    """Visits starting and pageviews made in each UTC quarter hour, by the independent
+    sessionization of tests/oracle.py (30 minutes apart cut a visit)."""
+    views = oracle.pageviews(lines)
+    cells: dict[tuple, Counter] = defaultdict(Counter)
+    for visit in oracle.visits(views):
+        cells[(site, _quarter(visit["start"]))]["visits"] += 1
+    for view in views:
+        cells[(site, _quarter(view.time))]["pageviews"] += 1
+    return cells
+
+
+def _quarter(t: dt.datetime) -> dt.datetime:
+    return t.replace(minute=t.minute - t.minute % 15, second=0, microsecond=0)
+
+
+def stored_visits(db) -> dict[tuple, Counter]:
+    cells: dict[tuple, Counter] = defaultdict(Counter)
+    for doc in db[VISITS].find({}, {"site": 1, "day": 1, "q": 1}):
+        day = _utc(doc["day"])
+        for hour, rows in doc.get("q", {}).items():
+            for quarter, visits, _, _, _, pageviews in rows:
+                when = day + dt.timedelta(hours=int(hour), minutes=15 * quarter)
+                cells[(doc["site"], when)]["visits"] += visits
+                cells[(doc["site"], when)]["pageviews"] += pageviews
+    return cells
+
+
 def check(db, truth: Truth) -> list[str]:
     """Everything stored against the truth; the problems found."""
     problems = []
     for what, ledger, stored, cells in (
             ("stats", truth.stats, stored_stats, stats_cells),
             ("dims", truth.dims, lambda db: stored_dims(db, truth.values), dims_cells),
-            ("events", truth.events, stored_events, events_cells)):
+            ("events", truth.events, stored_events, events_cells),
+            ("rollups", truth.rollups, stored_rollups, rollup_cells)):
         if ledger is not None:
             problems += between(what, stored(db), cells(ledger.acked),
                                 cells(ledger.acked + ledger.doubt))
+    if truth.visits is not None:
+        want = visit_cells(*truth.visits)
+        problems += between("visits", stored_visits(db), want, want)
     return problems
