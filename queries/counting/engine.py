@@ -239,12 +239,14 @@ class CountEngine(GuardedWrites):
         ``writing()`` is entered around each batch's writes, not while its documents
         are computed (``queries.store.connection.atomic``: one turn of the embedded
         store's write lock, which other writers need meanwhile). The last number again,
-        while its batch failed, writes that batch alone (an owner retrying it)."""
+        while its batch failed, writes that batch alone (an owner retrying it); once it
+        is written, with nothing new pending, writes nothing."""
         with self._flush_lock:
-            # The last number again: its batch is retried alone, or was written already
-            # (an owner retrying a flush of several recorders, another of which failed).
-            retrying = (seq is not None and seq == self._seq
-                        and (self._failed is None or self._failed.seq == seq))
+            # The last number again: its batch is retried alone, or, written already
+            # and nothing new taken since, skipped (an owner retrying a flush of several
+            # recorders, another of which failed).
+            retrying = seq is not None and seq == self._seq and (
+                self._failed.seq == seq if self._failed is not None else not self._pending)
             if seq is not None and seq <= self._seq and not retrying:
                 raise validation.InvalidRangeError(
                     f"flush number {seq} must exceed the last one used, {self._seq}")
