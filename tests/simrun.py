@@ -17,9 +17,12 @@ import simbeacon
 import simingest
 from simkit import Backend, Faults
 from simtruth import Hit, Ledger, Truth, check
-from simwriters import PAGES, SITES, SimClock, recorders
+from simwriters import PAGES, SITES, CountedHits, SimClock, Tap, recorders
 
+from queries.counting import HitRecorder
 from queries.dimensions.sketching import IS_BOT
+from queries.loadgen.model import TrafficModel
+from queries.loadgen.runner import LoadRunner
 
 REFERRERS = ("(direct)", "news.example", "search.example")
 IS_HUMAN = (IS_BOT[0], "human")
@@ -94,9 +97,47 @@ def _recorders(rng, faults, backend, clock, outcome, tmp) -> Truth:
     return truth
 
 
+def _loadgen(rng, faults, backend, clock, outcome, tmp) -> Truth:
+    """The load generator's runner stepped through simulated time (its wall clock the
+    schedule's, across midnight) into a HitRecorder behind the fault layer."""
+    truth = Truth(stats=Ledger())
+    counted = CountedHits(lambda: HitRecorder(backend.faulty, flush_interval=3600,
+                                              clock=clock), truth.stats)
+    runner = LoadRunner(Tap(counted), TrafficModel(sites=2, pages=4, seed=rng.randrange(99)),
+                        rate=rng.choice((5, 50)), clock=lambda: 0.0, wall=clock)
+    note, now = faults.note, 0.0
+    faults.armed = True
+    for step in range(rng.randint(6, 20)):
+        action = rng.choices(("tick", "flush", "kill", "restart", "clock", "full"),
+                             (8, 5, 1, 1, 1, 1))[0]
+        if action == "tick":
+            now += rng.choice((0.1, 0.5, 1.0))
+            clock.tick(rng)
+            note(f"{step}: tick -> {runner.step(now)} hits")
+        elif action == "flush":
+            note(f"{step}: flush -> {'acknowledged' if counted.flush() else 'failed'}")
+        elif action == "kill":
+            note(f"{step}: kill the recorder holding {len(counted.taken)}, start a new one")
+            counted.kill_and_restart()
+        elif action == "restart":
+            note(f"{step}: restart")
+            backend.restart()
+        elif action == "clock":
+            note(f"{step}: clock jump")
+            note(clock.jump(rng))
+        else:
+            faults.full_for = rng.randint(1, 6)
+            note(f"{step}: disk full for {faults.full_for} writes")
+    faults.armed, faults.full_for = False, 0
+    note("heal: faults off, the recorder closed")
+    counted.heal()
+    return truth
+
+
 SCENARIOS = {"recorders": _recorders, "ingest": simingest.scenario,
-             "beacon": simbeacon.scenario}
-WEIGHTS = {"recorders": 4, "ingest": 4, "beacon": 1}   # a beacon schedule starts an app
+             "beacon": simbeacon.scenario, "loadgen": _loadgen}
+# How often each is picked: a beacon schedule starts an app (seconds).
+WEIGHTS = {"recorders": 4, "ingest": 4, "beacon": 1, "loadgen": 1}
 EMBEDDED_ONLY = {"beacon"}      # the app opens the store by its path
 
 

@@ -128,6 +128,20 @@ class CountedEvents(Counted):
         self.taken = []
 
 
+class Tap:
+    """The load generator's recorder, seen from the schedule: what ``record`` took."""
+
+    def __init__(self, counted: CountedHits):
+        self.counted = counted
+
+    def record(self, site: str, page: str, ts, n: int = 1, bots: int = 0) -> None:
+        self.counted.writer.record(site, page, ts, n, bots=bots)
+        self.counted.taken += [Hit(site, page, ts, i < bots) for i in range(n)]
+
+    def status(self):
+        return self.counted.writer.status()
+
+
 def recorders(backend: Backend, clock: SimClock, truth, rng: random.Random) -> list[Counted]:
     """A hit recorder, a dimension recorder and an event writer, as the beacon holds
     them; sometimes two of each on the same store (two processes)."""
