@@ -10,9 +10,19 @@ from __future__ import annotations
 
 import logging
 import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
+from simingest import SITE, Log
 from simrun import run
+from simtruth import Ledger, Truth, check
+
+import queries
 
 SEED = os.environ.get("HITBOARD_SIM_SEED")
 SCHEDULES = int(os.environ.get("HITBOARD_SIM_SCHEDULES", "200"))
@@ -72,3 +82,40 @@ def test_seed_0_a_follow_started_on_an_empty_log_counts_it_once(tmp_path, quiet)
     empty file's head; the next run took the grown file for another one and counted
     it again from its first line."""
     _replay(0, "ingest", tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_ingest_processes_killed_with_sigkill(seed, tmp_path):
+    """The slow tier: real ``hitboard ingest --follow`` processes killed with SIGKILL
+    while the log grows (the kill lands where the seeded delay and the machine put it,
+    so a seed replays the schedule, not the instant), a batch run to the end, a rollup;
+    then the same checker as the simulated schedules."""
+    hitboard = str(Path(sys.executable).with_name("hitboard"))
+    store = str(tmp_path / "store")
+    rng = random.Random(f"sigkill {seed}")
+    log = Log(tmp_path / "access.log", rng)
+    log.append(rng.randint(5, 40))
+    for _ in range(3):
+        follower = subprocess.Popen([hitboard, "ingest", "--follow", "--site", SITE,
+                                     "--store", store, str(log.path)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(rng.randint(1, 4)):
+            time.sleep(rng.uniform(0.05, 0.6))
+            log.append(rng.randint(1, 60))
+        time.sleep(rng.uniform(0.0, 1.0))
+        follower.send_signal(signal.SIGKILL)
+        follower.wait(30)
+    for command in (["ingest", "--site", SITE, "--store", store, str(log.path)],
+                    ["rollup", "--store", store]):
+        done = subprocess.run([hitboard, *command], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+    db = queries.connect(store, read_only=True)
+    try:
+        problems = check(db, Truth(stats=Ledger(acked=log.hits), dims=Ledger(acked=log.hits),
+                                   events=Ledger(acked=log.hits), values=False,
+                                   rollups=Ledger(acked=log.hits), visits=(SITE, log.lines)))
+    finally:
+        db.client.close()
+    assert not problems, "\n".join(problems)
