@@ -40,7 +40,9 @@ class Outcome:
     def report(self) -> str:
         return "\n".join([
             f"seed {self.seed} ({self.scenario} on {self.backend}, {self.faults} faults): "
-            f"replay with HITBOARD_SIM_SEED={self.seed} pytest tests/test_simulation.py",
+            f"replay with HITBOARD_SIM_SEED={self.seed} "
+            f"{'HITBOARD_SIM_BACKEND=embedded ' if self.backend == 'embedded' else ''}"
+            "pytest tests/test_simulation.py -k test_schedule",
             "steps:", *self.steps, "problems:", *self.problems])
 
 

@@ -2,7 +2,9 @@
 replies, lost requests, timeouts, resets, a full disk, store restarts, killed writers
 and clock jumps, then checked against the truth of what they acknowledged.
 
-``HITBOARD_SIM_SEED=N pytest tests/test_simulation.py`` replays schedule N alone;
+``HITBOARD_SIM_SEED=N pytest tests/test_simulation.py -k test_schedule`` replays
+schedule N alone (``HITBOARD_SIM_BACKEND=embedded``: on the embedded store, as
+``scripts/simulate.sh`` ran it);
 ``HITBOARD_SIM_SCHEDULES`` sets how many the suite runs (200); ``scripts/simulate.sh``
 searches further. A seed that found a bug stays below as a test of its own."""
 
@@ -37,6 +39,11 @@ def quiet():
 
 
 def _wire(request) -> str | None:
+    """The wire server's URI, for the schedules that pick it (a fifth of those of
+    recorders, ingest and the load generator), unless ``HITBOARD_SIM_BACKEND=embedded``
+    (a seed found by ``scripts/simulate.sh``, which runs on the embedded store)."""
+    if os.environ.get("HITBOARD_SIM_BACKEND") == "embedded":
+        return None
     try:
         return request.getfixturevalue("wire_uri")
     except pytest.skip.Exception:
