@@ -370,7 +370,7 @@ def test_a_flush_computes_its_documents_before_it_enters_writing(db, monkeypatch
 def test_a_batch_its_transaction_rolled_back_whole_is_retried_whole(embedded_db):
     """Written in one transaction (``atomic``, as ingest writes), a batch whose second
     write fails is rolled back whole, the first write with it: the retry writes both
-    (found by the simulator, tests/test_simulation.py seed 54)."""
+    (found by the simulator, tests/test_simulation.py seed 33)."""
     from queries.store.connection import atomic
 
     wrapped = WrappedDB(embedded_db, [None, fail_before])   # daily applied, monthly lost
@@ -385,7 +385,7 @@ def test_a_batch_its_transaction_rolled_back_whole_is_retried_whole(embedded_db)
 
 def test_the_last_number_again_once_written_writes_nothing(db):
     """An owner flushing several recorders under one number retries all of them when
-    one failed: those already written take the number again without error (seed 9)."""
+    one failed: those already written take the number again without error (seed 28)."""
     recorder = queries.HitRecorder(db, flush_interval=IDLE, writer="w")
     recorder.record("s1", "/a", T0)
     assert recorder.flush(seq=2) == 4
