@@ -222,3 +222,27 @@ def test_write_concern_and_background_flush(embedded_db):
     with pytest.raises(queries.RecorderOverloadedError):
         bounded.add({"site": "s", "time": _at(1)})
     bounded.close()
+
+
+def test_a_threaded_flush_failing_on_its_first_batch_keeps_the_others(embedded_db):
+    """The disk full for a flush of three batches: the first is kept to send again, and
+    the two after it wait for the next flush instead of being dropped (found by the
+    simulator, tests/test_simulation.py seed 4)."""
+    writer = EventWriter(embedded_db, flush_interval=3600, batch_size=2)
+    real, calls = writer.collection, []
+
+    class FullOnce:
+        def insert_many(self, docs, ordered):
+            calls.append(len(docs))
+            if len(calls) == 1:
+                raise AutoReconnect("the disk is full")
+            return real.insert_many(docs, ordered=ordered)
+
+    writer.collection = FullOnce()
+    for minute in range(5):
+        writer.add({"time": _at(minute), "site": "s", "path": "/", "status": 200})
+    with pytest.raises(AutoReconnect):
+        writer.flush()
+    writer.flush()
+    writer.close()
+    assert len(stored_events(embedded_db)) == 5

@@ -119,3 +119,36 @@ def test_a_killed_process_not_yet_reaped_holds_nothing():
         assert process_identity(child.pid) is None
     finally:
         child.wait()
+
+
+def test_a_follow_started_on_an_empty_log_knows_it_again_once_it_grew(tmp_path, embedded_db):
+    """The position a follow saves names the file by its first line: one started on an
+    empty file (just rotated) learns it once the line is there, so the next run resumes
+    instead of counting the file again (found by the simulator, seed 0)."""
+    from ingestkit import append
+
+    from queries.ingest.run import Ingestor, follow, ingest_file
+
+    log = tmp_path / "access.log"
+    log.write_text("")
+
+    class Stop:             # the lines arrive at the follower's second look; 4 looks
+        looks = 0
+
+        def is_set(self):
+            self.looks += 1
+            if self.looks == 2:
+                append(log, 0, 10)
+            return self.looks > 4
+
+        def wait(self, timeout=None):
+            return self.is_set()
+
+    for run in (lambda i: follow(i, [str(log)], {str(log): "s"}, Stop(), poll=0.0,
+                                 flush_every=0.0),
+                lambda i: ingest_file(i, log, "s")):
+        ingestor = Ingestor(embedded_db, site="s")
+        run(ingestor)
+        ingestor.close()
+    whole = embedded_db[schema.DAILY].find({"metadata.page": "*"})
+    assert sum(doc["daily"] for doc in whole) == 10

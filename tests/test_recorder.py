@@ -365,3 +365,30 @@ def test_a_flush_computes_its_documents_before_it_enters_writing(db, monkeypatch
     assert seen == ["documents", "enter", "write", "exit"]
     assert counters(db) == expected_counters(hits)
     recorder.close()
+
+
+def test_a_batch_its_transaction_rolled_back_whole_is_retried_whole(embedded_db):
+    """Written in one transaction (``atomic``, as ingest writes), a batch whose second
+    write fails is rolled back whole, the first write with it: the retry writes both
+    (found by the simulator, tests/test_simulation.py seed 33)."""
+    from queries.store.connection import atomic
+
+    wrapped = WrappedDB(embedded_db, [None, fail_before])   # daily applied, monthly lost
+    recorder = queries.HitRecorder(wrapped, flush_interval=IDLE, writer="w")
+    recorder.record("s1", "/a", T0)
+    with pytest.raises(PyMongoError):
+        recorder.flush(seq=1, writing=lambda: atomic(embedded_db))
+    recorder.flush(seq=1, writing=lambda: atomic(embedded_db))
+    recorder.close()
+    assert counters(embedded_db) == expected_counters([(T0, "s1", "/a", 1)])
+
+
+def test_the_last_number_again_once_written_writes_nothing(db):
+    """An owner flushing several recorders under one number retries all of them when
+    one failed: those already written take the number again without error (seed 28)."""
+    recorder = queries.HitRecorder(db, flush_interval=IDLE, writer="w")
+    recorder.record("s1", "/a", T0)
+    assert recorder.flush(seq=2) == 4
+    assert recorder.flush(seq=2) == 0
+    recorder.close()
+    assert counters(db) == expected_counters([(T0, "s1", "/a", 1)])

@@ -243,17 +243,20 @@ class CountEngine(GuardedWrites):
         ``writing()`` is entered around each batch's writes, not while its documents
         are computed (``queries.store.connection.atomic``: one turn of the embedded
         store's write lock, which other writers need meanwhile). The last number again,
-        while its batch failed, writes that batch alone (an owner retrying it)."""
+        while its batch failed, writes that batch alone (an owner retrying it); once it
+        is written, with nothing new pending, writes nothing."""
         with self._flush_lock:
-            retrying = (seq is not None and seq == self._seq and self._failed is not None
-                        and self._failed.seq == seq)
+            # The last number again: its batch is retried alone, or, written already
+            # and nothing new taken since, skipped (an owner retrying a flush of several
+            # recorders, another of which failed).
+            retrying = seq is not None and seq == self._seq and (
+                self._failed.seq == seq if self._failed is not None else not self._pending)
             if seq is not None and seq <= self._seq and not retrying:
                 raise validation.InvalidRangeError(
                     f"flush number {seq} must exceed the last one used, {self._seq}")
             written = 0
             if self._failed is not None:
-                with writing():
-                    written += self._write(self._failed)
+                written += self._write_within(writing, self._failed)
             if retrying:                  # the numbered batch again, nothing newer with it
                 return written
             with self._lock:
@@ -267,8 +270,24 @@ class CountEngine(GuardedWrites):
             batch = Batch(self._seq, docs, hits, before)
             with self._lock:
                 self._failed, self._preparing = batch, 0
+            return written + self._write_within(writing, batch)
+
+    def _write_within(self, writing: Callable[[], AbstractContextManager], batch: Batch) -> int:
+        """``_write`` inside ``writing()``. A given one is a transaction that a failure
+        (of a write, or of its commit) rolls back whole: the batch is then kept whole
+        for the retry, not less what its writes had applied; its documents that took it
+        after all are skipped by the guard."""
+        if writing is nullcontext:
             with writing():
-                return written + self._write(batch)
+                return self._write(batch)
+        docs, before = dict(batch.docs), list(batch.before)
+        try:
+            with writing():
+                return self._write(batch)
+        except BaseException:
+            batch.docs, batch.before = docs, before
+            self._failed = batch
+            raise
 
     def write_batch(self, seq: int,
                     writing: Callable[[], AbstractContextManager] = nullcontext) -> int:

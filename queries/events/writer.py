@@ -175,7 +175,15 @@ class EventWriter:
             failed = 0
             for start in range(0, len(batch), self.batch_size):
                 end = start + self.batch_size
-                failed += self._insert(batch[start:end], keys[start:end] or None)
+                try:
+                    failed += self._insert(batch[start:end], keys[start:end] or None)
+                except BaseException:
+                    # The batches not tried yet wait for the next flush, ahead of newer
+                    # events: the failed one is kept (``_unsent``) or reported.
+                    with self._lock:
+                        self._pending[:0] = batch[end:]
+                        self._keys[:0] = keys[end:]
+                    raise
             return failed
 
     def _insert(self, rows: list[tuple], keys: list[tuple[int, int]] | None) -> int:

@@ -200,6 +200,10 @@ class LogSession:
         if (file is None or (file["device"], file["inode"]) != (fid.device, fid.inode)
                 or start != self.offset):
             self._new_epoch(fid, head(), start)
+        elif not file["head"]:
+            # The pass began on an empty file (a follow started after a rotation): its
+            # first line is complete now, and tells this file at the next start.
+            file["head"] = head()
 
     def replaying(self, span: dict) -> None:
         """The bytes of an interrupted flush's range come next."""
