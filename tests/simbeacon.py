@@ -4,9 +4,9 @@ through the fault layer, flushed when the schedule says (their threads idle), th
 (``time_machine``) moved across a UTC midnight and back. The truth: every hit answered
 2xx counted once in the stats, the dimensions and the raw events.
 
-A killed server (SIGKILL) loses the hits it held in memory until the beacon journals
-them before answering; the step runs only where the app exposes its journal
-(``Services.journal``), else it is noted as skipped."""
+A hit is answered once it is in the server's journal (``queries.journal``), whose
+pipeline the schedule drives (its thread parked): a killed server (SIGKILL) leaves its
+slot, which the next server takes and counts."""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ from simtruth import Hit, Ledger, Truth
 from simwriters import PAGES, SITES, START, kill
 
 from dashboard.services import get_services
-from queries.events.writer import EventWriter
 
 AGENTS = {False: "Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0",
           True: "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"}
@@ -40,23 +39,42 @@ class Parked:
         return None
 
 
+class Counting:
+    """The app's journal pipeline, its thread parked: the schedule counts what it holds."""
+
+    def __init__(self, journal):
+        self.journal = journal
+
+    def flush(self) -> None:
+        journal = self.journal
+        journal._hurry = True
+        if journal._step(journal.slot, journal.writers) is None:
+            raise PyMongoError(journal.last_error)
+
+
 def _through_faults(services, db) -> list:
-    """Point the app's writers at the fault layer; the writers the schedule flushes."""
-    services.recorder.db = db
-    services.dimensions.db = services.dimensions.counts.db = db
-    writers = [services.recorder, services.dimensions]
-    for worker in services.workers:
-        if isinstance(worker, EventWriter):
-            worker._stop.set()
-            worker._thread.join(5)
-            worker._thread = Parked()
-            worker.collection = db.get_collection(worker.collection.name)
-            writers.append(worker)
-    return writers
+    """Point the app's journal pipeline at the fault layer, its thread parked; the
+    writers the schedule flushes."""
+    journal = services.journal
+    journal._stop.set()
+    journal._wake.set()
+    journal._thread.join(5)
+    journal._thread = Parked()
+    journal._stop.clear()
+    journal.db = db
+    journal.writers.stats.db = db
+    journal.writers.dims.db = journal.writers.dims.counts.db = db
+    return [Counting(journal)]
 
 
-def has_journal(services) -> bool:
-    return getattr(services, "journal", None) is not None
+def _killed(writers: list) -> None:
+    """The server SIGKILLed: its journal's slot let go as it is, nothing flushed."""
+    for counting in writers:
+        journal = counting.journal
+        kill(journal.writers.stats)
+        kill(journal.writers.dims)
+        journal._closed = True
+        journal.slot.release()
 
 
 def scenario(rng: random.Random, faults: Faults, backend: Backend, clock, outcome,
@@ -105,12 +123,9 @@ def scenario(rng: random.Random, faults: Faults, backend: Backend, clock, outcom
                 elif action == "full":
                     faults.full_for = rng.randint(1, 6)
                     note(f"{step}: disk full for {faults.full_for} writes")
-                elif not has_journal(services):
-                    note(f"{step}: kill the server: skipped (the beacon has no journal)")
                 else:
                     note(f"{step}: kill the server (SIGKILL), start it again")
-                    for writer in writers:
-                        kill(writer)
+                    _killed(writers)
                     app = app_context = None  # noqa: F841 - abandoned, as a killed process
                     app_context = dashboard_app(backend.where, rollup_interval=0,
                                                 flush_interval=3600)

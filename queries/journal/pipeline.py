@@ -200,7 +200,6 @@ class Pipeline:
             behind = worked and self.backlog() >= BATCH_BYTES
             if not behind and self._pause(delay):
                 break
-        self._finish(self.writers)
 
     def _pause(self, delay: float) -> bool:
         """Wait ``delay`` seconds, less if woken; True once stopped."""
@@ -404,6 +403,7 @@ class Pipeline:
         self._stop.set()
         self._wake.set()
         self._thread.join(10.0)
+        self._finish(self.writers)
         self.writers.close()
         self.file.close()
         self.slot.release()
