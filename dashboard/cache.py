@@ -6,6 +6,10 @@ so every viewer polling in the same bucket gets the very same answer. Only one t
 computes a missing entry; the others wait for it (single flight), so 50 viewers whose
 refreshes line up still cost one query per bucket, not 50.
 
+The results held weigh at most ``max_bytes`` (their pickles: :mod:`dashboard.lru`), the
+least recently used evicted first: strangers asking for distinct views (ranges, zones,
+pages, filters) cannot grow the process past it.
+
 The live page goes one step further (:meth:`ResultCache.get_or_refresh`): when the new
 bucket's result is not there yet, viewers get the previous bucket's at once while one
 background thread computes the new one, so no viewer waits for the database.
@@ -20,10 +24,10 @@ import time
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-from flask_caching.backends import SimpleCache
+from .lru import ByteBoundedStore
 
 T = TypeVar("T")
-MAX_ENTRIES = 2000
+MAX_BYTES = 64 * 1024 ** 2      # the ``cache_max_bytes`` setting's default
 log = logging.getLogger(__name__)
 
 
@@ -34,8 +38,8 @@ def bucket_start(seconds: int, now: float | None = None) -> dt.datetime:
 
 
 class ResultCache:
-    def __init__(self, max_entries: int = MAX_ENTRIES):
-        self._backend = SimpleCache(threshold=max_entries)
+    def __init__(self, max_bytes: int = MAX_BYTES):
+        self._backend = ByteBoundedStore(max_bytes)
         self._guard = threading.Lock()
         self._inflight: dict[str, threading.Lock] = {}
         self._refreshing: set[str] = set()
@@ -84,7 +88,7 @@ class ResultCache:
                 return found[1]
             try:
                 value = compute()
-                self._backend.set(name, (bucket, value), timeout=timeout)
+                self._backend.set(name, (bucket, value), timeout)
                 self.misses += 1
             finally:
                 with self._guard:
@@ -109,6 +113,18 @@ class ResultCache:
                     self._refreshing.discard(name)
 
         threading.Thread(target=refresh, name="hitboard-refresh", daemon=True).start()
+
+    @property
+    def bytes(self) -> int:
+        """The bytes the cached results hold (their pickles and keys): at most ``max_bytes``."""
+        return self._backend.bytes
+
+    @property
+    def max_bytes(self) -> int:
+        return self._backend.max_bytes
+
+    def __len__(self) -> int:
+        return len(self._backend)
 
     def clear(self) -> None:
         self._backend.clear()
