@@ -126,5 +126,9 @@ class ResultCache:
     def __len__(self) -> int:
         return len(self._backend)
 
+    def sweep(self) -> None:
+        """Let expired results go, even while no viewer asks for anything."""
+        self._backend.sweep()
+
     def clear(self) -> None:
         self._backend.clear()

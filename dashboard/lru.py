@@ -79,10 +79,15 @@ class ByteBoundedStore:
         if found is not None:
             self.bytes -= found[2]
 
-    def _sweep_if_due(self, now: float) -> None:
-        """Every ``SWEEP_EVERY`` seconds, drop every expired entry: what no one asks for
-        again leaves within its timeout (and a sweep), not when newer entries push it out."""
-        if now - self._swept < SWEEP_EVERY:
+    def sweep(self) -> None:
+        """Drop every expired entry now (a server's watcher calls it while no one asks)."""
+        with self._lock:
+            self._sweep_if_due(time.time(), every=0.0)
+
+    def _sweep_if_due(self, now: float, every: float = SWEEP_EVERY) -> None:
+        """Every ``every`` seconds, drop every expired entry: what no one asks for again
+        leaves within its timeout (and a sweep), not when newer entries push it out."""
+        if now - self._swept < every:
             return
         self._swept = now
         for name in [n for n, (expires, _, _) in self._entries.items() if expires <= now]:

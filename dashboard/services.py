@@ -75,6 +75,7 @@ class Services:
 
     def _watch(self) -> None:
         while not self._stop.wait(WATCH_EVERY):
+            self.cache.sweep()                  # an idle server lets expired results go
             for worker in list(self.workers):
                 try:
                     worker.revive()

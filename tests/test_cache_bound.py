@@ -79,6 +79,18 @@ def test_expired_results_leave_an_idle_cache():
         assert (store.bytes, len(store)) == (0, 0)
 
 
+def test_an_idle_cache_is_swept_without_a_request():
+    with time_machine.travel(TEST_NOW, tick=False) as clock:
+        cache = ResultCache(max_bytes=10 ** 6)
+        cache.get_or_compute(("chart",), lambda: b"x" * 10_000, 120)
+        clock.shift(dt.timedelta(seconds=119))
+        cache.sweep()
+        assert len(cache) == 1
+        clock.shift(dt.timedelta(seconds=1))
+        cache.sweep()
+        assert (cache.bytes, len(cache)) == (0, 0)
+
+
 def test_the_bound_is_a_setting():
     assert resolve({}).cache_max_bytes == MAX_BYTES == 64 * 1024 ** 2
     assert resolve({"cache_max_bytes": "8M"}).cache_max_bytes == 8 * 1024 ** 2
