@@ -31,6 +31,7 @@ from gunicorn.workers.ggevent import GeventWorker
 from ..settings import resolve
 from .lanes import Lane
 from .limits import BodyTooLarge, Limits, read_body
+from .memory import fix_mmap_threshold
 from .received import Incomplete, Received, expects_continue
 
 QUICK_PATHS = frozenset({"/hit", "/hit.js", "/healthz"})
@@ -61,6 +62,7 @@ class FrontDoorWorker(GeventWorker):
                         for s in self.sockets]
 
     def run(self) -> None:
+        fix_mmap_threshold()
         settings = getattr(self.app, "hitboard_settings", None) or resolve()
         self.limits = Limits.from_settings(settings)
         self.quick = Lane(settings.threads, "quick")
