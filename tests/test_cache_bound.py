@@ -12,8 +12,7 @@ import pandas as pd
 import time_machine
 from clockkit import TEST_NOW
 
-from dashboard.cache import MAX_BYTES, ResultCache
-from dashboard.lru import ENTRY_OVERHEAD, SWEEP_EVERY, ByteBoundedStore
+from dashboard.cache import ENTRY_OVERHEAD, MAX_BYTES, SWEEP_EVERY, ByteBoundedStore, ResultCache
 from dashboard.settings import resolve
 
 

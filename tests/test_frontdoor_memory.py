@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from dashboard.frontdoor import memory
+from dashboard.frontdoor import limits as memory
 
 glibc = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's mallopt")
 
@@ -19,7 +19,7 @@ glibc = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's ma
 # the RSS (MiB) at each round's peak and once its blocks are freed.
 ROUNDS = """
 import sys
-from dashboard.frontdoor import memory
+from dashboard.frontdoor import limits as memory
 
 def rss():
     for line in open("/proc/self/status"):
@@ -48,7 +48,7 @@ def rounds(mode: str) -> list[tuple[int, int]]:
 
 @glibc
 def test_freed_large_blocks_go_back_to_the_kernel(monkeypatch):
-    monkeypatch.delenv(memory.ENVIRONMENT, raising=False)
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     fixed, dynamic = rounds("fixed"), rounds("dynamic")
     print(f"\nRSS MiB (peak, freed) a round: fixed threshold {fixed}, glibc's own {dynamic}")
     for peak, freed in fixed:
@@ -56,18 +56,11 @@ def test_freed_large_blocks_go_back_to_the_kernel(monkeypatch):
 
 
 @glibc
-def test_the_threshold_is_fixed_on_glibc(monkeypatch):
-    monkeypatch.delenv(memory.ENVIRONMENT, raising=False)
+def test_the_threshold_is_fixed_on_glibc():
     assert memory.fix_mmap_threshold() is True
 
 
-def test_an_operators_setting_wins(monkeypatch):
-    monkeypatch.setenv(memory.ENVIRONMENT, "262144")
-    assert memory.fix_mmap_threshold() is False
-
-
 def test_without_mallopt_nothing_happens(monkeypatch):
-    monkeypatch.delenv(memory.ENVIRONMENT, raising=False)
 
     class NoMallopt:
         def __init__(self, name):

@@ -30,8 +30,7 @@ from gunicorn.workers.ggevent import GeventWorker
 
 from ..settings import resolve
 from .lanes import Lane
-from .limits import BodyTooLarge, Limits, read_body
-from .memory import fix_mmap_threshold
+from .limits import BodyTooLarge, Limits, fix_mmap_threshold, read_body
 from .received import Incomplete, Received, expects_continue
 
 QUICK_PATHS = frozenset({"/hit", "/hit.js", "/healthz"})
