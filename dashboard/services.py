@@ -61,8 +61,8 @@ class Services:
                 recorder.close()
             db.client.close()
             raise
-        services = cls(settings, db, recorder, ResultCache(), dimensions, SettingsCache(db),
-                       journal)
+        services = cls(settings, db, recorder, ResultCache(settings.cache_max_bytes),
+                       dimensions, SettingsCache(db), journal)
         for worker in (recorder, dimensions, journal):
             if worker is not None:
                 services.watch(worker)
@@ -75,6 +75,7 @@ class Services:
 
     def _watch(self) -> None:
         while not self._stop.wait(WATCH_EVERY):
+            self.cache.sweep()                  # an idle server lets expired results go
             for worker in list(self.workers):
                 try:
                     worker.revive()

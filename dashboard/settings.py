@@ -145,6 +145,9 @@ SETTINGS: tuple[Setting, ...] = (
             "(survives a power cut, not only a killed process)", _boolean),
     Setting("cache_seconds", 60, "historical results are shared by all viewers for this "
             "many seconds", _positive_int),
+    Setting("cache_max_bytes", 64 * 1024 ** 2, "bytes the shared results of a server "
+            "process hold at most (64M, 512M...), least recently used evicted first: a "
+            "stranger's distinct views cannot outgrow it", _byte_size),
     Setting("demo", False, "on an empty store backfill 30 days of synthetic traffic, then "
             "generate gentle live traffic (`hitboard serve --demo`)", _boolean),
     Setting("loadgen_max_rate", 20_000, "highest rate (hits/s) the load generator page "

@@ -30,7 +30,7 @@ from gunicorn.workers.ggevent import GeventWorker
 
 from ..settings import resolve
 from .lanes import Lane
-from .limits import BodyTooLarge, Limits, read_body
+from .limits import BodyTooLarge, Limits, fix_mmap_threshold, read_body
 from .received import Incomplete, Received, expects_continue
 
 QUICK_PATHS = frozenset({"/hit", "/hit.js", "/healthz"})
@@ -61,6 +61,7 @@ class FrontDoorWorker(GeventWorker):
                         for s in self.sockets]
 
     def run(self) -> None:
+        fix_mmap_threshold()
         settings = getattr(self.app, "hitboard_settings", None) or resolve()
         self.limits = Limits.from_settings(settings)
         self.quick = Lane(settings.threads, "quick")

@@ -30,7 +30,9 @@ def register_health(server: flask.Flask, services: Services) -> None:
             "readonly": services.settings.readonly,
             "recorder": as_dict(services.recorder.status()) if services.recorder else None,
             "journal": as_dict(services.journal.status()) if services.journal else None,
-            "cache": {"hits": services.cache.hits, "misses": services.cache.misses},
+            "cache": {"hits": services.cache.hits, "misses": services.cache.misses,
+                      "bytes": services.cache.bytes, "max_bytes": services.cache.max_bytes,
+                      "entries": len(services.cache)},
             "quarantined": sum(w.quarantine.count for w in services.workers
                                if getattr(w, "quarantine", None)),
             "restarts": sum(w.restarts for w in services.workers),
