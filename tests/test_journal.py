@@ -216,11 +216,15 @@ def test_a_dead_process_slot_is_adopted_by_the_next_one(tmp_path):
     for i in range(50):
         (first if i % 2 else second).append(record(i))
     for pipeline in (first, second):            # both processes die, nothing counted
+        pipeline._stop.set()
+        pipeline._wake.set()
+        pipeline._thread.join(5)
         pipeline.slot.release()
     count_all(store, directory)
     db.client.close()
     assert_counted_once(store, 50)
-    assert not list((directory / "1").glob("*.log"))
+    # Only the new process's own (empty) file is left: the dead ones' are counted, gone.
+    assert len(list(directory.glob("*/*.log"))) == 1
 
 
 def test_a_large_counted_generation_gives_way_to_a_new_one(tmp_path, monkeypatch):
