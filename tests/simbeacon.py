@@ -62,7 +62,7 @@ def _through_faults(services, db) -> list:
     journal._thread = Parked()
     journal._stop.clear()
     journal.db = db
-    journal.writers.stats.db = db
+    journal.writers.db = journal.writers.stats.db = db
     journal.writers.dims.db = journal.writers.dims.counts.db = db
     return [Counting(journal)]
 

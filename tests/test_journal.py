@@ -148,14 +148,14 @@ CHILD = textwrap.dedent("""
     import os, sys, time
     from queries import connect
     from queries.counting import DimensionRecorder, HitRecorder
-    from queries.journal import log, pipeline
+    from queries.journal import batch, log, pipeline
     from queries.journal.log import Slot
     sys.path.insert(0, sys.argv[4])
     from test_journal import record
     store, directory, step, n = sys.argv[1], sys.argv[2], sys.argv[3], 400
     owner, name, when = {
         "after-intent": (Slot, "save", lambda state: state.end is not None),
-        "after-events": (pipeline, "store_once", None),
+        "after-events": (batch, "store_once", None),
         "mid-hits": (HitRecorder, "_write_collection", None),
         "mid-dims": (DimensionRecorder, "_write_collection", None),
         "after-hits": (HitRecorder, "write_batch", None),

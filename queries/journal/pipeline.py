@@ -26,25 +26,16 @@ with backoff, the batch resumed where it failed. Past ``max_backlog`` bytes wait
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import logging
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from ..counting import DimensionRecorder, HitRecorder
-from ..dimensions import classify
-from ..events import apart, buckets, custom
-from ..events.writer import store_once
 from ..quarantine import Quarantine, transient
-from ..stats import schema
-from ..store.connection import atomic
-from . import records
+from .batch import Batch, Writers
 from .log import JournalError, JournalFile, Slot, State, read_file
 
 log = logging.getLogger(__name__)
@@ -54,7 +45,6 @@ BATCH_BYTES = 4 << 20
 FEED_INTERVAL = 0.05
 ROTATE_BYTES = 16 << 20     # a generation fully counted and this large gives way to a new one
 MAX_BACKLOG = 256 << 20     # bytes of records waiting, past which hits are refused
-RECORDER_BOUND = 1 << 20    # far above a batch: the recorders never flush on their own
 
 
 @dataclass(frozen=True)
@@ -67,41 +57,6 @@ class JournalStatus:
     hits_written: int          # page views its recorder wrote
     appends: int               # groups written: fewer than the records when they overlap
     last_error: str
-
-
-@dataclass
-class _Batch:
-    """A batch in progress, fed as its records come (``seq`` 0 until its intent is
-    saved); the steps done survive a failure, so a retry resumes."""
-    seq: int
-    start: int
-    length: int = 0
-    lines: int = 0
-    began: float = field(default_factory=time.monotonic)
-    steps: set[str] = field(default_factory=set)
-    rows: tuple[list, list, list] = field(default_factory=lambda: ([], [], []))
-
-    def add(self, rows: tuple[list, list, list], data: bytes) -> None:
-        for mine, more in zip(self.rows, rows, strict=True):
-            mine.extend(more)
-        self.length += len(data)
-        self.lines += data.count(b"\n")
-
-
-class _Writers:
-    """A slot's recorders, guarded by its writer id (stable across processes)."""
-
-    def __init__(self, db, writer: str):
-        self.writer = writer
-        self.state: State | None = None         # the slot's, as last saved by this thread
-        self.growing: _Batch | None = None      # records fed, no intent saved yet
-        self.batch: _Batch | None = None        # intent saved, not done
-        self.stats = HitRecorder(db, writer=writer, max_pending_docs=RECORDER_BOUND)
-        self.dims = DimensionRecorder(db, writer=f"{writer}-d", max_pending_docs=RECORDER_BOUND)
-
-    def close(self) -> None:
-        self.stats.close(timeout=2.0)
-        self.dims.close(timeout=2.0)
 
 
 class Pipeline:
@@ -127,7 +82,7 @@ class Pipeline:
         self._hurry = False     # count what is fed now, not at the flush interval
         self._stop, self._wake = threading.Event(), threading.Event()
         self._closed = False
-        self.writers = _Writers(db, self._writer(self.slot))
+        self.writers = Writers(db, self._writer(self.slot))
         self._thread = self._start_thread()
 
     # -- the request side ----------------------------------------------------------------
@@ -207,7 +162,7 @@ class Pipeline:
         self._wake.clear()
         return self._stop.is_set()
 
-    def _finish(self, own: _Writers) -> None:
+    def _finish(self, own: Writers) -> None:
         """At close: count what was appended before it, for a few tries."""
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline:
@@ -222,7 +177,7 @@ class Pipeline:
 
     def _drain(self, slot: Slot, delay: float) -> None:
         """Count every record of a dead process's slot, then let it go."""
-        writers = _Writers(self.db, self._writer(slot))
+        writers = Writers(self.db, self._writer(slot))
         try:
             while not self._stop.is_set():
                 worked = self._step(slot, writers)
@@ -236,7 +191,7 @@ class Pipeline:
             writers.close()
             slot.release()
 
-    def _step(self, slot: Slot, writers: _Writers) -> bool | None:
+    def _step(self, slot: Slot, writers: Writers) -> bool | None:
         """Count one batch of ``slot``: True if one was counted, False if nothing
         waits, None if it failed (its state kept: the next step resumes it)."""
         try:
@@ -249,7 +204,7 @@ class Pipeline:
                 log.exception("journaled hits not counted yet, trying again")
             return None
 
-    def _count_next(self, slot: Slot, writers: _Writers) -> bool:
+    def _count_next(self, slot: Slot, writers: Writers) -> bool:
         """One step: feed the live file's new records (and count them once due), or
         count one whole batch of a generation a dead process left."""
         state = writers.state = writers.state or slot.state()
@@ -274,22 +229,22 @@ class Pipeline:
             if state.end is None:
                 state.seq, state.end = state.seq + 1, state.done + len(data)
                 self._save(slot, writers, state)                        # (a)
-            batch = writers.batch = _Batch(state.seq, state.done)
-            batch.add(self._feed(writers, state.gen, state.done, data), data)
+            batch = writers.batch = Batch(state.seq, state.done)
+            batch.add(writers.feed(state.gen, state.done, data, self.quarantine), data)
         return self._complete(slot, writers, state)
 
-    def _grow(self, slot: Slot, writers: _Writers, state: State) -> bool:
+    def _grow(self, slot: Slot, writers: Writers, state: State) -> bool:
         """Feed the live file's records written since the last step; once a flush
         interval has passed (or a full batch is fed, or someone waits), save the intent
         and count them. True if a batch was counted."""
         growing = writers.growing
         if growing is None:
-            growing = writers.growing = _Batch(0, state.done)
+            growing = writers.growing = Batch(0, state.done)
         start = growing.start + growing.length
         if growing.length < BATCH_BYTES:
             data = self.file.read(start, BATCH_BYTES - growing.length)
             if data:
-                growing.add(self._feed(writers, state.gen, start, data), data)
+                growing.add(writers.feed(state.gen, start, data, self.quarantine), data)
         if not growing.length:
             self._rotate_if_large(slot, writers, state)
             return False
@@ -304,10 +259,10 @@ class Pipeline:
             self._hurry = False
         return self._complete(slot, writers, state)
 
-    def _complete(self, slot: Slot, writers: _Writers, state: State) -> bool:
+    def _complete(self, slot: Slot, writers: Writers, state: State) -> bool:
         """Steps (b) to (d) of the batch whose intent is saved."""
         batch = writers.batch
-        self._count(writers, state.gen, batch)                          # (b), (c)
+        writers.write(state.gen, batch, self.quarantine)                          # (b), (c)
         state.done, state.end = batch.start + batch.length, None
         self._save(slot, writers, state)                                # (d)
         writers.batch = None
@@ -317,11 +272,11 @@ class Pipeline:
         self.last_error = ""
         return True
 
-    def _save(self, slot: Slot, writers: _Writers, state: State) -> None:
+    def _save(self, slot: Slot, writers: Writers, state: State) -> None:
         slot.save(state)
         writers.state = state
 
-    def _next_generation(self, slot: Slot, writers: _Writers, state: State,
+    def _next_generation(self, slot: Slot, writers: Writers, state: State,
                          gens: list[int]) -> bool:
         """Every record of a generation a dead process left is counted: on to the next
         one, the counted file deleted."""
@@ -334,58 +289,12 @@ class Pipeline:
             self._done, self._older = 0, 0
         return True
 
-    def _rotate_if_large(self, slot: Slot, writers: _Writers, state: State) -> None:
+    def _rotate_if_large(self, slot: Slot, writers: Writers, state: State) -> None:
         """The live file counted to its end and grown large: a new generation."""
         if state.done >= ROTATE_BYTES and self.file.rotate(state.gen + 1):
             self._done = 0
             self._save(slot, writers, State(self.file.gen, 0, state.seq))
             slot.file(state.gen).unlink(missing_ok=True)
-
-    # -- counting one batch ----------------------------------------------------------------
-    def _count(self, writers: _Writers, gen: int, batch: _Batch) -> None:
-        """Steps (b) and (c) of a batch, each skipped once done: the raw documents are
-        named by the batch (stamped ``ingested`` as they are written, as late as
-        possible, for the rollups), then the recorders write its numbered flush."""
-        prefix = f"{writers.writer}.{gen:x}.{batch.seq:x}"
-        events, kept, customs = batch.rows
-        for step, collection, rows in (("e", schema.EVENTS, events),
-                                       ("a", apart.COLLECTION, kept),
-                                       ("c", custom.COLLECTION, customs)):
-            if step in batch.steps or not rows:
-                continue
-            if step == "c":
-                docs = [{**doc, "ingested": _now()} for doc in rows]
-            else:
-                docs = buckets.pack(rows, _now())
-                for i, doc in enumerate(docs):
-                    doc["_id"] = f"{prefix}.{step}{i}"
-            store_once(self.db[collection], docs, self.quarantine)
-            batch.steps.add(step)
-        writing = partial(atomic, self.db)
-        writers.dims.write_batch(batch.seq, writing)
-        writers.stats.write_batch(batch.seq, writing)
-
-    def _feed(self, writers: _Writers, gen: int, start: int, data: bytes
-              ) -> tuple[list, list, list]:
-        """Records (``data``, from byte ``start``): their page views counted into the
-        recorders; their raw events and kept-apart events as rows to pack, their custom
-        events as documents named by their records' places."""
-        events, kept, customs = [], [], []
-        offset = start
-        for line in data.splitlines(keepends=True):
-            try:
-                kind, record = records.decode(line)
-                if kind == records.PAGEVIEW:
-                    events.append(buckets.row(_pageview(writers, record)))
-                elif kind == records.APART:
-                    kept.append(buckets.row(record))
-                else:
-                    name = f"{writers.writer}.{gen:x}:{offset:x}"
-                    customs.append({**record, "_id": name, "n": 1})
-            except Exception as exc:
-                self.quarantine.keep({"record": line[:300]}, exc, 1)
-            offset += len(line)
-        return events, kept, customs
 
     def _writer(self, slot: Slot) -> str:
         """The guard id of a slot's writes: the same for every process that holds it."""
@@ -407,27 +316,6 @@ class Pipeline:
         self.writers.close()
         self.file.close()
         self.slot.release()
-
-
-def _pageview(writers: _Writers, hit: records.Pageview) -> dict:
-    """Count a page view into the recorders; its raw event."""
-    try:
-        page_host = urlsplit(hit.referer or "").hostname
-    except ValueError:
-        page_host = None
-    dims = classify(hit.site, hit.page, query=hit.query, referrer_url=hit.referrer,
-                    agent=hit.agent, address=hit.address, vhost=page_host,
-                    unknown_bots=hit.unknown_bots)
-    writers.stats.record(hit.site, hit.page, hit.time, bots=int(dims.bot))
-    writers.dims.record(hit.site, hit.page, hit.time, dims)
-    return {"time": hit.time, "site": hit.site, "host": hit.address, "method": hit.method,
-            "path": hit.page, "query": hit.query, "status": None, "bytes": 0,
-            "referrer": hit.referrer if hit.referrer is not None else hit.referer,
-            "user_agent": hit.agent}
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 __all__ = ["JournalError", "Pipeline"]
