@@ -51,6 +51,12 @@ def shared(fn: Callable[..., T], *args, seconds: int, **kwargs) -> T:
                                          timeout=2 * seconds)
 
 
+def fresh(fn: Callable[..., T], *args, **kwargs) -> T:
+    """``fn(db, *args, **kwargs)``, not cached: for a read whose arguments hold another
+    read's result (which the cache's key would have to spell out whole)."""
+    return fn(get_services().db, *args, **kwargs)
+
+
 def sites() -> list[str]:
     """Known sites; without the synthetic ones when the hide_synthetic setting says so."""
     hide = get_services().settings.hide_synthetic

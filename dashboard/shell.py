@@ -110,10 +110,16 @@ def sync_shell(triggered: set[str], search: str | None, site, pages, tz, theme):
         if url_site and url_site not in names:
             names = [*names, url_site]
         options = site_options(names, reads.synthetic_sites())
-        pages = list(current.pages)
-        return {**UNCHANGED, "site": url_site, "site_options": options, "pages": pages,
-                "page_options": page_options(url_site, "", pages), "tz": current.tz,
-                "theme": current.theme}
+        url_pages = list(current.pages)
+        wanted = {"site": url_site, "pages": url_pages, "tz": current.tz,
+                  "theme": current.theme}
+        showing = {"site": site, "pages": None if pages is None else list(pages), "tz": tz,
+                   "theme": theme}
+        # A control already showing the URL's value is left alone: setting it again
+        # would run every callback that reads it (the pages' options, this one).
+        return {**UNCHANGED, "site_options": options,
+                "page_options": page_options(url_site, "", url_pages),
+                **{k: no_update if showing[k] == v else v for k, v in wanted.items()}}
     changes, pages_out, note = {}, no_update, no_update
     if "shell-site" in triggered and site and site != url_site:
         changes.update(site=site, page=[])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -19,9 +19,10 @@ from .. import validation
 from ..dimensions.classify import BOT, classify
 from ..dimensions.reads import dimension
 from ..events import reads
+from ..stats.series import bucket_edges
 from ..stats.sites import site_settings
+from .query import PAGE, Condition
 
-PAGE = "page"  # the event's path: a panel of its own beside the dimensions
 COLUMNS = ["value", "hits", "visitors"]
 
 
@@ -41,35 +42,77 @@ def filtered_breakdowns(db, site: str, by: str, value: str, start: dt.datetime,
                         n: int = 10) -> Filtered:
     """Hits and visitors per value of each of ``dims`` (and ``"page"``) among the events
     of [start, end) whose ``by`` is ``value``; bots left out when ``humans_only``."""
-    by = dimension(by)
-    site = validation.site(site)
-    start, end = validation.time_range(start, end)
+    return matching_breakdowns(db, site, (Condition(dimension(by), (value,)),), start, end,
+                               dims, humans_only, n)
+
+
+def matching_breakdowns(db, site: str, conditions: Sequence[Condition], start: dt.datetime,
+                        end: dt.datetime, dims: Sequence[str], humans_only: bool = True,
+                        n: int = 10) -> Filtered:
+    """Hits and visitors per value of each of ``dims`` (and ``"page"``) among the events
+    of [start, end) that meet every one of ``conditions`` (a page: its path is one of the
+    values; a dimension: its value is); bots left out when ``humans_only``."""
     wanted = {PAGE} | {dimension(d) for d in dims if d != PAGE}
     hits: dict[str, Counter] = {d: Counter() for d in wanted}
     people: dict[str, dict[str, set]] = {d: {} for d in wanted}
     everyone: set = set()
     total = 0
-    unknown_bots = site_settings(db, site).unknown_bots
-    for key, count in reads.grouped(db, site, start, end, tuple(reads.FIELDS)):
-        path = str(key.get("p") or "")
-        dims = classify(site, path, query=key.get("q"), status=key.get("s"),
-                        referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"),
-                        country=key.get("c"),   # synthetic events carry their country
-                        unknown_bots=unknown_bots)
-        values = dict(dims.values)
-        if values.get(by) != value or (humans_only and values.get("bot") == BOT):
-            continue
-        values[PAGE] = path
+    for values, visitor, count in _matching(db, site, conditions, start, end, humans_only):
         total += count
-        everyone.add(dims.visitor)
+        everyone.add(visitor)
         for name in wanted:
             if name in values:
                 hits[name][values[name]] += count
-                people[name].setdefault(values[name], set()).add(dims.visitor)
-    note = (f"{by} = {value}: counted from raw events, kept for the "
+                people[name].setdefault(values[name], set()).add(visitor)
+    shown = " and ".join(c.label for c in conditions)
+    note = (f"{shown}: counted from raw events, kept for the "
             "events retention (the Data page says how long); older hits are not included")
     return Filtered({d: _frame(hits[d], people[d], n) for d in wanted}, total,
                     len(everyone), note)
+
+
+def matching_series(db, site: str, conditions: Sequence[Condition], start: dt.datetime,
+                    end: dt.datetime, granularity: str, tz: str = "UTC",
+                    humans_only: bool = True) -> pd.DataFrame:
+    """Hits per bucket of ``tz`` (index ``time``, column ``hits``) of the events of
+    [start, end) that meet every one of ``conditions``: a combination no counter holds
+    (a page and a referrer), within the events' retention."""
+    zone = validation.timezone(tz)
+    start, end = validation.time_range(start, end)
+    edges = bucket_edges(start, end, granularity, zone)
+    hits = []
+    for a, b in zip(edges, edges[1:], strict=False):
+        a, b = max(a, start), min(b, end)
+        hits.append(sum(count for _, _, count in _matching(db, site, conditions, a, b,
+                                                            humans_only)) if a < b else 0)
+    index = pd.DatetimeIndex(edges[:-1]).tz_convert(zone).rename("time")
+    return pd.DataFrame({"hits": pd.array(hits, dtype="int64")}, index=index)
+
+
+def _matching(db, site: str, conditions: Sequence[Condition], start: dt.datetime,
+              end: dt.datetime, humans_only: bool) -> Iterator[tuple[dict, str, int]]:
+    """``(values, visitor, hits)`` per distinct request among the events of [start,
+    end) meeting every one of ``conditions``: ``values`` the request's dimensions and
+    its ``page`` (its path)."""
+    site = validation.site(site)
+    start, end = validation.time_range(start, end)
+    checks = [(PAGE if c.dimension == PAGE else dimension(c.dimension), frozenset(c.values))
+              for c in conditions]
+    pages = next((values for name, values in checks if name == PAGE), None)
+    one_page = next(iter(pages)) if pages is not None and len(pages) == 1 else None
+    unknown_bots = site_settings(db, site).unknown_bots
+    for key, count in reads.grouped(db, site, start, end, tuple(reads.FIELDS), one_page):
+        path = str(key.get("p") or one_page or "")
+        found = classify(site, path, query=key.get("q"), status=key.get("s"),
+                         referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"),
+                         country=key.get("c"),   # synthetic events carry their country
+                         unknown_bots=unknown_bots)
+        values = dict(found.values)
+        values[PAGE] = path
+        if humans_only and values.get("bot") == BOT:
+            continue
+        if all(values.get(name) in wanted for name, wanted in checks):
+            yield values, found.visitor, count
 
 
 def _frame(hits: Counter, people: dict[str, set], n: int) -> pd.DataFrame:

@@ -28,7 +28,8 @@ from ..stats.series import series
 from ..stats.sites import site_settings
 from ..visits import reads as visit_reads
 from ..visits.reads import Totals
-from .filtered import filtered_breakdowns
+from .filtered import Filtered, filtered_breakdowns, matching_breakdowns, matching_series
+from .query import CHART, COUNTERS, EVENTS, KPIS, STATS, Query
 
 Filter = tuple[str, str]
 STATUS = "status"
@@ -58,6 +59,7 @@ class Chart:
     unsplit: int = 0
     metric: str = HITS
     totals: dict[str, float | None] | None = None   # a visit metric's, per column
+    source: str = STATS         # the representation it is drawn from (``query.py``)
 
     @property
     def total(self) -> int:
@@ -111,12 +113,14 @@ class Figures:
     errors: float | None
     errors_from_events: bool = False
     visitors_exact: bool = True
+    visitors_from_events: bool = False
 
 def figures(db, site: str, start: dt.datetime, end: dt.datetime, hits: int,
             filter: Filter | None = None, humans: bool = True,
-            now: dt.datetime | None = None) -> Figures:
+            now: dt.datetime | None = None, matched: Filtered | None = None) -> Figures:
     """The KPIs of [start, end) whose hits are ``hits`` (the chart's total: one
-    computation), for people alone if ``humans``, of the filter's hits if given."""
+    computation), for people alone if ``humans``, of the filter's hits if given
+    (``matched``: the raw events' read of them with their status, if made already)."""
     status = dims.breakdown(db, site, STATUS, start, end, humans=humans, now=now)
     if filter is None:
         if not int(status["hits"].sum()):     # no dimension counted here (an old store)
@@ -130,7 +134,8 @@ def figures(db, site: str, start: dt.datetime, end: dt.datetime, hits: int,
         row["visitors"].iloc[0])
     if not len(row):
         visitors = 0
-    errors, from_events = _filtered_errors(db, site, filter, start, end, hits, humans, now)
+    errors, from_events = _filtered_errors(db, site, filter, start, end, hits, humans, now,
+                                           matched)
     return Figures(hits, visitors, errors, from_events, found.attrs["visitors_exact"])
 
 
@@ -143,7 +148,7 @@ def error_rate(status: pd.DataFrame) -> float | None:
 
 
 def _filtered_errors(db, site: str, filter: Filter, start, end, hits: int, humans: bool,
-                     now) -> tuple[float | None, bool]:
+                     now, matched: Filtered | None = None) -> tuple[float | None, bool]:
     """The 4xx/5xx rate of the filtered hits, and whether it comes from raw events. A
     status filter is its own rate; the counters count bots apart by every value; any
     other value's statuses are not counted with it (two dimensions), so they come from
@@ -158,7 +163,8 @@ def _filtered_errors(db, site: str, filter: Filter, start, end, hits: int, human
         status = dims.breakdown(db, site, STATUS, start, end, humans=value != BOT,
                                 bots=value == BOT, now=now)
         return error_rate(status), False
-    found = filtered_breakdowns(db, site, by, value, start, end, (STATUS,), humans_only=humans)
+    found = matched or filtered_breakdowns(db, site, by, value, start, end, (STATUS,),
+                                           humans_only=humans)
     return (error_rate(found.panels[STATUS]) if found.hits else None), True
 
 
@@ -207,3 +213,44 @@ def visit_chart(db, site: str, start: dt.datetime, end: dt.datetime, granularity
     frame.attrs["counted"] = counted
     return Chart(frame, drawn, True, exact=bool(found.attrs["exact"]), metric=metric,
                  totals=totals)
+
+
+def chart_of(db, query: Query) -> Chart:
+    """The chart of a History view, from the representation that answers its
+    conditions (``Query.reads``): the statistics for the whole site or pages (a column
+    each), the counters for one dimension's value, the raw events for a combination
+    (per hour at the finest, as the counters); a visit metric from the visits (the
+    whole site's, or a column per page)."""
+    q = query
+    if q.metric != HITS:
+        return visit_chart(db, q.site, q.start, q.end, q.granularity, q.metric, tz=q.tz,
+                           pages=q.pages)
+    source = q.reads(CHART).source
+    if source == STATS:
+        return chart(db, q.site, q.start, q.end, q.granularity, q.tz, q.pages,
+                     humans=q.humans, now=q.now)
+    if source == COUNTERS:
+        found = chart(db, q.site, q.start, q.end, q.granularity, q.tz, filter=q.filter,
+                      humans=q.humans, now=q.now)
+        return Chart(found.frame, found.granularity, found.humans, found.filter,
+                     found.exact, found.counted, found.unsplit, source=COUNTERS)
+    drawn = "hour" if q.granularity == "minute" else q.granularity
+    frame = matching_series(db, q.site, q.conditions, q.start, q.end, drawn, q.tz, q.humans)
+    return Chart(frame.rename(columns={"hits": q.label}), drawn, q.humans, q.filter,
+                 source=EVENTS)
+
+
+def figures_of(db, query: Query, hits: int, matched: Filtered | None = None) -> Figures:
+    """The KPIs of a History view whose chart counts ``hits``: the counters' without a
+    condition or with one dimension's value; else (pages, a combination) the raw events'
+    visitors and 4xx/5xx rate of the hits meeting them (``matched``: that read, when the
+    panels made it already)."""
+    q = query
+    if q.reads(KPIS).source == COUNTERS:
+        return figures(db, q.site, q.start, q.end, hits, q.filter, q.humans, q.now, matched)
+    if matched is None:
+        matched = matching_breakdowns(db, q.site, q.conditions, q.start, q.end, (STATUS,),
+                                      humans_only=q.humans)
+    errors = error_rate(matched.panels[STATUS]) if matched.hits else None
+    return Figures(hits, matched.visitors, errors, errors_from_events=True,
+                   visitors_from_events=True)

@@ -19,11 +19,13 @@ import pandas as pd
 
 from ..dimensions import reads as dims
 from ..dimensions.assets import kind
+from ..dimensions.classify import BOT
 from ..dimensions.pages import PAGES_READ, ranked_pages
 from ..dimensions.spans import approximate_note
 from ..stats.series import series
-from .filtered import PAGE, filtered_breakdowns
+from .filtered import Filtered, matching_breakdowns
 from .history import Filter
+from .query import COUNTERS, PAGE, SHARE, STATS, Condition, Query
 
 NOT_FOUND = "notfound"
 
@@ -51,7 +53,8 @@ def breakdowns(db, site: str, start: dt.datetime, end: dt.datetime, tz: str,
     people's alone if ``humans``, static files among pages only with ``assets``; a
     filter's hits alone if given."""
     if filter is not None:
-        return _filtered(db, site, start, end, dimensions, filter, humans, assets, n)
+        return _matched(db, site, start, end, dimensions, (Condition(*_pair(filter)),),
+                        humans, assets, n)
     notes = []
     ranked = ranked_pages(db, site, start, end, n=n, humans=humans, assets=assets, now=now)
     frames = {PAGE: ranked.reset_index().rename(columns={PAGE: "value"})}
@@ -72,12 +75,42 @@ def breakdowns(db, site: str, start: dt.datetime, end: dt.datetime, tz: str,
     return Breakdowns(frames, not_found, tuple(notes))
 
 
-def _filtered(db, site: str, start, end, dimensions: Sequence[str], filter: Filter,
-              humans: bool, assets: bool, n: int) -> Breakdowns:
-    """The filtered hits' panels, from raw events (one grouped read)."""
-    by, value = filter
-    found = filtered_breakdowns(db, site, by, value, start, end, (*dimensions, NOT_FOUND),
-                                humans_only=humans, n=PAGES_READ)
+def _pair(filter: Filter) -> tuple[str, tuple[str]]:
+    return filter[0], (filter[1],)
+
+
+def breakdowns_of(db, query: Query, dimensions: Sequence[str], n: int = 10) -> Breakdowns:
+    """The panels of a History view: the counters without a condition, else the raw
+    events of the hits meeting all of them (a page is a condition like a referrer)."""
+    if not query.conditions:
+        return breakdowns(db, query.site, query.start, query.end, query.tz, dimensions,
+                          None, query.humans, query.assets, n, now=query.now)
+    return _matched(db, query.site, query.start, query.end, dimensions, query.conditions,
+                    query.humans, query.assets, n)
+
+
+def matched_panels(db, site: str, start, end, dimensions: Sequence[str],
+                   conditions: Sequence[Condition], humans: bool) -> Filtered:
+    """The one grouped read of raw events the panels, the KPIs and the bot share of a
+    view with conditions all count from (its pages up to ``PAGES_READ``)."""
+    return matching_breakdowns(db, site, tuple(conditions), start, end,
+                               (*dimensions, NOT_FOUND), humans_only=humans,
+                               n=PAGES_READ)
+
+
+def _matched(db, site: str, start, end, dimensions: Sequence[str],
+             conditions: Sequence[Condition], humans: bool, assets: bool, n: int
+             ) -> Breakdowns:
+    """The panels of the hits meeting ``conditions``, from raw events (one grouped
+    read)."""
+    found = matched_panels(db, site, start, end, dimensions, conditions, humans)
+    return matched_breakdowns(found, dimensions, assets, n)
+
+
+def matched_breakdowns(found: Filtered, dimensions: Sequence[str], assets: bool, n: int
+                       ) -> Breakdowns:
+    """The panels of :func:`matched_panels`' read: the top ``n`` of each, static files
+    among pages only with ``assets``."""
     frames = {d: found.panels[d].head(n) for d in dimensions}
     pages = found.panels[PAGE]
     if not assets:
@@ -94,6 +127,26 @@ def bot_share(db, site: str, start: dt.datetime, end: dt.datetime,
     the whole site's."""
     if filter is not None:
         return dims.value_bot_share(db, site, *filter, start, end, now=now)
-    everyone = int(series(db, site, start, end, "day").to_numpy().sum())
-    people = int(series(db, site, start, end, "day", humans=True).to_numpy().sum())
+    return _stats_bot_share(db, site, start, end)
+
+
+def bot_share_of(db, query: Query) -> float:
+    """Bots' share of the hits a view's conditions name (whatever its ``humans``): the
+    statistics' for pages, the counters' for one dimension's value, the raw events'
+    for a combination."""
+    reading = query.reads(SHARE)
+    if reading.source == STATS:
+        return _stats_bot_share(db, query.site, query.start, query.end, query.pages)
+    if reading.source == COUNTERS:
+        return bot_share(db, query.site, query.start, query.end, query.filter, query.now)
+    found = matching_breakdowns(db, query.site, query.conditions, query.start, query.end,
+                                ("bot",), humans_only=False)
+    bots = int(found.panels["bot"].loc[found.panels["bot"]["value"] == BOT, "hits"].sum())
+    return bots / found.hits if found.hits else 0.0
+
+
+def _stats_bot_share(db, site: str, start, end, pages: Sequence[str] = ()) -> float:
+    everyone = int(series(db, site, start, end, "day", list(pages)).to_numpy().sum())
+    people = int(series(db, site, start, end, "day", list(pages), humans=True)
+                 .to_numpy().sum())
     return (everyone - people) / everyone if everyone else 0.0

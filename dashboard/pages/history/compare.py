@@ -112,5 +112,4 @@ def register_compare_callbacks() -> None:
     callback(Output("url", "search", allow_duplicate=True),
              Input("history-compare-with", "value"), Input("history-compare-start", "value"),
              State("url", "search"), prevent_initial_call=True)(choose_comparison)
-    callback(Output("history-compare-note", "children"), Input("url", "search"))(
-        describe_comparison)
+    # describe_comparison: drawn by History's render, with the chart it describes

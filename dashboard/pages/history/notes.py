@@ -14,7 +14,7 @@ from components import message
 from components.annotations import add_annotations, add_band, notes_list
 from dashboard.feedback import describe
 from dashboard.notes_view import expected_band, notes_section, range_notes, register_note_callbacks
-from dashboard.pages.history.view import compute_view
+from dashboard.pages.history.view import compute_view, history_view
 from dashboard.spreadsheet import frame_csv
 from queries import validation
 from queries.errors import HitboardError
@@ -64,18 +64,22 @@ def decorate_history(figure: go.Figure, view) -> go.Figure:
 def history_notes(search):
     """The notes of the range the URL shows, under the chart."""
     try:
-        view = compute_view(search)
-        if view.period is None:
-            return None
-        return notes_list(range_notes(view.site, view.period.start, view.period.end),
-                          validation.timezone(view.shell.tz), "history-notes-list")
+        return notes_of(history_view(search))
     except Exception as exc:
         return message(describe(exc))
 
 
+def notes_of(view):
+    """The notes of a view's range, as listed under its chart."""
+    if view.period is None:
+        return None
+    return notes_list(range_notes(view.site, view.period.start, view.period.end),
+                      validation.timezone(view.shell.tz), "history-notes-list")
+
+
 def notes_csv(_clicks, search):
     try:
-        view = compute_view(search)
+        view = history_view(search)
     except Exception as exc:
         return no_update, message(describe(exc))
     if view.period is None:
@@ -98,7 +102,6 @@ def chart_index(site: str, search: str) -> tuple[pd.DatetimeIndex, str]:
 
 def register_history_note_callbacks() -> None:
     register_note_callbacks("history", chart_index, listing=history_notes)
-    callback(Output("history-notes", "children"), Input("url", "search"))(history_notes)
     callback(Output("history-notes-csv", "data"),
              Output("history-alert", "children", allow_duplicate=True),
              Input("history-notes-csv-button", "n_clicks"), State("url", "search"),

@@ -1,9 +1,13 @@
 """Historical: hits over a preset or custom range, per page, with the previous period.
 
-Controls write the URL (``url``, no re-render); the view is computed from the URL alone,
-so a link, a reload and the back button all show the same thing. Clicking a day opens its
-hours and an hour its minutes through ``navigate``, which re-renders the page for the new
-range, so the back button returns to the wider view.
+The view is computed from the URL alone, once (``view.history_view``: the query value
+every callback is handed), so a link, a reload and the back button all show the same
+thing. Everything on the page moves in place: the controls write the URL (``url``, a
+history entry, no re-render), and so do a click on a panel's value, the chip's ×, a
+click on a day (its hours) or an hour (its minutes), and the back button between two
+views of the page (``assets/inplace.js``); the page's callbacks then draw the new view
+from it, and put the controls in step (``sync_controls``). Dash pages' router would
+build the page again and run each of its callbacks twice.
 """
 
 import datetime as dt
@@ -27,13 +31,16 @@ from components.numbers import count, decimal, duration, percent
 from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.pages.history.compare import (
+    COMPARE_WITH,
     compare_controls,
     comparison_title,
+    describe_comparison,
     register_compare_callbacks,
 )
 from dashboard.pages.history.notes import (
     decorate_history,
     history_notes_section,
+    notes_of,
     register_history_note_callbacks,
 )
 from dashboard.pages.history.panels import (
@@ -47,18 +54,21 @@ from dashboard.pages.history.url import (
     Controls,
     controls_of,
     opening_preset,
-    shown_period,
     site_span,
 )
-from dashboard.pages.history.view import compute_view, picker_dates
-from dashboard.ranges import ALL_TIME, GRANULARITIES, PRESETS, Period, drill_down
+from dashboard.pages.history.view import compute_view, history_view, picker_dates
+from dashboard.ranges import ALL_TIME, GRANULARITIES, PRESETS, Period
 from dashboard.services import get_services
 from dashboard.sitecheck import elsewhere_notice, unknown_site_notice
 from dashboard.spreadsheet import frame_csv
 from dashboard.state import (
+    ASSETS_KEY,
+    BOTS_KEY,
     ShellState,
     changed_search,
+    choice,
     encode,
+    first,
     from_kwargs,
     parse_search,
     updated,
@@ -88,7 +98,8 @@ def layout(**query):
     shell, controls = ShellState.from_query(q), controls_of(q)
     site = reads.resolve_site(shell.site) if controls.preset == ALL_TIME else None
     start_date, end_date = picker_dates(controls, shell.tz, site)
-    return html.Div(className="page page-history", children=[
+    return html.Div(className="page page-history",
+                    **{"data-inplace": dash.get_relative_path(PATH)}, children=[
         html.Div(className="history-controls", children=[
             segmented("history-range", PRESETS, controls.preset),
             html.Div(className="date-range", children=dcc.DatePickerRange(
@@ -110,6 +121,7 @@ def layout(**query):
             html.Button("Download CSV", id="history-csv-button", n_clicks=0, className="btn"),
             dcc.Download(id="history-csv"),
             dcc.Store(id="history-plotted"),
+            dcc.Store(id="history-drill"),
         ]),
         panel_controls(q),
         html.Div(id="history-alert"),
@@ -185,7 +197,9 @@ def apply_controls(triggered, preset, start_date, end_date, granularity, mode, c
             bounds = {"start": None, "end": None}
             dates = picker_dates(Controls(preset, "auto", "lines", False, None, None), tz,
                                  site)
-    changes = {"range": None if new_preset == opening else new_preset, **bounds}
+    changes = dict(bounds)
+    if new_preset != url.preset or bounds:      # else the URL keeps its range as written
+        changes["range"] = None if new_preset == opening else new_preset
     if "history-granularity" in triggered and granularity in GRANULARITIES:
         changes["gran"] = None if granularity == "auto" else granularity
     if "history-mode" in triggered and mode in MODES:
@@ -197,6 +211,54 @@ def apply_controls(triggered, preset, start_date, end_date, granularity, mode, c
     new_search = changed_search(updated(query, **changes), search)
     return {"search": new_search or no_update, "start_date": dates[0], "end_date": dates[1],
             "preset": new_preset if new_preset != preset else no_update}
+
+
+# The controls :func:`sync_controls` puts in step with the URL, and how each is read.
+SYNCED = {"preset": ("history-range", "value"), "start_date": ("history-dates", "start_date"),
+          "end_date": ("history-dates", "end_date"),
+          "granularity": ("history-granularity", "value"), "mode": ("history-mode", "value"),
+          "compare": ("history-compare", "value"), "metric": ("history-metric", "value"),
+          "versus": ("history-compare-with", "value"),
+          "versus_start": ("history-compare-start", "value"),
+          "bots": ("history-bots", "value"), "assets": ("history-assets", "value")}
+
+
+@callback(output={name: Output(*target, allow_duplicate=True)
+                  for name, target in SYNCED.items()},
+          inputs={"search": Input("url", "search"),
+                  "shown": {name: State(*target) for name, target in SYNCED.items()}},
+          prevent_initial_call=True)
+def sync_controls(search, shown):
+    """The controls as the URL says (the back button, a link moved in place): each one
+    that shows something else; ``no_update`` for the rest, so nothing fires for them."""
+    try:
+        wanted = controls_in(search)
+    except Exception:           # a URL the page's alert explains: the controls stay
+        return dict.fromkeys(SYNCED, no_update)
+    return {name: no_update if _same(name, shown.get(name), value) else value
+            for name, value in wanted.items()}
+
+
+def controls_in(search) -> dict:
+    """Each synced control's value for the URL, keyed as :data:`SYNCED`."""
+    view = history_view(search)
+    query, controls = view.query, view.controls
+    start, end = picker_dates(controls, view.shell.tz, view.site)
+    return {"preset": controls.preset, "start_date": start, "end_date": end,
+            "granularity": controls.granularity, "mode": controls.mode,
+            "compare": ["1"] if controls.compare else [], "metric": controls.metric,
+            "versus": choice(query, "vs", COMPARE_WITH, "previous"),
+            "versus_start": first(query, "vsstart") or "",
+            "bots": ["1"] if first(query, BOTS_KEY) == "1" else [],
+            "assets": ["1"] if first(query, ASSETS_KEY) == "1" else []}
+
+
+def _same(name: str, shown, wanted) -> bool:
+    if name in ("start_date", "end_date"):
+        return _day(shown) == _day(wanted)
+    if isinstance(wanted, list):
+        return sorted(shown or []) == wanted
+    return (shown or None) == (wanted or None)
 
 
 def _day(value) -> str | None:
@@ -214,18 +276,22 @@ def _whole_days(first: str, last: str) -> dict:
         return {"start": first, "end": last}
 
 
-@callback(
-    output={"figure": Output("history-graph", "figure"),
-            "totals": Output("history-totals", "children"),
-            "period": Output("history-period", "children"),
-            "hint": Output("history-hint", "children"),
-            "alert": Output("history-alert", "children"),
-            "plotted": Output("history-plotted", "data")},
-    inputs=[Input("url", "search")],
-)
+RENDER_OUTPUTS = {"figure": Output("history-graph", "figure"),
+                  "totals": Output("history-totals", "children"),
+                  "period": Output("history-period", "children"),
+                  "hint": Output("history-hint", "children"),
+                  "alert": Output("history-alert", "children"),
+                  "plotted": Output("history-plotted", "data"),
+                  "notes": Output("history-notes", "children"),
+                  "versus": Output("history-compare-note", "children"),
+                  "drill": Output("history-drill", "data")}
+
+
+@callback(output=RENDER_OUTPUTS, inputs=[Input("url", "search")])
 def render(search):
-    """The chart, its totals and, kept in the browser beside it, the CSV of exactly
-    what it plots: a later download gives these numbers, however old the view is."""
+    """The chart, its totals, the notes of its range, what it is compared with and,
+    kept in the browser beside it, the CSV of exactly what it plots (a later download
+    gives these numbers, however old the view is) and how a click on it drills down."""
     try:
         view = compute_view(search)
     except Exception as exc:
@@ -255,7 +321,8 @@ def render(search):
                           else view.compared.totals, shown=number)
     return {"figure": figure, "totals": totals, "period": period_label(shown, view.shell.tz),
             "hint": _hint(shown.granularity), "alert": _empty_range(view, search),
-            "plotted": _plotted(view)}
+            "plotted": _plotted(view), "notes": notes_of(view),
+            "versus": describe_comparison(search), "drill": drill_target(view)}
 
 
 def _empty_range(view, search):
@@ -270,9 +337,22 @@ def _empty_range(view, search):
 
 def _notice(figure, alert) -> dict:
     """What :func:`render` shows instead of a chart: a notice, why, and nothing to
-    download."""
+    download or drill into."""
     return {"figure": figure, "totals": None, "period": "", "hint": "", "alert": alert,
-            "plotted": None}
+            "plotted": None, "notes": None, "versus": "", "drill": None}
+
+
+def drill_target(view) -> dict | None:
+    """What a click on the chart opens, for the browser to fill in (``drill`` in
+    ``assets/history.js``): the URL of the view one granularity finer, with ``START``
+    and ``END`` where the clicked bucket's bounds go; None when there is nothing finer
+    (a minute, a filtered chart by the hour)."""
+    finer = {"day": "hour", "hour": "minute"}.get(view.period.granularity)
+    if finer is None:
+        return None
+    new = updated(view.query, range="custom", start=DRILL_START, end=DRILL_END, gran=finer)
+    return {"granularity": view.period.granularity,
+            "href": dash.get_relative_path(PATH) + encode(new)}
 
 
 def _plotted(view) -> dict:
@@ -309,28 +389,11 @@ def download(_clicks, plotted):
     return dcc.send_string(plotted["content"], plotted["filename"]), None
 
 
-@callback(
-    Output("navigate", "href", allow_duplicate=True),
+DRILL_START, DRILL_END = "START", "END"
+dash.clientside_callback(
+    dash.ClientsideFunction("history", "drill"),
+    Output("url", "search", allow_duplicate=True),
     Input("history-graph", "clickData"),
-    State("url", "search"),
+    State("history-drill", "data"),
     prevent_initial_call=True,
 )
-def drill(click, search):
-    """A click on a day or an hour opens it, one granularity finer."""
-    points = (click or {}).get("points") or []
-    if not points:
-        return no_update
-    query = parse_search(search)
-    try:
-        granularity = shown_period(query).granularity
-    except queries.HitboardError:
-        return no_update
-    point = points[0]
-    when = point.get("customdata")
-    when = when[0] if isinstance(when, list) and when else when  # [when, label] on DST days
-    target = drill_down(granularity, when) or drill_down(granularity, point.get("x"))
-    if target is None:
-        return no_update
-    start, end, granularity = target
-    new = updated(query, range="custom", start=start, end=end, gran=granularity)
-    return dash.get_relative_path(PATH) + encode(new)

@@ -7,6 +7,8 @@ the chip's × links to the view without it. Toggles write ``bots`` and ``assets`
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import dash
 from dash import Input, Output, State, callback, dcc, html, no_update
 
@@ -22,25 +24,22 @@ from components.breakdowns import (
     not_found_list,
 )
 from components.numbers import decimal, duration, percent
+from components.statictree import static
 from components.tables import change_percent
-from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.pages.history.breakdowns import PANELS, VISIT_PANELS, compute_panels
-from dashboard.pages.history.compare import comparison_period
-from dashboard.pages.history.url import Options, shown_period
+from dashboard.pages.history.view import history_view
 from dashboard.state import (
     ASSETS_KEY,
     BOTS_KEY,
     FILTER_KEY,
-    ShellState,
     changed_search,
     encode,
     first,
     parse_search,
     updated,
 )
-from queries.reads.filtered import PAGE
-from queries.reads.history import label
+from queries.reads.query import ENTRY, PAGE
 
 PATH = "/history"
 NO_GOALS = ("No goals yet: add an event name or a page pattern on the Sites page "
@@ -67,6 +66,7 @@ def kpi_slot() -> html.Div:
 
 def panels_section() -> html.Div:
     return html.Div(children=[
+        dcc.Store(id="history-panels-key"),
         html.Div(id="history-panel-notes"),
         html.Div(id="history-panels", className="bd-grid"),
     ])
@@ -78,18 +78,21 @@ PANEL_OUTPUTS = {
     "chip": Output("history-filter", "children"),
     "share": Output("history-botshare", "children"),
     "notes": Output("history-panel-notes", "children"),
+    "key": Output("history-panels-key", "data"),
 }
 
 
 def _nothing(notes=None) -> dict:
     """No panels (no site, or a bad URL the page's own alert explains)."""
-    return {"kpis": [], "panels": [], "chip": None, "share": "", "notes": notes}
+    return {"kpis": None, "panels": None, "chip": None, "share": "", "notes": notes,
+            "key": None}
 
 
 def register_panel_callbacks() -> None:
     """Declare the callbacks; the History page calls this as Dash loads it, so every app
     built gets them (Dash collects callbacks in a global list at app creation)."""
-    callback(output=PANEL_OUTPUTS, inputs=Input("url", "search"))(render_panels)
+    callback(output=PANEL_OUTPUTS, inputs=[Input("url", "search")],
+             state=[State("history-panels-key", "data")])(render_panels)
     callback(
         Output("url", "search", allow_duplicate=True),
         Input("history-bots", "value"),
@@ -110,67 +113,86 @@ def _href(query, **changes) -> str:
     return dash.get_relative_path(PATH) + encode(updated(query, **changes))
 
 
-def render_panels(search):
+def panels_key(q) -> str:
+    """What the panels, the KPIs and the chip depend on: a new URL that keeps it (another
+    granularity, chart metric or mode, theme) leaves them as they are."""
+    return repr(replace(q, granularity="", metric=""))
+
+
+def render_panels(search, shown_key=None):
     """Panels, KPIs, chip, bot share and notes for the URL's view, keyed as
-    :data:`PANEL_OUTPUTS`."""
-    query = parse_search(search)
-    shell = ShellState.from_query(query)
+    :data:`PANEL_OUTPUTS`: each drawn by the browser as one element (``statictree``),
+    and none sent again when the URL changed nothing they show (``shown_key``)."""
     try:
-        options = Options.from_query(query)
-        site = reads.resolve_site(shell.site)
-        known = reads.shared(queries.list_sites, seconds=reads.history_seconds())
-        if site is None or site not in known:
+        view = history_view(search)
+        if view.q is None:
             return _nothing()
-        shown = shown_period(query)
-        panels = compute_panels(site, shown, comparison_period(query, shown, shell.tz),
-                                shell.tz, options, reads.history_seconds())
+        key = panels_key(view.q)
+        if key == shown_key:
+            return dict.fromkeys(PANEL_OUTPUTS, no_update)
+        panels = compute_panels(view.q)
     except queries.HitboardError:
         return _nothing()  # the page's own alert says what is wrong
     except Exception as exc:
         return _nothing(message(describe(exc)))
-    active_dim, active_value = options.filter or (None, None)
+    q, query = view.q, view.query
 
     def link(dim):
         if dim == PAGE:
-            return lambda value: _href(query, page=[value], **{FILTER_KEY: None})
+            return lambda value: _href(query, page=[value])
         return lambda value: _href(query, **{FILTER_KEY: f"{dim}:{value}"})
 
     cards = []
     empty = {"empty": panels.empty} if panels.empty else {}
+    whole = None if q.follows(ENTRY) else html.P(
+        f"All of the site's visits: {q.label} does not apply to visits.",
+        className="hint bd-population")
     for dim, title in PANELS.items():
         extra = not_found_list(panels.not_found, **empty) if dim == "status" else None
         cards.append(breakdown_panel(dim, title, panels.frames[dim], link(dim),
-                                     active_value if dim == active_dim else None, extra,
-                                     **empty))
+                                     _active(q, dim), extra, **empty))
         if dim == PAGE:      # where visits enter and leave, beside the top pages
             cards += [breakdown_panel(kind, title, panels.visit_pages[kind], link(PAGE),
-                                      columns=VISIT_COLUMNS, empty="No visits")
+                                      extra=whole, columns=VISIT_COLUMNS, empty="No visits")
                       for kind, title in VISIT_PANELS.items()]
             cards.append(breakdown_panel("goals", "Goals", panels.goals, lambda _: None,
-                                         columns=GOAL_COLUMNS, empty=NO_GOALS,
+                                         extra=whole, columns=GOAL_COLUMNS, empty=NO_GOALS,
                                          sub="revenue"))
-    chip = (filter_chip(label(options.filter, False), _href(query, **{FILTER_KEY: None}))
-            if options.filter else None)
-    share = _share(panels.bot_share, options)
+    chips = [filter_chip(c.label, _href(query, **_without(c))) for c in q.conditions]
     notes = [message(n, "info") for n in panels.notes]
-    return {"kpis": _kpis(panels, options.humans, bool(shell.pages), bool(options.filter)),
-            "panels": cards,
-            "chip": chip,
-            "share": share, "notes": notes or None}
+    return {"kpis": static(_kpis(panels, q.humans)),
+            "panels": static(cards),
+            "chip": static(chips) if chips else None,
+            "share": _share(panels.bot_share, q), "notes": notes or None, "key": key}
 
 
-def _share(share: float, options) -> str:
-    """"12% bots (left out)", of the filtered hits under a filter."""
-    if options.filter and options.filter[0] == "bot":
-        return f"{share:.0%} bots ({label(options.filter, False)})"
-    among = f" among {label(options.filter, False)}" if options.filter else ""
-    return f"{share:.0%} bots{among}" + (" (included)" if options.bots else " (left out)")
+def _active(q, dim: str) -> str | None:
+    """The value of ``dim`` the view is limited to, if one (its row is marked)."""
+    found = q.condition(dim)
+    return found.value if found is not None and len(found.values) == 1 else None
 
 
-def _kpis(panels, humans: bool, pages: bool, filtered: bool = False) -> list:
+def _without(condition) -> dict:
+    """The URL changes that drop ``condition``."""
+    return {"page": None} if condition.dimension == PAGE else {FILTER_KEY: None}
+
+
+def _share(share: float, q) -> str:
+    """"12% bots (left out)", of the hits of the view's conditions."""
+    if q.filter and q.filter[0] == "bot":
+        return f"{share:.0%} bots ({q.label})"
+    among = f" among {q.label}" if q.conditions else ""
+    return f"{share:.0%} bots{among}" + (" (left out)" if q.humans else " (included)")
+
+
+def _kpis(panels, humans: bool, pages: bool = False, filtered: bool = False) -> list:
     """The KPI cards: the range's figures and their change against the compared period
     (the totals' comparison, so both say the same). Visits are people's and the whole
-    site's, whatever the view counts: their cards say so when it counts otherwise."""
+    site's, whatever the view counts: their cards say so when it counts otherwise
+    (``pages``, ``filtered``: when no query value says it)."""
+    q = getattr(panels, "query", None)
+    if q is not None:
+        pages, filtered = False, bool(q.conditions)
     now, before = panels.current, panels.previous
     visits, visits_before = panels.visits, panels.visits_before
     visitors_exact = now.visitors_exact and (before is None or before.visitors_exact)
@@ -195,7 +217,7 @@ def _kpis(panels, humans: bool, pages: bool, filtered: bool = False) -> list:
         pct, new = change(figure, visits, visits_before)
         return KpiChange(kpi_id, label, value, pct, visit_note, good_when_up, new)
 
-    whole = " (whole site)" if pages else ""
+    whole = " (whole site)" if pages else ""    # the pages' hits are a condition now
     visit_note = " (whole site)" if pages or filtered else ("" if humans else " (people)")
     rate = percent(None if now.errors is None else 100 * now.errors)
     return kpi_change_cards([

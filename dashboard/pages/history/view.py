@@ -1,11 +1,15 @@
-"""What the historical page shows, computed from the URL alone (no Dash in here), so
-the chart, the totals table and the CSV download all read the same cached frames."""
+"""What the historical page shows, computed from the URL alone (no Dash in here).
+
+:func:`history_view` reads a URL once per cache bucket into a :class:`View`: the shell,
+the controls and the query value (``queries.reads.query.Query``: site, range, zone,
+conditions, comparison) that every callback of the page is handed, so the chart, its
+totals, the CSV, the KPIs, the panels and the notes all describe the same view;
+:func:`compute_view` adds the charts it draws, read through the shared cache."""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 from pymongo.errors import PyMongoError
@@ -15,7 +19,8 @@ from dashboard import reads
 from dashboard.ranges import ALL_TIME, Period, period
 from dashboard.state import ShellState, parse_search
 from queries import validation
-from queries.reads.history import HITS, Chart, chart, counts_people, visit_chart
+from queries.reads.history import Chart, chart_of
+from queries.reads.query import PAGE, Condition, Query
 from queries.stats.series import bucket_edges
 
 from .compare import comparison_period
@@ -38,6 +43,7 @@ class View:
     options: Options | None = None
     before: Period | None = None             # the period ``compared`` shows
     query: dict = field(default_factory=dict)   # the URL, parsed once per render
+    q: Query | None = None                   # what it counts (None: no site to show)
 
     @property
     def unknown_site(self) -> bool:
@@ -76,8 +82,14 @@ def picker_dates(controls: Controls, tz: str, site: str | None = None
     return shown.start.astimezone(zone).date().isoformat(), last.date().isoformat()
 
 
-def compute_view(search: str | None) -> View:
-    """Read what the URL asks for, through the shared cache."""
+def history_view(search: str | None) -> View:
+    """The view a URL asks for, read once per cache bucket and shared by every callback
+    of the page (and every viewer of the same URL). Raises what the URL gets wrong (a
+    zone, a range, a filter): each callback says it, or leaves it to the page's alert."""
+    return reads.shared(_read_url, search or "", seconds=reads.history_seconds())
+
+
+def _read_url(_db, search: str) -> View:
     query = parse_search(search)
     shell, controls = ShellState.from_query(query), controls_of(query)
     site = reads.resolve_site(shell.site)
@@ -89,34 +101,43 @@ def compute_view(search: str | None) -> View:
     known = tuple(reads.shared(queries.list_sites, seconds=seconds))
     if site not in known:
         return View(shell, controls, site, None, known_sites=known, query=query)
-    drawn = read_chart if controls.metric == HITS else partial(read_visit_chart,
-                                                                metric=controls.metric)
-    current = drawn(site, shown, shell.tz, shell.pages, options, seconds)
     before = comparison_period(query, shown, shell.tz) if controls.compare else None
-    compared = (None if before is None
-                else drawn(site, before, shell.tz, shell.pages, options, seconds))
-    shown = Period(shown.start, shown.end, current.granularity)
-    return View(shell, controls, site, shown, current, compared,
-                incomplete=ends_inside_a_bucket(shown, shell.tz), known_sites=known,
-                options=options, before=before, query=query)
+    q = Query(site, shown.start, shown.end, shown.granularity, shell.tz,
+              conditions_of(shell.pages, options), options.humans, options.assets,
+              controls.metric, None if before is None else (before.start, before.end),
+              reads.now(seconds))
+    return View(shell, controls, site, shown, known_sites=known, options=options,
+                before=before, query=query, q=q,
+                incomplete=ends_inside_a_bucket(shown, shell.tz))
 
 
-def read_chart(site: str, shown: Period, tz: str, pages: tuple[str, ...], options: Options,
-               seconds: int) -> Chart:
-    """The chart of a period: the pages (none: the whole site) or the filter's value,
-    people's alone unless bots are included; one read, shared through the cache."""
-    return reads.shared(chart, site, shown.start, shown.end, shown.granularity, tz=tz,
-                        pages=() if options.filter else pages, filter=options.filter,
-                        humans=counts_people(options.filter, options.bots),
-                        now=reads.now(seconds), seconds=seconds)
+def conditions_of(pages: tuple[str, ...], options: Options) -> tuple[Condition, ...]:
+    """The URL's conditions on the hits: its pages (any of them), then its filter."""
+    found = [Condition(PAGE, tuple(pages))] if pages else []
+    if options.filter is not None:
+        by, value = options.filter
+        found.append(Condition(by, (value,)))
+    return tuple(found)
 
 
-def read_visit_chart(site: str, shown: Period, tz: str, pages: tuple[str, ...],
-                     options: Options, seconds: int, metric: str) -> Chart:
-    """A visit metric's chart of a period (people's: ``options`` do not apply), per hour
-    at the finest; one read, shared through the cache."""
-    return reads.shared(visit_chart, site, shown.start, shown.end, shown.granularity,
-                        metric, tz=tz, pages=pages, seconds=seconds)
+def compute_view(search: str | None) -> View:
+    """The view a URL asks for with its charts (and the compared period's), each one
+    read through the shared cache."""
+    view = history_view(search)
+    if view.q is None:
+        return view
+    current = read_chart(view.q)
+    before = view.q.before()
+    compared = None if before is None else read_chart(before)
+    shown = Period(view.period.start, view.period.end, current.granularity)
+    return replace(view, chart=current, compared=compared, period=shown)
+
+
+def read_chart(q: Query) -> Chart:
+    """A view's chart, one read shared through the cache (by every view that draws the
+    same thing: the assets toggle and the comparison do not change it)."""
+    key = replace(q, assets=False, compared=None)
+    return reads.shared(chart_of, key, seconds=reads.history_seconds())
 
 
 def ends_inside_a_bucket(shown: Period, tz: str) -> bool:
