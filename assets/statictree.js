@@ -1,4 +1,4 @@
-/* Cards sent as one element's data (components/statictree.py): a div whose data-tree
+/* Cards sent as one element's data (components/statictable.py): a div whose data-tree
    holds nodes ("text", or [tag, attributes, ...children]) gets them as its children,
    built with textContent (text, never markup) and a short list of attributes; a link
    keeps its href only when it stays on this site. Dash's renderer pays for each element

@@ -115,7 +115,8 @@ class Tree:
 def ingest(tree: Tree, store: Path, log: Path) -> None:
     subprocess.run([tree.command("hitboard"), "ingest", "--site", SITE, "--store",
                     str(store), str(log)], check=True, cwd=tree.path,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "HITBOARD_INGEST_JOBS": "1"})
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env={**os.environ, "HITBOARD_INGEST_JOBS": "1"})
 
 
 def serve(tree: Tree, store: Path, directory: Path) -> None:
@@ -236,9 +237,8 @@ def report(trees: list[Tree], runs: int) -> None:
     head = "".join(f"{t.name:>22}" for t in trees)
     print(f"{'interaction':<16}{head}{'ratio':>8}")
     for step in STEPS:
-        cells = "".join(
-            f"{statistics.median(t.times[step]):>14.2f} s ({statistics.median(t.requests[step]):>3.0f})"
-            for t in trees)
+        cells = "".join(f"{statistics.median(t.times[step]):>14.2f} s "
+                        f"({statistics.median(t.requests[step]):>3.0f})" for t in trees)
         ratio = statistics.median(ours.times[step]) / statistics.median(base.times[step])
         print(f"{step:<16}{cells}{ratio:>7.2f}×" if len(trees) > 1 else f"{step:<16}{cells}")
 

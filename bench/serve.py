@@ -66,9 +66,13 @@ SITE = "bench-site"
 ENV = {"fsync": {"HITBOARD_JOURNAL_SYNC": "1"}}
 BASELINE = HERE.parent      # ``--baseline DIR``: another checkout's server
 HISTORY = ("..history-graph.figure...history-totals.children...history-period.children..."
-           "history-hint.children...history-alert.children...history-plotted.data..",
+           "history-hint.children...history-alert.children...history-plotted.data..."
+           "history-notes.children...history-compare-note.children...history-drill.data..",
            "..history-kpis.children...history-panels.children...history-filter.children..."
-           "history-botshare.children...history-panel-notes.children..")
+           "history-botshare.children...history-panel-notes.children..."
+           "history-panels-key.data..")
+# The panels' callback is told which panels the page shows already: none here.
+HISTORY_STATE = {HISTORY[1]: [{"id": "history-panels-key", "property": "data"}]}
 
 
 seeding = load("bench_dashboard", HERE / "dashboard.py")
@@ -203,7 +207,7 @@ def history_body(output: str, search: str) -> bytes:
                for pair in output.strip(".").split("...")]
     return json.dumps({"output": output, "outputs": outputs, "inputs": [
         {"id": "url", "property": "search", "value": search}],
-        "changedPropIds": ["url.search"], "state": []}).encode()
+        "changedPropIds": ["url.search"], "state": HISTORY_STATE.get(output, [])}).encode()
 
 
 def post(port: int, body: bytes, timeout: float = 60) -> float | None:

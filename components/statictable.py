@@ -11,10 +11,12 @@ spans and ``data-label`` (a phone shows each row as a card naming its columns).
 from __future__ import annotations
 
 import json
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dash import html
+from dash import dcc, html
+from dash.development.base_component import Component
 
 
 @dataclass(frozen=True)
@@ -77,3 +79,118 @@ def _labelled(head: Sequence[str], rows: Sequence[Sequence[Cell]]) -> list[list[
 def table_cells(table: html.Div) -> list[list[dict]]:
     """The rows a static table holds (for tests and readers): each cell's spec."""
     return json.loads(getattr(table, "data-table"))["rows"]
+
+
+# -- Any card of plain HTML, as one element -------------------------------------------
+# History's panels and KPI cards, 720 elements, took 1.5 to 3 s to appear after the
+# server had answered, and twice as long with twice as many. ``static`` takes a tree
+# built as usual from ``dash.html`` elements and ``dcc.Link`` (the panels, the KPI cards,
+# the filter chip keep their builders) and turns it into one ``html.Div`` whose
+# ``data-tree`` holds it as JSON; ``assets/statictree.js`` builds the elements with
+# ``textContent`` (text, never markup), the attributes of ``ATTRIBUTES`` and a link's
+# ``href`` only when it stays on this site. A link is drawn as ``<a data-link>``: a click
+# on it moves as ``dcc.Link`` does (``assets/inplace.js``).
+# The props kept, by their HTML name; ``data-*`` and ``aria-*`` are kept too.
+ATTRIBUTES = {"id": "id", "className": "class", "title": "title", "colSpan": "colspan",
+              "rowSpan": "rowspan", "role": "role", "href": "href", "style": "style"}
+_PROPS = {html_name: prop for prop, html_name in ATTRIBUTES.items()}
+TAGS = frozenset({"div", "span", "section", "p", "a", "h2", "h3", "h4", "ol", "ul", "li",
+                  "table", "thead", "tbody", "tr", "th", "td", "small", "strong", "em",
+                  "abbr", "br", "sup", "sub", "b", "i", "label", "time"})
+
+
+def static(tree, box_id: str | None = None, classes: str = "") -> html.Div:
+    """``tree`` (an element or a list of them) as one element the browser draws."""
+    props = {"id": box_id} if box_id else {}
+    spec = nodes(tree)
+    return html.Div(className=f"static-tree {classes}".strip(), **props,
+                    **{"data-tree": json.dumps(spec, ensure_ascii=False,
+                                               separators=(",", ":"))})
+
+
+def nodes(tree) -> list:
+    """``tree`` as a list of nodes: text, or ``[tag, attributes, *children]``."""
+    if tree is None or tree is False:
+        return []
+    if isinstance(tree, list | tuple):
+        return [n for item in tree for n in nodes(item)]
+    if isinstance(tree, str):
+        return [tree]
+    if isinstance(tree, numbers.Number):
+        return [str(tree)]
+    if isinstance(tree, Component):
+        return [_element(tree)]
+    raise TypeError(f"{type(tree).__name__} cannot be drawn as static HTML")
+
+
+def _element(component: Component) -> list:
+    if isinstance(component, dcc.Link):
+        tag, attributes = "a", {"data-link": "1"}
+    elif component._namespace == html.Div._namespace:
+        tag, attributes = component._type.lower(), {}
+    else:
+        raise TypeError(f"{component._namespace}.{component._type} is not plain HTML")
+    if tag not in TAGS:
+        raise TypeError(f"<{tag}> is not drawn by statictree.js")
+    for prop, value in component.to_plotly_json()["props"].items():
+        if prop == "children" or value is None:
+            continue
+        name = ATTRIBUTES.get(prop) or (prop if prop.startswith(("data-", "aria-")) else None)
+        if name is None:
+            continue
+        attributes[name] = value if name == "style" else str(value)
+    return [tag, attributes, *nodes(getattr(component, "children", None))]
+
+
+def rebuilt(box: html.Div) -> list:
+    """The elements a static element holds, as Dash elements again (for tests and
+    readers: ``rebuilt(out["kpis"])[0].children[1].id``); a link is a ``dcc.Link``."""
+    return [_rebuilt(node) for node in tree_of(box)]
+
+
+def _rebuilt(node):
+    if isinstance(node, str):
+        return node
+    tag, attributes, *children = node
+    props = {_PROPS.get(name, name): value for name, value in attributes.items()
+             if name != "data-link"}
+    inner = [_rebuilt(child) for child in children]
+    if "data-link" in attributes:
+        return dcc.Link(children=inner[0] if len(inner) == 1 else inner, **props)
+    element = getattr(html, tag.capitalize())
+    return element(children=inner[0] if len(inner) == 1 else (inner or None), **props)
+
+
+def tree_of(box: html.Div) -> list:
+    """The nodes a static element holds (for tests and readers)."""
+    return json.loads(getattr(box, "data-tree"))
+
+
+def text_of(box_or_nodes) -> str:
+    """Every text of a static element, in order, joined by spaces (for tests)."""
+    found = tree_of(box_or_nodes) if isinstance(box_or_nodes, html.Div) else box_or_nodes
+    parts = []
+
+    def walk(items):
+        for item in items:
+            if isinstance(item, str):
+                parts.append(item)
+            else:
+                walk(item[2:])
+
+    walk(found)
+    return " ".join(parts)
+
+
+def find(box_or_nodes, element_id: str) -> list | None:
+    """The node of ``element_id`` inside a static element (for tests)."""
+    found = tree_of(box_or_nodes) if isinstance(box_or_nodes, html.Div) else box_or_nodes
+    for item in found:
+        if isinstance(item, str):
+            continue
+        if item[1].get("id") == element_id:
+            return item
+        inner = find(item[2:], element_id)
+        if inner is not None:
+            return inner
+    return None

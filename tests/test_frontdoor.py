@@ -116,12 +116,12 @@ def test_a_real_asset_is_still_served(client):
 @pytest.mark.parametrize("body, reason", [
     (b"junk", "JSON object"), (b"[]", "JSON object"), (b"{}", "no such callback"),
     (json.dumps({"output": "nope.children"}).encode(), "no such callback"),
-    (json.dumps({"output": "history-notes.children", "inputs": []}).encode(), "inputs"),
-    (json.dumps({"output": "history-notes.children", "inputs": [
+    (json.dumps({"output": "data-content.children", "inputs": []}).encode(), "inputs"),
+    (json.dumps({"output": "data-content.children", "inputs": [
         {"id": "url", "property": "search", "value": ""}]}).encode(), "outputs"),
-    (json.dumps({"output": "history-notes.children", "inputs": [
+    (json.dumps({"output": "data-content.children", "inputs": [
         {"id": "url", "property": "search", "value": ""}],
-        "outputs": {"id": "history-notes", "property": "children"},
+        "outputs": {"id": "data-content", "property": "children"},
         "changedPropIds": [1]}).encode(), "changedPropIds"),
 ])
 def test_a_request_for_no_callback_of_the_app_is_a_400(client, body, reason, caplog):
@@ -133,6 +133,6 @@ def test_a_request_for_no_callback_of_the_app_is_a_400(client, body, reason, cap
 
 
 def test_the_apps_own_callback_requests_pass(client):
-    response = post_callback(client, ["history-notes.children"], {"url.search": ""},
+    response = post_callback(client, ["data-content.children"], {"url.search": ""},
                              changed=("url.search",))
     assert response.status_code == 200

@@ -113,7 +113,6 @@ def test_layouts_and_callbacks_never_raise(app, search):
         rendered = history.render(search)
         no_traceback(rendered)
         no_traceback(history.download(1, rendered["plotted"]))
-        no_traceback(history.drill(_click("2026-01-05"), search))
         no_traceback(shell.sync_shell(set(), search, None, None, None, None))
         no_traceback(shell.sync_shell({"shell-tz", "shell-theme"}, search, "s", ["/a"],
                                       "Asia/Tokyo", "dark"))
@@ -219,5 +218,5 @@ def test_the_http_fuzz_reaches_every_callback_that_reads_the_url(app):
     outputs = " ".join(key for key, _spec in _callbacks_reading_the_url(app))
     for shown in ("_pages_content.children", "live-graph.figure", "history-graph.figure",
                   "rollups-graph.figure", "data-content.children", "shell-nav.children",
-                  "live-recent.children", "history-plotted.data", "navigate.href"):
+                  "live-recent.children", "history-plotted.data", "history-drill.data"):
         assert shown in outputs

@@ -7,22 +7,34 @@ import pandas as pd
 import pytest
 from dimkit import BOTS, LINES, NEWS, TOTAL, ingest_sample
 
+from components.statictable import rebuilt
+from dashboard import reads
 from dashboard.pages.history import breakdowns as breakdown_view
 from dashboard.pages.history import panels as history_panels
 from dashboard.pages.history.url import Options
+from dashboard.pages.history.view import conditions_of
 from dashboard.state import filter_pair, parse_search
 from queries import InvalidRangeError
 from queries.reads.filtered import filtered_breakdowns
 from queries.reads.history import Figures, label
+from queries.reads.query import Query
 from queries.stats import schema
 
 pytestmark = pytest.mark.usefixtures("frozen_clock")   # the same days at any hour
 
 
-def compute(shown, options, compared=None, tz="UTC"):
+def compute(shown, options, compared=None, tz="UTC", pages=()):
     """The panels and KPIs of a period, against ``compared`` (the previous one)."""
-    return breakdown_view.compute_panels("s", shown, compared or shown.previous(tz), tz,
-                                         options, 60)
+    compared = compared or shown.previous(tz)
+    return breakdown_view.compute_panels(query_of(shown, options, compared, tz, pages))
+
+
+def query_of(shown, options, compared=None, tz="UTC", pages=()):
+    """The query value of a view of site ``s`` (as ``history_view`` builds it)."""
+    return Query("s", shown.start, shown.end, shown.granularity, tz,
+                 conditions_of(tuple(pages), options), options.humans, options.assets,
+                 compared=None if compared is None else (compared.start, compared.end),
+                 now=reads.now(60))
 
 
 @pytest.mark.parametrize(("search", "said"), [
@@ -183,9 +195,15 @@ def _filtered(app, tmp_path, search: str):
     return panels, render_panels(search)
 
 
+def _cards(out) -> list:
+    """The KPI cards of ``render_panels`` (drawn by the browser) or of ``_kpis``."""
+    kpis = out["kpis"]
+    return kpis if isinstance(kpis, list) else rebuilt(kpis)
+
+
 def _kpi(out, name: str) -> tuple[str, str]:
     """A KPI card's value and note text."""
-    for card in out["kpis"]:
+    for card in _cards(out):
         value = card.children[1]
         if value.id == f"history-kpi-{name}":
             note = card.children[2].children
@@ -285,7 +303,7 @@ def test_the_human_visitors_kpi_of_part_of_a_day_is_its_hours_own(app):
 
 
 def _change(out, name: str) -> str:
-    for card in out["kpis"]:
+    for card in _cards(out):
         if card.children[1].id == f"history-kpi-{name}":
             return card.children[2].children[0].children
     raise AssertionError(name)

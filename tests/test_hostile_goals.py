@@ -35,7 +35,8 @@ GOAL = "/**" * 6 + "/q/**/x"
 STRANGE = "/" * 2046 + "a"          # the probe's page: visits keep its first 200 characters
 SLASHES = "/" * 198 + "/x"          # 200: its head and tail are the goal's, the rest fails
 PANELS = ["history-kpis.children", "history-panels.children", "history-filter.children",
-          "history-botshare.children", "history-panel-notes.children"]
+          "history-botshare.children", "history-panel-notes.children",
+          "history-panels-key.data"]
 SEARCH = "?site=s&range=custom&start=2015-05-17&end=2015-05-18"
 PROBE = 30.0            # a probe's bound: the old matcher kept them waiting for minutes
 
@@ -45,7 +46,8 @@ def panels_body() -> bytes:
                for key in PANELS]
     return json.dumps({"output": ".." + "...".join(PANELS) + "..", "outputs": outputs,
                        "inputs": [{"id": "url", "property": "search", "value": SEARCH}],
-                       "state": [], "changedPropIds": ["url.search"]}).encode()
+                       "state": [{"id": "history-panels-key", "property": "data"}],
+                       "changedPropIds": ["url.search"]}).encode()
 
 
 def call(base: str, path: str, body: bytes | None = None,

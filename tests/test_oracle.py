@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from dashkit import dashboard_app, page_module
 
 import queries
+from components.statictable import rebuilt
 from dashboard.cli import main
 from dashboard.pages.history.panels import render_panels
 from dashboard.pages.history.view import compute_view
@@ -90,12 +91,12 @@ def _kpis(out) -> dict[str, tuple[str, str]]:
     """KPI id -> (value shown, change shown)."""
     return {card.children[1].id.removeprefix("history-kpi-"):
             (card.children[1].children, card.children[2].children[0].children)
-            for card in out["kpis"]}
+            for card in rebuilt(out["kpis"])}
 
 
 def _panel(out, dim: str) -> dict[str, tuple[int, int | None]]:
     """A panel's rows: value -> (hits, visitors)."""
-    for section in out["panels"]:
+    for section in rebuilt(out["panels"]):
         if section.id == f"history-panel-{dim}":
             rows = {}
             for tr in section.children[0].children[1].children:

@@ -114,15 +114,18 @@ def test_empty_store_says_how_to_get_data(history):
     assert compute_view("").site is None
 
 
-def test_clicking_a_day_opens_its_hours_and_an_hour_its_minutes(history):
-    href = history.drill({"points": [{"x": "2026-11-20"}]}, "?site=s&range=90d&tz=UTC")
-    assert href == ("/history?site=s&tz=UTC&end=2026-11-21&gran=hour&range=custom"
-                    "&start=2026-11-20")
-    href = history.drill({"points": [{"x": "2026-11-20 13:00"}]},
-                         "?site=s&range=custom&start=2026-11-20&end=2026-11-21&gran=hour")
-    assert "gran=minute" in href and "start=2026-11-20T13:00" in href
-    assert history.drill({"points": [{"x": "2026-11-20 13:05"}]}, "?range=today") is no_update
-    assert history.drill(None, "?") is no_update
+def test_clicking_a_day_opens_its_hours_and_an_hour_its_minutes(history, seeded):
+    """The render tells the browser where a click goes (the browser fills in the clicked
+    bucket: tests/browser/test_browser_history.py): a day's hours, an hour's minutes,
+    nothing under a minute."""
+    drill = history.render("?site=s&range=90d&tz=UTC")["drill"]
+    assert drill == {"granularity": "day", "href": "/history?site=s&tz=UTC&end=END"
+                                                   "&gran=hour&range=custom&start=START"}
+    drill = history.render("?site=s&range=custom&start=2026-11-20&end=2026-11-21&gran=hour"
+                           "&tz=UTC")["drill"]
+    assert drill["granularity"] == "hour" and "gran=minute" in drill["href"]
+    assert history.render("?site=s&range=today&gran=minute")["drill"] is None
+    assert history.render("?site=s&tz=Mars/Olympus")["drill"] is None
 
 
 def test_controls_write_the_url(history):
@@ -164,16 +167,6 @@ def test_compare_keeps_custom_dates_even_if_the_preset_control_lags(history):
     search, preset = out["search"], out["preset"]
     assert "range=custom" in search and "start=2026-11-10" in search
     assert preset == "custom"
-
-
-def test_clicking_the_repeated_hour_of_a_dst_day_opens_that_hour(history):
-    search = ("?site=s&tz=America/New_York&range=custom&start=2026-11-01&end=2026-11-02"
-              "&gran=hour")
-    click = {"points": [{"x": "2026-11-01 02:00",
-                         "customdata": ["2026-11-01T01:00-05:00", "Sun 01 Nov 01:00 EST"]}]}
-    href = history.drill(click, search)
-    assert "start=2026-11-01T01:00-05:00" in href.replace("%2B", "+").replace("%3A", ":")
-    assert "end=2026-11-01T02:00-05:00" in href.replace("%3A", ":")
 
 
 def test_a_render_parses_the_url_once(history, seeded, monkeypatch):

@@ -183,3 +183,42 @@ def test_a_chart_by_day_is_labelled_by_date_the_last_day_too(app, dash_duo, end,
         assert all(a[2] <= b[1] or a[4] <= b[3]
                    for a, b in zip(boxes, boxes[1:], strict=False)), width
     assert dash_duo.get_logs() == []
+
+
+DRILL = "return window.dash_clientside.history.drill(arguments[0], arguments[1]);"
+DAYS = {"granularity": "day",
+        "href": "/history?site=s&tz=UTC&end=END&gran=hour&range=custom&start=START"}
+HOURS = {"granularity": "hour",
+         "href": "/history?site=s&tz=UTC&end=END&gran=minute&range=custom&start=START"}
+
+
+@pytest.mark.parametrize(("point", "target", "search"), [
+    ({"x": "2026-11-20"}, DAYS,
+     "?site=s&tz=UTC&end=2026-11-21&gran=hour&range=custom&start=2026-11-20"),
+    ({"x": "2026-11-30"}, DAYS,
+     "?site=s&tz=UTC&end=2026-12-01&gran=hour&range=custom&start=2026-11-30"),
+    ({"x": "2026-11-20 13:00"}, HOURS,
+     "?site=s&tz=UTC&end=2026-11-20T14:00&gran=minute&range=custom&start=2026-11-20T13:00"),
+    ({"x": "2026-12-31 23:00"}, HOURS,
+     "?site=s&tz=UTC&end=2027-01-01T00:00&gran=minute&range=custom&start=2026-12-31T23:00"),
+    # The repeated hour of a DST day: its label carries its offset, and so does the URL.
+    ({"x": "2026-11-01 02:00", "customdata": ["2026-11-01T01:00-05:00", "01:00 EST"]},
+     HOURS, "?site=s&tz=UTC&end=2026-11-01T02:00-05:00&gran=minute&range=custom"
+            "&start=2026-11-01T01:00-05:00"),
+    ({"x": "2026-11-01 02:00", "customdata": ["2026-11-01T01:30+05:30", "x"]}, HOURS,
+     "?site=s&tz=UTC&end=2026-11-01T02:00%2B05:30&gran=minute&range=custom"
+     "&start=2026-11-01T01:00%2B05:30"),
+    ({"x": "soon"}, DAYS, None),
+    ({"x": "2026-11-20 13:05"}, None, None),      # a minute: nothing finer
+])
+def test_a_click_on_the_chart_opens_the_bucket_under_it(app, dash_duo, point, target,
+                                                        search):
+    """The browser fills the clicked bucket's bounds into the URL the server gave
+    (``drill_target``), as ``dashboard.ranges.drill_down`` would: no request of its own."""
+    dash_duo.start_server(app, path="/history")
+    until(lambda: dash_duo.driver.execute_script(
+        "return Boolean(window.dash_clientside && window.dash_clientside.history)"))
+    found = dash_duo.driver.execute_script(DRILL, {"points": [point]}, target)
+    none = dash_duo.driver.execute_script("return window.dash_clientside.no_update")
+    assert found == (none if search is None else search)
+    assert dash_duo.get_logs() == []

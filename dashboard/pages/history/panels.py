@@ -24,7 +24,7 @@ from components.breakdowns import (
     not_found_list,
 )
 from components.numbers import decimal, duration, percent
-from components.statictree import static
+from components.statictable import static
 from components.tables import change_percent
 from dashboard.feedback import describe
 from dashboard.pages.history.breakdowns import PANELS, VISIT_PANELS, compute_panels
