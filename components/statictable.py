@@ -155,10 +155,11 @@ def _rebuilt(node):
     props = {_PROPS.get(name, name): value for name, value in attributes.items()
              if name != "data-link"}
     inner = [_rebuilt(child) for child in children]
+    # One text stays a text; elements are a list, as the builders write them.
+    shown = inner[0] if len(inner) == 1 and isinstance(inner[0], str) else (inner or None)
     if "data-link" in attributes:
-        return dcc.Link(children=inner[0] if len(inner) == 1 else inner, **props)
-    element = getattr(html, tag.capitalize())
-    return element(children=inner[0] if len(inner) == 1 else (inner or None), **props)
+        return dcc.Link(children=shown, **props)
+    return getattr(html, tag.capitalize())(children=shown, **props)
 
 
 def tree_of(box: html.Div) -> list:
