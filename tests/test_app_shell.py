@@ -34,6 +34,18 @@ def test_url_sets_the_controls(app):
     assert out["note"] is no_update
 
 
+def test_controls_already_showing_the_url_are_left_alone(app):
+    """A page moving in place (History's filter, its back button) changes the URL: the
+    shell's controls that show its site, pages, zone and theme already are not set
+    again, which would run each callback reading them (the pages' options, this one)."""
+    out = shell.sync_shell({"url"}, "?site=beta&page=/&tz=Asia/Tokyo&theme=dark&range=7d",
+                           "beta", ["/"], "Asia/Tokyo", "dark")
+    assert [out[k] for k in ("site", "pages", "tz", "theme")] == [no_update] * 4
+    out = shell.sync_shell({"url"}, "?site=beta&tz=UTC", "beta", ["/"], "Asia/Tokyo", "dark")
+    assert (out["site"], out["pages"], out["tz"], out["theme"]) == (no_update, [], "UTC",
+                                                                    "light")
+
+
 def test_without_a_site_the_first_one_is_shown_and_an_unknown_one_is_kept(app):
     out = shell.sync_shell(set(), "", None, None, None, None)
     assert (out["site"], values(out["site_options"]), out["pages"], out["tz"],

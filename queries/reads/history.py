@@ -244,7 +244,7 @@ def figures_of(db, query: Query, hits: int, matched: Filtered | None = None) -> 
     """The KPIs of a History view whose chart counts ``hits``: the counters' without a
     condition or with one dimension's value; else (pages, a combination) the raw events'
     visitors and 4xx/5xx rate of the hits meeting them (``matched``: that read, when the
-    panels made it already)."""
+    panels made it already), no visitors when the events hold fewer of its hits."""
     q = query
     if q.reads(KPIS).source == COUNTERS:
         return figures(db, q.site, q.start, q.end, hits, q.filter, q.humans, q.now, matched)
@@ -252,5 +252,8 @@ def figures_of(db, query: Query, hits: int, matched: Filtered | None = None) -> 
         matched = matching_breakdowns(db, q.site, q.conditions, q.start, q.end, (STATUS,),
                                       humans_only=q.humans)
     errors = error_rate(matched.panels[STATUS]) if matched.hits else None
-    return Figures(hits, matched.visitors, errors, errors_from_events=True,
+    # Raw events kept for fewer hits than counted (older ones expired): their visitors
+    # would be some of the view's, not all of them.
+    visitors = matched.visitors if matched.hits >= hits else None
+    return Figures(hits, visitors, errors, errors_from_events=True,
                    visitors_from_events=True)

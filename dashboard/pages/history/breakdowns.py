@@ -39,7 +39,7 @@ from queries.reads.panels import (
     matched_breakdowns,
     matched_panels,
 )
-from queries.reads.query import CHART, EVENTS, KPIS, PAGE, VISIT_KPIS, VISITS, Query
+from queries.reads.query import CHART, EVENTS, KPIS, PAGE, STATS, VISIT_KPIS, VISITS, Query
 
 from .view import read_chart
 
@@ -165,7 +165,7 @@ def _condition_notes(found: Breakdowns, q: Query, current: Figures) -> list[str]
         notes.append(f"The 4xx/5xx rate cannot follow {by} = {value} in this range: no "
                      "raw events of these hits are kept (the counters count status codes "
                      "and referrers, browsers... each on its own).")
-    if q.granularity == "minute" and q.metric == HITS and q.reads(CHART).source != "statistics":
+    if q.granularity == "minute" and q.metric == HITS and q.reads(CHART).source != STATS:
         notes.append("A filtered chart comes per hour at the finest (the counters' finest "
                      "step).")
     if not q.follows(VISIT_KPIS):
