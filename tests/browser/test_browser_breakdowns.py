@@ -232,3 +232,61 @@ def test_each_404_count_stays_beside_its_own_path(app, dash_duo, tmp_path):
         until(lambda: len(dash_duo.find_elements("#history-notfound li")) == 10)
         assert dash_duo.driver.execute_script(NUM_INSIDE_ITEM) == [True] * 10, width
     assert dash_duo.get_logs() == []
+
+
+MARK = "document.querySelector('#history-graph').__kept = true;"
+KEPT = "return document.querySelector('#history-graph').__kept === true;"
+
+
+def test_a_click_on_a_page_shows_its_kpis_and_panels_in_place(app, seeded, dash_duo):
+    """Row 8 of issue 45: a page is a filter like any other. "/about": 20 human hits,
+    all from search.example on an iPhone. The page moves in place (the chart's element
+    is the same one), and the back button returns to the whole site."""
+    open_page(dash_duo, app, "/history?site=s&tz=UTC&range=7d")
+    dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{HUMANS:,}")
+    dash_duo.driver.execute_script(MARK)
+    dash_duo.find_element("#history-panel-page a[title='/about']").click()
+    until(lambda: url_query(dash_duo).get("page") == ["/about"])
+    dash_duo.wait_for_text_to_equal("#history-kpi-hits", "20")
+    dash_duo.wait_for_text_to_equal("#history-kpi-visitors", "20")
+    dash_duo.wait_for_contains_text("#history-chip", "page = /about")
+    until(lambda: trace_name(dash_duo) == "/about")
+    dash_duo.wait_for_contains_text("#history-panel-referrer", "search.example")
+    assert "news.example" not in dash_duo.find_element("#history-panel-referrer").text
+    dash_duo.wait_for_contains_text("#history-panel-device", "mobile")
+    assert "(whole site)" not in dash_duo.find_element("#history-kpi-hits").find_element(
+        "xpath", "..").text
+    assert dash_duo.driver.execute_script(KEPT), "the page was built again"
+
+    dash_duo.driver.back()
+    until(lambda: "page" not in url_query(dash_duo))
+    dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{HUMANS:,}")
+    until(lambda: not dash_duo.find_elements("#history-chip"))
+    until(lambda: trace_name(dash_duo) == "Humans")
+    assert dash_duo.driver.execute_script(KEPT), "the back button built the page again"
+    dash_duo.driver.forward()
+    dash_duo.wait_for_text_to_equal("#history-kpi-hits", "20")
+    dash_duo.find_element("#history-chip-remove").click()
+    until(lambda: "page" not in url_query(dash_duo))
+    dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{HUMANS:,}")
+    assert dash_duo.get_logs() == []
+
+
+def test_under_a_referrer_the_panels_of_visits_say_whose_they_are(app, seeded, dash_duo):
+    """Row 7 of issue 45: under a referrer the entry and exit pages were the whole
+    site's, silently. Each panel of hits counts the referrer's; those of visits say
+    they show all of the site's visits, and so do the visits' KPIs."""
+    open_page(dash_duo, app, "/history?site=s&tz=UTC&range=7d&filter=referrer:news.example")
+    said = "All of the site's visits: referrer = news.example does not apply to visits."
+    for panel in ("entry", "exit", "goals"):
+        dash_duo.wait_for_contains_text(f"#history-panel-{panel}", said)
+    for dim in ("referrer", "browser", "page", "status", "device"):
+        until(lambda d=dim: panel_sum(dash_duo, d) == NEWS)
+    dash_duo.wait_for_text_to_equal("#history-kpi-hits", f"{NEWS:,}")
+    assert "(whole site)" in dash_duo.find_element("#history-kpi-visits").find_element(
+        "xpath", "..").text
+    dash_duo.wait_for_contains_text("#history-panel-notes", "all of the site's visits")
+    dash_duo.find_element("#history-chip-remove").click()
+    until(lambda: "filter" not in url_query(dash_duo))
+    until(lambda: said not in dash_duo.find_element("#history-panel-entry").text)
+    assert dash_duo.get_logs() == []
