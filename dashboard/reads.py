@@ -51,10 +51,15 @@ def shared(fn: Callable[..., T], *args, seconds: int, **kwargs) -> T:
                                          timeout=2 * seconds)
 
 
-def fresh(fn: Callable[..., T], *args, **kwargs) -> T:
-    """``fn(db, *args, **kwargs)``, not cached: for a read whose arguments hold another
-    read's result (which the cache's key would have to spell out whole)."""
-    return fn(get_services().db, *args, **kwargs)
+def derived(fn: Callable[..., T], *args, given: dict, seconds: int, **kwargs) -> T:
+    """``fn(db, *args, **given, **kwargs)``, cached as ``shared`` caches it without
+    ``given``: the results of other reads of the same arguments (a cached frame the
+    cache's key would have to spell out whole)."""
+    services = get_services()
+    key = (fn.__module__, fn.__qualname__, args, tuple(sorted(kwargs.items())),
+           int(time.time() // seconds))
+    return services.cache.get_or_compute(
+        key, lambda: fn(services.db, *args, **given, **kwargs), timeout=2 * seconds)
 
 
 def sites() -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -101,7 +101,10 @@ def _matching(db, site: str, conditions: Sequence[Condition], start: dt.datetime
     pages = next((values for name, values in checks if name == PAGE), None)
     one_page = next(iter(pages)) if pages is not None and len(pages) == 1 else None
     unknown_bots = site_settings(db, site).unknown_bots
+    met = _precheck(site, checks)
     for key, count in reads.grouped(db, site, start, end, tuple(reads.FIELDS), one_page):
+        if not met(key):
+            continue
         path = str(key.get("p") or one_page or "")
         found = classify(site, path, query=key.get("q"), status=key.get("s"),
                          referrer_url=key.get("r"), agent=key.get("a"), address=key.get("h"),
@@ -113,6 +116,42 @@ def _matching(db, site: str, conditions: Sequence[Condition], start: dt.datetime
             continue
         if all(values.get(name) in wanted for name, wanted in checks):
             yield values, found.visitor, count
+
+
+# Dimensions classified from one field of a grouped key alone: (the field, the argument
+# of ``classify`` it is).
+_ONE_FIELD = {"referrer": ("r", "referrer_url"), "utm_source": ("q", "query"),
+              "utm_medium": ("q", "query"), "utm_campaign": ("q", "query"),
+              "status": ("s", "status"), "kind": ("p", "path")}
+
+
+def _precheck(site: str, checks) -> Callable[[dict], bool]:
+    """A test of a grouped key against the conditions one field decides (a page, a
+    referrer, a status...), each distinct field value classified once: most keys of a
+    filtered read fail it, and are then never classified whole."""
+    tests = []
+    for name, wanted in checks:
+        if name == PAGE:
+            tests.append(lambda key, wanted=wanted: "p" not in key
+                         or str(key["p"] or "") in wanted)
+        elif name in _ONE_FIELD:
+            tests.append(_one_field_test(site, name, wanted))
+    return lambda key: all(test(key) for test in tests)
+
+
+def _one_field_test(site: str, name: str, wanted: frozenset) -> Callable[[dict], bool]:
+    field, argument = _ONE_FIELD[name]
+    verdicts: dict = {}
+
+    def test(key: dict) -> bool:
+        given = key.get(field)
+        if given not in verdicts:
+            found = (classify(site, str(given or "")) if argument == "path"
+                     else classify(site, "/", **{argument: given}))
+            verdicts[given] = dict(found.values).get(name) in wanted
+        return verdicts[given]
+
+    return test
 
 
 def _frame(hits: Counter, people: dict[str, set], n: int) -> pd.DataFrame:

@@ -121,8 +121,8 @@ def figures(db, site: str, start: dt.datetime, end: dt.datetime, hits: int,
     """The KPIs of [start, end) whose hits are ``hits`` (the chart's total: one
     computation), for people alone if ``humans``, of the filter's hits if given
     (``matched``: the raw events' read of them with their status, if made already)."""
-    status = dims.breakdown(db, site, STATUS, start, end, humans=humans, now=now)
     if filter is None:
+        status = dims.breakdown(db, site, STATUS, start, end, humans=humans, now=now)
         if not int(status["hits"].sum()):     # no dimension counted here (an old store)
             return Figures(hits, None, None)
         seen = dims.visitors(db, site, start, end, humans, now)

@@ -128,7 +128,8 @@ def _kpis(q: Query, matched: Filtered | None = None) -> Figures:
     panels made, when they count from it)."""
     hits = read_chart(q).total
     if matched is not None:
-        return reads.fresh(figures_of, q, hits, matched)
+        return reads.derived(figures_of, q, hits, given={"matched": matched},
+                             seconds=reads.history_seconds())
     return _cached(figures_of, q, hits)
 
 
