@@ -44,10 +44,12 @@ from dashboard.pages.history.notes import (
     register_history_note_callbacks,
 )
 from dashboard.pages.history.panels import (
+    PANEL_OUTPUTS,
     kpi_slot,
     panel_controls,
     panels_section,
     register_panel_callbacks,
+    render_panels,
 )
 from dashboard.pages.history.url import (
     MODES,
@@ -94,6 +96,26 @@ LABEL_FORMAT = {"minute": "%a %d %b %Y %H:%M", "hour": "%a %d %b %Y %H:%M",
 
 
 def layout(**query):
+    """The page for the URL's query, drawn already: Dash pages' router sends it with its
+    chart, totals, KPIs and panels, so a first visit waits for one answer, not for the
+    page and then for its callbacks (they draw the moves made in place)."""
+    page = _page(query)
+    if query:                  # not Dash's check of every page's layout, at start
+        search = encode(from_kwargs(query))
+        _fill(page, RENDER_OUTPUTS, render(search))
+        _fill(page, PANEL_OUTPUTS, render_panels(search))
+    return page
+
+
+def _fill(page, outputs: dict, values: dict) -> None:
+    """Set each of ``outputs`` (a callback's) in ``page`` to what the callback gave."""
+    found = {getattr(c, "id", None): c for c in page._traverse()}
+    for name, output in outputs.items():
+        if values.get(name, no_update) is not no_update:
+            setattr(found[output.component_id], output.component_property, values[name])
+
+
+def _page(query):
     q = from_kwargs(query)
     shell, controls = ShellState.from_query(q), controls_of(q)
     site = reads.resolve_site(shell.site) if controls.preset == ALL_TIME else None
@@ -287,7 +309,7 @@ RENDER_OUTPUTS = {"figure": Output("history-graph", "figure"),
                   "drill": Output("history-drill", "data")}
 
 
-@callback(output=RENDER_OUTPUTS, inputs=[Input("url", "search")])
+@callback(output=RENDER_OUTPUTS, inputs=[Input("url", "search")], prevent_initial_call=True)
 def render(search):
     """The chart, its totals, the notes of its range, what it is compared with and,
     kept in the browser beside it, the CSV of exactly what it plots (a later download

@@ -92,7 +92,8 @@ def register_panel_callbacks() -> None:
     """Declare the callbacks; the History page calls this as Dash loads it, so every app
     built gets them (Dash collects callbacks in a global list at app creation)."""
     callback(output=PANEL_OUTPUTS, inputs=[Input("url", "search")],
-             state=[State("history-panels-key", "data")])(render_panels)
+             state=[State("history-panels-key", "data")],
+             prevent_initial_call=True)(render_panels)   # the first: in the layout
     callback(
         Output("url", "search", allow_duplicate=True),
         Input("history-bots", "value"),

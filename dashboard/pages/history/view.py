@@ -17,7 +17,7 @@ from pymongo.errors import PyMongoError
 import queries
 from dashboard import reads
 from dashboard.ranges import ALL_TIME, Period, period
-from dashboard.state import ShellState, parse_search
+from dashboard.state import ShellState, encode, parse_search
 from queries import validation
 from queries.reads.history import Chart, chart_of
 from queries.reads.query import PAGE, Condition, Query
@@ -86,11 +86,13 @@ def history_view(search: str | None) -> View:
     """The view a URL asks for, read once per cache bucket and shared by every callback
     of the page (and every viewer of the same URL). Raises what the URL gets wrong (a
     zone, a range, a filter): each callback says it, or leaves it to the page's alert."""
-    return reads.shared(_read_url, search or "", seconds=reads.history_seconds())
-
-
-def _read_url(_db, search: str) -> View:
     query = parse_search(search)
+    # Keyed by the query as the page writes it: the layout's and the browser's alike.
+    return reads.derived(_read_url, encode(query), given={"query": query},
+                         seconds=reads.history_seconds())
+
+
+def _read_url(_db, _search: str, query: dict) -> View:
     shell, controls = ShellState.from_query(query), controls_of(query)
     site = reads.resolve_site(shell.site)
     if site is None:
