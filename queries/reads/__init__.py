@@ -2,6 +2,8 @@
 representation that answers it (pre-aggregated statistics, dimension counters, sketches,
 raw events) so that the choice lives here, not in the dashboard."""
 
-from .history import Chart, Figures, chart, figures
+from .history import Chart, Figures, chart, chart_of, figures, figures_of
+from .query import Condition, Query
 
-__all__ = ["Chart", "Figures", "chart", "figures"]
+__all__ = ["Chart", "Condition", "Figures", "Query", "chart", "chart_of", "figures",
+           "figures_of"]

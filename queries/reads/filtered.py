@@ -1,9 +1,12 @@
-"""Every panel of the History page under a filter (``referrer = news.example``), from raw
-events: the counters hold each dimension alone, so "the browsers of the hits from
-news.example" (two dimensions) can only be counted from the events still kept
-(``HITBOARD_EVENTS_TTL_DAYS`` after ingestion). One grouped read serves every panel:
-events are grouped by what classification needs (``reads.grouped``), classified here
-(cached), and counted per dimension, so the work grows with distinct requests, not hits.
+"""Every panel of the History page under conditions (``referrer = news.example``, ``page
+= /a``, both), from raw events: the counters hold each dimension alone, so "the browsers
+of the hits from news.example" (two dimensions) can only be counted from the events still
+kept (``HITBOARD_EVENTS_TTL_DAYS`` after ingestion). One grouped read serves every panel:
+events are grouped by what classification needs (``reads.grouped``), the groups a
+condition on one field rules out are dropped first, the others classified here (cached)
+and counted per dimension, so the work grows with distinct requests, not hits. The chart
+of a combination no counter holds (a page and a referrer) is counted the same way, per
+bucket.
 """
 
 from __future__ import annotations

@@ -113,21 +113,28 @@ class Query:
         view's conditions. The statistics count pages (any of several) to the minute;
         the counters one dimension's values, any range; the two together, or a
         dimension's combination with any other (the panels under a filter), only the raw
-        events; visits, their entry and exit pages and goals are the site's whole."""
-        conditions = self.conditions
-        dims = tuple(c for c in conditions if c.dimension not in (PAGE, GOAL))
+        events. Visits (their KPIs, a chart of a visit metric, entry and exit pages) are
+        the site's, or a chart's pages'; goals apply only to the goals panel, where they
+        name the goal shown."""
+        hits = tuple(c for c in self.conditions if c.dimension != GOAL)
+        dims = tuple(c for c in hits if c.dimension != PAGE)
         pages = self.condition(PAGE)
         one_value = not pages and len(dims) == 1
+        if part == CHART and self.metric != HITS:
+            return Reading(VISITS, (pages,) if pages else ())
         if part in (CHART, SHARE):
             if not dims:
-                return Reading(STATS, conditions)
-            return Reading(COUNTERS if one_value else EVENTS, conditions)
+                return Reading(STATS, hits)
+            return Reading(COUNTERS if one_value else EVENTS, hits)
         if part == KPIS:      # visitors and the 4xx/5xx rate; hits are the chart's
-            return Reading(COUNTERS if not conditions or one_value else EVENTS, conditions)
+            return Reading(COUNTERS if not hits or one_value else EVENTS, hits)
         if part == PANELS:
-            return Reading(EVENTS if conditions else COUNTERS, conditions)
-        if part in (VISIT_KPIS, ENTRY, EXIT, GOALS):
+            return Reading(EVENTS if hits else COUNTERS, hits)
+        if part in (VISIT_KPIS, ENTRY, EXIT):
             return Reading(VISITS, ())
+        if part == GOALS:
+            goal = self.condition(GOAL)
+            return Reading(VISITS, (goal,) if goal else ())
         raise ValueError(f"no part {part!r} in a History view")
 
     def follows(self, part: str) -> bool:

@@ -39,7 +39,16 @@ from queries.reads.panels import (
     matched_breakdowns,
     matched_panels,
 )
-from queries.reads.query import CHART, EVENTS, KPIS, PAGE, STATS, VISIT_KPIS, VISITS, Query
+from queries.reads.query import (
+    CHART,
+    COUNTERS,
+    EVENTS,
+    KPIS,
+    PAGE,
+    VISIT_KPIS,
+    VISITS,
+    Query,
+)
 
 from .view import read_chart
 
@@ -155,7 +164,7 @@ def _condition_notes(found: Breakdowns, q: Query, current: Figures) -> list[str]
         parts.append("the visitors")
     if current.errors_from_events:
         parts.append("the 4xx/5xx rate")
-    if q.metric == HITS and q.reads(CHART).source == EVENTS:
+    if q.reads(CHART).source == EVENTS:
         parts.append("the chart")
     said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
     notes = [f"{said[0].upper()}{said[1:]}: {found.source}."]
@@ -166,11 +175,11 @@ def _condition_notes(found: Breakdowns, q: Query, current: Figures) -> list[str]
         notes.append(f"The 4xx/5xx rate cannot follow {by} = {value} in this range: no "
                      "raw events of these hits are kept (the counters count status codes "
                      "and referrers, browsers... each on its own).")
-    if q.granularity == "minute" and q.metric == HITS and q.reads(CHART).source != STATS:
+    if q.granularity == "minute" and q.reads(CHART).source in (COUNTERS, EVENTS):
         notes.append("A filtered chart comes per hour at the finest (the counters' finest "
                      "step).")
     if not q.follows(VISIT_KPIS):
-        chart = " and the chart of visits" if q.metric != HITS else ""
+        chart = "" if q.follows(CHART) else ", the chart of visits"
         notes.append(f"Visits, entry and exit pages, goals{chart}: all of the site's "
                      f"visits ({q.label} does not apply to {VISITS}).")
     return notes

@@ -18,6 +18,7 @@ from dashboard.pages.history.view import compute_view, history_view
 from dashboard.spreadsheet import frame_csv
 from queries import validation
 from queries.errors import HitboardError
+from queries.reads.query import EVENTS
 
 log = logging.getLogger(__name__)
 BAND_GRANULARITIES = ("hour", "day")
@@ -42,7 +43,9 @@ def decorate_history(figure: go.Figure, view) -> go.Figure:
         return figure
     try:
         one_series = len(view.current.columns) == 1 or view.controls.mode == "stacked"
-        hits = view.controls.metric == "hits"      # the band is of hits
+        # The band is of hits, from the representation the chart is drawn from (none
+        # for a combination of a page and a value, which only raw events hold).
+        hits = view.controls.metric == "hits" and view.chart.source != EVENTS
         if shown.granularity in BAND_GRANULARITIES and one_series and hits:
             band = expected_band(view.site, shown.start, shown.end, shown.granularity,
                                  shell.pages, shell.tz, view.source, view.humans)  # as the chart
