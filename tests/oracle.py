@@ -241,3 +241,17 @@ def visit_metrics(views: list[View], start: dt.datetime, end: dt.datetime,
                      "visit_duration": row["seconds"] / n if n else None,
                      "views_per_visit": row["views"] / n if n else None}
     return out
+
+
+# -- conditions ------------------------------------------------------------------------
+PATH = re.compile(r'\S+ \S+ \S+ \[[^\]]+\] "\S+ ([^" ?]*)')
+
+
+def pages_of(lines) -> list[str]:
+    """Each line's page (its path, decoded, without the query), in ``parse``'s order:
+    what a page condition of History keeps; ``""`` for a line without a request."""
+    found = []
+    for line in lines:
+        m = PATH.match(line)
+        found.append(clean(decoded_path(m.group(1))) if m else "")
+    return found

@@ -256,3 +256,43 @@ def test_the_cli_reproduces_the_charts(combined, tz):
     counted = oracle.count(hits, start, end, "hour", zone, True)
     assert {r["value"]: int(r["hits"]) for r in csv.DictReader(io.StringIO(result.stdout))} \
         == dict(counted.status)
+
+
+@pytest.mark.parametrize("tz", ("UTC", "Asia/Kolkata"))
+def test_under_a_referrer_or_a_page_every_panel_counts_its_hits(combined, tz):
+    """Rows 7 and 8 of issue 45: a referrer and a page are conditions alike. Under each,
+    the chart, the KPIs, the status and referrer panels count exactly the hits meeting
+    it (the oracle's own), and the panels of visits say they show all of the site's."""
+    store, hits = combined
+    pages = oracle.pages_of(SHARED.read_text().splitlines())
+    zone = ZoneInfo(tz)
+    conditions = (("filter=referrer:www.google.com", "referrer = www.google.com",
+                   lambda hit, page: hit.referrer == "www.google.com"),
+                  ("page=/", "page = /", lambda hit, page: page == "/"))
+    with time_machine.travel(INSTANTS[2], tick=False), dashboard_app(store) as app, \
+            app.server.test_request_context():
+        for base, granularity in RANGES[1:3]:
+            for condition, label, keep in conditions:
+                search = f"?site={SITE}&tz={tz}&{base}&gran={granularity}&{condition}"
+                chosen = [hit for hit, page in zip(hits, pages, strict=True)
+                          if keep(hit, page)]
+                view = compute_view(search)
+                start, end = view.period.start, view.period.end
+                now = oracle.count(chosen, start, end, view.period.granularity, zone, True)
+                expected = [now.buckets.get(b, 0) for b in oracle.buckets(
+                    start, end, view.period.granularity, zone)]
+                chart = _chart(page_module("history").render(search))
+                assert chart[chart.columns[1]].tolist() == expected, (search, "chart")
+                shown = render_panels(search)
+                kpis = _kpis(shown)
+                assert _number(kpis["hits"][0]) == now.total, (search, "KPI hits")
+                assert visitors_close(_number(kpis["visitors"][0]), now.visitors), search
+                status = _panel(shown, "status")
+                assert {v: n for v, (n, _) in status.items()} == dict(now.status), search
+                referrers = _panel(shown, "referrer")
+                assert all(n == now.referrers[v] for v, (n, _) in referrers.items()), search
+                assert len(referrers) == min(10, len(now.referrers)), search
+                said = f"All of the site's visits: {label} does not apply to visits."
+                cards = {card.id: str(card) for card in rebuilt(shown["panels"])}
+                for panel in ("entry", "exit", "goals"):
+                    assert said in cards[f"history-panel-{panel}"], (search, panel)
