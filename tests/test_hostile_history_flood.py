@@ -29,7 +29,8 @@ BOUND = 2 * 1024 ** 2
 VIEWS = 160                 # the second half of them must not grow the worker (~50 s)
 MARGIN_KIB = 16 * 1024      # the allocator's own noise between two measures, at most
 RENDER = ("history-graph.figure", "history-totals.children", "history-period.children",
-          "history-hint.children", "history-alert.children", "history-plotted.data")
+          "history-hint.children", "history-alert.children", "history-plotted.data",
+          "history-notes.children", "history-compare-note.children", "history-drill.data")
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not has_proc(), reason="reads the worker's memory in /proc")]
