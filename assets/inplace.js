@@ -28,9 +28,9 @@
     var to = new URL(link.getAttribute("href"), window.location.href);
     if (to.origin !== window.location.origin || to.pathname !== window.location.pathname ||
         to.hash || !inplace(to.pathname)) { return; }
+    if (to.search !== window.location.search && !show(to.search)) { return; }
     event.preventDefault();
     event.stopPropagation();                   // not dcc.Link's own move as well
-    if (to.search !== window.location.search) { show(to.search); }
   }, true);
 
   window.addEventListener("popstate", function (event) {

@@ -420,6 +420,8 @@ def test_a_page_is_a_condition_like_any_other_kpis_and_panels_are_its_own(app, t
     assert _kpi(about, "hits")[0] == "20" and _kpi(about, "visitors")[0] == "20"
     assert _panel_rows(about, "referrer") == {"search.example": 20}
     assert _panel_rows(about, "device") == {"mobile": 20}
+    style = render_panels("?site=s&range=7d&page=/style.css")    # an asset, named
+    assert _panel_rows(style, "page") == {"/style.css": 8}
 
 
 def test_a_page_and_a_referrer_count_the_hits_meeting_both(app, tmp_path):

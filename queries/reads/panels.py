@@ -104,17 +104,18 @@ def _matched(db, site: str, start, end, dimensions: Sequence[str],
     """The panels of the hits meeting ``conditions``, from raw events (one grouped
     read)."""
     found = matched_panels(db, site, start, end, dimensions, conditions, humans)
-    return matched_breakdowns(found, dimensions, assets, n)
+    named = next((c.values for c in conditions if c.dimension == PAGE), ())
+    return matched_breakdowns(found, dimensions, assets, n, named)
 
 
-def matched_breakdowns(found: Filtered, dimensions: Sequence[str], assets: bool, n: int
-                       ) -> Breakdowns:
+def matched_breakdowns(found: Filtered, dimensions: Sequence[str], assets: bool, n: int,
+                       named: Sequence[str] = ()) -> Breakdowns:
     """The panels of :func:`matched_panels`' read: the top ``n`` of each, static files
-    among pages only with ``assets``."""
+    among pages only with ``assets`` or when a condition names them (``named``)."""
     frames = {d: found.panels[d].head(n) for d in dimensions}
     pages = found.panels[PAGE]
     if not assets:
-        pages = pages[[kind(v) != "asset" for v in pages["value"]]]
+        pages = pages[[kind(v) != "asset" or v in named for v in pages["value"]]]
     frames[PAGE] = pages.head(n).reset_index(drop=True)
     not_found = found.panels[NOT_FOUND].head(n).rename(
         columns={"value": "path"})[["path", "hits"]]

@@ -92,8 +92,8 @@ def compute_panels(q: Query) -> Panels:
     key = replace(q, metric=HITS, compared=None)       # what the panels depend on
     matched = (_cached(matched_panels, q.site, q.start, q.end, DIMENSION_PANELS,
                        q.conditions, q.humans) if q.conditions else None)
-    found = (matched_breakdowns(matched, DIMENSION_PANELS, q.assets, TOP_N) if matched
-             else _cached(breakdowns_of, key, DIMENSION_PANELS, TOP_N))
+    found = (matched_breakdowns(matched, DIMENSION_PANELS, q.assets, TOP_N, q.pages)
+             if matched is not None else _cached(breakdowns_of, key, DIMENSION_PANELS, TOP_N))
     current = _kpis(replace(key, assets=False), matched)
     before = q.before()
     previous = None if before is None else _kpis(replace(before, metric=HITS, assets=False))
