@@ -46,9 +46,12 @@
   }
 
   function drawIn(node) {
+    /* Called for every element Dash or Plotly adds (a chart's redraw adds hundreds):
+       getElementsByClassName is the cheap way to find the few boxes among them. */
     if (node.nodeType !== 1) { return; }
-    if (node.matches(".static-tree")) { draw(node); }
-    node.querySelectorAll(".static-tree").forEach(draw);
+    if (node.classList.contains("static-tree")) { draw(node); }
+    var boxes = node.getElementsByClassName("static-tree");
+    for (var i = 0; i < boxes.length; i += 1) { draw(boxes[i]); }
   }
 
   window.hitboardStaticTree = { drawIn: drawIn };
