@@ -200,13 +200,13 @@ def pageviews(lines) -> list[View]:
 
 
 def visits(views: list[View], timeout: dt.timedelta = dt.timedelta(minutes=30)) -> list[dict]:
-    """Each visit: a visitor's pageviews sorted, cut where two are over ``timeout``
-    apart."""
+    """Each visit: a visitor's pageviews in time order, those of one second in the log's
+    (a page before the icons it asks for), cut where two are over ``timeout`` apart."""
     found, by_visitor = [], {}
     for view in views:
         by_visitor.setdefault(view.visitor, []).append(view)
     for seen in by_visitor.values():
-        seen.sort(key=lambda v: (v.time, v.page))
+        seen.sort(key=lambda v: v.time)      # stable: one second keeps the log's order
         current = [seen[0]]
         for view in seen[1:]:
             if view.time - current[-1].time > timeout:

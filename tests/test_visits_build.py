@@ -187,3 +187,33 @@ def test_pages_over_whole_months_days_and_cut_hours_sum_as_their_quarters(embedd
             assert found.sort_index().to_dict() == quarters.sort_index().to_dict(), (lo, hi)
             assert found.sum() > 0
     assert embedded_db[store.MONTHS].count_documents({}) == 3       # March to May
+
+
+def _entries_and_exits(db) -> tuple[list[str], list[str]]:
+    span = (T0 - dt.timedelta(hours=1), T0 + dt.timedelta(days=1))
+    return tuple(reads.pages(db, "s", *span, kind)["value"].tolist()
+                 for kind in ("entry", "exit"))
+
+
+def test_requests_of_one_second_in_a_log_keep_the_log_s_order(db, tmp_path):
+    """A page and the pages it asks for in the same second (a directory listing and its
+    icons): the visit enters where the log says it did, not at the first name."""
+    log = tmp_path / "access.log"
+    lines = [f'203.0.113.1 - - [01/Mar/2026:23:{m:02d}:{s:02d} +0000] "GET {page} HTTP/1.1" '
+             f'200 5 "-" "{AGENT}"'
+             for m, s, page in [(0, 0, "/images/"), (0, 0, "/icons/blank"),
+                                (0, 0, "/icons/folder"), (5, 7, "/zeta"), (5, 7, "/alpha")]]
+    log.write_text("\n".join(lines) + "\n")
+    ingestor = Ingestor(db, site="s")
+    try:
+        ingest_file(ingestor, log, "s")
+    finally:
+        ingestor.close()
+    run_rollups(db, now=RUN[0])
+    assert _entries_and_exits(db) == (["/images/"], ["/alpha"])
+
+
+def test_events_a_writer_records_in_one_instant_keep_their_order(db):
+    """The beacon's and the load generator's events (no log): the order written."""
+    _write(db, (0, "/z", 1), (0, "/a", 1), (0, "/m", 1))
+    assert _entries_and_exits(db) == (["/z"], ["/m"])

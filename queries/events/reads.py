@@ -83,19 +83,33 @@ def columns(db, site: str, start: dt.datetime, end: dt.datetime, names: Sequence
     ``i``'s value ``values[codes[i]]`` (a plain column's codes are its positions), the
     events outside the range left out. A caller classifies each distinct value once.
     ``collection``: the hits kept apart (``events.apart``) rather than the counted ones."""
+    for from_log, times, coded, _, _ in placed_columns(db, site, start, end, names,
+                                                       collection):
+        yield from_log, times, coded
+
+
+def placed_columns(db, site: str, start: dt.datetime, end: dt.datetime, names: Sequence[str],
+                   collection: str = schema.EVENTS
+                   ) -> Iterator[tuple[bool, list[int], dict, str, Sequence[int]]]:
+    """``columns`` with the bucket's id and each event's index in it: its place
+    ``(id, index)`` sorts as the events were recorded, what orders requests of one
+    second (a page and its icons). A log's buckets are named by pass and first byte
+    offset (``buckets``), so one pass's lines sort as the file holds them; a beacon's
+    or the load generator's get ObjectIds, which sort as one writer made them."""
     for bucket in buckets.overlapping(db, site, start, end, (*names, "stream"), collection):
         n = bucket["n"]
         keep = _inside(bucket, start, end)
         times = buckets.times(bucket).tolist()
+        places: Sequence[int] = range(n)
         coded = {}
-        for name in names:
-            values, codes = buckets.coded(bucket, name, n)
-            coded[name] = (values, range(n) if codes is None else codes)
+        for column in names:
+            values, codes = buckets.coded(bucket, column, n)
+            coded[column] = (values, range(n) if codes is None else codes)
         if keep is not None:
-            times = list(compress(times, keep))
-            coded = {name: (values, list(compress(codes, keep)))
-                     for name, (values, codes) in coded.items()}
-        yield bucket.get("stream") is not None, times, coded
+            times, places = list(compress(times, keep)), list(compress(places, keep))
+            coded = {column: (values, list(compress(codes, keep)))
+                     for column, (values, codes) in coded.items()}
+        yield bucket.get("stream") is not None, times, coded, str(bucket["_id"]), places
 
 
 def span(db, site: str) -> tuple[dt.datetime, dt.datetime] | None:
