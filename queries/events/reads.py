@@ -91,12 +91,14 @@ def columns(db, site: str, start: dt.datetime, end: dt.datetime, names: Sequence
 def placed_columns(db, site: str, start: dt.datetime, end: dt.datetime, names: Sequence[str],
                    collection: str = schema.EVENTS
                    ) -> Iterator[tuple[bool, list[int], dict, str, Sequence[int]]]:
-    """``columns`` with the bucket's id and each event's index in it: its place
-    ``(id, index)`` sorts as the events were recorded, what orders requests of one
+    """``columns`` with the bucket's name and each event's index in it: its place
+    ``(name, index)`` sorts as the events were recorded, what orders requests of one
     second (a page and its icons). A log's buckets are named by pass and first byte
-    offset (``buckets``), so one pass's lines sort as the file holds them; a beacon's
-    or the load generator's get ObjectIds, which sort as one writer made them."""
-    for bucket in buckets.overlapping(db, site, start, end, (*names, "stream"), collection):
+    offset (``buckets``), so one pass's lines sort as the file holds them (whichever
+    worker wrote them first); the others (the beacon's journal, the load generator's
+    writer) by when they were written, then their ids."""
+    for bucket in buckets.overlapping(db, site, start, end, (*names, "stream", "ingested"),
+                                      collection):
         n = bucket["n"]
         keep = _inside(bucket, start, end)
         times = buckets.times(bucket).tolist()
@@ -109,7 +111,16 @@ def placed_columns(db, site: str, start: dt.datetime, end: dt.datetime, names: S
             times, places = list(compress(times, keep)), list(compress(places, keep))
             coded = {column: (values, list(compress(codes, keep)))
                      for column, (values, codes) in coded.items()}
-        yield bucket.get("stream") is not None, times, coded, str(bucket["_id"]), places
+        from_log = bucket.get("stream") is not None
+        yield from_log, times, coded, _name(bucket, from_log), places
+
+
+def _name(bucket: dict, from_log: bool) -> str:
+    """What sorts a bucket among others as its events were recorded (``placed_columns``)."""
+    if from_log:
+        return str(bucket["_id"])
+    written = bucket.get("ingested")
+    return f"{0 if written is None else schema.epoch_ms(written):015d}/{bucket['_id']}"
 
 
 def span(db, site: str) -> tuple[dt.datetime, dt.datetime] | None:
