@@ -200,13 +200,13 @@ def pageviews(lines) -> list[View]:
 
 
 def visits(views: list[View], timeout: dt.timedelta = dt.timedelta(minutes=30)) -> list[dict]:
-    """Each visit: a visitor's pageviews sorted, cut where two are over ``timeout``
-    apart."""
+    """Each visit: a visitor's pageviews in time order, those of one second in the log's
+    (a page before the icons it asks for), cut where two are over ``timeout`` apart."""
     found, by_visitor = [], {}
     for view in views:
         by_visitor.setdefault(view.visitor, []).append(view)
     for seen in by_visitor.values():
-        seen.sort(key=lambda v: (v.time, v.page))
+        seen.sort(key=lambda v: v.time)      # stable: one second keeps the log's order
         current = [seen[0]]
         for view in seen[1:]:
             if view.time - current[-1].time > timeout:
@@ -241,3 +241,42 @@ def visit_metrics(views: list[View], start: dt.datetime, end: dt.datetime,
                      "visit_duration": row["seconds"] / n if n else None,
                      "views_per_visit": row["views"] / n if n else None}
     return out
+
+
+# -- pages, "All time" ------------------------------------------------------------------
+def page_hits(lines, start: dt.datetime, end: dt.datetime, humans: bool = True) -> Counter:
+    """Hits per page (path without its query, decoded) in [start, end), whatever their
+    method and status, people's alone if ``humans``: what the pages panel ranks (it
+    leaves static files out, by ``assets``)."""
+    hits: Counter = Counter()
+    for line in lines:
+        m = REQUEST.match(line)
+        assert m, f"unread by the oracle: {line[:120]}"
+        _, stamp, _, path, _, agent = m.groups()
+        when = dt.datetime.strptime(stamp, "%d/%b/%Y:%H:%M:%S %z").astimezone(dt.UTC)
+        agent = None if agent in (None, "", "-") else agent
+        if start <= when < end and not (humans and agent and agents.parse(agent).bot):
+            hits[clean(decoded_path(path))] += 1
+    return hits
+
+
+def scanner(when: dt.datetime, paths, times: int, agent: str) -> list[str]:
+    """A scanner's lines: each of ``paths`` asked ``times`` times within the minutes
+    after ``when``, answered 404."""
+    return [f'203.0.113.66 - - [{when + dt.timedelta(seconds=i):%d/%b/%Y:%H:%M:%S +0000}] '
+            f'"GET {path} HTTP/1.1" 404 210 "-" "{agent}"'
+            for i, path in enumerate(p for p in paths for _ in range(times))]
+
+
+def shifted(line: str, offset: str) -> str:
+    """A line whose stamp keeps its wall-clock time under another offset (``+0530``):
+    the same log written in another zone, its instants moved."""
+    return line.replace(" +0000]", f" {offset}]", 1)
+
+
+def local_days(hits: list[Hit], zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
+    """The start of the local day of the first hit and the end of the last's (UTC):
+    "All time" in ``zone``."""
+    first = bucket(min(h.time for h in hits), "day", zone)
+    last = bucket(max(h.time for h in hits), "day", zone)
+    return first, _wall(last, 1, zone)

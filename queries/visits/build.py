@@ -113,12 +113,13 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
               known: dict | None = None) -> list[Pageview]:
     """The site's pageviews among its events of [lo, hi) (ms): pages (not assets) seen
     by people (not bots); from a log, a GET answered 2xx or 304; every beacon and load
-    generator hit (their events have no log stream). ``known``: paths already
+    generator hit (their events have no log stream). Each has its event's place, so
+    requests of one second keep the log's order. ``known``: paths already
     classified, shared by the calls of one recompute (agents are cached where they
     are classified)."""
     known = {} if known is None else known
     out: list[Pageview] = []
-    for from_log, times, columns in event_reads.columns(
+    for from_log, times, columns, bucket, places in event_reads.placed_columns(
             db, site, schema.from_epoch_ms(lo), schema.from_epoch_ms(hi), _COLUMNS):
         hosts, host_codes = columns["host"]
         agents, agent_codes = columns["user_agent"]
@@ -131,7 +132,8 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
             page = pages[p]
             if page is None or not people[a] or (kept is not None and not kept[i]):
                 continue
-            out.append(Pageview(f"{hosts[h] or ''}\x00{agents[a] or ''}", time, page))
+            out.append(Pageview(f"{hosts[h] or ''}\x00{agents[a] or ''}", time, page,
+                                place=(bucket, places[i])))
     return out + custom_events(db, site, lo, hi, unknown_bots)
 
 
