@@ -280,3 +280,62 @@ def local_days(hits: list[Hit], zone: ZoneInfo) -> tuple[dt.datetime, dt.datetim
     first = bucket(min(h.time for h in hits), "day", zone)
     last = bucket(max(h.time for h in hits), "day", zone)
     return first, _wall(last, 1, zone)
+
+
+# -- goals -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Event:
+    """A custom event as the beacon keeps it: a visitor's named event on a page."""
+
+    visitor: tuple[str, str]
+    time: dt.datetime
+    page: str
+    name: str
+    bot: bool
+
+
+def custom_events(lines, names=("Download", "Signup"), seed: int = 45) -> list[Event]:
+    """Events drawn from the log: after one pageview in six, its visitor sends one of
+    ``names`` from that page 0-20 minutes later; after one bot's GET in five, the bot
+    sends the first (a bot's event counts nowhere)."""
+    rng = random.Random(seed)
+    found = []
+    for line in lines:
+        m = REQUEST.match(line)
+        if not m or m.group(3) != "GET":
+            continue
+        address, stamp, _, path, _, agent = m.groups()
+        agent = None if agent in (None, "", "-") else agent
+        bot = bool(agent and agents.parse(agent).bot)
+        if not bot and not pageviews([line]):
+            continue
+        if rng.random() >= (0.2 if bot else 1 / 6):
+            continue
+        when = dt.datetime.strptime(stamp, "%d/%b/%Y:%H:%M:%S %z").astimezone(dt.UTC)
+        found.append(Event((address, agent or ""), when + dt.timedelta(
+            seconds=rng.randrange(1200)), clean(decoded_path(path)),
+            names[0] if bot else rng.choice(names), bot))
+    return found
+
+
+def page_pattern(pattern: str) -> re.Pattern:
+    """A goal's page pattern as a regular expression: ``*`` one path segment's
+    characters, ``**`` any characters, the rest itself."""
+    return re.compile("".join(".*" if part == "**" else "[^/]*" if part == "*"
+                              else re.escape(part)
+                              for part in re.split(r"(\*\*|\*)", pattern)), re.DOTALL)
+
+
+def goal(kind: str, value: str, views: list[View], events: list[Event],
+         start: dt.datetime, end: dt.datetime) -> tuple[int, int]:
+    """A goal's conversions and converting visitors in [start, end): a page goal's are
+    the pageviews of the pages it names, an event goal's the people's events of its
+    name."""
+    if kind == "page":
+        regex = page_pattern(value)
+        chosen = [v.visitor for v in views
+                  if start <= v.time < end and regex.fullmatch(v.page)]
+    else:
+        chosen = [e.visitor for e in events
+                  if start <= e.time < end and e.name == value and not e.bot]
+    return len(chosen), len(set(chosen))

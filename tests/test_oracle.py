@@ -1,9 +1,10 @@
 """The oracle: every figure History shows (chart buckets, CSV, KPIs, their change, the
-status and referrer panels) and the CLI prints equals an independent count of the log
-(tests/oracle.py), in zones whole, half and a quarter of an hour off UTC and across a DST
-change, for ranges of an hour, a day, five days and a month, people and every hit, with
-and without a filter, against the previous period and a year before, with the clock
-frozen at several instants after the log's last line.
+status and referrer panels, the goals) and the CLI prints equals an independent count of
+the log (tests/oracle.py), in zones whole, half and a quarter of an hour off UTC and
+across a DST change, for ranges of an hour, a day, five days and a month, people and
+every hit, with and without a filter, against the previous period and a year before,
+with the clock frozen at several instants after the log's last line. Goals: page goals
+on the log's pageviews, event goals on custom events drawn from its visitors.
 
 Visitors are sketches (HyperLogLog, ~1-2% off): compared within ``VISITORS``."""
 
@@ -27,8 +28,12 @@ import queries
 from dashboard.cli import main
 from dashboard.pages.history.panels import render_panels
 from dashboard.pages.history.view import compute_view
+from queries.custom.payload import custom_event
+from queries.events import custom as raw
 from queries.ingest.run import Ingestor, ingest_file
 from queries.rollups.build import run_rollups
+from queries.stats.goals import goal
+from queries.stats.sites import add_goal, register
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 pytestmark = pytest.mark.skipif(not SHARED.exists(), reason=f"{SHARED} is not there")
@@ -389,3 +394,117 @@ def test_the_pages_panel_across_a_scanner_s_hours_loses_no_hit(scanned, tz, star
     assert len(shown) == 10
     for page, (hits, _) in shown.items():
         assert hits == exact[page], (tz, page, hits, exact[page])
+
+
+# -- goals -----------------------------------------------------------------------------
+GOALS = (("page", "/projects/xdotool/**"), ("page", "/blog/**"), ("page", "/"),
+         ("page", "/presentations/*/"), ("page", "/**"), ("event", "Download"),
+         ("event", "Signup"))
+# (zone, start, end, granularity): whole UTC hours (the first; the next two hold a
+# POST, a HEAD and an OPTIONS under /projects/xdotool/), hours of zones +05:30 and
+# -02:30 (St John's in summer), a range cut at quarters, a local day, the whole log.
+GOAL_RANGES = (("UTC", "2015-05-19T06:00", "2015-05-19T07:00", "minute"),
+               ("UTC", "2015-05-20T08:00", "2015-05-20T09:00", "minute"),
+               ("UTC", "2015-05-20T14:00", "2015-05-20T15:00", "minute"),
+               ("Asia/Kolkata", "2015-05-19T12:00", "2015-05-19T13:00", "minute"),
+               ("Asia/Kolkata", "2015-05-19T12:15", "2015-05-19T14:45", "hour"),
+               ("America/St_Johns", "2015-05-19T12:00", "2015-05-19T13:00", "minute"),
+               ("America/St_Johns", "2015-05-18T21:30", "2015-05-19T02:00", "hour"),
+               ("Asia/Kolkata", "2015-05-19", "2015-05-20", "hour"),
+               ("America/St_Johns", "2015-05-16", "2015-05-22", "day"))
+
+
+def _goal_store(tmp_path_factory, name: str, lines: list[str]) -> tuple:
+    """``lines`` ingested, custom events drawn from them sent as the beacon keeps
+    them, ``GOALS`` added, a rollup run: the store and the oracle's pageviews, events
+    and hits."""
+    store, hits = _store(tmp_path_factory, name, lines, INSTANTS[0])
+    events = oracle.custom_events(lines)
+    with time_machine.travel(INSTANTS[0], tick=False):
+        db = queries.connect(str(store))
+        writer = raw.writer(db)
+        for event in events:
+            writer.add(raw.document(event.time, SITE, event.page,
+                                    custom_event(event.name), *event.visitor))
+        writer.flush()
+        register(db, SITE, "ingest")
+        for kind, value in GOALS:
+            assert add_goal(db, SITE, goal(kind, value))
+        run_rollups(db, now=INSTANTS[0])
+        db.client.close()
+    return store, oracle.pageviews(lines), events, hits
+
+
+@pytest.fixture(scope="module")
+def goaled(tmp_path_factory):
+    return _goal_store(tmp_path_factory, "goaled", SHARED.read_text().splitlines())
+
+
+@pytest.fixture(scope="module")
+def goaled_common(tmp_path_factory):
+    return _goal_store(tmp_path_factory, "goaled_common",
+                       [oracle.common_line(line) for line in SHARED.read_text().splitlines()])
+
+
+def _goal_panel(out) -> dict[str, tuple[int, int, str]]:
+    """The Goals panel's rows: goal -> (visitors, conversions, rate shown)."""
+    for section in out["panels"]:
+        if section.id == "history-panel-goals":
+            rows = {}
+            for tr in section.children[0].children[1].children:
+                cells = tr.children
+                if len(cells) < 4:
+                    continue      # the panel's "no goals" row
+                label = cells[0].children[1]
+                while getattr(label, "title", None) is None:
+                    label = label.children[0]
+                rows[label.title] = (_number(cells[1].children), _number(cells[2].children),
+                                     cells[3].children)
+            return rows
+    raise AssertionError("no goals panel")
+
+
+def check_goals(rows: dict, views, events, hits, tz: str, start: str, end: str):
+    """Every goal's conversions equal the oracle's, its visitors and rate within the
+    sketches' error, its visitors never more than its conversions nor 0 beside them."""
+    zone = ZoneInfo(tz)
+    first, last = oracle.local(start, zone), oracle.local(end, zone)
+    people = len({h.visitor for h in hits if first <= h.time < last and not h.bot})
+    for kind, value in GOALS:
+        label = f"Visit {value}" if kind == "page" else value
+        seen, n, rate = rows[label]
+        conversions, visitors = oracle.goal(kind, value, views, events, first, last)
+        where = (tz, start, end, label, (seen, n, rate), (visitors, conversions, people))
+        assert n == conversions, where
+        assert visitors_close(seen, visitors) and seen <= n and bool(seen) == bool(n), where
+        expected = 100 * visitors / people if people else None
+        shown = None if rate in ("–", "", None) else float(str(rate).rstrip(" %"))
+        assert (shown is None) == (expected is None), where
+        assert expected is None or abs(shown - expected) <= 0.05 + VISITORS * expected, where
+
+
+@pytest.mark.parametrize("log", ("goaled", "goaled_common"))
+def test_goals_in_history_equal_an_independent_count(log, request):
+    """Page goals convert on pageviews alone (not a POST, a HEAD, an OPTIONS, an asset or
+    a 404 under them); event goals on people's events; over whole UTC hours, hours and
+    cut ranges of zones +05:30 and -02:30, a local day and the whole log."""
+    store, views, events, hits = request.getfixturevalue(log)
+    with time_machine.travel(INSTANTS[2], tick=False), dashboard_app(store) as app, \
+            app.server.test_request_context():
+        for tz, start, end, granularity in GOAL_RANGES:
+            search = (f"?site={SITE}&tz={tz}&range=custom&start={start}&end={end}"
+                      f"&gran={granularity}")
+            check_goals(_goal_panel(render_panels(search)), views, events, hits, tz,
+                        start, end)
+
+
+def test_goals_in_the_cli_equal_an_independent_count(goaled):
+    store, views, events, hits = goaled
+    for tz, start, end, _ in GOAL_RANGES:
+        result = CliRunner().invoke(main, [
+            "breakdown", "--store", str(store), "--site", SITE, "--by", "goal", "--start",
+            start, "--end", end, "--tz", tz])
+        assert result.exit_code == 0, result.output
+        rows = {r["value"]: (int(r["visitors"]), int(r["conversions"]), r["conversion_rate"])
+                for r in csv.DictReader(io.StringIO(result.stdout)) if r["value"]}
+        check_goals(rows, views, events, hits, tz, start, end)

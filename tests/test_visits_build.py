@@ -136,11 +136,12 @@ def test_recent_visits_are_those_begun_in_the_window_from_the_events_alone(db):
 
 def test_a_store_older_than_visits_gets_the_visits_of_its_kept_events_once(db):
     from queries.stats import schema
+    from queries.visits.build import CAUGHT_UP
 
     _write(db, (0, "/a", 1), (10, "/b", 1), (100, "/c", 2))
     before = _docs(db)
     db[store.VISITS].delete_many({})          # as a store written before visits were counted
-    db[schema.CHECKPOINTS].delete_one({"_id": "visits"})
+    db[schema.CHECKPOINTS].delete_one({"_id": CAUGHT_UP})
     RUN[0] += dt.timedelta(minutes=5)
     run_rollups(db, now=RUN[0])               # touches no hour: the catch-up does them all
     assert _docs(db) == before

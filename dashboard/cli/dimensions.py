@@ -57,11 +57,9 @@ def breakdown(site, by, start, end, tz, page, n, prop, bots, fmt, store):
         if bots:
             raise InvalidRangeError(f"--by {by} counts people's custom events: no --bots")
         with _database(store, read_only=True) as db:
-            rows, exact = goals.event_rows(db, site, by, begin, finish, prop, n,
-                                           validation.page(page) if page else None)
+            rows = goals.event_rows(db, site, by, begin, finish, prop, n,
+                                    validation.page(page) if page else None)
         _emit(rows, goals.COLUMNS, fmt)
-        if not exact:
-            click.echo(goals.APPROXIMATE, err=True)
         visits.note_if_approximate(visits.reads.is_exact(begin, finish))
         return
     if prop is not None:

@@ -13,7 +13,7 @@ exact. A visitor is one (address, user agent) pair.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import NamedTuple
 
 import pandas as pd
@@ -90,20 +90,6 @@ def value_visitors(db, site: str, dim: str, found: Cover, hits: dict[str, int],
                for value, group in groups.items()}
     if not exact:       # a day's visitors may outnumber the range's hits, which bound them
         counted = {v: min(n, hits.get(v, 0)) for v, n in counted.items()}
-    return counted, exact and found.exact
-
-
-def matching_visitors(db, site: str, dim: str, found: Cover, matches: Sequence,
-                      now: dt.datetime | None = None) -> tuple[list[int], bool]:
-    """For each predicate of ``matches``, the human visitors of every value of ``dim``
-    it accepts over ``found`` (a page goal's converting visitors): the union of those
-    values' sketches, read once for them all; and whether they are exact (see
-    :func:`value_visitors`)."""
-    groups, exact = _value_sketches(db, site, dim, found, {}, True, False, now,
-                                    EVENTS_BUDGET)
-    counted = [sketches.estimate([sketch for value, group in groups.items() if match(value)
-                                  for sketch in group], sketches.LG_K_VALUE)
-               for match in matches]
     return counted, exact and found.exact
 
 

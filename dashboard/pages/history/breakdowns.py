@@ -109,9 +109,6 @@ def compute_panels(site: str, shown: Period, compared: Period | None, tz: str,
                      "hour of their first pageview).")
     pages = _cached(visit_pages, site, shown.start, shown.end, TOP_N, seconds=seconds)
     goals = _cached(goal_figures, site, shown.start, shown.end, now=now, seconds=seconds)
-    if not goals.attrs.get("exact", True):
-        notes.append("Page goals: their visitors come from the sketches of whole UTC days "
-                     "(the raw events of the range's other hours are no longer kept).")
     return Panels(frames, found.not_found, current, previous, share, tuple(notes), visits,
                   before, pages, goals, empty)
 
