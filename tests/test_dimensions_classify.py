@@ -27,6 +27,7 @@ def test_referrer_hosts():
     own = referrer.own_hosts("www.semicomplete.com")
     assert referrer.referrer_host(None) == "(direct)"
     assert referrer.referrer_host("-") == "(direct)"
+    assert referrer.referrer_host(referrer.NOT_LOGGED) == "(not in the log)"   # no field
     assert referrer.referrer_host("https://News.Example:8443/a?b") == "news.example"
     assert referrer.referrer_host("http://semicomplete.com/x", own) == "(internal)"
     assert referrer.referrer_host("http://www.semicomplete.com/", own) == "(internal)"
