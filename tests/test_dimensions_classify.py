@@ -148,7 +148,7 @@ def test_files_of_a_known_or_unknown_type_are_assets(path):
 @pytest.mark.parametrize("path", [
     "/", "/about", "/blog/", "/index.html", "/a/b.HTM", "/projects/xdotool/xdotool.xhtml",
     "/xmlrpc.php", "/wp-login.php", "/Default.aspx", "/app/login.jsp", "/cgi-bin/x.cgi",
-    "/docs/2.7", "/.env", "/trailing."])
+    "/docs/2.7", "/.env", "/trailing.", "/x.newmoused+newpsm", "/a.html target="])
 def test_pages_are_html_server_pages_or_paths_without_a_file_type(path):
     assert assets.kind(path) == "page", path
 

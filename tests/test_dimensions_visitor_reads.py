@@ -79,6 +79,27 @@ def test_the_values_a_visitor_has_one_of_share_the_sites_visitors(crowd):
     assert int(everyone["visitors"].sum()) == reads.visitors(crowd, SITE, *DAY).n
 
 
+def test_an_estimated_value_has_no_more_visitors_than_the_site(module_db):
+    """1,000 people (the site's sketch counts them exactly), one of whom comes once more
+    from a news site with a campaign: "(direct)" holds all but that hit, and its own
+    sketch said 1,006 visitors."""
+    site = "one-more.example"
+    recorder = DimensionRecorder(module_db, flush_interval=3600)
+    for person in range(1_000):
+        recorder.record(site, "/", DAY[0] + dt.timedelta(hours=1 + person % 22), classify(
+            site, "/", agent=AGENTS["desktop"], referrer_url="-", address=f"10.0.{person // 256}"
+            f".{person % 256}"))
+    recorder.record(site, "/", DAY[0] + dt.timedelta(hours=2), classify(
+        site, "/", status=404, agent=AGENTS["desktop"], query="utm_source=news",
+        referrer_url="https://news.example/", address="10.0.0.0"))
+    recorder.close()
+    assert reads.visitors(module_db, site, *DAY, humans=True) == (1_000, True, DAY, 0)
+    for dim in ("referrer", "status", "utm_source"):
+        top = reads.breakdown(module_db, site, dim, *DAY, humans=True).iloc[0]
+        assert top["hits"] == 1_000 and top["visitors_error"] > 0
+        assert top["visitors"] <= 1_000, dim
+
+
 def test_few_visitors_are_exact(db):
     recorder = DimensionRecorder(db, flush_interval=3600)
     for person in range(40):

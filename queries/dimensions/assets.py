@@ -2,7 +2,8 @@
 visits leave files out.
 
 A path is a page when its last segment has no extension (``/blog/``, ``/about``,
-``/v1.2/``; a numeric one is a version or a date: ``/docs/2.7``), when its extension's
+``/v1.2/``; a numeric one is a version or a date: ``/docs/2.7``; one of other characters
+than letters and digits is part of a name: ``/a.b-c``), when its extension's
 type is HTML (``.html``, ``.xhtml``), or when it names a page made on the server
 (``.php``, ``.aspx``, ``.jsp``...: they answer HTML). Any other extension is a file:
 one the ``content-types`` list gives a type (images, ``.xbm`` icons included, fonts,
@@ -35,7 +36,7 @@ def kind(path: str) -> str:
     """``page`` or ``asset``, by the last segment's extension (see the module doc);
     ``robots.txt`` and ``sitemap.xml`` are assets too: nobody reads them as pages."""
     ext = posixpath.splitext(path.rsplit("/", 1)[-1])[1][1:].lower()
-    if not ext or ext.isdigit() or ext in PAGE_EXTENSIONS \
+    if not ext.isalnum() or ext.isdigit() or ext in PAGE_EXTENSIONS \
             or EXTENSION_TO_CONTENT_TYPE.get(ext) in HTML_TYPES:
         return PAGE
     return ASSET

@@ -80,12 +80,17 @@ def visitors(db, site: str, start, end, humans: bool = False,
     return Visitors(n, found.exact, found.counted, error)
 
 
-def visitors_over(db, site: str, found: Cover, humans: bool = False) -> sketches.Estimate:
-    """The whole site's distinct visitors over a cover."""
+def visitors_over(db, site: str, found: Cover, humans: bool = False,
+                  cut: Iterable[str] | None = None) -> sketches.Estimate:
+    """The whole site's distinct visitors over a cover; ``cut``: the visitors of the
+    parts of hours it cuts, when they were read from the raw events already."""
     parts = [sketches.whole(doc, humans) for doc in _site_docs(db, site, pieces(*found.hours))]
-    for start, end in found.events:
-        people = event_values(db, site, "bot", start, end, humans)
-        parts.append(_sketch_of(v for _, seen in people.values() for v in seen))
+    if cut is not None:
+        parts.append(_sketch_of(cut))
+    else:
+        for start, end in found.events:
+            people = event_values(db, site, "bot", start, end, humans)
+            parts.append(_sketch_of(v for _, seen in people.values() for v in seen))
     return sketches.count(parts)
 
 
@@ -104,24 +109,27 @@ def value_visitors(db, site: str, dim: str, found: Cover, hits: dict[str, int],
                for value, group in groups.items()}
     if not exact:       # a day's visitors may outnumber the range's hits, which bound them
         counted = {v: e._replace(n=min(e.n, hits.get(v, 0))) for v, e in counted.items()}
-    if not bots:        # the site's sketches hold everyone and the humans, not bots alone
-        counted = _agreeing(db, site, dim, found, counted, hits, humans)
+    if not bots and sum(hits.values()):   # the site's sketches: everyone, humans; no bots
+        site_wide = visitors_over(db, site, found, humans, cut=set().union(
+            *event_people.values()))
+        counted = _agreeing(dim, counted, hits, site_wide)
     return counted, exact and found.exact
 
 
-def _agreeing(db, site: str, dim: str, found: Cover, counted: dict[str, sketches.Estimate],
-              hits: dict[str, int], humans: bool) -> dict[str, sketches.Estimate]:
-    """The values' visitors made to agree with the whole site's over the same cover: a
-    value holding every hit has them; values of a ``PER_VISITOR`` dimension share them
-    (the estimated values scaled to what the exact ones leave, by largest remainder,
-    none past its hits)."""
+def _agreeing(dim: str, counted: dict[str, sketches.Estimate], hits: dict[str, int],
+              site_wide: sketches.Estimate) -> dict[str, sketches.Estimate]:
+    """The values' visitors made to agree with the whole site's over the same cover: an
+    estimated value has at most them; a value holding every hit has them; the values
+    of a ``PER_VISITOR`` dimension share them (the estimated values scaled to what the
+    exact ones leave, by largest remainder, none past its hits)."""
+    counted = {v: e._replace(n=min(e.n, site_wide.n)) if e.error or not site_wide.error
+               else e for v, e in counted.items()}      # an exact count stays as it is
     total = sum(hits.values())
     every = [value for value, n in hits.items() if n and n == total]
-    if not total or not (every or dim in PER_VISITOR):
-        return counted
-    site_wide = visitors_over(db, site, found, humans)
     if every:
         return {**counted, **{value: site_wide for value in every}}
+    if dim not in PER_VISITOR:
+        return counted
     loose = {v: e for v, e in counted.items() if e.error and hits.get(v, 0)}
     left = site_wide.n - sum(e.n for v, e in counted.items() if v not in loose)
     held = sum(e.n for e in loose.values())
