@@ -23,6 +23,7 @@ from queries.validation import decoded_path
 
 LINE = re.compile(r'(\S+) \S+ \S+ \[([^\]]+)\] "(?:[^"\\]|\\.)*" (\d{3}|-) \S+'
                   r'(?: "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)"?)?')
+NO_REFERRER_FIELD = "(not in the log)"   # unknown, not direct
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
 DAY = dt.timedelta(days=1)
@@ -52,7 +53,8 @@ def parse(lines, site: str) -> list[Hit]:
         when = (local - shift if sign == "+" else local + shift).replace(tzinfo=dt.UTC)
         agent = None if agent in (None, "", "-") else agent
         hits.append(Hit(when, (address, agent or ""), status,
-                        referrer_host(None if ref in (None, "-") else ref, hosts),
+                        NO_REFERRER_FIELD if ref is None  # a common-format line
+                        else referrer_host(None if ref == "-" else ref, hosts),
                         agent is not None and agents.parse(agent).bot))
     return hits
 

@@ -16,9 +16,9 @@ def test_people_read_pages_bots_and_static_files_left_out(db, tmp_path):
     ranked = ranked_pages(db, "s", start, end)
     assert ranked.index.name == "page"
     assert ranked.reset_index().to_dict("records") == [
-        {"page": "/", "hits": 40, "visitors": 40},             # Googlebot's 15 left out
-        {"page": "/about", "hits": 20, "visitors": 20},
-        {"page": "/missing", "hits": 5, "visitors": 5}]
+        {"page": "/", "hits": 40, "visitors": 40, "visitors_error": 0},   # Googlebot out
+        {"page": "/about", "hits": 20, "visitors": 20, "visitors_error": 0},
+        {"page": "/missing", "hits": 5, "visitors": 5, "visitors_error": 0}]
     assert {k: ranked.attrs[k] for k in ("note", "every_hit", "exact")} == {
         "note": "", "every_hit": False, "exact": True}
     everyone = ranked_pages(db, "s", start, end, humans=False, assets=True)

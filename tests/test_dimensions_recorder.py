@@ -245,3 +245,21 @@ def test_record_many_counts_what_record_counts_and_checks_every_hit_first(db):
     assert at_once.status().pending_hits == one_by_one.status().pending_hits
     for recorder in (one_by_one, at_once):
         recorder.close()
+
+
+def test_a_flush_past_the_bucket_limit_lists_the_owner_it_writes_as(db, monkeypatch):
+    """A flush holding more buckets than MAX_SKETCH_BUCKETS (a log of many days in one
+    batch) writes its sketches as a new owner: its counters list that owner, so the
+    visitors are read (a long log read 0 visitors)."""
+    from queries.dimensions import sketching
+
+    monkeypatch.setattr(sketching, "MAX_SKETCH_BUCKETS", 2)
+    recorder = _recorder(db)
+    for i in range(4):
+        dims = classify(SITE, "/", agent=CHROME, address=f"8.8.8.{i + 1}")
+        recorder.record(SITE, "/", T0 + dt.timedelta(hours=i), dims)
+    recorder.close()
+    assert reads.visitors(db, SITE, *DAY).n == 4
+    assert reads.visitors(db, SITE, T0.replace(minute=0), T0.replace(minute=0)
+                          + dt.timedelta(hours=1)).n == 1
+    assert reads.breakdown(db, SITE, "country", *DAY)["visitors"].tolist() == [4]

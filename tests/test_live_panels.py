@@ -73,7 +73,7 @@ def test_recent_breakdown_is_the_windows_events_and_never_more_visitors_than_hit
     # The counters' value sketches cover the whole day (40 visitors from news.example):
     # an hour's breakdown counts the visitors of its own hours from their raw events.
     counted = reads.breakdown(db, "s", "referrer", *hour, humans=True)
-    assert counted.values.tolist() == [["news.example", 6, 3]]
+    assert counted.values.tolist() == [["news.example", 6, 3, 0]]     # 0: exact
     assert counted.attrs["exact"] and counted.attrs["visitors_exact"]
 
 

@@ -102,6 +102,12 @@ def _kpis(out) -> dict[str, tuple[str, str]]:
 
 def _panel(out, dim: str) -> dict[str, tuple[int, int | None]]:
     """A panel's rows: value -> (hits, visitors)."""
+    return {value: (hits, None if _text(seen) == "–" else _number(seen))
+            for value, (hits, seen) in _shown(out, dim).items()}
+
+
+def _shown(out, dim: str) -> dict:
+    """A panel's rows: value -> (hits, visitors as shown: text, or an estimate's Span)."""
     for section in out["panels"]:
         if section.id == f"history-panel-{dim}":
             rows = {}
@@ -110,15 +116,46 @@ def _panel(out, dim: str) -> dict[str, tuple[int, int | None]]:
                 if len(cells) < 3:
                     continue      # the panel's "no hits" row
                 label = cells[0].children[1]
-                seen = cells[2].children
                 rows[label.title] = (int(cells[1].children.replace(",", "")),
-                                     None if seen == "–" else int(seen.replace(",", "")))
+                                     cells[2].children)
             return rows
     raise AssertionError(f"no {dim} panel")
 
 
-def _number(text: str) -> int:
-    return int(text.replace(",", ""))
+def _error(shown) -> int:
+    """An estimate's error, from its title ("±27 (95 % interval)"); 0: exact."""
+    if isinstance(shown, str):
+        return 0
+    return _number(shown.title.split("±")[1].split(" ")[0])
+
+
+def check_estimates(shown, now, search: str) -> None:
+    """Visitors (issue 45, row 6): a figure without "≈" is the exact count, one with it is
+    within its error; a value holding every hit shows the KPI's figure; the devices'
+    visitors (each visitor has one device) add up to the KPI's."""
+    visitors = _kpis(shown)["visitors"][0]
+    if not now.total or _text(visitors) == "–":
+        return
+    error = _error(visitors)
+    assert abs(_number(visitors) - now.visitors) <= error, (search, visitors, now.visitors)
+    for dim in ("referrer", "status", "device", "browser", "os", "utm_source"):
+        for value, (hits, seen) in _shown(shown, dim).items():
+            if hits == now.total:
+                assert (_text(seen), _error(seen)) == (_text(visitors), error), (
+                    search, dim, value, "a value holding every hit")
+    devices = _shown(shown, "device")
+    if len(devices) < 10:
+        assert sum(_number(seen) for _, seen in devices.values()) == _number(visitors), (
+            search, "the devices' visitors, the KPI's")
+
+
+def _text(shown) -> str:
+    """A figure's text: an estimate is a Span ("≈1,653", its error in its title)."""
+    return shown if isinstance(shown, str) else shown.children
+
+
+def _number(text) -> int:
+    return int(_text(text).removeprefix("≈").replace(",", ""))
 
 
 def _change(now: int, before: int) -> str:
@@ -172,6 +209,8 @@ def check_view(hits, search: str, tz: str, humans: bool, status: str | None,
         if people is not None:
             assert people <= n and visitors_close(people, now.referrer_visitors[value]), (
                 search, "referrer visitors", value, people, now.referrer_visitors[value])
+    if status is None:      # a filter's KPI and its panels read different stores
+        check_estimates(shown, now, search)
     return now
 
 
