@@ -29,6 +29,7 @@ from dashboard.feedback import describe
 from dashboard.notes_view import notes_section
 from dashboard.pages.live.feed import recent_section, register_recent_callbacks
 from dashboard.pages.live.notes import banner_slot, decorate_live, register_live_note_callbacks
+from dashboard.pages.live.pacer import PACER
 from dashboard.pages.live.panels import live_people_section, register_people_callbacks
 from dashboard.services import get_services
 from dashboard.sitecheck import unknown_site_notice
@@ -48,6 +49,7 @@ dash.register_page(__name__, path="/", name="Live", title="hitboard · live", or
 register_recent_callbacks()
 register_live_note_callbacks()
 register_people_callbacks()
+PACER.register()
 
 WINDOWS = {"15": "15 min", "60": "1 hour", "180": "3 hours"}
 DEFAULT_WINDOW = "60"
@@ -84,6 +86,7 @@ def layout(**query):
         live_people_section(),
         recent_section(q),
         dcc.Interval(id="live-interval", interval=REFRESH_MS),
+        *PACER.stores(),
         dcc.Interval(id="live-clock", interval=1000),
         dcc.Store(id="live-updated"),
     ])
@@ -114,7 +117,8 @@ def choose_window(window, search):
     output={"figure": Output("live-graph", "figure"), "kpis": Output("live-kpis", "children"),
             "top": Output("live-top", "children"), "updated": Output("live-updated", "data"),
             "alert": Output("live-alert", "children")},
-    inputs=[Input("live-interval", "n_intervals"), Input("url", "search")],
+    inputs=[PACER.tick, Input("url", "search")],
+    running=PACER.running("chart"),
 )
 def refresh(_n, search):
     """Everything the page shows, as of the current cache bucket."""

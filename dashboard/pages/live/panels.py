@@ -19,6 +19,7 @@ from components.breakdowns import breakdown_panel
 from components.numbers import count
 from dashboard import reads
 from dashboard.feedback import describe
+from dashboard.pages.live.pacer import PACER
 from dashboard.state import (
     BOTS_KEY,
     FILTER_KEY,
@@ -53,8 +54,9 @@ def register_people_callbacks() -> None:
     callback(
         Output("live-people", "children"),
         Output("live-referrers", "children"),
-        Input("live-interval", "n_intervals"),
+        PACER.tick,
         Input("url", "search"),
+        running=PACER.running("people"),
     )(refresh_people)
 
 
