@@ -13,8 +13,7 @@ from queries.dimensions.spans import approximate_note
 from queries.errors import InvalidRangeError
 
 from . import goals, visits
-from .common import store_option
-from .frames import whole
+from .common import store_option, whole
 from .stats import (
     _database,
     _day,

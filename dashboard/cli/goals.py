@@ -10,8 +10,7 @@ from queries.errors import InvalidRangeError
 from queries.stats.goals import goal
 from queries.stats.sites import add_goal, remove_goal, site_settings
 
-from .common import shown, store_option
-from .frames import records
+from .common import records, shown, store_option
 from .stats import _database, _emit, format_option
 
 BY = ("event", "goal", "prop")

@@ -25,8 +25,7 @@ from queries.visits.reads import METRICS as VISIT_METRICS
 
 from ..spreadsheet import cell
 from . import visits
-from .common import open_db, shown, store_option
-from .frames import whole
+from .common import open_db, shown, store_option, whole
 
 # Where `report` reads each granularity from: source name -> (granularities, reader).
 # A reader takes (db, site, start, end, granularity, pages, tz) and returns the frame

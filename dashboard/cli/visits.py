@@ -10,7 +10,7 @@ from queries.errors import InvalidRangeError
 from queries.validation import WHOLE_SITE
 from queries.visits import reads
 
-from .frames import present, whole
+from .common import present, whole
 
 PAGE_DIMENSIONS = {"entry_page": "entry", "exit_page": "exit"}
 APPROXIMATE = ("note: the range cuts a quarter hour, which counts whole (visits are "
