@@ -109,3 +109,17 @@ def test_few_visitors_are_exact(db):
     assert reads.visitors(db, SITE, *DAY) == (40, True, DAY, 0)
     frame = reads.breakdown(db, SITE, "device", *DAY)
     assert frame[["value", "visitors", "visitors_error"]].values.tolist() == [["mobile", 40, 0]]
+
+
+def test_the_only_404_path_has_its_own_visitors_not_the_sites(db):
+    """``notfound`` counts the 404s alone: its only path holds every hit of the
+    dimension, not of the range, and had the site's 40 visitors beside its 3 hits (the
+    CLI's fuzz, seed 66: "/missing,16,71")."""
+    recorder = DimensionRecorder(db, flush_interval=3600)
+    for person in range(40):
+        recorder.record(SITE, "/", DAY[0] + dt.timedelta(hours=person % 24), classify(
+            SITE, "/", status=404 if person < 3 else 200, agent=AGENTS["mobile"],
+            address=f"192.0.2.{person}"))
+    recorder.close()
+    frame = reads.breakdown(db, SITE, "notfound", *DAY)
+    assert frame[["value", "hits", "visitors"]].values.tolist() == [["/", 3, 3]]

@@ -13,7 +13,7 @@ from queries.dimensions.spans import approximate_note
 from queries.errors import InvalidRangeError
 
 from . import goals, visits
-from .common import store_option
+from .common import store_option, whole
 from .stats import (
     _database,
     _day,
@@ -76,9 +76,8 @@ def breakdown(site, by, start, end, tz, page, n, prop, bots, fmt, store):
     with _database(store, read_only=True) as db:
         frame = reads.breakdown(db, site, by, begin, finish, page=page, n=n,
                                 humans=humans)
-    rows = [{"value": row.value, "hits": int(row.hits),
-             "visitors": None if row.visitors is None or row.visitors != row.visitors
-             else int(row.visitors)} for row in frame.astype(object).itertuples()]
+    rows = [{"value": row.value, "hits": whole(row.hits), "visitors": whole(row.visitors)}
+            for row in frame.itertuples()]
     _emit(rows, ("value", "hits", "visitors"), fmt)
     if frame.attrs.get("note"):
         click.echo(f"note: {frame.attrs['note']}", err=True)

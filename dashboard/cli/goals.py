@@ -10,7 +10,7 @@ from queries.errors import InvalidRangeError
 from queries.stats.goals import goal
 from queries.stats.sites import add_goal, remove_goal, site_settings
 
-from .common import shown, store_option
+from .common import records, shown, store_option
 from .stats import _database, _emit, format_option
 
 BY = ("event", "goal", "prop")
@@ -31,8 +31,7 @@ def event_rows(db, site: str, by: str, start, end, prop: str | None, n: int,
         frame = reads.props(db, site, start, end, prop).head(n)
     else:
         frame = reads.goals(db, site, start, end, site_settings(db, site).goals)
-    return [{key: (None if value != value else value) for key, value in record.items()}
-            for record in frame.astype(object).to_dict("records")]
+    return records(frame)
 
 
 def _goal(event: str | None, page: str | None):

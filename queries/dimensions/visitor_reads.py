@@ -43,6 +43,9 @@ from .spans import (
 # Dimensions whose value is the visitor's own (its agent's or its address's): every
 # visitor has exactly one, so a range's values share out its visitors.
 PER_VISITOR = frozenset(("browser", "os", "device", "bot", "country"))
+# Dimensions only some hits have a value of (the 404s' paths): a value holding every hit
+# of the dimension does not hold every hit of the range.
+PARTIAL = frozenset(("notfound",))
 
 
 class Visitors(NamedTuple):
@@ -125,7 +128,7 @@ def _agreeing(dim: str, counted: dict[str, sketches.Estimate], hits: dict[str, i
     counted = {v: e._replace(n=min(e.n, site_wide.n)) if e.error or not site_wide.error
                else e for v, e in counted.items()}      # an exact count stays as it is
     total = sum(hits.values())
-    every = [value for value, n in hits.items() if n and n == total]
+    every = [value for value, n in hits.items() if n and n == total and dim not in PARTIAL]
     if every:
         return {**counted, **{value: site_wide for value in every}}
     if dim not in PER_VISITOR:

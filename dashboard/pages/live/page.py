@@ -94,11 +94,14 @@ def layout(**query):
 
 def _kpis(totals, now: dt.datetime | None, tz: str) -> list[Kpi]:
     local = now.astimezone(validation.timezone(tz)) if now else None
+    every = "every hit, bots included"     # the counters' population, as the chart's
     return [
-        Kpi("live-kpi-minute", "This minute", totals and totals.this_minute,
-            f"since {local:%H:%M}" if local else ""),
-        Kpi("live-kpi-hour", "Last hour", totals and totals.last_hour, "last 60 minutes"),
-        Kpi("live-kpi-today", "Today", totals and totals.today, f"since midnight, {tz}"),
+        Kpi("live-kpi-minute", "Hits this minute", totals and totals.this_minute,
+            f"since {local:%H:%M}, so far; {every}" if local else every),
+        Kpi("live-kpi-hour", "Hits, last hour", totals and totals.last_hour,
+            f"last 60 minutes; {every}"),
+        Kpi("live-kpi-today", "Hits today", totals and totals.today,
+            f"since midnight, {tz}; {every}"),
     ]
 
 
@@ -163,9 +166,10 @@ def _view(snapshot, site: str, shell, window: int, bots: bool) -> tuple:
     every viewer of the same view (building Plotly figures is most of a refresh's cost)."""
     pages = shell.pages
     revision = f"live|{site}|{'|'.join(pages)}|{shell.tz}|{window}"
-    partial = snapshot.as_of.second or snapshot.as_of.microsecond  # this minute so far
+    # The last minute is the running one (begun at ``as_of``'s minute, even at :00).
     figure = timeseries_figure(snapshot.series, granularity="minute", theme=shell.theme,
-                               pages=pages, uirevision=revision, incomplete=bool(partial))
+                               pages=pages, uirevision=revision, incomplete=True,
+                               running=True)
     return (figure.to_dict(), kpi_cards(_kpis(snapshot.totals, snapshot.as_of, shell.tz)),
             [top_pages_table(snapshot.top, pages=pages),
              html.P(_top_basis(snapshot.top, bots), className="hint")])
