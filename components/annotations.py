@@ -26,6 +26,7 @@ NOTES_NAME = "Notes"
 PREVIOUS_NOTES_NAME = "Notes (previous period)"
 BAND_COLOR = {"light": "rgba(34, 139, 230, 0.13)", "dark": "rgba(116, 192, 252, 0.16)"}
 OUTSIDE_COLOR = "#e03131"
+STACK_STEP = 0.07       # a marker's height on NOTES_AXIS
 NOTES_AXIS = {"overlaying": "y", "range": [0, 1.04], "visible": False, "fixedrange": True}
 
 
@@ -72,13 +73,38 @@ def add_annotations(figure: go.Figure, notes: list[dict], index: pd.DatetimeInde
                            "x1": where, "y0": 0, "y1": 1, "layer": "below", "name": name,
                            "line": {"color": color, "width": 1.5, "dash": dash_style}})
         prefix = "previous period · " if dash_style == "dot" else ""
-        figure.add_trace(go.Scatter(
-            x=x, y=[1] * len(x), yaxis="y2", mode="markers", name=name,
-            marker={"symbol": "triangle-down", "size": 11, "color": colors},
-            hovertext=[prefix + hover_text(n, zone) for n in group], hoverinfo="text",
-            showlegend=True))
+        heights = _stacked(group, index)
+        # One trace per colour (a kind's): a legend entry takes its trace's first colour.
+        for color in dict.fromkeys(colors):
+            kinds = {n["kind"] for n, c in zip(group, colors, strict=True) if c == color}
+            picked = [i for i, c in enumerate(colors) if c == color]
+            figure.add_trace(go.Scatter(
+                x=[x[i] for i in picked], y=[heights[i] for i in picked], yaxis="y2",
+                mode="markers",
+                name=name if dash_style == "dot" else notes_name(kinds),
+                marker={"symbol": "triangle-down", "size": 11, "color": color},
+                hovertext=[prefix + hover_text(group[i], zone) for i in picked],
+                hoverinfo="text", showlegend=True))
     figure.update_layout(shapes=shapes, yaxis2=NOTES_AXIS)
     return figure
+
+
+def _stacked(group: list[dict], index: pd.DatetimeIndex) -> list[float]:
+    """Each note's marker height: the second note of a bucket under the first, and so on
+    (the demo notes its backfill and its load test in the same second)."""
+    buckets = index.searchsorted([pd.Timestamp(n["time"]) for n in group], side="right")
+    seen: dict[int, int] = {}
+    heights = []
+    for bucket in buckets.tolist():
+        heights.append(1 - STACK_STEP * seen.get(bucket, 0))
+        seen[bucket] = seen.get(bucket, 0) + 1
+    return heights
+
+
+def notes_name(kinds) -> str:
+    """A legend entry of notes: "Notes", or "Notes · Deploy" for the kind it draws."""
+    kinds = set(kinds) & set(KIND_LABELS) - {"note"}
+    return NOTES_NAME if len(kinds) != 1 else f"{NOTES_NAME} · {KIND_LABELS[kinds.pop()]}"
 
 
 def note_trace(note: dict, index: pd.DatetimeIndex, granularity: str) -> dict:
@@ -88,7 +114,8 @@ def note_trace(note: dict, index: pd.DatetimeIndex, granularity: str) -> dict:
     color = KIND_COLORS.get(note["kind"], KIND_COLORS["note"])
     text = hover_text(note, index.tz)
     return {"type": "scatter", "x": [where, where], "y": [0, 1], "yaxis": "y2",
-            "mode": "lines+markers", "name": NOTES_NAME, "showlegend": False,
+            "mode": "lines+markers", "name": notes_name([note["kind"]]),
+            "showlegend": False,
             "line": {"color": color, "width": 1.5, "dash": "dash"},
             "marker": {"symbol": "triangle-down", "size": [0, 11], "color": color},
             "hovertext": [text, text], "hoverinfo": "text"}

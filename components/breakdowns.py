@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 from dash import dcc, html
+from dash.development.base_component import Component
 
-from .numbers import amounts, count, duration, percent
+from .numbers import amounts, count, duration, estimate, percent
 from .tables import format_change
 
 UNCLICKABLE = {"(other)"}  # past a document's cap: no single value to filter by
@@ -26,7 +27,7 @@ def percent_of(value) -> str:
 class KpiChange:
     id: str
     label: str
-    value: str
+    value: str | Component  # a figure as ``numbers`` shows it (an estimate is a Span)
     change: float | None  # % against the previous period; None: "new" or "–"
     note: str = ""
     good_when_up: bool = True
@@ -39,19 +40,28 @@ def _text(value: str) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    """A number column of a ranked table: its header, the frame's field, its format."""
+    """A number column of a ranked table: its header, the frame's field, its format;
+    ``error`` the field holding each value's error, when it may be an estimate (shown
+    ``≈``, the error in its title; a frame without the field holds exact values)."""
 
     header: str
     field: str
     shown: Callable[[object], str] = count
+    error: str | None = None
+
+    def cell(self, record: dict):
+        if self.error is not None:
+            return estimate(record[self.field], record.get(self.error))
+        return self.shown(record[self.field])
 
 
-HITS_COLUMNS = (Column("Hits", "hits"), Column("Visitors", "visitors"))
+VISITORS = Column("Visitors", "visitors", error="visitors_error")
+HITS_COLUMNS = (Column("Hits", "hits"), VISITORS)
 VISIT_COLUMNS = (Column("Visits", "visits"), Column("Bounce", "bounce_rate", percent_of),
                  Column("Duration", "visit_duration", duration))
 # A goal's converting visitors, its conversions (events, or pageviews of its pages) and
 # its conversion rate; its revenue goes under its name (``sub``).
-GOAL_COLUMNS = (Column("Visitors", "visitors"), Column("Total", "conversions"),
+GOAL_COLUMNS = (VISITORS, Column("Total", "conversions"),
                 Column("CR", "conversion_rate", lambda value: percent(value, 1)))
 
 
@@ -81,8 +91,7 @@ def breakdown_panel(dim: str, title: str, frame: pd.DataFrame,
                             children=[
             html.Td(className="bd-value", children=[
                 html.Div(className="bd-bar", style={"width": width}), label]),
-            *(html.Td(column.shown(record[column.field]), className="num")
-              for column in columns),
+            *(html.Td(column.cell(record), className="num") for column in columns),
         ]))
     # More than two numbers leave a phone's value column narrow: values wrap instead.
     wide = " bd-wrap" if len(columns) > 2 else ""

@@ -1,15 +1,27 @@
 """Numbers as the pages show them: thousands separated, decimals included (``1,730.15``,
-``+4,574.0 %``), a dash for a value not known. Every count, mean, rate and change on a
-page goes through these, so no figure reads ``1730.15`` beside ``1,730``."""
+``+4,574.0 %``), a dash for a value not known, ``≈`` before an estimate. Every count,
+mean, rate and change on a page goes through these, so no figure reads ``1730.15``
+beside ``1,730``, and an estimate reads as one wherever it is shown."""
 
 from __future__ import annotations
 
 import re
 
 import pandas as pd
+from dash import html
 
 NO_VALUE = "–"
 MINUS = "−"  # a real minus sign: "-3 %" in a proportional font reads as a dash
+APPROX = "≈"
+
+
+def estimate(value: int | float | None, error: int | float | None = 0):
+    """A count that may be estimated (distinct visitors from sketches): ``12,345`` when
+    exact (``error`` 0, or not given), else ``≈12,345`` whose title gives the error."""
+    if _missing(value) or _missing(error) or not error:
+        return count(value)
+    return html.Span(APPROX + count(value), className="estimate",
+                     title=f"Estimated from sketches: ±{count(error)} (95 % interval)")
 
 
 def count(value: int | float | None) -> str:

@@ -94,6 +94,7 @@ def table_cells(table: html.Div) -> list[list[dict]]:
 ATTRIBUTES = {"id": "id", "className": "class", "title": "title", "colSpan": "colspan",
               "rowSpan": "rowspan", "role": "role", "href": "href", "style": "style"}
 _PROPS = {html_name: prop for prop, html_name in ATTRIBUTES.items()}
+ONE = "_one"      # an element whose only child was not in a list (the script ignores it)
 TAGS = frozenset({"div", "span", "section", "p", "a", "h2", "h3", "h4", "ol", "ul", "li",
                   "table", "thead", "tbody", "tr", "th", "td", "small", "strong", "em",
                   "abbr", "br", "sup", "sub", "b", "i", "label", "time"})
@@ -139,7 +140,10 @@ def _element(component: Component) -> list:
         if name is None:
             continue
         attributes[name] = value if name == "style" else str(value)
-    return [tag, attributes, *nodes(getattr(component, "children", None))]
+    children = getattr(component, "children", None)
+    if isinstance(children, Component):
+        attributes[ONE] = 1          # not a list: read back as written (``rebuilt``)
+    return [tag, attributes, *nodes(children)]
 
 
 def rebuilt(box: html.Div) -> list:
@@ -153,10 +157,11 @@ def _rebuilt(node):
         return node
     tag, attributes, *children = node
     props = {_PROPS.get(name, name): value for name, value in attributes.items()
-             if name != "data-link"}
+             if name not in ("data-link", ONE)}
     inner = [_rebuilt(child) for child in children]
-    # One text stays a text; elements are a list, as the builders write them.
-    shown = inner[0] if len(inner) == 1 and isinstance(inner[0], str) else (inner or None)
+    # One text, or one element not in a list, as written; else a list.
+    alone = len(inner) == 1 and (isinstance(inner[0], str) or ONE in attributes)
+    shown = inner[0] if alone else (inner or None)
     if "data-link" in attributes:
         return dcc.Link(children=shown, **props)
     return getattr(html, tag.capitalize())(children=shown, **props)

@@ -60,13 +60,16 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
                       pages: list[str] | tuple[str, ...] = (), mode: str = "lines",
                       previous: pd.DataFrame | None = None, uirevision: str | None = None,
                       height: int | None = None, incomplete: bool = False,
-                      measure: str = "hits", whole: bool = True) -> go.Figure:
+                      measure: str = "hits", whole: bool = True,
+                      running: bool = False) -> go.Figure:
     """One line (or stacked area) per column of ``current``, ``measure`` per bucket
     (``whole``: counts, else a rate or a mean, drawn to two decimals); the previous
     period dashed
     (per page, or as one total over a stack, which per-page lines would misread).
     ``pages`` fixes the colour order (the view's selection); ``incomplete`` shades the
-    last bucket, still filling up, so its drop does not read as a fall in traffic."""
+    last bucket, still filling up, so its drop does not read as a fall in traffic;
+    ``running`` (lines, with ``incomplete``) also draws the way into it dashed, as
+    Plausible draws its current period: the solid line ends at the last whole bucket."""
     colors = page_colors(list(pages) or list(current.columns))
     number = "," if whole else ",.2f"
     axis = time_axis(current.index, granularity)
@@ -86,6 +89,8 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
         if mode == "stacked":
             trace.update(stackgroup="current", line={"color": colors.get(page), "width": 1})
         traces.append(trace)
+    if running and incomplete and mode == "lines" and len(x) > 1:
+        traces += [_running(trace) for trace in traces]
     top = current.sum(axis=1) if mode == "stacked" else current.max(axis=1)
     highest = float(top.max()) if len(top) else 0.0
     if previous is not None:
@@ -105,6 +110,21 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
     if height:
         layout["height"] = height
     return go.Figure(data=traces, layout=layout)
+
+
+def _running(trace: dict) -> dict:
+    """Make ``trace`` (one page's every bucket, its hover and its data: what a test or an
+    export reads) dashed and out of the legend, and return its whole buckets drawn solid
+    over it, in the legend: only the way into the running bucket shows dashed. Its hover
+    says the running bucket's figure is so far."""
+    solid = {**trace, "x": trace["x"][:-1], "y": trace["y"][:-1], "hoverinfo": "skip",
+             "legendgroup": trace["name"], "customdata": None, "hovertemplate": None}
+    template = trace["hovertemplate"]
+    trace.update(line={**trace["line"], "dash": "dash"}, showlegend=False,
+                 legendgroup=trace["name"],
+                 hovertemplate=[template] * (len(trace["x"]) - 1)
+                 + [template.replace("<extra>", " so far<extra>")])
+    return solid
 
 
 def _line_mode(x) -> str:

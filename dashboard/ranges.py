@@ -53,19 +53,18 @@ def preset_range(preset: str, now: dt.datetime, tz: str,
                  span: tuple[dt.datetime, dt.datetime] | None = None
                  ) -> tuple[dt.datetime, dt.datetime]:
     """``today`` and the rolling ranges end now; ``yesterday`` is the whole local day;
-    ``all`` is every local day holding the site's hits (``span``: its first and last
-    UTC day), until now at the latest: a log of 2019 opens on 2019. ``now`` is the start
-    of the current cache bucket, which is midnight itself in the first minute of a day:
-    today then ends a second later, inside its first minute, shown as still filling (not
-    an empty range)."""
+    ``all`` is every local day holding the site's hits (``span``: the UTC minutes of
+    its first and last hits), until now at the latest: a log of 2019 opens on 2019.
+    ``now`` is the start of the current cache bucket, which is midnight itself in the
+    first minute of a day: today then ends a second later, inside its first minute,
+    shown as still filling (not an empty range)."""
     zone = validation.timezone(tz)
     today = validation.local_midnight(now, zone)
     if preset == ALL_TIME:
         if span is None:
             raise InvalidRangeError("nothing has been counted for this site yet")
         start = validation.local_midnight(min(span[0], now), zone)
-        last = span[1] + DAY - dt.timedelta(microseconds=1)
-        end = validation.local_midnight(last, zone, -1)
+        end = validation.local_midnight(span[1], zone, -1)     # the last hit's day, whole
         return start, max(min(end, now), start + FIRST_SECOND)
     if preset == "today":
         return today, max(now, today + FIRST_SECOND)
@@ -78,12 +77,13 @@ def preset_range(preset: str, now: dt.datetime, tz: str,
 
 def default_preset(span: tuple[dt.datetime, dt.datetime] | None, now: dt.datetime,
                    tz: str) -> str:
-    """The range a site opens on: the last 7 days if they hold hits, else all its days
-    (a log of 2019 opens where its hits are)."""
+    """The range a site opens on: the last 7 days if they hold hits (``span``: the UTC
+    minutes of its first and last hits), else all its days (a log of 2019 opens where
+    its hits are)."""
     if span is None:
         return DEFAULT_PRESET
     seven = preset_range(DEFAULT_PRESET, now, tz)[0]
-    return DEFAULT_PRESET if span[1] + DAY > seven else ALL_TIME
+    return DEFAULT_PRESET if span[1] >= seven else ALL_TIME
 
 
 def custom_range(start: str | None, end: str | None, tz: str) -> tuple[dt.datetime, dt.datetime]:

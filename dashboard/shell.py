@@ -21,6 +21,7 @@ from queries.errors import HitboardError
 
 from . import reads
 from .account import account_area, register_account_callbacks
+from .pacing import flag_stores
 from .state import (
     MAX_PAGES,
     SHELL_KEYS,
@@ -70,6 +71,7 @@ def layout():
             html.Div(id="shell-note", className="shell-note", role="status"),
         ]),
         html.Main(dash.page_container, className="content"),
+        *flag_stores(),
     ])
 
 

@@ -22,7 +22,7 @@ def unknown_site_notice(site: str, known: Iterable[str], path: str, search: str 
 
 
 def elsewhere_notice(span, tz: str, path: str, search: str | None):
-    """The days holding the site's hits (``span``: first and last UTC day), and a link
+    """The days holding the site's hits (``span``: its first and last hits), and a link
     to all of them (the ``all`` range, no custom dates)."""
     zone = validation.timezone(tz)
     first, last = (day.astimezone(zone).date().isoformat() for day in span)

@@ -52,7 +52,8 @@ REPRESENTATIONS = (
         "site and UTC day, an hour's rows replaced whole (and month, its pages summed)",
         "visits, bounces, visit duration, views per visit per quarter hour; entry and "
         "exit pages; custom events per name, page and property value (events, visitors, "
-        "revenue)", "for ever", "the rollup job, from events"),
+        "revenue); pageviews and their visitors per page (page goals)", "for ever",
+        "the rollup job, from events"),
     Representation(
         "hits kept apart", (schema.APART,), "site, hour and write, in columns",
         "the Sources view: a site's other source beside its counted one", "events_ttl_days",

@@ -16,10 +16,18 @@ import pytest
 import time_machine
 import wire_server
 from clockkit import TEST_NOW
+from hypothesis import settings
 
 import queries
 
+# Hypothesis's default 200 ms deadline per example is a timing assertion: a loaded
+# machine fails it. Examples are bounded by their count, not by the clock.
+settings.register_profile("hitboard", deadline=None)
+settings.load_profile("hitboard")
+
 BACKENDS = ["embedded", "mongodb", "wire"]
+
+
 @pytest.fixture
 def frozen_clock():
     """The clock set to ``TEST_NOW`` and running (timers still fire), for tests that

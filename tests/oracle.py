@@ -23,6 +23,7 @@ from queries.validation import decoded_path
 
 LINE = re.compile(r'(\S+) \S+ \S+ \[([^\]]+)\] "(?:[^"\\]|\\.)*" (\d{3}|-) \S+'
                   r'(?: "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)"?)?')
+NO_REFERRER_FIELD = "(not in the log)"   # unknown, not direct
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
 DAY = dt.timedelta(days=1)
@@ -52,7 +53,8 @@ def parse(lines, site: str) -> list[Hit]:
         when = (local - shift if sign == "+" else local + shift).replace(tzinfo=dt.UTC)
         agent = None if agent in (None, "", "-") else agent
         hits.append(Hit(when, (address, agent or ""), status,
-                        referrer_host(None if ref in (None, "-") else ref, hosts),
+                        NO_REFERRER_FIELD if ref is None  # a common-format line
+                        else referrer_host(None if ref == "-" else ref, hosts),
                         agent is not None and agents.parse(agent).bot))
     return hits
 
@@ -200,13 +202,13 @@ def pageviews(lines) -> list[View]:
 
 
 def visits(views: list[View], timeout: dt.timedelta = dt.timedelta(minutes=30)) -> list[dict]:
-    """Each visit: a visitor's pageviews sorted, cut where two are over ``timeout``
-    apart."""
+    """Each visit: a visitor's pageviews in time order, those of one second in the log's
+    (a page before the icons it asks for), cut where two are over ``timeout`` apart."""
     found, by_visitor = [], {}
     for view in views:
         by_visitor.setdefault(view.visitor, []).append(view)
     for seen in by_visitor.values():
-        seen.sort(key=lambda v: (v.time, v.page))
+        seen.sort(key=lambda v: v.time)      # stable: one second keeps the log's order
         current = [seen[0]]
         for view in seen[1:]:
             if view.time - current[-1].time > timeout:
@@ -241,6 +243,104 @@ def visit_metrics(views: list[View], start: dt.datetime, end: dt.datetime,
                      "visit_duration": row["seconds"] / n if n else None,
                      "views_per_visit": row["views"] / n if n else None}
     return out
+
+
+# -- pages, "All time" ------------------------------------------------------------------
+def page_hits(lines, start: dt.datetime, end: dt.datetime, humans: bool = True) -> Counter:
+    """Hits per page (path without its query, decoded) in [start, end), whatever their
+    method and status, people's alone if ``humans``: what the pages panel ranks (it
+    leaves static files out, by ``assets``)."""
+    hits: Counter = Counter()
+    for line in lines:
+        m = REQUEST.match(line)
+        assert m, f"unread by the oracle: {line[:120]}"
+        _, stamp, _, path, _, agent = m.groups()
+        when = dt.datetime.strptime(stamp, "%d/%b/%Y:%H:%M:%S %z").astimezone(dt.UTC)
+        agent = None if agent in (None, "", "-") else agent
+        if start <= when < end and not (humans and agent and agents.parse(agent).bot):
+            hits[clean(decoded_path(path))] += 1
+    return hits
+
+
+def scanner(when: dt.datetime, paths, times: int, agent: str) -> list[str]:
+    """A scanner's lines: each of ``paths`` asked ``times`` times within the minutes
+    after ``when``, answered 404."""
+    return [f'203.0.113.66 - - [{when + dt.timedelta(seconds=i):%d/%b/%Y:%H:%M:%S +0000}] '
+            f'"GET {path} HTTP/1.1" 404 210 "-" "{agent}"'
+            for i, path in enumerate(p for p in paths for _ in range(times))]
+
+
+def shifted(line: str, offset: str) -> str:
+    """A line whose stamp keeps its wall-clock time under another offset (``+0530``):
+    the same log written in another zone, its instants moved."""
+    return line.replace(" +0000]", f" {offset}]", 1)
+
+
+def local_days(hits: list[Hit], zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
+    """The start of the local day of the first hit and the end of the last's (UTC):
+    "All time" in ``zone``."""
+    first = bucket(min(h.time for h in hits), "day", zone)
+    last = bucket(max(h.time for h in hits), "day", zone)
+    return first, _wall(last, 1, zone)
+
+
+# -- goals -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Event:
+    """A custom event as the beacon keeps it: a visitor's named event on a page."""
+
+    visitor: tuple[str, str]
+    time: dt.datetime
+    page: str
+    name: str
+    bot: bool
+
+
+def custom_events(lines, names=("Download", "Signup"), seed: int = 45) -> list[Event]:
+    """Events drawn from the log: after one pageview in six, its visitor sends one of
+    ``names`` from that page 0-20 minutes later; after one bot's GET in five, the bot
+    sends the first (a bot's event counts nowhere)."""
+    rng = random.Random(seed)
+    found = []
+    for line in lines:
+        m = REQUEST.match(line)
+        if not m or m.group(3) != "GET":
+            continue
+        address, stamp, _, path, _, agent = m.groups()
+        agent = None if agent in (None, "", "-") else agent
+        bot = bool(agent and agents.parse(agent).bot)
+        if not bot and not pageviews([line]):
+            continue
+        if rng.random() >= (0.2 if bot else 1 / 6):
+            continue
+        when = dt.datetime.strptime(stamp, "%d/%b/%Y:%H:%M:%S %z").astimezone(dt.UTC)
+        found.append(Event((address, agent or ""), when + dt.timedelta(
+            seconds=rng.randrange(1200)), clean(decoded_path(path)),
+            names[0] if bot else rng.choice(names), bot))
+    return found
+
+
+def page_pattern(pattern: str) -> re.Pattern:
+    """A goal's page pattern as a regular expression: ``*`` one path segment's
+    characters, ``**`` any characters, the rest itself."""
+    return re.compile("".join(".*" if part == "**" else "[^/]*" if part == "*"
+                              else re.escape(part)
+                              for part in re.split(r"(\*\*|\*)", pattern)), re.DOTALL)
+
+
+def goal(kind: str, value: str, views: list[View], events: list[Event],
+         start: dt.datetime, end: dt.datetime) -> tuple[int, int]:
+    """A goal's conversions and converting visitors in [start, end): a page goal's are
+    the pageviews of the pages it names, an event goal's the people's events of its
+    name."""
+    if kind == "page":
+        regex = page_pattern(value)
+        chosen = [v.visitor for v in views
+                  if start <= v.time < end and regex.fullmatch(v.page)]
+    else:
+        chosen = [e.visitor for e in events
+                  if start <= e.time < end and e.name == value and not e.bot]
+    return len(chosen), len(set(chosen))
 
 
 # -- conditions ------------------------------------------------------------------------

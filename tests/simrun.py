@@ -83,20 +83,28 @@ def _recorders(rng, faults, backend, clock, outcome, tmp) -> Truth:
             note(f"{step}: kill {type(writer.writer).__name__} #{writers.index(writer)} "
                  f"holding {len(writer.taken)}, start a new one")
             writer.kill_and_restart()
-        elif action == "restart":
-            note(f"{step}: restart")
-            backend.restart()
-        elif action == "clock":
-            note(f"{step}: clock jump")
-            note(clock.jump(rng))
         else:
-            faults.full_for = rng.randint(1, 6)
-            note(f"{step}: disk full for {faults.full_for} writes")
+            _store_fault(action, step, rng, faults, backend, clock)
     faults.armed, faults.full_for = False, 0
     note("heal: faults off, every writer closed")
     for writer in writers:
         writer.heal()
     return truth
+
+
+def _store_fault(action: str, step: int, rng, faults, backend, clock) -> None:
+    """The steps every scenario shares: the store restarted, the clock jumping, the
+    disk full for a few writes."""
+    note = faults.note
+    if action == "restart":
+        note(f"{step}: restart")
+        backend.restart()
+    elif action == "clock":
+        note(f"{step}: clock jump")
+        note(clock.jump(rng))
+    else:
+        faults.full_for = rng.randint(1, 6)
+        note(f"{step}: disk full for {faults.full_for} writes")
 
 
 def _loadgen(rng, faults, backend, clock, outcome, tmp) -> Truth:
@@ -121,15 +129,8 @@ def _loadgen(rng, faults, backend, clock, outcome, tmp) -> Truth:
         elif action == "kill":
             note(f"{step}: kill the recorder holding {len(counted.taken)}, start a new one")
             counted.kill_and_restart()
-        elif action == "restart":
-            note(f"{step}: restart")
-            backend.restart()
-        elif action == "clock":
-            note(f"{step}: clock jump")
-            note(clock.jump(rng))
         else:
-            faults.full_for = rng.randint(1, 6)
-            note(f"{step}: disk full for {faults.full_for} writes")
+            _store_fault(action, step, rng, faults, backend, clock)
     faults.armed, faults.full_for = False, 0
     note("heal: faults off, the recorder closed")
     counted.heal()

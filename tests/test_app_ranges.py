@@ -1,6 +1,7 @@
 """dashboard.ranges: presets in the viewer's zone, granularity, previous period, drill-down."""
 
 import datetime as dt
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -115,3 +116,19 @@ def test_drill_down_opens_a_day_then_an_hour():
                                                       "minute")
     assert drill_down("minute", "2026-11-20 13:05") is None
     assert drill_down("day", "not a date") is None
+
+
+@pytest.mark.parametrize(("tz", "first", "last"), [
+    ("UTC", "2015-05-17", "2015-05-20"),
+    ("Asia/Kolkata", "2015-05-17", "2015-05-20"),        # 15:35 on the 20th: no 21st
+    ("America/St_Johns", "2015-05-17", "2015-05-20"),    # 07:35 on the 17th: no 16th
+])
+def test_all_time_is_the_local_days_of_the_first_and_last_hits(tz, first, last):
+    """``span``: the UTC minutes of the first and last hits (10:05 on the 17th, 10:05 on
+    the 20th), whose local days "All time" shows whole: not a day more at either end."""
+    span = (dt.datetime(2015, 5, 17, 10, 5, tzinfo=UTC), dt.datetime(2015, 5, 20, 10, 5,
+                                                                       tzinfo=UTC))
+    start, end = preset_range("all", NOW, tz, span)
+    zone = ZoneInfo(tz)
+    assert start == dt.datetime.fromisoformat(first).replace(tzinfo=zone)
+    assert end == dt.datetime.fromisoformat(last).replace(tzinfo=zone) + dt.timedelta(days=1)

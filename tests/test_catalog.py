@@ -117,3 +117,15 @@ def test_last_hit_reads_one_document_by_the_site_page_date_index(db):
     assert len(wrapped.finds) == 1
     for collection, (query, *_), _ in wrapped.finds:
         assert indexes_used(db, collection, query) == {"site_page_date"}
+
+
+def test_site_span_is_the_minutes_of_the_first_and_last_hits(db):
+    """Minutes, not UTC days: a zone's days holding hits are those of these instants."""
+    assert queries.site_span(db, "s1") is None
+    for ts in (ANCHOR + dt.timedelta(days=1, hours=2, minutes=7, seconds=40),
+               ANCHOR + dt.timedelta(days=1, hours=9),
+               ANCHOR + dt.timedelta(days=3, hours=15, minutes=35, seconds=5)):
+        queries.log_hit(db, ts, "s1", "/a")
+    queries.preallocate(db, ANCHOR, "s1", "/a")           # a day of zeros before
+    assert queries.site_span(db, "s1") == (ANCHOR + dt.timedelta(days=1, hours=2, minutes=7),
+                                           ANCHOR + dt.timedelta(days=3, hours=15, minutes=35))

@@ -5,6 +5,8 @@ import datetime as dt
 import json
 import socket
 
+import pytest
+
 from components.statictable import cell, static_table, table_cells
 from components.storetables import collections_table, logs_table, plans_table
 
@@ -63,3 +65,34 @@ def test_the_data_pages_tables_keep_their_columns_spans_and_notes():
                                                   {"t": ["2"], "h": "2 malformed",
                                                    "l": "Not read"})
     assert log[4] == {"t": ["3"], "h": "3 undecodable bytes", "l": "Read despite"}
+
+
+def test_a_card_is_one_element_holding_its_tree_as_text_and_reads_back_as_built():
+    """History's panels and KPI cards (components/statictable.static): one element whose
+    data the browser draws (assets/statictree.js), text never markup, a link kept as a
+    link, only the attributes the script sets; ``rebuilt`` gives back what was built."""
+    from dash import dcc, html
+
+    from components.statictable import rebuilt, static, text_of, tree_of
+
+    card = html.Section(id="c", className="card", children=[
+        html.Table([html.Tbody([html.Tr([
+            html.Td([html.Div(className="bar", style={"width": "40%"}),
+                     dcc.Link("<b>x</b>", href="/history?filter=a:b", title="<b>x</b>")]),
+            html.Td(html.Span("≈12", className="estimate", title="±1"), colSpan=2)])])]),
+        html.P("note", n_clicks=3, **{"data-x": "1"})])
+    box = static(card, classes="cards")
+    assert box.className == "static-tree cards" and not getattr(box, "children", None)
+    (section,) = tree_of(box)
+    assert section[:2] == ["section", {"id": "c", "class": "card"}]
+    link = section[2][2][2][2][3]
+    assert link == ["a", {"data-link": "1", "href": "/history?filter=a:b",
+                          "title": "<b>x</b>"}, "<b>x</b>"]
+    assert section[3] == ["p", {"data-x": "1"}, "note"]         # n_clicks is no attribute
+    assert text_of(box) == "<b>x</b> ≈12 note"
+    (again,) = rebuilt(box)
+    td = again.children[0].children[0].children[0].children[1]
+    assert td.children.className == "estimate" and td.colSpan == "2"   # alone, as built
+    assert isinstance(again.children[0].children[0].children, list)    # a list, as built
+    with pytest.raises(TypeError, match="not plain HTML"):
+        static(dcc.Graph(id="g"))

@@ -69,6 +69,30 @@ def test_the_incomplete_last_bucket_is_shaded():
     assert not timeseries_figure(current, granularity="hour").layout.shapes
 
 
+def test_the_running_bucket_is_reached_by_a_dashed_line_the_whole_ones_stay_solid():
+    """Live's running minute: the solid line ends at the last whole minute, the way into
+    the running one is dashed (the data trace, dashed, under a solid copy of its whole
+    buckets), and its hover says "so far"."""
+    current = frame({"/a": [5, 6, 2], "/b": [1, 1, 0]}, freq="min")
+    figure = timeseries_figure(current, granularity="minute", pages=["/a", "/b"],
+                               incomplete=True, running=True)
+    data, solid = figure.data[:2], figure.data[2:]
+    assert [list(t.y) for t in data] == [[5, 6, 2], [1, 1, 0]]      # every bucket
+    assert [(t.line.dash, t.showlegend) for t in data] == [("dash", False)] * 2
+    assert [list(t.y) for t in solid] == [[5, 6], [1, 1]]
+    assert [(t.name, t.line.dash, t.hoverinfo) for t in solid] == [
+        ("/a", None, "skip"), ("/b", None, "skip")]
+    assert [t.line.color for t in solid] == [t.line.color for t in data]
+    assert data[0].hovertemplate[-1] == "/a: %{y:,} so far<extra></extra>"
+    assert data[0].hovertemplate[0] == "/a: %{y:,}<extra></extra>"
+    assert figure.layout.shapes[0].name == "incomplete"
+    whole = timeseries_figure(current, granularity="minute", running=True)
+    assert len(whole.data) == 2 and whole.data[0].line.dash is None      # nothing runs
+    stacked = timeseries_figure(current, granularity="minute", mode="stacked",
+                                incomplete=True, running=True)
+    assert len(stacked.data) == 2         # a stack's dashed top would misread: shaded only
+
+
 @pytest.mark.parametrize("mode", ["lines", "stacked"])
 def test_one_bucket_is_drawn_with_a_marker_a_line_through_one_point_being_invisible(mode):
     """Today's first minute, yesterday by day: one point per series."""

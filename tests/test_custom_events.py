@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 import pytest
 import re2
@@ -16,11 +17,12 @@ from queries.custom import reads
 from queries.custom.payload import CustomEventError, custom_event
 from queries.events import custom as raw
 from queries.rollups.build import run_rollups
-from queries.stats import goals
+from queries.stats import goals, schema
 from queries.stats.goals import Goal, GoalError, goal, matches
 from queries.stats.sites import add_goal, register, remove_goal, site_settings
-from queries.visits import cells
+from queries.visits import cells, store
 from queries.visits import reads as visit_reads
+from queries.visits.build import CAUGHT_UP
 
 T0 = dt.datetime(2026, 3, 1, 10, 0, tzinfo=dt.UTC)
 
@@ -146,6 +148,79 @@ def test_goals_count_events_and_pages_already_stored(db):
     assert [g.value for g in site_settings(db, "s").goals] == ["Signup", "/checkout/**"]
 
 
+def _log(db, lines):
+    """Raw log ``lines`` ``(visitor, minutes after T0, method, path, status[, agent])``,
+    ingested, then a rollup run."""
+    path = LOGS[0] / f"raw{RUN[0]:%H%M}.log"
+    path.write_text("".join(
+        f'203.0.113.{who} - - [{T0 + dt.timedelta(minutes=m):%d/%b/%Y:%H:%M:%S} +0000] '
+        f'"{method} {page} HTTP/1.1" {status} 5 "-" "{agent[0] if agent else AGENT}"\n'
+        for who, m, method, page, status, *agent in lines))
+    ingest(db, path)
+    _write(db)
+
+
+def _goal_rows(db, start, end, *wanted):
+    register(db, "s", "admin")
+    for kind, value in wanted:
+        add_goal(db, "s", goal(kind, value))
+    table = reads.goals(db, "s", start, end, site_settings(db, "s").goals, now=RUN[0])
+    return {row["value"]: (row["visitors"], row["conversions"], row["conversion_rate"])
+            for row in table.to_dict("records")}
+
+
+def test_a_page_goal_converts_on_pageviews_not_on_any_hit_under_it(db):
+    """API calls (a POST, an OPTIONS), a script, a 404 and a bot under ``/thermo/`` are
+    hits of the range's people, not pageviews: they convert nobody."""
+    _log(db, [(1, 0, "GET", "/thermo/", 200), (1, 1, "GET", "/thermo/", 200),
+              (1, 2, "GET", "/thermo/", 200), (2, 3, "GET", "/thermo/room", 304),
+              (3, 4, "POST", "/thermo/api", 200), (4, 5, "OPTIONS", "/thermo/api", 204),
+              (5, 6, "GET", "/thermo/app.js", 200), (6, 7, "GET", "/thermo/gone", 404),
+              (7, 8, "GET", "/thermo/", 200, BOT), (3, 9, "GET", "/", 200)])
+    assert _goal_rows(db, *DAY, ("page", "/thermo/**")) == {
+        "Visit /thermo/**": (2, 4, 33.3)}            # of 6 people: 1 to 6
+
+
+@pytest.mark.parametrize("tz", ["Asia/Kolkata", "America/St_Johns"])
+def test_goals_over_an_hour_of_a_half_hour_zone_count_its_quarters(db, tz):
+    """16:00-17:00 in Kolkata (+05:30), 07:00-08:00 in St John's (-03:30): 10:30-11:30
+    UTC, cutting two UTC hours in half. Conversions, visitors and rate are all of it."""
+    _write(db, views=[(10, "/shop/a", 1), (40, "/shop/a", 2), (50, "/shop/b", 2),
+                      (70, "/shop/b", 3), (95, "/shop/a", 4)],
+           events=[(45, "/shop/a", 2, "Signup", {}, None),
+                   (100, "/shop/a", 4, "Signup", {}, None)])
+    zone = ZoneInfo(tz)
+    start = (T0 + dt.timedelta(minutes=30)).astimezone(zone)
+    assert start.minute == 0
+    rows = _goal_rows(db, start, start + dt.timedelta(hours=1), ("page", "/shop/*"),
+                      ("event", "Signup"))
+    assert rows == {"Visit /shop/*": (2, 3, 100.0), "Signup": (1, 1, 50.0)}
+
+
+def test_an_hour_s_page_goal_counts_the_pages_its_pageviews_rows_keep(db, monkeypatch):
+    """Past ``MAX_PAGES`` pages an hour, those with the fewest pageviews count under
+    ``(other)`` for page goals as for the pages panels: a goal's conversions never
+    exceed the pageviews of the pages it matches."""
+    monkeypatch.setattr(store, "MAX_PAGES", 1)
+    _write(db, views=[(0, "/a", 1), (1, "/a", 2), (2, "/b", 3), (65, "/b", 3)])
+    rows = _goal_rows(db, *DAY, ("page", "/a"), ("page", "/b"), ("page", "/**"))
+    views = visit_reads.page_sums(db, "s", *DAY, "views")["pageviews"].to_dict()
+    assert views == {"/a": 2, "/b": 1, "(other)": 1}
+    assert {goal: n for goal, (_, n, _) in rows.items()} == {
+        "Visit /a": 2, "Visit /b": 1, "Visit /**": 3}
+
+
+def test_a_store_counted_before_pageview_cells_counts_its_page_goals_after_a_run(db):
+    """Its next run cuts the visits of every kept event's hours again."""
+    _write(db, views=[(0, "/blog/a", 1), (5, "/blog/b", 2)])
+    db[store.VISITS].update_many({}, {"$unset": {"ev": "", "sums.ev": ""}})
+    db[store.MONTHS].update_many({}, {"$unset": {"sums.ev": ""}})
+    db[schema.CHECKPOINTS].delete_one({"_id": CAUGHT_UP})
+    assert _goal_rows(db, *DAY, ("page", "/blog/*"))["Visit /blog/*"][:2] == (0, 0)
+    _write(db)
+    assert _goal_rows(db, *DAY)["Visit /blog/*"][:2] == (2, 2)
+
+
 def test_custom_events_expire_with_the_events_and_their_counts_stay(db):
     _write(db, views=[(0, "/a", 1)], events=[(1, "/a", 1, "Signup", {}, None)])
     run_rollups(db, now=RUN[0] + dt.timedelta(days=40), retention=30)
@@ -236,3 +311,31 @@ def test_an_engagement_lasts_a_one_page_visit_which_stays_a_bounce(db):
     found = visit_reads.totals(db, "s", *DAY)
     assert (found.visits, found.bounces, found.duration_ms) == (1, 1, 150_000)
     assert reads.events(db, "s", *DAY).empty                # no custom event
+
+
+def test_page_goals_of_backfilled_history_convert_on_its_pageviews(db):
+    """The load generator's past days (written without events): a page goal's
+    conversions are the pageviews of its pages in any quarter; its visitors at most
+    those, and over whole hours at most the range's people (whose sketches are kept
+    per hour)."""
+    from queries.counting.recorders import DimensionRecorder
+    from queries.loadgen import TrafficModel, backfill_history
+
+    now = dt.datetime(2026, 11, 21, 13, 45, tzinfo=dt.UTC)
+    model = TrafficModel(sites=1, pages=8, seed=3)
+    with DimensionRecorder(db) as dimensions:
+        backfill_history(db, model, 0.05, 1, now=now, dimensions=dimensions)
+    site = model.site_names[0]
+    start = dt.datetime(2026, 11, 20, 10, 30, tzinfo=dt.UTC)     # 16:00 in Kolkata
+    for first, hours in ((start, 1), (start - dt.timedelta(minutes=30), 13)):
+        end = first + dt.timedelta(hours=hours)
+        table = reads.goals(db, site, first, end, [Goal("page", "/**"),
+                                                   Goal("page", "/blog/*")], now=now)
+        views = visit_reads.page_sums(db, site, first, end, "views")["pageviews"]
+        every, blog = table.to_dict("records")
+        assert every["conversions"] == views.sum() > 0
+        assert blog["conversions"] == sum(n for page, n in views.items()
+                                          if matches("/blog/*", page)) > 0
+        assert 0 < blog["visitors"] <= every["visitors"] <= every["conversions"]
+        assert first.minute or every["visitors"] <= 1.03 * reads.people(db, site, first,
+                                                                        end, now)

@@ -27,6 +27,7 @@ def test_referrer_hosts():
     own = referrer.own_hosts("www.semicomplete.com")
     assert referrer.referrer_host(None) == "(direct)"
     assert referrer.referrer_host("-") == "(direct)"
+    assert referrer.referrer_host(referrer.NOT_LOGGED) == "(not in the log)"   # no field
     assert referrer.referrer_host("https://News.Example:8443/a?b") == "news.example"
     assert referrer.referrer_host("http://semicomplete.com/x", own) == "(internal)"
     assert referrer.referrer_host("http://www.semicomplete.com/", own) == "(internal)"
@@ -130,6 +131,26 @@ def test_assets_by_extension():
     assert assets.kind("/blog/post") == "page"
     assert assets.kind("/v1.2/") == "page"
     assert assets.kind("/") == "page"
+
+
+@pytest.mark.parametrize("path", [
+    "/icons/unknown.xbm", "/icons/blank.XBM", "/movies/launch.mpg", "/fonts/inter.woff2",
+    "/fonts/old.eot", "/files/logstash/logstash-1.3.2-monolithic.jar", "/misc/sample.log",
+    "/files/rpm/hbase.spec", "/presentations/talk.pdf", "/robots.txt", "/sitemap.xml",
+    "/feed.json", "/download/tool.tar.gz", "/pkg/app.7z", "/clip.3gp", "/img/a.webp"])
+def test_files_of_a_known_or_unknown_type_are_assets(path):
+    """Issue 45, row 12: ``.xbm`` icons, ``.mpg`` video and the like counted as pages
+    (a hand-written list missed them): a type from a maintained list, and an extension
+    that names no kind of page, are files."""
+    assert assets.kind(path) == "asset", path
+
+
+@pytest.mark.parametrize("path", [
+    "/", "/about", "/blog/", "/index.html", "/a/b.HTM", "/projects/xdotool/xdotool.xhtml",
+    "/xmlrpc.php", "/wp-login.php", "/Default.aspx", "/app/login.jsp", "/cgi-bin/x.cgi",
+    "/docs/2.7", "/.env", "/trailing.", "/x.newmoused+newpsm", "/a.html target="])
+def test_pages_are_html_server_pages_or_paths_without_a_file_type(path):
+    assert assets.kind(path) == "page", path
 
 
 def test_escape_round_trips_and_is_a_safe_field_name():

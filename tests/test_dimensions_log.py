@@ -153,3 +153,24 @@ def test_pages_as_a_dimension_count_every_hit_and_leave_bots_out_by_request(db, 
     assert int(humans["hits"].sum()) == int(bots.loc[bots["value"] == "human", "hits"].sum())
     robots = dict(zip(humans["value"], humans["hits"], strict=True)).get("/robots.txt", 0)
     assert robots < expected["/robots.txt"]          # crawlers ask for it most
+
+
+def test_a_log_without_referrers_says_so_rather_than_direct(tmp_path):
+    """Issue 45, row 11: the common-format form of the log has no referrer field, so its
+    hits' referrers are unknown ("(not in the log)"), in the counters and in the raw
+    events alike; a combined line's "-" is still "(direct)"."""
+    head = LOG.read_text(encoding="utf-8").splitlines()[:400]
+    common = [re.sub(r'^(.*" [0-9-]+ [0-9-]+) ".*$', r"\1", line) for line in head[:300]]
+    (tmp_path / "mixed.log").write_text("\n".join(common + head[300:]) + "\n")
+    database = queries.connect(str(tmp_path / "store"))
+    queries.ensure_indexes(database)
+    ingestor = ingest.Ingestor(database, site=SITE, events=True)
+    ingest.ingest_file(ingestor, tmp_path / "mixed.log", SITE)
+    dashes = sum(1 for line in head[300:] if LINE.match(line).group(5) in ("", "-"))
+    counted = reads.breakdown(database, SITE, "referrer", START, END)
+    found = dict(zip(counted["value"], counted["hits"], strict=True))
+    assert found["(not in the log)"] == 300 and found["(direct)"] == dashes
+    page = LINE.match(head[0]).group(0).split('"')[1].split()[1]
+    from_events = reads.breakdown(database, SITE, "referrer", START, END, page=page)
+    assert "(not in the log)" in set(from_events["value"])
+    database.client.close()

@@ -195,6 +195,23 @@ def test_evicted_sketch_buckets_continue_in_new_documents(db, monkeypatch):
     assert frame["visitors"].tolist() == [10] and frame["hits"].tolist() == [30]
 
 
+def test_the_counters_name_the_owner_whose_sketches_a_flush_wrote(db, monkeypatch):
+    """The flush that starts a new owner names that owner in its counter documents: a
+    bucket flushed once, then (a long log's early hours), is read from its sketches."""
+    from queries.dimensions import sketching
+
+    monkeypatch.setattr(sketching, "MAX_SKETCH_BUCKETS", 4)
+    recorder = _recorder(db)
+    hours = [T0.replace(minute=0) + dt.timedelta(hours=h) for h in range(7)]
+    for n, hour in enumerate(hours[:6]):
+        dims = classify(SITE, "/", agent=CHROME, address=f"8.8.8.{n + 1}")
+        recorder.record(SITE, "/", hour, dims)
+        recorder.flush()
+    recorder.close()
+    assert [reads.visitors(db, SITE, a, b).n
+            for a, b in zip(hours, hours[1:], strict=False)] == [1] * 6
+
+
 @pytest.mark.skipif(not SHARED_LOG.exists(), reason=f"{SHARED_LOG} is not there")
 def test_a_log_tally_holds_what_classify_gives_hit_by_hit():
     """``LogTally`` (the ingest's way) against hits classified one by one."""
@@ -228,3 +245,21 @@ def test_record_many_counts_what_record_counts_and_checks_every_hit_first(db):
     assert at_once.status().pending_hits == one_by_one.status().pending_hits
     for recorder in (one_by_one, at_once):
         recorder.close()
+
+
+def test_a_flush_past_the_bucket_limit_lists_the_owner_it_writes_as(db, monkeypatch):
+    """A flush holding more buckets than MAX_SKETCH_BUCKETS (a log of many days in one
+    batch) writes its sketches as a new owner: its counters list that owner, so the
+    visitors are read (a long log read 0 visitors)."""
+    from queries.dimensions import sketching
+
+    monkeypatch.setattr(sketching, "MAX_SKETCH_BUCKETS", 2)
+    recorder = _recorder(db)
+    for i in range(4):
+        dims = classify(SITE, "/", agent=CHROME, address=f"8.8.8.{i + 1}")
+        recorder.record(SITE, "/", T0 + dt.timedelta(hours=i), dims)
+    recorder.close()
+    assert reads.visitors(db, SITE, *DAY).n == 4
+    assert reads.visitors(db, SITE, T0.replace(minute=0), T0.replace(minute=0)
+                          + dt.timedelta(hours=1)).n == 1
+    assert reads.breakdown(db, SITE, "country", *DAY)["visitors"].tolist() == [4]

@@ -109,12 +109,13 @@ def test_the_pages_panel_counts_humans_with_visitors_and_old_ranges_say_why_not(
         return panels.frames["page"].to_dict("records"), panels.notes
 
     humans, notes = pages(False)
-    assert humans == [{"value": "/", "hits": 40, "visitors": 40},     # Googlebot's 15 out
-                      {"value": "/about", "hits": 20, "visitors": 20},
-                      {"value": "/missing", "hits": 5, "visitors": 5}]
+    assert humans == [{"value": "/", "hits": 40, "visitors": 40,      # Googlebot's 15 out
+                       "visitors_error": 0},
+                      {"value": "/about", "hits": 20, "visitors": 20, "visitors_error": 0},
+                      {"value": "/missing", "hits": 5, "visitors": 5, "visitors_error": 0}]
     assert not any("bots included" in note for note in notes)
     everyone, _ = pages(True)
-    assert everyone[0] == {"value": "/", "hits": 55, "visitors": 55}
+    assert everyone[0] == {"value": "/", "hits": 55, "visitors": 55, "visitors_error": 0}
 
     for coll in COLLECTIONS:                     # as stored before pages were counted
         db[coll].update_many({}, {"$unset": {"v.page": "", "b.page": ""}})

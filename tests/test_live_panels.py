@@ -73,7 +73,7 @@ def test_recent_breakdown_is_the_windows_events_and_never_more_visitors_than_hit
     # The counters' value sketches cover the whole day (40 visitors from news.example):
     # an hour's breakdown counts the visitors of its own hours from their raw events.
     counted = reads.breakdown(db, "s", "referrer", *hour, humans=True)
-    assert counted.values.tolist() == [["news.example", 6, 3]]
+    assert counted.values.tolist() == [["news.example", 6, 3, 0]]     # 0: exact
     assert counted.attrs["exact"] and counted.attrs["visitors_exact"]
 
 
@@ -134,3 +134,40 @@ def test_an_hour_whose_hits_mostly_have_no_raw_events_reads_the_counters(db, tmp
     frame = reads.recent_breakdown(db, "s", "referrer", *hour, humans=True)
     assert frame["visitors"].isna().all()
     assert "raw events kept for only 8 of its 108 hits" in frame.attrs["note"]
+
+
+def test_people_of_minutes_a_backfill_counted_are_unknown_not_a_few(app, tmp_path,
+                                                                     monkeypatch):
+    """Right after the demo's backfill: 100 hits counted in the last 5 minutes, without
+    raw events, beside a visitor's 6 live ones. "Active visitors 1" stood beside "Last
+    hour 1,483": the card says instead that its raw events hold too few of its hits; the
+    last minute, live traffic's alone, keeps its figure."""
+    db = get_services(app.server).db
+    live_hits = [(NOW - dt.timedelta(seconds=s), "81.0.0.1", NEWS, CHROME)
+                 for s in (5, 10, 20, 30, 40, 50)]
+    _ingest(db, tmp_path, live_hits)
+    for minutes in range(1, 5):
+        for _ in range(25):              # counted, as a backfill counts: no events
+            log_hit(db, NOW - dt.timedelta(minutes=minutes, seconds=30), "s", "/")
+    monkeypatch.setattr(dashboard_reads, "now", lambda seconds: NOW)
+    cards, _panel = live_panels.refresh_people(0, "?site=s")
+    shown = {card.children[1].id: (card.children[1].children, card.children[2].children)
+             for card in cards}
+    assert shown["live-kpi-active"] == (
+        "–", "last 5 minutes, humans; unknown: raw events kept for only 6 of its 106 hits")
+    assert shown["live-kpi-visits"][0] == "–"
+    assert shown["live-kpi-visitors-minute"] == ("1", "last 60 seconds, humans")
+
+
+def test_event_coverage_compares_the_same_whole_minutes(db, tmp_path):
+    """The counters count per minute: a window starting at 12:15:20 counts the events
+    and the hits of 12:15:00 on, so steady live traffic covers it whole."""
+    from queries.reads.live import event_coverage
+
+    _ingest(db, tmp_path, [(NOW - dt.timedelta(minutes=4, seconds=50), "81.0.0.1", NEWS,
+                            CHROME), (NOW, "81.0.0.2", NEWS, CHROME)])
+    found = event_coverage(db, "s", NOW + dt.timedelta(seconds=20), (5, 1))
+    assert found[5] == (2, 2) and found[5].complete
+    assert found[1] == (1, 1)
+    log_hit(db, NOW, "s", "/")
+    assert not event_coverage(db, "s", NOW, (1,))[1].complete      # 1 of 2 hits

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from queries.dimensions.referrer import NOT_LOGGED
 from queries.ingest.logformat import (
     MAX_TARGET,
     LineParser,
@@ -36,9 +37,14 @@ def test_combined_line_gives_every_field_with_time_in_utc():
 
 
 def test_common_line_has_no_referrer_or_agent():
+    """No referrer field: its referrer is not known (not "-", which is direct)."""
     record = parse_line(COMMON)
     assert (record.path, record.status, record.referrer, record.user_agent) == (
-        "/apache_pb.gif", 200, None, None)
+        "/apache_pb.gif", 200, NOT_LOGGED, None)
+    dash = COMBINED.replace('"http://www.example.com/start.html"', '"-"')
+    assert parse_line(dash).referrer is None
+    assert parse_line(dash.replace("apache_pb.gif?x=1", "a\\\\b")).referrer is None  # loose pass
+    assert parse_line(COMMON.replace("apache_pb.gif", "a\\\\b")).referrer == NOT_LOGGED
 
 
 @pytest.mark.parametrize("prefix, vhost", [

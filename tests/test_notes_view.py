@@ -43,7 +43,7 @@ def test_history_shows_the_notes_of_its_range_and_of_the_previous_period(app):
     notes.add_annotation(db, "s", now - dt.timedelta(days=9), "last week")
     figure = page_module("history").render("?site=s&range=7d&compare=1&tz=UTC")["figure"]
     names = {t.name: t.hovertext for t in figure.data if t.name and t.name.startswith("Notes")}
-    assert "this week" in names["Notes"][0]
+    assert "this week" in names["Notes · Deploy"][0]
     assert "previous period" in names["Notes (previous period)"][0]
     assert "last week" in names["Notes (previous period)"][0]
     listed = history_notes.history_notes("?site=s&range=7d&tz=UTC")

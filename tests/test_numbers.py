@@ -7,7 +7,7 @@ import pytest
 
 from components import Kpi, kpi_cards
 from components import presenter as present_ui
-from components.numbers import amounts, count, decimal, duration, percent, share
+from components.numbers import amounts, count, decimal, duration, estimate, percent, share
 from components.rollups import consistency_badge, rollup_table
 from components.statictable import table_cells
 from components.storetables import collections_table, plans_table
@@ -108,3 +108,13 @@ def test_amounts_group_their_whole_parts_only():
     assert amounts("JPY 123.456789") == "JPY 123.456789"
     assert amounts("EUR 1234.567890") == "EUR 1,234.567890"
     assert amounts("") == ""
+
+
+def test_an_estimate_says_so_and_gives_its_error_in_its_title():
+    """Visitors from sketches: "≈" before the figure, the error in the title; an exact
+    count (error 0, or none known) reads as any count."""
+    shown = estimate(1653, 27)
+    assert shown.children == "≈1,653"
+    assert shown.title == "Estimated from sketches: ±27 (95 % interval)"
+    assert estimate(1653, 0) == estimate(1653) == estimate(1653, pd.NA) == "1,653"
+    assert estimate(None, 27) == estimate(pd.NA) == "–"

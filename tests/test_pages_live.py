@@ -89,7 +89,8 @@ def test_selected_pages_get_a_line_each_and_the_window_comes_from_the_url(app, l
     out = live.refresh(0, "?site=s&page=/a&page=/b&window=15")
     figure, cards = out["figure"], out["kpis"]
     figure = go.Figure(figure)
-    assert [trace.name for trace in figure.data] == ["/a", "/b"]
+    assert [trace.name for trace in figure.data if trace.showlegend is not False] == [
+        "/a", "/b"]
     assert len(figure.data[0].x) == 16
     assert kpi_values(cards)["live-kpi-hour"] == "9"
 
@@ -101,9 +102,47 @@ def test_the_window_holds_the_current_minute_from_its_first_instant(app, live, n
     seed(get_services(app.server).db, "s", [(minute, "/a", 2)])
     with time_machine.travel(minute, tick=False):
         out = live.refresh(0, "?site=s&page=/a&window=15&tz=UTC")
-    x = go.Figure(out["figure"]).data[0].x
+    figure = go.Figure(out["figure"])
+    x = figure.data[0].x
     assert len(x) == 16
     assert str(x[-1]).startswith(f"{minute:%Y-%m-%d %H:%M}")
+    # That minute runs, even at its first instant: shaded, reached by a dashed line.
+    assert [shape.name for shape in figure.layout.shapes] == ["incomplete"]
+    assert figure.data[0].line.dash == "dash" and len(figure.data[1].x) == 15
+
+
+def test_the_hit_cards_say_they_count_hits_bots_included(app, live, now):
+    """Beside the people (humans, from raw events) below them: each card says what it
+    counts."""
+    seed(get_services(app.server).db, "s", [(now, "/a", 3)])
+    cards = live.refresh(0, "?site=s&tz=UTC")["kpis"]
+    labels = [card.children[0].children for card in cards]
+    notes = [card.children[2].children for card in cards]
+    assert labels == ["Hits this minute", "Hits, last hour", "Hits today"]
+    assert all(note.endswith("every hit, bots included") for note in notes)
+
+
+def test_notes_of_two_kinds_have_a_legend_entry_each_in_their_markers_colour(app, live,
+                                                                            now):
+    """The demo's: a backfill and a load test noted in the same second; one trace of
+    markers held both colours, and the legend showed the first (green) beside an orange
+    marker."""
+    from components.annotations import KIND_COLORS
+    from queries import annotations as notes
+
+    db = get_services(app.server).db
+    seed(db, "s", [(now - dt.timedelta(minutes=m), "/a", 3) for m in range(10)])
+    at = now - dt.timedelta(minutes=5)
+    notes.add_annotation(db, "s", at, "backfilled 30 days", "backfill", "hitboard")
+    notes.add_annotation(db, "s", at, "load generator started", "load-test", "hitboard")
+    figure = go.Figure(live.refresh(0, "?site=s&tz=UTC")["figure"])
+    markers = [t for t in figure.data if t.name and t.name.startswith("Notes")]
+    assert sorted((t.name, t.marker.color) for t in markers) == [
+        ("Notes · Backfill", KIND_COLORS["backfill"]),
+        ("Notes · Load test", KIND_COLORS["load-test"])]
+    assert all(t.showlegend for t in markers)
+    # In the same minute: one marker under the other, not hidden by it.
+    assert sorted(round(t.y[0], 2) for t in markers) == [0.93, 1.0]
 
 
 def test_viewers_in_the_same_bucket_share_one_read(app, live):

@@ -4,6 +4,7 @@ against a crash between any two steps, and late events count."""
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 from fakes import UnseenDatabase, stored_count
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pymongo.errors import AutoReconnect
 
 import queries
 from dashboard.cli import main
@@ -184,6 +186,37 @@ def test_events_in_flight_at_the_checkpoint_are_read_again(embedded_db, frozen_c
     straggler = event(START + dt.timedelta(days=3), path="/b.html")
     insert(embedded_db, [straggler], at=t0 + dt.timedelta(milliseconds=500))
     run_rollups(embedded_db, now=t0 + dt.timedelta(seconds=2))
+    assert_matches(embedded_db, [*sample_events()[:3], straggler])
+
+
+def test_an_event_written_after_a_store_outage_longer_than_settle_is_rolled_up(
+        embedded_db, frozen_clock):
+    """A patient writer tries again through an outage of two minutes while a rollup run
+    moves its checkpoint past the first try: the event is stamped when it is written,
+    so the next run reads it (stamped at the first try, it was never rolled up)."""
+    t0 = dt.datetime.now(dt.UTC)
+    insert(embedded_db, sample_events()[:3], at=t0)
+    clock = {"now": t0}
+    writer = EventWriter(embedded_db, clock=lambda: clock["now"])
+    writer.patience = threading.Event()
+    real, tries = writer.collection, []
+
+    class Outage:
+        def insert_many(self, docs, ordered):
+            tries.append(clock["now"])
+            if len(tries) == 1:
+                run_rollups(embedded_db, now=t0 + dt.timedelta(minutes=1))
+            if len(tries) < 3:
+                clock["now"] += dt.timedelta(minutes=1)
+                raise AutoReconnect("the store is away")
+            return real.insert_many(docs, ordered=ordered)
+
+    writer.collection = Outage()
+    straggler = event(START + dt.timedelta(days=3), path="/b.html")
+    writer.add(dict(straggler))
+    writer.flush()
+    assert writer.totals.failed == 0 and len(tries) == 3
+    run_rollups(embedded_db, now=t0 + dt.timedelta(minutes=3))
     assert_matches(embedded_db, [*sample_events()[:3], straggler])
 
 

@@ -18,6 +18,7 @@ T0 = dt.datetime(2026, 3, 1, 23, 0, tzinfo=dt.UTC)
 AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0"
 BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 RUN = [dt.datetime(2026, 3, 5, tzinfo=dt.UTC)]
+MS = dt.timedelta(milliseconds=1)
 
 
 def _write(db, *views, agent=AGENT, site="s"):
@@ -135,11 +136,12 @@ def test_recent_visits_are_those_begun_in_the_window_from_the_events_alone(db):
 
 def test_a_store_older_than_visits_gets_the_visits_of_its_kept_events_once(db):
     from queries.stats import schema
+    from queries.visits.build import CAUGHT_UP
 
     _write(db, (0, "/a", 1), (10, "/b", 1), (100, "/c", 2))
     before = _docs(db)
     db[store.VISITS].delete_many({})          # as a store written before visits were counted
-    db[schema.CHECKPOINTS].delete_one({"_id": "visits"})
+    db[schema.CHECKPOINTS].delete_one({"_id": CAUGHT_UP})
     RUN[0] += dt.timedelta(minutes=5)
     run_rollups(db, now=RUN[0])               # touches no hour: the catch-up does them all
     assert _docs(db) == before
@@ -187,3 +189,52 @@ def test_pages_over_whole_months_days_and_cut_hours_sum_as_their_quarters(embedd
             assert found.sort_index().to_dict() == quarters.sort_index().to_dict(), (lo, hi)
             assert found.sum() > 0
     assert embedded_db[store.MONTHS].count_documents({}) == 3       # March to May
+
+
+def _entries_and_exits(db) -> tuple[list[str], list[str]]:
+    span = (T0 - dt.timedelta(hours=1), T0 + dt.timedelta(days=1))
+    return tuple(reads.pages(db, "s", *span, kind)["value"].tolist()
+                 for kind in ("entry", "exit"))
+
+
+def test_requests_of_one_second_in_a_log_keep_the_log_s_order(db, tmp_path):
+    """A page and the pages it asks for in the same second (a directory listing and its
+    icons): the visit enters where the log says it did, not at the first name."""
+    log = tmp_path / "access.log"
+    lines = [f'203.0.113.1 - - [01/Mar/2026:23:{m:02d}:{s:02d} +0000] "GET {page} HTTP/1.1" '
+             f'200 5 "-" "{AGENT}"'
+             for m, s, page in [(0, 0, "/images/"), (0, 0, "/icons/blank"),
+                                (0, 0, "/icons/folder"), (5, 7, "/zeta"), (5, 7, "/alpha")]]
+    log.write_text("\n".join(lines) + "\n")
+    ingestor = Ingestor(db, site="s")
+    try:
+        ingest_file(ingestor, log, "s")
+    finally:
+        ingestor.close()
+    run_rollups(db, now=RUN[0])
+    assert _entries_and_exits(db) == (["/images/"], ["/alpha"])
+
+
+def test_events_a_writer_records_in_one_instant_keep_their_order(db):
+    """The beacon's and the load generator's events (no log): the order written."""
+    _write(db, (0, "/z", 1), (0, "/a", 1), (0, "/m", 1))
+    assert _entries_and_exits(db) == (["/z"], ["/m"])
+
+
+def test_buckets_of_the_beacon_s_journal_keep_the_order_they_were_written_in(db):
+    """The journal names a batch's buckets ``<writer>.<gen>.<seq>.e<i>`` in hexadecimal,
+    which do not sort as numbers (``...10.e0`` before ``...f.e0``): buckets not from a
+    log are ordered by when they were written."""
+    from queries.events import buckets
+    from queries.stats import schema
+
+    docs = []
+    for seq, page, written in ((0xF, "/first", RUN[0]), (0x10, "/second", RUN[0] + MS)):
+        (doc,) = buckets.pack([buckets.row({
+            "time": T0, "site": "s", "host": "203.0.113.1", "method": "GET", "path": page,
+            "query": "", "status": 200, "bytes": 1, "referrer": "-", "user_agent": AGENT})],
+            written)
+        docs.append({**doc, "_id": f"w1.0.{seq:x}.e0"})
+    db[schema.EVENTS].insert_many(docs)
+    run_rollups(db, now=RUN[0] + dt.timedelta(minutes=5))
+    assert _entries_and_exits(db) == (["/first"], ["/second"])

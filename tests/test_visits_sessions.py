@@ -79,3 +79,12 @@ def test_an_engagement_counts_only_for_the_last_page_within_the_timeout_and_elap
     ]:
         (visit,) = sessionize(views, TIMEOUT)
         assert visit.duration == expected, views
+
+
+def test_pageviews_of_one_instant_keep_the_order_they_were_recorded_in():
+    views = [Pageview("a", 5, "/z", place=("b1", 0)), Pageview("a", 5, "/a", place=("b1", 1)),
+             Pageview("a", 5, "/m", place=("b2", 0)), _event("a", 5, "/m")]
+    for seed in range(3):
+        random.Random(seed).shuffle(views)
+        (visit,) = sessionize(views, TIMEOUT)
+        assert (visit.entry, visit.exit, visit.views, visit.events) == ("/z", "/m", 3, 1)

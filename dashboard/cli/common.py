@@ -1,4 +1,5 @@
-"""What every command shares: the ``--store`` option and user-facing error handling.
+"""What every command shares: the ``--store`` option, user-facing error handling, and a
+read's cells as printed.
 
 Exit codes: 0 done; 1 partly done, run again to resume (``hitboard ingest``); 2 bad
 input, or a store that cannot be reached or opened; 4 the store's disk is full (nothing
@@ -103,3 +104,30 @@ def command_settings(**explicit) -> Settings:
 def open_db(store: str | None, read_only: bool = False):
     """Connect for a command; read-only commands can share a store a server holds."""
     return queries.connect(command_settings(store=store).store, read_only=read_only)
+
+
+def present(value):
+    """A cell of a read's frame as the CLI prints it: a plain Python value (numpy's
+    scalars unwrapped), or ``None`` (an empty cell, ``null`` in JSON) where pandas counts
+    it missing: ``None``, ``NaN``, ``NaT``, and the nullable dtypes' ``pd.NA``, whose
+    truth raises ``TypeError`` (a page of the live hour counted before its raw event is
+    written has ``<NA>`` visitors)."""
+    if value is None:
+        return None
+    import pandas as pd  # here: ``hitboard ingest`` starts without it
+
+    if pd.isna(value):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def whole(value) -> int | None:
+    """A count, or ``None`` where it is missing (unknown, not zero)."""
+    value = present(value)
+    return None if value is None else int(value)
+
+
+def records(frame) -> list[dict]:
+    """A frame's rows as dicts of plain values, missing cells ``None``."""
+    return [{key: present(value) for key, value in row.items()}
+            for row in frame.astype(object).to_dict("records")]

@@ -13,7 +13,7 @@ from queries.dimensions.spans import approximate_note
 from queries.errors import InvalidRangeError
 
 from . import goals, visits
-from .common import store_option
+from .common import store_option, whole
 from .stats import (
     _database,
     _day,
@@ -57,11 +57,9 @@ def breakdown(site, by, start, end, tz, page, n, prop, bots, fmt, store):
         if bots:
             raise InvalidRangeError(f"--by {by} counts people's custom events: no --bots")
         with _database(store, read_only=True) as db:
-            rows, exact = goals.event_rows(db, site, by, begin, finish, prop, n,
-                                           validation.page(page) if page else None)
+            rows = goals.event_rows(db, site, by, begin, finish, prop, n,
+                                    validation.page(page) if page else None)
         _emit(rows, goals.COLUMNS, fmt)
-        if not exact:
-            click.echo(goals.APPROXIMATE, err=True)
         visits.note_if_approximate(visits.reads.is_exact(begin, finish))
         return
     if prop is not None:
@@ -78,9 +76,8 @@ def breakdown(site, by, start, end, tz, page, n, prop, bots, fmt, store):
     with _database(store, read_only=True) as db:
         frame = reads.breakdown(db, site, by, begin, finish, page=page, n=n,
                                 humans=humans)
-    rows = [{"value": row.value, "hits": int(row.hits),
-             "visitors": None if row.visitors is None or row.visitors != row.visitors
-             else int(row.visitors)} for row in frame.astype(object).itertuples()]
+    rows = [{"value": row.value, "hits": whole(row.hits), "visitors": whole(row.visitors)}
+            for row in frame.itertuples()]
     _emit(rows, ("value", "hits", "visitors"), fmt)
     if frame.attrs.get("note"):
         click.echo(f"note: {frame.attrs['note']}", err=True)

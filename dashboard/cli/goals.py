@@ -10,20 +10,17 @@ from queries.errors import InvalidRangeError
 from queries.stats.goals import goal
 from queries.stats.sites import add_goal, remove_goal, site_settings
 
-from .common import shown, store_option
+from .common import records, shown, store_option
 from .stats import _database, _emit, format_option
 
 BY = ("event", "goal", "prop")
 COLUMNS = tuple(reads.COLUMNS)
-APPROXIMATE = ("note: a page goal's visitors come from the sketches of whole UTC days "
-               "(the raw events of the range's other hours are no longer kept)")
 
 
 def event_rows(db, site: str, by: str, start, end, prop: str | None, n: int,
-               page: str | None = None) -> tuple[list[dict], bool]:
+               page: str | None = None) -> list[dict]:
     """``value,conversions,visitors,conversion_rate,revenue`` per event name (those sent
-    on ``page``, if given), goal or value of ``prop``, and whether the visitors are the
-    range's own."""
+    on ``page``, if given), goal or value of ``prop``."""
     if (by == "prop") != (prop is not None):
         raise InvalidRangeError("--prop NAME goes with --by prop, and only with it")
     if page is not None and by != "event":
@@ -34,9 +31,7 @@ def event_rows(db, site: str, by: str, start, end, prop: str | None, n: int,
         frame = reads.props(db, site, start, end, prop).head(n)
     else:
         frame = reads.goals(db, site, start, end, site_settings(db, site).goals)
-    rows = [{key: (None if value != value else value) for key, value in record.items()}
-            for record in frame.astype(object).to_dict("records")]
-    return rows, frame.attrs.get("exact", True)
+    return records(frame)
 
 
 def _goal(event: str | None, page: str | None):

@@ -25,7 +25,7 @@ from queries.visits.reads import METRICS as VISIT_METRICS
 
 from ..spreadsheet import cell
 from . import visits
-from .common import open_db, shown, store_option
+from .common import open_db, shown, store_option, whole
 
 # Where `report` reads each granularity from: source name -> (granularities, reader).
 # A reader takes (db, site, start, end, granularity, pages, tz) and returns the frame
@@ -135,7 +135,7 @@ def report(site, pages, granularity, source, metric, humans, filter_, start, end
                                     "from the statistics: no --page, --filter, --source stats")
         with _database(store, read_only=True) as db:
             frame = visitors_series(db, site, begin, finish, granularity, tz, humans=humans)
-        rows = [{"time": time.isoformat(), "visitors": int(n)}
+        rows = [{"time": time.isoformat(), "visitors": whole(n)}
                 for time, n in frame["visitors"].items()]
         _emit(rows, ("time", "visitors"), fmt)
         if not frame.attrs["exact"]:
@@ -145,7 +145,7 @@ def report(site, pages, granularity, source, metric, humans, filter_, start, end
     with _database(store, read_only=True) as db:
         frame, found = read_report(db, source, site, pages, granularity, begin, finish, tz,
                                    humans, _filter(filter_))
-    rows = [{"time": time.isoformat(), "page": page, "hits": int(hits)}
+    rows = [{"time": time.isoformat(), "page": page, "hits": whole(hits)}
             for time, row in frame.iterrows() for page, hits in row.items()]
     _emit(rows, ("time", "page", "hits"), fmt)
     if found is not None:
@@ -187,7 +187,7 @@ def top(site, start, end, tz, n, fmt, store):
     begin, finish = _range(start, end, tz)
     with _database(store, read_only=True) as db:
         frame = queries.top_pages(db, site, begin, finish, n=n)
-    rows = [{"page": page, "hits": int(hits)} for page, hits in frame["hits"].items()]
+    rows = [{"page": page, "hits": whole(hits)} for page, hits in frame["hits"].items()]
     _emit(rows, ("page", "hits"), fmt)
 
 

@@ -3,14 +3,14 @@ visit_duration|views_per_visit`` and ``breakdown --by entry_page|exit_page``."""
 
 from __future__ import annotations
 
-import math
-
 import click
 
 from queries import validation
 from queries.errors import InvalidRangeError
 from queries.validation import WHOLE_SITE
 from queries.visits import reads
+
+from .common import present, whole
 
 PAGE_DIMENSIONS = {"entry_page": "entry", "exit_page": "exit"}
 APPROXIMATE = ("note: the range cuts a quarter hour, which counts whole (visits are "
@@ -34,7 +34,8 @@ def report_rows(db, site: str, pages: tuple[str, ...], granularity: str, metric:
 
 def value(metric: str, number: float) -> int | float | None:
     """A metric as printed: counts whole, rates and means to two decimals."""
-    if number is None or (isinstance(number, float) and math.isnan(number)):
+    number = present(number)
+    if number is None:
         return None
     if metric in ("visits", "pageviews"):
         return int(number)
@@ -44,7 +45,7 @@ def value(metric: str, number: float) -> int | float | None:
 def page_rows(db, site: str, by: str, start, end, n: int) -> tuple[list[dict], bool]:
     """``value,visits,bounce_rate,visit_duration`` per entry or exit page."""
     frame = reads.pages(db, site, start, end, PAGE_DIMENSIONS[by], n)
-    rows = [{"value": row.value, "visits": int(row.visits),
+    rows = [{"value": row.value, "visits": whole(row.visits),
              "bounce_rate": value("bounce_rate", row.bounce_rate),
              "visit_duration": value("visit_duration", row.visit_duration)}
             for row in frame.itertuples()]

@@ -3,6 +3,12 @@ sums of its whole UTC months and days, the quarter rows of the days it cuts. Qua
 hours, so a range in any zone is exact but for a quarter it cuts (counted whole, as
 visits are: ``visits.reads.is_exact``).
 
+A goal converts on a custom event of its name, or on a pageview of a page its pattern
+names: the pageviews the visits are cut from (a page, not an asset, seen by a person;
+from a log, a GET answered 2xx or 304), kept as cells beside the events
+(``visits.cells.PAGEVIEW``). So a goal's conversions, visitors and rate are of the same
+hits and the same quarters, whatever the goal.
+
 Conversion rate: converting visitors / the range's human visitors, in percent.
 Revenue: summed per currency, never converted.
 """
@@ -10,42 +16,48 @@ Revenue: summed per currency, never converted.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
-from functools import partial
 
 import pandas as pd
 
 from .. import validation
-from ..dimensions import assets
-from ..dimensions.spans import cover
-from ..dimensions.visitor_reads import matching_visitors, visitors
+from ..dimensions.visitor_reads import visitors
 from ..stats import schema
 from ..stats.goals import Goal, matches
 from ..visits import cells, store
 from ..visits import reads as visit_reads
 
 COLUMNS = ["value", "conversions", "visitors", "conversion_rate", "revenue"]
+Keep = Callable[[str, str, str], bool]      # (name, dim, value): whether a cell is read
 
 
-def cells_over(db, site: str, start: dt.datetime, end: dt.datetime) -> dict[tuple, cells.Cell]:
-    """Per ``(name, dim, value)``, the custom events of [start, end), within the caps."""
+def _custom(name: str, _dim: str, _value: str) -> bool:
+    return name != cells.PAGEVIEW
+
+
+def cells_over(db, site: str, start: dt.datetime, end: dt.datetime, keep: Keep = _custom
+               ) -> dict[tuple, cells.Cell]:
+    """Per ``(name, dim, value)``, the cells of [start, end) that ``keep`` accepts (by
+    default the custom events', not the pageviews'), within the caps."""
     site = validation.site(site)
     start, end = validation.time_range(start, end)
     docs, edges = visit_reads.summed_rows(db, site, start, end, f"sums.{store.EVENTS}")
-    rows = [row for doc in docs for row in (doc.get("sums") or {}).get(store.EVENTS, ())]
+    rows = [row for doc in docs for row in (doc.get("sums") or {}).get(store.EVENTS, ())
+            if keep(*row[:3])]
     for lo, hi in edges:
         if lo < hi:
-            rows += _quarter_rows(db, site, lo, hi)
+            rows += _quarter_rows(db, site, lo, hi, keep)
     return cells.summed(rows)
 
 
-def _quarter_rows(db, site: str, start: dt.datetime, end: dt.datetime) -> list[list]:
-    """The event rows of the quarters starting in [start, end), without their quarter."""
+def _quarter_rows(db, site: str, start: dt.datetime, end: dt.datetime, keep: Keep
+                  ) -> list[list]:
+    """The cell rows of the quarters starting in [start, end), without their quarter."""
     lo, hi = schema.epoch_ms(start), schema.epoch_ms(end)
     return [list(rest) for time, *rest in visit_reads.quarter_rows(db, site, start, end,
                                                                    store.EVENTS)
-            if lo <= time < hi]
+            if lo <= time < hi and keep(*rest[:3])]
 
 
 def people(db, site: str, start: dt.datetime, end: dt.datetime,
@@ -80,36 +92,32 @@ def props(db, site: str, start: dt.datetime, end: dt.datetime, prop: str,
 def goals(db, site: str, start: dt.datetime, end: dt.datetime, wanted: Iterable[Goal],
           now: dt.datetime | None = None) -> pd.DataFrame:
     """One row per goal, in the order given: an event goal from its events, a page goal
-    from the pageviews of the pages it matches (their visitors from the page's visitor
-    sketches; pages an hour or a day summed under ``(other)`` cannot match).
-    ``attrs["exact"]`` is False where a page goal's visitors are its days'."""
+    from the pageviews of the pages it matches (pages an hour, a day or a month summed
+    under ``(other)`` cannot match)."""
     wanted = list(wanted)
     if not wanted:
         return _table([], 0, keep_order=True)
-    found = cells_over(db, site, start, end) if any(g.kind == "event" for g in wanted) else {}
-    views = (visit_reads.page_sums(db, site, start, end, "views")["pageviews"]
-             if any(g.kind == "page" for g in wanted) else None)
-    pages = [goal for goal in wanted if goal.kind == "page"]
-    seen, exact = (matching_visitors(db, site, "page", cover(db, site, start, end, now),
-                                     [partial(_is_page_of, g.value) for g in pages], now)
-                   if pages else ([], True))
-    seen_of = dict(zip(pages, seen, strict=True))
+    names = {goal.value for goal in wanted if goal.kind == "event"}
+    patterns = [goal.value for goal in wanted if goal.kind == "page"]
+
+    def keep(name: str, dim: str, value: str) -> bool:
+        if name == cells.PAGEVIEW:
+            return dim == cells.PAGE and any(matches(p, value) for p in patterns)
+        return dim == cells.TOTAL and name in names
+
+    found = cells_over(db, site, start, end, keep)
     rows = []
     for goal in wanted:
         if goal.kind == "event":
-            cell = found.get((goal.value, cells.TOTAL, ""), cells.Cell())
-            rows.append(_figures(goal.label, cell))
+            rows.append(_figures(goal.label, found.get((goal.value, cells.TOTAL, ""),
+                                                       cells.Cell())))
             continue
-        hits = int(sum(n for page, n in views.items() if matches(goal.value, page)))
-        rows.append((goal.label, hits, min(seen_of[goal], hits), {}))
-    table = _table(rows, people(db, site, start, end, now), keep_order=True)
-    table.attrs["exact"] = exact
-    return table
-
-
-def _is_page_of(pattern: str, path: str) -> bool:
-    """Whether a counted path is a page (not an asset) that ``pattern`` matches."""
-    return matches(pattern, path) and assets.kind(path) == assets.PAGE
+        viewed = cells.Cell()
+        for (name, _, page), cell in found.items():
+            if name == cells.PAGEVIEW and matches(goal.value, page):
+                viewed.merge(cell)
+        rows.append(_figures(goal.label, viewed))
+    return _table(rows, people(db, site, start, end, now), keep_order=True)
 
 
 def _figures(value: str, cell: cells.Cell) -> tuple[str, int, int, dict]:

@@ -211,14 +211,17 @@ class DimensionCounts:
         owner of the bucket's sketches) and the sketch documents, written before them."""
         raw = _sums(pending)
         known = self._known_values(list(raw))
-        docs = {}
-        flushed = []
-        owner = {f"owners.{self.sketches.owner}": 1}
+        incs, flushed = {}, []
         for doc_key, (meta, pairs, bot_pairs, pair_sets, totals) in raw.items():
             inc, kept_by_dim = _capped_inc(pairs, bot_pairs, totals, known.get(doc_key))
             flushed.append((sketches.LEVELS[doc_key[0]], meta, pair_sets, kept_by_dim))
-            docs[doc_key] = Increment(doc_key[0], meta, inc, owner)
-        return docs, self.sketches.documents(flushed)
+            incs[doc_key] = (meta, inc)
+        saved = self.sketches.documents(flushed)
+        # Named after the sketches are made: a flush past MAX_SKETCH_BUCKETS writes them
+        # as a new owner, which the counters must list.
+        owner = {f"owners.{self.sketches.owner}": 1}
+        docs = {key: Increment(key[0], meta, inc, owner) for key, (meta, inc) in incs.items()}
+        return docs, saved
 
     @staticmethod
     def save_whole(db, collection: str, docs: list[dict]) -> None:

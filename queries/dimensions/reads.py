@@ -21,12 +21,13 @@ from . import page_reads
 from .counted import cover_values
 from .encoding import OTHER, UnknownDimensionError, dimension
 from .page_reads import active_visitors, count_events, events_breakdown, page_breakdown
+from .sketches import Estimate
 from .spans import cover
 from .value_series import filtered_series
 from .visitor_reads import Visitors, value_visitors, visitors, visitors_series
 
 WHOLE = validation.WHOLE_SITE
-COLUMNS = ["value", "hits", "visitors"]
+COLUMNS = ["value", "hits", "visitors", "visitors_error"]
 __all__ = ["UnknownDimensionError", "Visitors", "active_visitors", "bot_share", "breakdown",
            "dimension", "filtered_series", "recent_breakdown", "top_not_found",
            "value_bot_share", "visitors", "visitors_series"]
@@ -37,17 +38,20 @@ def unsplit_note(unsplit: int) -> str:
             "humans" if unsplit else "")
 
 
-def _ranked(counts: Counter, visitors: dict[str, int] | None, n: int | None) -> pd.DataFrame:
-    """Values by hits, most first, ``(other)`` (values past a document's cap) last."""
+def _ranked(counts: Counter, visitors: dict[str, Estimate], n: int | None) -> pd.DataFrame:
+    """Values by hits, most first, ``(other)`` (values past a document's cap) last;
+    ``visitors_error`` the visitors' (0: exact; see ``sketches.Estimate``)."""
     rows = [{"value": v, "hits": int(h),
-             "visitors": None if visitors is None or v not in visitors else visitors[v]}
+             "visitors": visitors[v].n if v in visitors else None,
+             "visitors_error": visitors[v].error if v in visitors else None}
             for v, h in counts.items() if h > 0]
     rows.sort(key=lambda r: (r["value"] == OTHER, -r["hits"], r["value"]))
     if n is not None:
         rows = rows[: max(int(n), 0)]
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame["hits"] = frame["hits"].astype("int64")
-    frame["visitors"] = pd.to_numeric(frame["visitors"]).astype("Int64")
+    for column in ("visitors", "visitors_error"):
+        frame[column] = pd.to_numeric(frame[column]).astype("Int64")
     return frame
 
 
@@ -55,15 +59,17 @@ def breakdown(db, site: str, by: str, start: dt.datetime, end: dt.datetime,
               page: str | None = None, n: int | None = None, humans: bool = False,
               bots: bool = False, now: dt.datetime | None = None) -> pd.DataFrame:
     """Hits and visitors per value of dimension ``by`` over exactly [start, end), most
-    hits first; ``(other)`` last. Bots left out if ``humans`` (``attrs["unsplit"]``: old
-    bot hits that could not be), the bots' hits alone if ``bots``. ``attrs``: ``exact``
-    (else the hits are ``counted``'s, the nearest whole hours), ``visitors_exact``."""
+    hits first; ``(other)`` last; ``visitors_error`` the visitors' (0: exact). Bots left
+    out if ``humans`` (``attrs["unsplit"]``: old bot hits that could not be), the bots'
+    hits alone if ``bots``. ``attrs``: ``exact`` (else the hits are ``counted``'s, the
+    nearest whole hours), ``visitors_exact``."""
     dim = dimension(by)
     site = validation.site(site)
     start, end = validation.time_range(start, end)
     page = WHOLE if page in (None, "", WHOLE) else validation.page(page)
     if page != WHOLE:
         frame = page_breakdown(db, site, page, dim, start, end, humans=humans)
+        frame["visitors_error"] = pd.array([0] * len(frame), dtype="Int64")  # raw events
         frame.attrs.update(exact=True, counted=(start, end), visitors_exact=True)
         return frame.head(max(int(n), 0)) if n is not None else frame
     found = cover(db, site, start, end, now)

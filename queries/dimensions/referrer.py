@@ -2,7 +2,9 @@
 
 A referrer is whatever the client sent, so anything may arrive: no referrer ("-", empty)
 is ``(direct)``, the site's own host ``(internal)``, a value that is not an absolute
-http(s) URL with a host ``(invalid)``; never an exception.
+http(s) URL with a host ``(invalid)``; never an exception. A source that does not
+record referrers at all (a common-format log has no such field) gives ``NOT_LOGGED``:
+its hits' referrers are unknown, which is not direct.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from functools import lru_cache
 from urllib.parse import parse_qs, urlsplit
 
 DIRECT, INTERNAL, INVALID, NONE = "(direct)", "(internal)", "(invalid)", "(none)"
+NOT_LOGGED = "(not in the log)"  # a hit's referrer when its source has no referrer field
 UTM_FIELDS = ("utm_source", "utm_medium", "utm_campaign")
 MAX_UTM = 200
 MAX_QUERY = 4096
@@ -24,9 +27,12 @@ def _bare(host: str) -> str:
 @lru_cache(maxsize=16_384)
 def referrer_host(referrer: str | None, own_hosts: frozenset[str] = frozenset()) -> str:
     """The referring host, lower case, ``www.`` kept (it is what users recognise);
-    ``own_hosts`` (compared without ``www.``) are the site itself."""
+    ``own_hosts`` (compared without ``www.``) are the site itself; ``NOT_LOGGED`` as
+    it is."""
     if referrer is None:
         return DIRECT
+    if referrer == NOT_LOGGED:
+        return NOT_LOGGED
     referrer = referrer.strip()
     if referrer in ("", "-"):
         return DIRECT

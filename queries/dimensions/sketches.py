@@ -35,8 +35,10 @@ address, agent or hash of one per visitor.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import uuid
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from datasketches import hll_sketch, hll_union, tgt_hll_type
 from pymongo import ReplaceOne
@@ -54,6 +56,7 @@ LEVELS = {coll: level for level, coll in COUNTERS.items()}
 FORMATS = {"hour": "%Y%m%d%H", "day": "%Y%m%d", "month": "%Y%m"}
 LG_K = 14            # whole-site sketches: relative standard error ~0.8%, <= 8.3 KB
 LG_K_VALUE = 11      # per dimension value: ~2.3%, and small (list mode) for rare values
+CONFIDENCE = 2       # standard errors either side of an estimate shown as its error (~95 %)
 # Compaction waits this long after a bucket ends (writers flush what they hold first)
 # and remembers where it got to under this checkpoint ``_id``; every closed bucket is
 # looked at again once a day (``SWEEP_EVERY``).
@@ -83,8 +86,34 @@ def union(sketches: Iterable[hll_sketch], lg_k: int = LG_K) -> hll_sketch:
     return merged.get_result(tgt_hll_type.HLL_4)
 
 
+class Estimate(NamedTuple):
+    """Distinct visitors from sketches: ``n``, and ``error`` the half-width of its
+    95 % interval (two standard errors), rounded up; 0 when the sketches hold every
+    visitor (few enough to be kept as a list: the count is exact)."""
+
+    n: int
+    error: int = 0
+
+
+def count(sketches: Iterable[hll_sketch], lg_k: int = LG_K) -> Estimate:
+    """The distinct visitors of the union of ``sketches``, the same whatever their order
+    and however the range was cut into them (hours, days, a month): the estimate reads
+    the union's registers alone. A sketch updated item by item also keeps a running
+    (HIP) estimate, which depends on the order items and sketches came in: a day read
+    from its day sketch and from its 24 hours differed by a visitor or two. A union
+    with its own result makes the union read its registers (the composite estimator),
+    and adds nothing to them."""
+    merged = hll_union(lg_k)
+    for sketch in sketches:
+        merged.update(sketch)
+    merged.update(merged.get_result(tgt_hll_type.HLL_8))
+    n = merged.get_estimate()
+    spread = max(merged.get_upper_bound(CONFIDENCE) - n, n - merged.get_lower_bound(CONFIDENCE))
+    return Estimate(int(round(n)), 0 if spread < 0.5 else math.ceil(spread))
+
+
 def estimate(sketches: Iterable[hll_sketch], lg_k: int = LG_K) -> int:
-    return int(round(union(sketches, lg_k).get_estimate()))
+    return count(sketches, lg_k).n
 
 
 def partial_id(owner: str, level: str, date: dt.datetime, site: str, dim: str = "") -> str:

@@ -8,12 +8,18 @@ range that are not whole UTC days (its first and last day, unless one is today) 
 from the raw events too, within ``spans.EVENTS_BUDGET``; without them the whole days
 stand in, each value's visitors capped by its hits, and the result says it is not
 exact. A visitor is one (address, user agent) pair.
+
+A count from sketches comes with its error (``sketches.Estimate``: 0 when exact). A
+value's sketches are smaller than the whole site's, so where both answer the same
+question they are made to agree: a value holding every hit of the range has the site's
+visitors, and the values of a dimension that each visitor has one of (a browser, a
+country: ``PER_VISITOR``) share the site's visitors between them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import NamedTuple
 
 import pandas as pd
@@ -34,14 +40,23 @@ from .spans import (
     floor_hour,
 )
 
+# Dimensions whose value is the visitor's own (its agent's or its address's): every
+# visitor has exactly one, so a range's values share out its visitors.
+PER_VISITOR = frozenset(("browser", "os", "device", "bot", "country"))
+# Dimensions only some hits have a value of (the 404s' paths): a value holding every hit
+# of the dimension does not hold every hit of the range.
+PARTIAL = frozenset(("notfound",))
+
 
 class Visitors(NamedTuple):
     """Distinct visitors of a range, and whether they are exactly its own (else those of
-    ``counted``, the nearest whole hours or days)."""
+    ``counted``, the nearest whole hours or days); ``error``: the sketches' (see
+    ``sketches.Estimate``), 0 when the count is exact."""
 
     n: int
     exact: bool
     counted: Span
+    error: int = 0
 
 
 def _sketch_of(people: Iterable[str], lg_k: int = sketches.LG_K):
@@ -64,47 +79,70 @@ def visitors(db, site: str, start, end, humans: bool = False,
     site = validation.site(site)
     start, end = validation.time_range(start, end)
     found = cover(db, site, start, end, now)
-    return Visitors(visitors_over(db, site, found, humans), found.exact, found.counted)
+    n, error = visitors_over(db, site, found, humans)
+    return Visitors(n, found.exact, found.counted, error)
 
 
-def visitors_over(db, site: str, found: Cover, humans: bool = False) -> int:
-    """The whole site's distinct visitors over a cover."""
+def visitors_over(db, site: str, found: Cover, humans: bool = False,
+                  cut: Iterable[str] | None = None) -> sketches.Estimate:
+    """The whole site's distinct visitors over a cover; ``cut``: the visitors of the
+    parts of hours it cuts, when they were read from the raw events already."""
     parts = [sketches.whole(doc, humans) for doc in _site_docs(db, site, pieces(*found.hours))]
-    for start, end in found.events:
-        people = event_values(db, site, "bot", start, end, humans)
-        parts.append(_sketch_of(v for _, seen in people.values() for v in seen))
-    return sketches.estimate(parts)
+    if cut is not None:
+        parts.append(_sketch_of(cut))
+    else:
+        for start, end in found.events:
+            people = event_values(db, site, "bot", start, end, humans)
+            parts.append(_sketch_of(v for _, seen in people.values() for v in seen))
+    return sketches.count(parts)
 
 
 def value_visitors(db, site: str, dim: str, found: Cover, hits: dict[str, int],
                    event_people: dict[str, set], humans: bool = False, bots: bool = False,
                    now: dt.datetime | None = None, budget: int = EVENTS_BUDGET
-                   ) -> tuple[dict[str, int], bool]:
+                   ) -> tuple[dict[str, sketches.Estimate], bool]:
     """Visitors per value of ``dim`` over ``found`` (whose hits per value are ``hits``;
     ``event_people`` the visitors of its cut parts, from raw events), and whether they
     are exact: whole UTC days and months from the value sketches, the hours of other
-    days from the raw events (see the module doc)."""
+    days from the raw events; made to agree with the site's visitors (see the module
+    doc)."""
     groups, exact = _value_sketches(db, site, dim, found, event_people, humans, bots, now,
                                     budget)
-    counted = {value: sketches.estimate(group, sketches.LG_K_VALUE)
+    counted = {value: sketches.count(group, sketches.LG_K_VALUE)
                for value, group in groups.items()}
     if not exact:       # a day's visitors may outnumber the range's hits, which bound them
-        counted = {v: min(n, hits.get(v, 0)) for v, n in counted.items()}
+        counted = {v: e._replace(n=min(e.n, hits.get(v, 0))) for v, e in counted.items()}
+    if not bots and sum(hits.values()):   # the site's sketches: everyone, humans; no bots
+        site_wide = visitors_over(db, site, found, humans, cut=set().union(
+            *event_people.values()))
+        counted = _agreeing(dim, counted, hits, site_wide)
     return counted, exact and found.exact
 
 
-def matching_visitors(db, site: str, dim: str, found: Cover, matches: Sequence,
-                      now: dt.datetime | None = None) -> tuple[list[int], bool]:
-    """For each predicate of ``matches``, the human visitors of every value of ``dim``
-    it accepts over ``found`` (a page goal's converting visitors): the union of those
-    values' sketches, read once for them all; and whether they are exact (see
-    :func:`value_visitors`)."""
-    groups, exact = _value_sketches(db, site, dim, found, {}, True, False, now,
-                                    EVENTS_BUDGET)
-    counted = [sketches.estimate([sketch for value, group in groups.items() if match(value)
-                                  for sketch in group], sketches.LG_K_VALUE)
-               for match in matches]
-    return counted, exact and found.exact
+def _agreeing(dim: str, counted: dict[str, sketches.Estimate], hits: dict[str, int],
+              site_wide: sketches.Estimate) -> dict[str, sketches.Estimate]:
+    """The values' visitors made to agree with the whole site's over the same cover: an
+    estimated value has at most them; a value holding every hit has them; the values
+    of a ``PER_VISITOR`` dimension share them (the estimated values scaled to what the
+    exact ones leave, by largest remainder, none past its hits)."""
+    counted = {v: e._replace(n=min(e.n, site_wide.n)) if e.error or not site_wide.error
+               else e for v, e in counted.items()}      # an exact count stays as it is
+    total = sum(hits.values())
+    every = [value for value, n in hits.items() if n and n == total and dim not in PARTIAL]
+    if every:
+        return {**counted, **{value: site_wide for value in every}}
+    if dim not in PER_VISITOR:
+        return counted
+    loose = {v: e for v, e in counted.items() if e.error and hits.get(v, 0)}
+    left = site_wide.n - sum(e.n for v, e in counted.items() if v not in loose)
+    held = sum(e.n for e in loose.values())
+    if not loose or left <= 0 or not held:
+        return counted
+    shares = {v: e.n * left / held for v, e in loose.items()}
+    whole = {v: int(share) for v, share in shares.items()}
+    for v in sorted(shares, key=lambda v: (whole[v] - shares[v], v))[:left - sum(whole.values())]:
+        whole[v] += 1
+    return {**counted, **{v: e._replace(n=min(whole[v], hits[v])) for v, e in loose.items()}}
 
 
 def _value_sketches(db, site: str, dim: str, found: Cover, event_people: dict[str, set],
@@ -174,7 +212,7 @@ def visitors_series(db, site: str, start, end, granularity: str = "day",
         raise validation.InvalidRangeError("visitors come per hour or per day")
     site = validation.site(site)
     edges, found = bucket_covers(db, site, start, end, granularity, tz, now)
-    rows = [(a, visitors_over(db, site, c, humans) if c.hours[0] < c.hours[1]
+    rows = [(a, visitors_over(db, site, c, humans).n if c.hours[0] < c.hours[1]
              or c.events else 0) for a, c in zip(edges, found, strict=False)]
     frame = pd.DataFrame(rows, columns=["time", "visitors"]).set_index("time")
     frame["visitors"] = frame["visitors"].astype("int64")

@@ -83,19 +83,44 @@ def columns(db, site: str, start: dt.datetime, end: dt.datetime, names: Sequence
     ``i``'s value ``values[codes[i]]`` (a plain column's codes are its positions), the
     events outside the range left out. A caller classifies each distinct value once.
     ``collection``: the hits kept apart (``events.apart``) rather than the counted ones."""
-    for bucket in buckets.overlapping(db, site, start, end, (*names, "stream"), collection):
+    for from_log, times, coded, _, _ in placed_columns(db, site, start, end, names,
+                                                       collection):
+        yield from_log, times, coded
+
+
+def placed_columns(db, site: str, start: dt.datetime, end: dt.datetime, names: Sequence[str],
+                   collection: str = schema.EVENTS
+                   ) -> Iterator[tuple[bool, list[int], dict, str, Sequence[int]]]:
+    """``columns`` with the bucket's name and each event's index in it: its place
+    ``(name, index)`` sorts as the events were recorded, what orders requests of one
+    second (a page and its icons). A log's buckets are named by pass and first byte
+    offset (``buckets``), so one pass's lines sort as the file holds them (whichever
+    worker wrote them first); the others (the beacon's journal, the load generator's
+    writer) by when they were written, then their ids."""
+    for bucket in buckets.overlapping(db, site, start, end, (*names, "stream", "ingested"),
+                                      collection):
         n = bucket["n"]
         keep = _inside(bucket, start, end)
         times = buckets.times(bucket).tolist()
+        places: Sequence[int] = range(n)
         coded = {}
-        for name in names:
-            values, codes = buckets.coded(bucket, name, n)
-            coded[name] = (values, range(n) if codes is None else codes)
+        for column in names:
+            values, codes = buckets.coded(bucket, column, n)
+            coded[column] = (values, range(n) if codes is None else codes)
         if keep is not None:
-            times = list(compress(times, keep))
-            coded = {name: (values, list(compress(codes, keep)))
-                     for name, (values, codes) in coded.items()}
-        yield bucket.get("stream") is not None, times, coded
+            times, places = list(compress(times, keep)), list(compress(places, keep))
+            coded = {column: (values, list(compress(codes, keep)))
+                     for column, (values, codes) in coded.items()}
+        from_log = bucket.get("stream") is not None
+        yield from_log, times, coded, _name(bucket, from_log), places
+
+
+def _name(bucket: dict, from_log: bool) -> str:
+    """What sorts a bucket among others as its events were recorded (``placed_columns``)."""
+    if from_log:
+        return str(bucket["_id"])
+    written = bucket.get("ingested")
+    return f"{0 if written is None else schema.epoch_ms(written):015d}/{bucket['_id']}"
 
 
 def span(db, site: str) -> tuple[dt.datetime, dt.datetime] | None:

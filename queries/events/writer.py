@@ -46,6 +46,15 @@ class EventTotals:
     errors: list[str] = field(default_factory=list)
 
 
+def stamped(docs: list[dict], now: dt.datetime) -> list[dict]:
+    """``docs`` stamped ``ingested`` at this attempt to write them: a write that succeeds
+    after a store outage longer than the rollups' SETTLE must not carry the instant of its
+    first try, or a rollup run that has moved past that instant meanwhile misses it."""
+    for doc in docs:
+        doc["ingested"] = now
+    return docs
+
+
 def store_once(collection, docs: list[dict], quarantine: Quarantine) -> set[int]:
     """Insert documents whose ``_id`` is fixed, so that sending them again stores each
     once: one already there answers a duplicate key and counts as stored. Returns the
@@ -263,6 +272,7 @@ class EventWriter:
         delay = 0.1
         while True:
             try:
+                stamped(bucketed, self._clock())
                 self.collection.insert_many(bucketed, ordered=False)
                 return
             except BulkWriteError:
@@ -278,7 +288,8 @@ class EventWriter:
         and count as written once."""
         unsent, self._unsent = self._unsent, []
         try:
-            refused = store_once(self.collection, unsent, self.quarantine)
+            refused = store_once(self.collection, stamped(unsent, self._clock()),
+                                 self.quarantine)
         except Exception:
             self._unsent = unsent
             raise

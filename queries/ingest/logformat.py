@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import NamedTuple
 
+from ..dimensions.referrer import NOT_LOGGED
 from ..validation import MAX_PAGE, decoded_path
 
 FORMATS = ("auto", "combined", "common")
@@ -79,7 +80,7 @@ class LogRecord(NamedTuple):
     protocol: str              # "" for an HTTP/0.9-style request without a version
     status: int | None         # None for "-"
     bytes: int                 # 0 for "-"
-    referrer: str | None       # None for "-" or in the common format
+    referrer: str | None       # None for "-"; NOT_LOGGED in the common format (no field)
     user_agent: str | None
     vhost: str | None          # the virtual host prefix, port removed
     user: str | None
@@ -160,7 +161,7 @@ class LineParser:
             self._times.get(stamp) or self._time(stamp), host, method, path, query, proto,
             None if status == "-" else int(status),
             0 if size == "-" else int(size),
-            None if ref is None or ref == "-" else ref,
+            NOT_LOGGED if ref is None else None if ref == "-" else ref,
             None if agent is None or agent == "-" else agent,
             None if vhost is None else _strip_port(vhost),
             None if user == "-" else user,
@@ -198,7 +199,7 @@ class LineParser:
             proto.upper(),
             None if status == "-" else int(status),
             0 if size == "-" else int(size),
-            None if ref in (None, "-") else ref,
+            NOT_LOGGED if ref is None else None if ref == "-" else ref,
             None if agent in (None, "-", "") else agent,
             None if vhost is None else _strip_port(vhost),
             None if user == "-" else user,

@@ -106,13 +106,15 @@ class Figures:
     """The KPIs of one range: hits, distinct visitors (None: not counted, as in a store
     older than visitors), the share of 4xx and 5xx among the hits counted with a status
     (``errors_from_events``: the filtered hits' own, from raw events), and whether the
-    visitors are exactly the range's."""
+    visitors are exactly the range's; ``visitors_error``: theirs as counted from sketches
+    (0: exact, see ``queries.dimensions.sketches.Estimate``)."""
 
     hits: int
     visitors: int | None
     errors: float | None
     errors_from_events: bool = False
     visitors_exact: bool = True
+    visitors_error: int = 0
     visitors_from_events: bool = False
 
 def figures(db, site: str, start: dt.datetime, end: dt.datetime, hits: int,
@@ -126,7 +128,8 @@ def figures(db, site: str, start: dt.datetime, end: dt.datetime, hits: int,
         if not int(status["hits"].sum()):     # no dimension counted here (an old store)
             return Figures(hits, None, None)
         seen = dims.visitors(db, site, start, end, humans, now)
-        return Figures(hits, seen.n, error_rate(status), visitors_exact=seen.exact)
+        return Figures(hits, seen.n, error_rate(status), visitors_exact=seen.exact,
+                       visitors_error=seen.error)
     by, value = filter
     found = dims.breakdown(db, site, by, start, end, humans=humans, now=now)
     row = found[found["value"] == value]
@@ -134,9 +137,10 @@ def figures(db, site: str, start: dt.datetime, end: dt.datetime, hits: int,
         row["visitors"].iloc[0])
     if not len(row):
         visitors = 0
+    error = int(row["visitors_error"].fillna(0).iloc[0]) if len(row) else 0
     errors, from_events = _filtered_errors(db, site, filter, start, end, hits, humans, now,
                                            matched)
-    return Figures(hits, visitors, errors, from_events, found.attrs["visitors_exact"])
+    return Figures(hits, visitors, errors, from_events, found.attrs["visitors_exact"], error)
 
 
 def error_rate(status: pd.DataFrame) -> float | None:

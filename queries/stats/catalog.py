@@ -35,42 +35,43 @@ def recent_sites(db, include_synthetic: bool = True) -> list[str]:
 
 
 def site_span(db, site: str) -> tuple[dt.datetime, dt.datetime] | None:
-    """The first and last UTC day holding the site's hits, None without any: two reads
-    of the ``(site, page, date)`` index, whatever the site holds."""
-    site = validation.site(site)
-    query = {"metadata.site": site, "metadata.page": WHOLE_SITE, "daily": {"$gt": 0}}
-    days = []
-    for order in (1, -1):
-        doc = next(iter(db[schema.DAILY].find(query, {"metadata": 1})
-                        .sort("metadata.date", order).limit(1)), None)
-        if doc is None:
-            return None
-        days.append(validation.stored_time(doc["metadata"]["date"]))
-    return days[0], days[1]
+    """The UTC minutes of the site's first and last hits, None without any: two reads of
+    the ``(site, page, date)`` index, whatever the site holds. Minutes, not days: the
+    local days holding hits in a zone are those of these two instants (a UTC day
+    straddles two local days everywhere but UTC)."""
+    first = _edge_minute(db, site, 1)
+    return None if first is None else (first, _edge_minute(db, site, -1))
 
 
 def last_hit(db, site: str) -> dt.datetime | None:
-    """The UTC minute of the site's last hit, None without any: one read of the
-    ``(site, page, date)`` index (the newest day whose whole-site counter holds hits),
-    then that day's last hour and minute holding some."""
+    """The UTC minute of the site's last hit, None without any."""
+    return _edge_minute(db, site, -1)
+
+
+def _edge_minute(db, site: str, order: int) -> dt.datetime | None:
+    """The UTC minute of the site's first (``order`` 1) or last (-1) hit: the first or
+    newest day whose whole-site counter holds hits, then that day's first or last hour
+    and minute holding some."""
     site = validation.site(site)
     query = {"metadata.site": site, "metadata.page": WHOLE_SITE, "daily": {"$gt": 0}}
     doc = next(iter(db[schema.DAILY].find(query, {"metadata": 1, "hourly": 1, "minute": 1})
-                    .sort("metadata.date", -1).limit(1)), None)
+                    .sort("metadata.date", order).limit(1)), None)
     if doc is None:
         return None
     day = validation.stored_time(doc["metadata"]["date"])
-    hour = _last_key(doc.get("hourly"))
+    pick = min if order == 1 else max
+    hour = _edge_key(doc.get("hourly"), pick)
     if hour is None:
         return day
-    minute = _last_key((doc.get("minute") or {}).get(str(hour)))
+    minute = _edge_key((doc.get("minute") or {}).get(str(hour)), pick)
     return day + dt.timedelta(hours=hour, minutes=minute or 0)
 
 
-def _last_key(counters) -> int | None:
-    """The largest hour or minute of ``counters`` (``{"H": n}``) holding a hit."""
+def _edge_key(counters, pick) -> int | None:
+    """The smallest or largest (``pick``) hour or minute of ``counters`` (``{"H": n}``)
+    holding a hit."""
     held = [int(key) for key, n in (counters or {}).items() if n]
-    return max(held) if held else None
+    return pick(held) if held else None
 
 
 def list_pages(db, site: str) -> list[str]:

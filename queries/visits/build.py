@@ -33,7 +33,9 @@ from ..stats.sites import site_settings
 from . import cells, store
 from .sessions import HOUR_MS, MINUTE_MS, Pageview, count_views, sessionize, tally
 
-CAUGHT_UP = "visits"             # checkpoint: every kept event's hours had their visits cut
+# Checkpoint: every kept event's hours had their visits cut as this version cuts them
+# ("visits" before pageviews were counted per page and visitor for page goals).
+CAUGHT_UP = "visits.pageviews"
 SLICE_MS = 24 * HOUR_MS          # touched hours recomputed a day at a time at most
 MAX_REACH_MS = 7 * 24 * HOUR_MS  # how far a window may grow past its hours, each way
 _COLUMNS = ("host", "user_agent", "path", "method", "status")
@@ -63,8 +65,9 @@ def recompute(db, touched: dict[str, set[dt.datetime]]) -> int:
 
 def is_caught_up(db) -> bool:
     """Whether every hour of the events kept has had its visits cut: a store written
-    before visits were counted has not (its events' hours were rolled up already, so
-    no run would touch them again: the next run takes them all)."""
+    before visits were counted, or before their pageviews' cells, has not (its events'
+    hours were rolled up already, so no run would touch them again: the next run takes
+    them all; hours whose events had expired keep no pageview cells)."""
     return db[schema.CHECKPOINTS].find_one({"_id": CAUGHT_UP}) is not None
 
 
@@ -105,7 +108,7 @@ def _recompute_span(db, site: str, a: int, b: int, timeout: int, unknown_bots: b
     inside = [v for v in views if first <= v.time < last]
     quarters, pages = tally([v for v in visits if first <= v.start < last], inside)
     parts = store.hour_parts(quarters, pages, range(first, last, HOUR_MS),
-                             cells.tally(v for v in inside if v.event))
+                             cells.tally(inside))
     return store.write_hours(db, site, parts)
 
 
@@ -113,12 +116,13 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
               known: dict | None = None) -> list[Pageview]:
     """The site's pageviews among its events of [lo, hi) (ms): pages (not assets) seen
     by people (not bots); from a log, a GET answered 2xx or 304; every beacon and load
-    generator hit (their events have no log stream). ``known``: paths already
+    generator hit (their events have no log stream). Each has its event's place, so
+    requests of one second keep the log's order. ``known``: paths already
     classified, shared by the calls of one recompute (agents are cached where they
     are classified)."""
     known = {} if known is None else known
     out: list[Pageview] = []
-    for from_log, times, columns in event_reads.columns(
+    for from_log, times, columns, bucket, places in event_reads.placed_columns(
             db, site, schema.from_epoch_ms(lo), schema.from_epoch_ms(hi), _COLUMNS):
         hosts, host_codes = columns["host"]
         agents, agent_codes = columns["user_agent"]
@@ -131,7 +135,8 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
             page = pages[p]
             if page is None or not people[a] or (kept is not None and not kept[i]):
                 continue
-            out.append(Pageview(f"{hosts[h] or ''}\x00{agents[a] or ''}", time, page))
+            out.append(Pageview(f"{hosts[h] or ''}\x00{agents[a] or ''}", time, page,
+                                place=(bucket, places[i])))
     return out + custom_events(db, site, lo, hi, unknown_bots)
 
 
@@ -171,6 +176,7 @@ def backfilled(db, site: str, runs: list[Pageview], views: Iterable[tuple[int, s
     un-bounce visits as live ones do; all is stored apart from what the events make
     (``backfilled``), so a later recompute of the same hours keeps it."""
     timeout = site_settings(db, site).visit_ms
+    views = list(views)
     quarters, pages = tally(sessionize([*runs, *events], timeout), ())
     count_views(quarters, pages, views)
     if not quarters:
@@ -178,7 +184,8 @@ def backfilled(db, site: str, runs: list[Pageview], views: Iterable[tuple[int, s
     first = min(quarters) // store.DAY_MS * store.DAY_MS
     last = (max(quarters) // store.DAY_MS + 1) * store.DAY_MS
     parts = store.hour_parts(quarters, pages, range(first, last, HOUR_MS),
-                             cells.tally(events))
+                             {**cells.backfilled_pageviews(views, runs),
+                              **cells.tally(events)})
     days = store.write_hours(db, site, parts, backfilled=True)
     store.refresh_sums(db, site, days)
     return len(days)

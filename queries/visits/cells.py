@@ -7,9 +7,14 @@ identifier is kept) and their revenue per currency (``Decimal``, never converted
 as stored: ``[quarter, name, dim, value, events, {currency: amount}, sketch]`` for an
 hour (quarter 0-3), the same without ``quarter`` for a day's or a month's sums.
 
+Pageviews are cells too, of the name ``PAGEVIEW`` (empty: no custom event has that
+name) on each page: what a page goal counts, so that its conversions and visitors are
+those of the same pageviews (the visits' own: ``build.pageviews``) over the same
+quarters as an event goal's.
+
 Caps, so that a stranger's browser cannot fill the store: a part (an hour, a day, a
-month) keeps the ``MAX_NAMES`` names with the most events and ``MAX_VALUES`` values per
-name and dimension; the rest are summed under ``(other)``.
+month) keeps the ``MAX_NAMES`` names with the most events (and the pageviews) and
+``MAX_VALUES`` values per name and dimension; the rest are summed under ``(other)``.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from ..dimensions import sketches
 from .sessions import QUARTER_MS, Pageview
 
 TOTAL, PAGE, PROP = "", "page", "p:"
+PAGEVIEW = ""           # the name of the pageviews' cells
 OTHER = "(other)"
 MAX_NAMES = 1_000
 MAX_VALUES = 10_000
@@ -37,8 +43,8 @@ class Cell:
         self.revenue: dict[str, Decimal] = dict(revenue or {})
         self.sketch = sketch
 
-    def add(self, visitor: str, revenue) -> None:
-        self.events += 1
+    def add(self, visitor: str, revenue=None, events: int = 1) -> None:
+        self.events += events
         if self.sketch is None:
             self.sketch = sketches.new(LG_K)
         self.sketch.update(visitor)
@@ -63,32 +69,63 @@ def prop_dim(key: str) -> str:
     return PROP + key
 
 
-def tally(events: Iterable[Pageview]) -> dict[tuple, Cell]:
-    """Per ``(quarter start ms, name, dim, value)``, the cell of ``events`` (pageviews
-    carrying a custom event: see ``sessions.Pageview``)."""
+def tally(views: Iterable[Pageview]) -> dict[tuple, Cell]:
+    """Per ``(quarter start ms, name, dim, value)``, the cells of ``views``: custom events
+    (pageviews carrying one: see ``sessions.Pageview``) per name, page and property;
+    pageviews per page; engagements none."""
     cells: dict[tuple, Cell] = {}
-    for view in events:
-        name, props, revenue = view.event
+    for view in views:
         q = view.time - view.time % QUARTER_MS
-        keys = [(q, name, TOTAL, ""), (q, name, PAGE, view.page)]
-        keys += [(q, name, prop_dim(key), value) for key, value in props]
+        if view.event:
+            name, props, revenue = view.event
+            keys = [(q, name, TOTAL, ""), (q, name, PAGE, view.page)]
+            keys += [(q, name, prop_dim(key), value) for key, value in props]
+            n = 1
+        elif view.views:
+            keys, revenue, n = [(q, PAGEVIEW, PAGE, view.page)], None, view.views
+        else:
+            continue
         for key in keys:
             cell = cells.get(key)
             if cell is None:
                 cell = cells[key] = Cell()
-            cell.add(view.visitor, revenue)
+            cell.add(view.visitor, revenue, n)
     return cells
 
 
-def capped(cells: dict[tuple, Cell]) -> dict[tuple, Cell]:
+def backfilled_pageviews(views: Iterable[tuple[int, str, int]], runs: Iterable[Pageview]
+                         ) -> dict[tuple, Cell]:
+    """The pageview cells of history written without events (see ``build.backfilled``):
+    ``views`` give each quarter's pageviews of a page, ``runs`` their visitors, each in
+    every quarter of its run where its page has pageviews (a run's views are not kept
+    per quarter)."""
+    cells: dict[tuple, Cell] = {}
+    for q, page, n in views:
+        key = (q, PAGEVIEW, PAGE, page)
+        cell = cells.get(key)
+        if cell is None:
+            cell = cells[key] = Cell()
+        cell.events += n
+    for run in runs:
+        first = run.time - run.time % QUARTER_MS
+        last = run.time if run.until is None else run.until
+        for q in range(first, last - last % QUARTER_MS + 1, QUARTER_MS):
+            cell = cells.get((q, PAGEVIEW, PAGE, run.page))
+            if cell is not None:
+                cell.add(run.visitor, events=0)
+    return cells
+
+
+def capped(cells: dict[tuple, Cell], pages: int | None = None) -> dict[tuple, Cell]:
     """``cells`` (keys ending ``name, dim, value``) within the caps: the names with the
-    most events, then the values with the most per name and dimension; the rest merged
+    most events, then the values with the most per name and dimension (``pages`` of the
+    pageviews', if given: an hour keeps the pages its views rows keep); the rest merged
     under ``OTHER`` (a capped name's values all go with it)."""
     per_name: dict[str, int] = {}
     for key, cell in cells.items():
         if key[-2] == TOTAL:
             per_name[key[-3]] = per_name.get(key[-3], 0) + cell.events
-    kept_names = _top(per_name, MAX_NAMES)
+    kept_names = _top(per_name, MAX_NAMES) | {PAGEVIEW}
     named: dict[tuple, Cell] = {}
     for key, cell in cells.items():
         if key[-3] not in kept_names:
@@ -99,7 +136,9 @@ def capped(cells: dict[tuple, Cell]) -> dict[tuple, Cell]:
         if key[-2] != TOTAL:
             counts = per_value.setdefault(key[-3:-1], {})
             counts[key[-1]] = counts.get(key[-1], 0) + cell.events
-    kept_values = {group: _top(counts, MAX_VALUES) for group, counts in per_value.items()}
+    kept_values = {group: _top(counts, pages if pages and group == (PAGEVIEW, PAGE)
+                               else MAX_VALUES)
+                   for group, counts in per_value.items()}
     out: dict[tuple, Cell] = {}
     for key, cell in named.items():
         if key[-2] != TOTAL and key[-1] not in kept_values[key[-3:-1]]:

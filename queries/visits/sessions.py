@@ -33,7 +33,8 @@ class Pageview(NamedTuple):
     continues or starts a visit as a pageview does, and counts as an interaction; or,
     with ``engaged``, the milliseconds the page was visible, sent when it was left: it
     adds to its visit's duration when it is for the visit's last page, and does nothing
-    else (no interaction, no continuation)."""
+    else (no interaction, no continuation). ``place``: where its event was recorded
+    (``events.reads.placed_columns``), which orders pageviews of one instant."""
 
     visitor: str          # the (address, agent) pair as the sketches hash it; never stored
     time: int             # ms since the epoch
@@ -42,6 +43,7 @@ class Pageview(NamedTuple):
     views: int = 1
     event: tuple = ()     # a custom event's (name, props, revenue): see queries.custom
     engaged: int | None = None
+    place: tuple = ()
 
 
 class Visit(NamedTuple):
@@ -66,8 +68,10 @@ class Visit(NamedTuple):
 def sessionize(pageviews: Iterable[Pageview], timeout_ms: int) -> list[Visit]:
     """Every visit of ``pageviews`` (in any order): a visitor's pageviews sorted by
     time, a new visit after each gap over ``timeout_ms`` (a gap of exactly the timeout
-    continues the visit). Two pageviews of one visitor at the same instant keep the
-    order of their pages' names, so the result does not depend on the input's order.
+    continues the visit). Two pageviews of one visitor at the same instant (a log's
+    second) keep the order they were recorded in (their ``place``: a page before the
+    icons it asks for), then of their pages' names: the result does not depend on the
+    input's order.
     An engagement counts for the visit whose last page it names, when it comes within
     the timeout of the visit's last pageview or event, and at most the time since then
     (a client's figure, bounded by the server's clock)."""
@@ -77,7 +81,7 @@ def sessionize(pageviews: Iterable[Pageview], timeout_ms: int) -> list[Visit]:
         start = last = None
         entry = page = ""
         count = events = engaged = 0
-        for _, time, page_now, until, n, event, engagement in views:
+        for _, time, page_now, until, n, event, engagement, _ in views:
             if engagement is not None:
                 if last is not None and time - last <= timeout_ms and page_now == page:
                     engaged = min(engagement, time - last)
@@ -98,12 +102,14 @@ def sessionize(pageviews: Iterable[Pageview], timeout_ms: int) -> list[Visit]:
 
 
 def _order(view: Pageview) -> tuple:
-    """Sorted by visitor, time and page; at one instant, pageviews before custom events
-    before engagements, then by the events' own fields: one order whatever the input's."""
+    """Sorted by visitor and time; at one instant, pageviews before custom events
+    before engagements, each in the order recorded (``place``), then by page and the
+    events' own fields: one order whatever the input's."""
+    kind = 2 if view.engaged is not None else 0 if view.views else 1
     name = view.event[0] if view.event else ""
     until = -1 if view.until is None else view.until       # runs beside single events
-    return (*view[:3], until, -view.views, view.engaged is not None, name, repr(view.event),
-            view.engaged or 0)
+    return (view.visitor, view.time, kind, view.place, view.page, until, -view.views, name,
+            repr(view.event), view.engaged or 0)
 
 
 class Quarter(NamedTuple):

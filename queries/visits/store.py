@@ -93,8 +93,8 @@ def _add_events(parts: dict[int, dict], events: dict) -> None:
         if q - q % HOUR_MS in parts:
             by_hour.setdefault(q - q % HOUR_MS, {})[((q % HOUR_MS) // QUARTER_MS, *key)] = cell
     for hour, found in by_hour.items():
-        parts[hour][EVENTS] = sorted(cells.to_row(key, cell)
-                                     for key, cell in cells.capped(found).items())
+        parts[hour][EVENTS] = sorted(cells.to_row(key, cell) for key, cell
+                                     in cells.capped(found, MAX_PAGES).items())
 
 
 def _capped(rows: list[list]) -> list[list]:

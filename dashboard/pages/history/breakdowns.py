@@ -125,9 +125,6 @@ def compute_panels(q: Query) -> Panels:
                      "hour of their first pageview).")
     pages = _cached(visit_pages, q.site, q.start, q.end, TOP_N)
     goals = _cached(goal_figures, q.site, q.start, q.end, now=q.now)
-    if not goals.attrs.get("exact", True):
-        notes.append("Page goals: their visitors come from the sketches of whole UTC days "
-                     "(the raw events of the range's other hours are no longer kept).")
     return Panels(frames, found.not_found, current, previous, share, tuple(notes), visits,
                   visits_before, pages, goals, empty, q)
 

@@ -23,7 +23,7 @@ from components.breakdowns import (
     kpi_change_cards,
     not_found_list,
 )
-from components.numbers import decimal, duration, percent
+from components.numbers import decimal, duration, estimate, percent
 from components.statictable import static
 from components.tables import change_percent
 from dashboard.feedback import describe
@@ -222,8 +222,8 @@ def _kpis(panels, humans: bool, pages: bool = False, filtered: bool = False) -> 
     visit_note = " (whole site)" if pages or filtered else ("" if humans else " (people)")
     rate = percent(None if now.errors is None else 100 * now.errors)
     return kpi_change_cards([
-        card("history-kpi-visitors", "Visitors",
-             "–" if now.visitors is None else f"{now.visitors:,}", "visitors", whole),
+        card("history-kpi-visitors", "Visitors", estimate(now.visitors, now.visitors_error),
+             "visitors", whole),
         visit_card("history-kpi-visits", "Visits", f"{visits.visits:,}", "visits"),
         visit_card("history-kpi-pageviews", "Pageviews", f"{visits.pageviews:,}",
                    "pageviews"),

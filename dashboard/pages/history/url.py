@@ -77,7 +77,7 @@ class Options:
 
 
 def site_span(site: str | None):
-    """The first and last UTC day of the site's hits (None: none, or no site)."""
+    """The UTC minutes of the site's first and last hits (None: none, or no site)."""
     if not site:
         return None
     return reads.shared(queries.site_span, site, seconds=reads.history_seconds())

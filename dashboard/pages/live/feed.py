@@ -11,6 +11,7 @@ from components import message, segmented
 from components.recent import recent_table
 from dashboard import reads
 from dashboard.feedback import describe
+from dashboard.pages.live.pacer import PACER
 from dashboard.state import ShellState, changed_search, choice, parse_search, updated
 from queries.events.recent import recent_hits
 
@@ -41,9 +42,10 @@ def register_recent_callbacks() -> None:
     built gets the callback (Dash collects callbacks in a global list at app creation)."""
     callback(
         Output("live-recent", "children"),
-        Input("live-interval", "n_intervals"),
+        PACER.tick,
         Input("live-recent-n", "value"),
         Input("url", "search"),
+        running=PACER.running("recent"),
     )(refresh_recent)
     callback(
         Output("url", "search", allow_duplicate=True),

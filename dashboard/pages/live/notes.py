@@ -15,6 +15,7 @@ from components.annotations import add_annotations, add_band, excursion_banner
 from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.notes_view import expected_band, range_notes, register_note_callbacks
+from dashboard.pages.live.pacer import PACER
 from dashboard.services import get_services
 from dashboard.state import ShellState, parse_search
 from queries import annotations as notes
@@ -102,5 +103,5 @@ def chart_index(site: str, search: str) -> tuple[pd.DatetimeIndex, str]:
 
 def register_live_note_callbacks() -> None:
     register_note_callbacks("live", chart_index)
-    callback(Output("live-banner", "children"), Input("live-interval", "n_intervals"),
-             Input("url", "search"))(live_banner)
+    callback(Output("live-banner", "children"), PACER.tick, Input("url", "search"),
+             running=PACER.running("banner"))(live_banner)

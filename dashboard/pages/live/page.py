@@ -29,6 +29,7 @@ from dashboard.feedback import describe
 from dashboard.notes_view import notes_section
 from dashboard.pages.live.feed import recent_section, register_recent_callbacks
 from dashboard.pages.live.notes import banner_slot, decorate_live, register_live_note_callbacks
+from dashboard.pages.live.pacer import PACER
 from dashboard.pages.live.panels import live_people_section, register_people_callbacks
 from dashboard.services import get_services
 from dashboard.sitecheck import unknown_site_notice
@@ -48,6 +49,7 @@ dash.register_page(__name__, path="/", name="Live", title="hitboard · live", or
 register_recent_callbacks()
 register_live_note_callbacks()
 register_people_callbacks()
+PACER.register()
 
 WINDOWS = {"15": "15 min", "60": "1 hour", "180": "3 hours"}
 DEFAULT_WINDOW = "60"
@@ -84,6 +86,7 @@ def layout(**query):
         live_people_section(),
         recent_section(q),
         dcc.Interval(id="live-interval", interval=REFRESH_MS),
+        *PACER.stores(),
         dcc.Interval(id="live-clock", interval=1000),
         dcc.Store(id="live-updated"),
     ])
@@ -91,11 +94,14 @@ def layout(**query):
 
 def _kpis(totals, now: dt.datetime | None, tz: str) -> list[Kpi]:
     local = now.astimezone(validation.timezone(tz)) if now else None
+    every = "every hit, bots included"     # the counters' population, as the chart's
     return [
-        Kpi("live-kpi-minute", "This minute", totals and totals.this_minute,
-            f"since {local:%H:%M}" if local else ""),
-        Kpi("live-kpi-hour", "Last hour", totals and totals.last_hour, "last 60 minutes"),
-        Kpi("live-kpi-today", "Today", totals and totals.today, f"since midnight, {tz}"),
+        Kpi("live-kpi-minute", "Hits this minute", totals and totals.this_minute,
+            f"since {local:%H:%M}, so far; {every}" if local else every),
+        Kpi("live-kpi-hour", "Hits, last hour", totals and totals.last_hour,
+            f"last 60 minutes; {every}"),
+        Kpi("live-kpi-today", "Hits today", totals and totals.today,
+            f"since midnight, {tz}; {every}"),
     ]
 
 
@@ -114,7 +120,8 @@ def choose_window(window, search):
     output={"figure": Output("live-graph", "figure"), "kpis": Output("live-kpis", "children"),
             "top": Output("live-top", "children"), "updated": Output("live-updated", "data"),
             "alert": Output("live-alert", "children")},
-    inputs=[Input("live-interval", "n_intervals"), Input("url", "search")],
+    inputs=[PACER.tick, Input("url", "search")],
+    running=PACER.running("chart"),
 )
 def refresh(_n, search):
     """Everything the page shows, as of the current cache bucket."""
@@ -159,9 +166,10 @@ def _view(snapshot, site: str, shell, window: int, bots: bool) -> tuple:
     every viewer of the same view (building Plotly figures is most of a refresh's cost)."""
     pages = shell.pages
     revision = f"live|{site}|{'|'.join(pages)}|{shell.tz}|{window}"
-    partial = snapshot.as_of.second or snapshot.as_of.microsecond  # this minute so far
+    # The last minute is the running one (begun at ``as_of``'s minute, even at :00).
     figure = timeseries_figure(snapshot.series, granularity="minute", theme=shell.theme,
-                               pages=pages, uirevision=revision, incomplete=bool(partial))
+                               pages=pages, uirevision=revision, incomplete=True,
+                               running=True)
     return (figure.to_dict(), kpi_cards(_kpis(snapshot.totals, snapshot.as_of, shell.tz)),
             [top_pages_table(snapshot.top, pages=pages),
              html.P(_top_basis(snapshot.top, bots), className="hint")])

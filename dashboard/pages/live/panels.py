@@ -19,6 +19,7 @@ from components.breakdowns import breakdown_panel
 from components.numbers import count
 from dashboard import reads
 from dashboard.feedback import describe
+from dashboard.pages.live.pacer import PACER
 from dashboard.state import (
     BOTS_KEY,
     FILTER_KEY,
@@ -31,13 +32,14 @@ from dashboard.state import (
 )
 from queries.dimensions.page_reads import MAX_SCANNED, Active
 from queries.dimensions.reads import active_visitors, recent_breakdown
-from queries.reads.live import RECENT_MINUTES, recent_visits
+from queries.reads.live import RECENT_MINUTES, Coverage, event_coverage, recent_visits
 
 ACTIVE_MINUTES = 5
 # Who is on the site changes slowly: these reads of raw events refresh every 5 s, not every
 # second as the hit counts do.
 PEOPLE_SECONDS = 5
 TOP_N = 8
+WINDOWS = (ACTIVE_MINUTES, 1, RECENT_MINUTES)   # the cards' windows, in minutes
 
 
 def live_people_section() -> html.Div:
@@ -53,27 +55,36 @@ def register_people_callbacks() -> None:
     callback(
         Output("live-people", "children"),
         Output("live-referrers", "children"),
-        Input("live-interval", "n_intervals"),
+        PACER.tick,
         Input("url", "search"),
+        running=PACER.running("people"),
     )(refresh_people)
 
 
 def _cards(active: Active | None, minute: Active | None, visits: int | None,
-           bots: bool = False) -> list[Kpi]:
+           bots: bool = False, covered: dict[int, Coverage] | None = None) -> list[Kpi]:
+    """The people of the last minutes, from raw events. A window whose raw events hold
+    too few of its counted hits (a backfill keeps none) shows no figure, and says so:
+    a few live visitors would read as the people behind the hits above."""
     who = "" if bots else ", humans"
+    covered = covered or {}
 
-    def card(kpi_id: str, label: str, found: Active | None, window: str) -> Kpi:
-        if found is None:
-            return Kpi(kpi_id, label, None, f"{window}{who}")
-        partial = "" if found.complete else f"; at least: from the newest {count(MAX_SCANNED)} hits"
-        return Kpi(kpi_id, label, found.visitors, f"{window}{who}{partial}")
+    def card(kpi_id: str, label: str, value: int | None, minutes: int, what: str,
+             found: Active | None = None) -> Kpi:
+        seen = covered.get(minutes)
+        if value is not None and seen is not None and not seen.complete:
+            return Kpi(kpi_id, label, None, f"{what}; unknown: raw events kept for only "
+                       f"{count(seen.events)} of its {count(seen.hits)} hits")
+        partial = "" if found is None or found.complete else \
+            f"; at least: from the newest {count(MAX_SCANNED)} hits"
+        return Kpi(kpi_id, label, value, what + partial)
 
-    return [card("live-kpi-active", "Active visitors", active,
-                 f"last {ACTIVE_MINUTES} minutes"),
-            card("live-kpi-visitors-minute", "Visitors this minute", minute,
-                 "last 60 seconds"),
-            Kpi("live-kpi-visits", "Visits", visits,
-                f"begun in the last {RECENT_MINUTES} minutes, humans")]
+    return [card("live-kpi-active", "Active visitors", active and active.visitors,
+                 ACTIVE_MINUTES, f"last {ACTIVE_MINUTES} minutes{who}", active),
+            card("live-kpi-visitors-minute", "Visitors this minute",
+                 minute and minute.visitors, 1, f"last 60 seconds{who}", minute),
+            card("live-kpi-visits", "Visits", visits, RECENT_MINUTES,
+                 f"begun in the last {RECENT_MINUTES} minutes, humans")]
 
 
 def bots_toggle(query, bots: bool) -> html.Div:
@@ -102,6 +113,7 @@ def refresh_people(_n, search):
         minute = reads.shared(active_visitors, site, now, 1, humans=not bots,
                               seconds=seconds)
         visits = reads.shared(recent_visits, site, now, RECENT_MINUTES, seconds=seconds)
+        covered = reads.shared(event_coverage, site, now, WINDOWS, seconds=seconds)
         top = reads.shared(recent_breakdown, site, "referrer", now - dt.timedelta(hours=1),
                            now, n=TOP_N, humans=not bots, seconds=seconds)
     except Exception as exc:
@@ -120,4 +132,4 @@ def refresh_people(_n, search):
                                    id="live-referrers-note"), extra])
     panel = breakdown_panel("referrer", "Referrers, last hour", top, href,
                             panel_id="live-referrers-panel", extra=extra)
-    return kpi_cards(_cards(active, minute, visits, bots)), panel
+    return kpi_cards(_cards(active, minute, visits, bots, covered)), panel
