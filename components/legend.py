@@ -1,4 +1,5 @@
-"""How a page looks in every chart of a view: its colour and its label.
+"""How a page looks in every chart of a view: its colour and its label, and how the
+period it is compared with is named.
 
 Colours follow the order of the view's selected pages, so a page keeps the same colour
 on the live chart, the historical chart, the top-pages bars and the totals table.
@@ -17,8 +18,22 @@ PALETTE = ("#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1", "#edc948", "#f
            "#9c755f", "#4e79a7", "#bab0ac")
 
 
+# The compared period when nothing names it; History names its choice ("a year earlier").
+COMPARED = "previous period"
+
+
 def page_label(page: str) -> str:
     return WHOLE_SITE_LABEL if page == WHOLE_SITE else page
+
+
+def compared_label(page: str, compared: str = COMPARED) -> str:
+    """A page's line of the compared period: "Whole site (a year earlier)"."""
+    return f"{page_label(page)} ({compared})"
+
+
+def compared_total_label(compared: str = COMPARED) -> str:
+    """The compared period's one line over a stack: "A year earlier (all pages)"."""
+    return f"{compared[:1].upper()}{compared[1:]} (all pages)"
 
 
 def page_colors(pages: Sequence[str]) -> dict[str, str]:

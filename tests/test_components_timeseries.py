@@ -55,8 +55,34 @@ def test_lines_compare_keeps_one_dotted_line_per_page():
     current = frame({"/a": [1, 2], "/b": [3, 4]})
     previous = frame({"/a": [5, 6], "/b": [7, 8]}, start="2026-11-20 00:00")
     figure = timeseries_figure(current, granularity="hour", previous=previous)
-    assert [t.name for t in figure.data] == ["/a", "/b", "/a (previous)", "/b (previous)"]
+    assert [t.name for t in figure.data] == ["/a", "/b", "/a (previous period)",
+                                             "/b (previous period)"]
     assert figure.data[2].line.dash == "dot"
+
+
+def test_a_rate_is_compared_as_it_is_not_cut_to_whole_numbers():
+    """A bounce rate or a visit's duration against the previous period's (the chart
+    refused it: its values were cast to whole numbers)."""
+    current = pd.DataFrame({"*": [21.6, 30.0]}, index=frame({"*": [0, 0]}).index)
+    previous = pd.DataFrame({"*": [4.2, 50.5]},
+                            index=frame({"*": [0, 0]}, start="2026-11-20 00:00").index)
+    figure = timeseries_figure(current, granularity="hour", previous=previous,
+                               measure="bounce rate (%)", whole=False)
+    assert list(figure.data[1].y) == [4.2, 50.5]
+    assert plotted_frame(current, previous)["previous Whole site"].tolist() == [4.2, 50.5]
+
+
+@pytest.mark.parametrize("mode", ["lines", "stacked"])
+def test_the_legend_and_hovers_name_the_comparison_made(mode):
+    current = frame({"*": [1, 2]})
+    previous = frame({"*": [5, 6]}, start="2025-11-22 00:00")
+    figure = timeseries_figure(current, granularity="hour", previous=previous, mode=mode,
+                               compared="a year earlier")
+    (earlier,) = figure.data[1:]
+    assert earlier.name == ("A year earlier (all pages)" if mode == "stacked"
+                            else "Whole site (a year earlier)")
+    assert "a year earlier" in earlier.hovertemplate
+    assert "previous" not in (earlier.name + earlier.hovertemplate).lower()
 
 
 def test_the_incomplete_last_bucket_is_shaded():

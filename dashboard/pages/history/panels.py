@@ -26,7 +26,7 @@ from components.tables import change_percent
 from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.pages.history.breakdowns import PANELS, VISIT_PANELS, compute_panels
-from dashboard.pages.history.compare import comparison_period
+from dashboard.pages.history.compare import comparison_name, comparison_period
 from dashboard.pages.history.url import Options, shown_period
 from dashboard.state import (
     ASSETS_KEY,
@@ -43,6 +43,8 @@ from queries.reads.filtered import PAGE
 from queries.reads.history import label
 
 PATH = "/history"
+# Rates, whose change is in percentage points: the scale of each to percent.
+RATES = {"bounce_rate": 1, "errors": 100}
 NO_GOALS = ("No goals yet: add an event name or a page pattern on the Sites page "
             "(or: hitboard goals add).")
 
@@ -153,7 +155,8 @@ def render_panels(search):
             if options.filter else None)
     share = _share(panels.bot_share, options)
     notes = [message(n, "info") for n in panels.notes]
-    return {"kpis": _kpis(panels, options.humans, bool(shell.pages), bool(options.filter)),
+    return {"kpis": _kpis(panels, options.humans, bool(shell.pages), bool(options.filter),
+                          comparison_name(query, shell.tz)),
             "panels": cards,
             "chip": chip,
             "share": share, "notes": notes or None}
@@ -167,10 +170,12 @@ def _share(share: float, options) -> str:
     return f"{share:.0%} bots{among}" + (" (included)" if options.bots else " (left out)")
 
 
-def _kpis(panels, humans: bool, pages: bool, filtered: bool = False) -> list:
+def _kpis(panels, humans: bool, pages: bool, filtered: bool = False,
+          against: str = "previous period") -> list:
     """The KPI cards: the range's figures and their change against the compared period
-    (the totals' comparison, so both say the same). Visits are people's and the whole
-    site's, whatever the view counts: their cards say so when it counts otherwise."""
+    (the totals' comparison, so both say the same, named ``against``); a rate's change in
+    percentage points. Visits are people's and the whole site's, whatever the view
+    counts: their cards say so when it counts otherwise."""
     now, before = panels.current, panels.previous
     visits, visits_before = panels.visits, panels.visits_before
     visitors_exact = now.visitors_exact and (before is None or before.visitors_exact)
@@ -183,17 +188,20 @@ def _kpis(panels, humans: bool, pages: bool, filtered: bool = False) -> list:
         a, b = getattr(now, figure), getattr(before, figure)
         if a is None or b is None:
             return None, False
+        if figure in RATES:
+            return (a - b) * RATES[figure], False
         return change_percent(a, b), bool(a) and not b
 
     def card(kpi_id: str, label: str, value: str, figure: str, note: str = "",
              good_when_up: bool = True) -> KpiChange:
         pct, new = change(figure, now, before)
-        return KpiChange(kpi_id, label, value, pct, note, good_when_up, new)
+        return KpiChange(kpi_id, label, value, pct, note, good_when_up, new, figure in RATES)
 
     def visit_card(kpi_id: str, label: str, value: str, figure: str,
                    good_when_up: bool = True) -> KpiChange:
         pct, new = change(figure, visits, visits_before)
-        return KpiChange(kpi_id, label, value, pct, visit_note, good_when_up, new)
+        return KpiChange(kpi_id, label, value, pct, visit_note, good_when_up, new,
+                         figure in RATES)
 
     whole = " (whole site)" if pages else ""
     visit_note = " (whole site)" if pages or filtered else ("" if humans else " (people)")
@@ -215,4 +223,4 @@ def _kpis(panels, humans: bool, pages: bool, filtered: bool = False) -> list:
              (" (humans" if humans else " (all hits")
              + (", from raw events" if now.errors_from_events else "") + ")"
              + whole, good_when_up=False),
-    ])
+    ], against)
