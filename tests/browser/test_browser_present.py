@@ -277,6 +277,41 @@ def test_note_labels_neither_overlap_nor_leave_the_chart(app, dash_duo, width):
     assert dash_duo.get_logs() == []
 
 
+TICKS = """const p = document.querySelector('#present-graph .js-plotly-plot');
+return p ? Array.from(p.querySelectorAll('.ytick text'), t => t.textContent) : [];"""
+
+
+def test_a_spike_note_leaves_the_peak_visible_and_the_axis_separates_thousands(
+        app, dash_duo):
+    """A spike of 12,000 hits and its note in the same minute: the note's label sat on
+    the peak, and the axis read 12000 (Live reads 12,000)."""
+    from queries.annotations import add_annotation
+
+    db = get_services(app.server).db
+    with time_machine.travel(INSTANT, tick=True):
+        seed(db, "shop", [(INSTANT - dt.timedelta(minutes=m), "/p", 12_000 if m == 4 else 900)
+                          for m in range(15)])
+        add_annotation(db, "shop", INSTANT - dt.timedelta(minutes=4),
+                       "traffic spike from the newsletter", kind="spike", author="ci")
+        _open(dash_duo, app, "/present?site=shop&tz=UTC")
+        until(lambda: len((_script(dash_duo, LABELS) or {}).get("labels", [])) == 1)
+        _settled(dash_duo, LAID_OUT)
+        found = _script(dash_duo, LABELS)
+        ticks = _script(dash_duo, TICKS)
+        peak = _script(dash_duo, """const p = document.querySelector(
+            '#present-graph .js-plotly-plot');
+            const points = Array.from(p.querySelectorAll('.scatterlayer .trace:first-child'
+                + ' .point'), e => e.getBoundingClientRect());
+            return Math.min(...points.map(r => r.top));""")
+    (label,) = found["labels"]
+    top = _script(dash_duo, """return document.querySelector('#present-graph .nsewdrag')
+        .getBoundingClientRect().top;""")
+    assert label[4] <= top + 1 and label[4] <= peak, (label, top, peak)  # above the line
+    assert "12,000" in ticks or "10,000" in ticks, ticks
+    assert not any(t.isdigit() and int(t) >= 1000 for t in ticks), ticks
+    assert dash_duo.get_logs() == []
+
+
 def test_the_toast_covers_nothing(app, dash_duo):
     """What g did shows in the header's flow (it sat over the chart's time axis)."""
     _seed(app)
