@@ -16,24 +16,19 @@ OTHER_COLOR = "#adb5bd"
 # Tableau 10, reordered so neighbours contrast; none is close to the whole site's indigo.
 PALETTE = ("#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1", "#edc948", "#ff9da7",
            "#9c755f", "#4e79a7", "#bab0ac")
-
-
 # The compared period when nothing names it; History names its choice ("a year earlier").
 COMPARED = "previous period"
+COMPARED_TOTAL = "All pages"      # the compared period's one line over a stack
 
 
 def page_label(page: str) -> str:
     return WHOLE_SITE_LABEL if page == WHOLE_SITE else page
 
 
-def compared_label(page: str, compared: str = COMPARED) -> str:
-    """A page's line of the compared period: "Whole site (a year earlier)"."""
-    return f"{page_label(page)} ({compared})"
-
-
-def compared_total_label(compared: str = COMPARED) -> str:
-    """The compared period's one line over a stack: "A year earlier (all pages)"."""
-    return f"{compared[:1].upper()}{compared[1:]} (all pages)"
+def compared_title(compared: str = COMPARED) -> str:
+    """The legend's title over the compared period's lines: "A year earlier" (each line
+    named by its page, so a long page name is not made longer)."""
+    return compared[:1].upper() + compared[1:]
 
 
 def page_colors(pages: Sequence[str]) -> dict[str, str]:

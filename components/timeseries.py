@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from .legend import COMPARED, compared_label, compared_total_label, page_colors, page_label
+from .legend import COMPARED, COMPARED_TOTAL, compared_title, page_colors, page_label
 from .plotly_text import escape
 from .theme import base_layout, palette
 from .timeaxis import HOVER_FORMAT, bucket_end, time_axis
@@ -101,7 +101,7 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
     layout = base_layout(
         theme, hovermode="closest" if axis.labels else "x unified", uirevision=uirevision,
         showlegend=True,
-        legend={"traceorder": "normal"}, xaxis=axis.layout,
+        legend={"traceorder": "grouped"}, xaxis=axis.layout,
         yaxis={"title": {"text": f"{measure} per {granularity}"},
                **({"tickformat": ",d", **integer_ticks(highest)} if whole else
                   {"rangemode": "tozero"})},
@@ -151,14 +151,15 @@ def _previous_traces(current, previous, x, granularity, mode, colors,
     traces = []
     for key, values in series.items():
         total = key == PREVIOUS_TOTAL
-        label = escape(compared_total_label(compared) if total
-                       else compared_label(key, compared))
+        label = escape(COMPARED_TOTAL if total else page_label(key))
         hover = escape(f"{compared}, all pages" if total
                        else f"{page_label(key)}, {compared}")
         traces.append({
             "type": "scatter", "x": x,
             "y": values.to_numpy(dtype=float, na_value=float("nan")),
-            "name": label, "mode": _line_mode(x), "opacity": 0.8 if total else 0.6,
+            "name": label, "legendgroup": "compared",
+            "legendgrouptitle": {"text": escape(compared_title(compared))},
+            "mode": _line_mode(x), "opacity": 0.8 if total else 0.6,
             "line": {"color": PREVIOUS_TOTAL_COLOR if total else colors.get(key),
                      "width": 2 if total else 1.5, "dash": "dash" if total else "dot"},
             "customdata": when,

@@ -47,8 +47,9 @@ def test_history_draws_the_year_earlier_and_says_which_dates(app):
          + [(now - dt.timedelta(days=d), "/a", 1) for d in range(1, 7)])
     search = "?site=s&range=7d&tz=UTC&compare=1&vs=yoy"
     figure = page_module("history").render(search)["figure"]
-    earlier = [t for t in figure.data if t.name and "a year earlier" in t.name]
-    assert [t.name for t in earlier] == ["Humans (a year earlier)"]
+    earlier = [t for t in figure.data if t.legendgroup == "compared"]
+    assert [(t.legendgrouptitle.text, t.name) for t in earlier] == [("A year earlier",
+                                                                     "Humans")]
     assert sum(v for v in earlier[0].y if v == v) == 42
     totals = str(page_module("history").render(search)["totals"])
     assert "A year earlier" in totals and "Previous period" not in totals
@@ -95,8 +96,9 @@ def test_every_label_names_the_comparison_made(app, search, name):
     notes = [_said(card.children[2]) for card in panels["kpis"]]
     assert notes and all(f" vs {name}" in note for note in notes), notes
     out = history.render(search)
-    legend = [t.name for t in out["figure"].data if t.name]
-    assert f"Humans ({name})" in legend
+    legend = [t.name for t in out["figure"].data if t.name] + [
+        t.legendgrouptitle.text for t in out["figure"].data if t.legendgrouptitle.text]
+    assert name[:1].upper() + name[1:] in legend
     assert name[:1].upper() + name[1:] in str(out["totals"])
     assert compare_view.describe_comparison(search).startswith(f"compared with {name}: ")
     if name != "previous period":

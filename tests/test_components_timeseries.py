@@ -43,7 +43,8 @@ def test_stacked_compare_draws_the_previous_total_as_one_dashed_line():
     figure = timeseries_figure(current, granularity="hour", mode="stacked", previous=previous)
     assert [t.stackgroup for t in figure.data] == ["current", "current", None]
     assert figure.data[2].line.dash == "dash"
-    assert figure.data[2].name == "Previous period (all pages)"
+    assert (figure.data[2].legendgrouptitle.text, figure.data[2].name) == (
+        "Previous period", "All pages")
     assert list(figure.data[2].y) == [12, 14]
     assert list(figure.data[2].x) == list(figure.data[1].x)
     table = plotted_frame(current, previous, mode="stacked")
@@ -55,8 +56,8 @@ def test_lines_compare_keeps_one_dotted_line_per_page():
     current = frame({"/a": [1, 2], "/b": [3, 4]})
     previous = frame({"/a": [5, 6], "/b": [7, 8]}, start="2026-11-20 00:00")
     figure = timeseries_figure(current, granularity="hour", previous=previous)
-    assert [t.name for t in figure.data] == ["/a", "/b", "/a (previous period)",
-                                             "/b (previous period)"]
+    assert [t.name for t in figure.data] == ["/a", "/b", "/a", "/b"]
+    assert [t.legendgrouptitle.text for t in figure.data[2:]] == ["Previous period"] * 2
     assert figure.data[2].line.dash == "dot"
 
 
@@ -79,8 +80,8 @@ def test_the_legend_and_hovers_name_the_comparison_made(mode):
     figure = timeseries_figure(current, granularity="hour", previous=previous, mode=mode,
                                compared="a year earlier")
     (earlier,) = figure.data[1:]
-    assert earlier.name == ("A year earlier (all pages)" if mode == "stacked"
-                            else "Whole site (a year earlier)")
+    assert earlier.legendgrouptitle.text == "A year earlier"   # over its lines, named by page
+    assert earlier.name == ("All pages" if mode == "stacked" else "Whole site")
     assert "a year earlier" in earlier.hovertemplate
     assert "previous" not in (earlier.name + earlier.hovertemplate).lower()
 
