@@ -53,7 +53,7 @@ def totals_table(current: pd.DataFrame, previous: pd.DataFrame | None = None,
     for page in current.columns:
         total = totals.get(page) if totals is not None else int(current[page].sum())
         cells = [html.Td([html.Span(className="swatch", style={"background": colors.get(page)}),
-                          page_label(page)], className="page-cell"),
+                          page_label(page)], className="page-cell", title=page_label(page)),
                  html.Td(shown(total), className="num")]
         if previous is not None:
             if previous_totals is not None:
