@@ -74,8 +74,8 @@ def _said(component) -> str:
 @pytest.mark.parametrize(("search", "name"), [
     ("?compare=1", "previous period"),
     ("?compare=1&vs=yoy", "a year earlier"),
-    ("?compare=1&vs=custom&vsstart=2025-11-01", "period from Sat 01 Nov 2025"),
-    ("?compare=1&vs=custom&vsstart=2025-11-01T10:30", "period from Sat 01 Nov 2025 10:30"),
+    ("?compare=1&vs=custom&vsstart=2025-11-01", "period from 01 Nov 2025"),
+    ("?compare=1&vs=custom&vsstart=2025-11-01T10:30", "period from 01 Nov 2025 10:30"),
     ("?compare=1&vs=custom&vsstart=soon", "a custom period"),
 ])
 def test_every_label_names_the_comparison_made(app, search, name):

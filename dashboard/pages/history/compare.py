@@ -29,7 +29,7 @@ COMPARE_WITH = {"previous": "previous period", "yoy": "a year earlier (364 days)
                 "custom": "a period starting…"}
 YEAR = dt.timedelta(days=364)
 LABEL = "%a %d %b %Y %H:%M"
-DAY = "%a %d %b %Y"
+NAMED = {False: "%d %b %Y", True: "%d %b %Y %H:%M"}     # a custom start, by whether it has a time
 
 
 def comparison_period(query, shown: Period, tz: str) -> Period:
@@ -63,7 +63,7 @@ def comparison_name(query, tz: str = "UTC") -> str:
                                           validation.timezone(tz))
         except HitboardError:
             return "a custom period"      # the page's alert says why it draws none
-        return f"period from {start:{DAY if start.time() == dt.time() else LABEL}}"
+        return f"period from {start:{NAMED[start.time() != dt.time()]}}"
     return "previous period"
 
 
