@@ -10,7 +10,7 @@ import time
 import pytest
 import time_machine
 from browserkit import WAIT_S, until
-from dashkit import seed, sign_in
+from dashkit import page_module, seed, sign_in
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
@@ -78,6 +78,26 @@ def test_present_renders_big_without_selectors_or_toolbars(app, dash_duo):
     assert len(sizes) == 3 and min(sizes) >= 64
     until(lambda: _text(dash_duo, "#present-top li").startswith("1"))
     until(lambda: "/p" in _text(dash_duo, "#present-top"))
+    assert dash_duo.get_logs() == []
+
+
+def test_a_server_slower_than_the_tick_still_draws_the_line_and_the_cards(
+        app, dash_duo, monkeypatch):
+    """Each read takes longer than the line's 500 ms tick and the cards' 1 s: Dash drops
+    the answer of a callback asked again while it runs (plotly/dash#941), so nothing was
+    ever drawn; paced, every answer is, late."""
+    present_page = page_module("present")
+    real = present_page.minute_counts
+
+    def slow(*args, **kwargs):
+        time.sleep(1.5)                     # slower than both ticks
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(present_page, "minute_counts", slow)
+    _seed(app)
+    _open(dash_duo, app, "/present?site=shop&tz=UTC")
+    until(lambda: _script(dash_duo, POINTS) >= 10)
+    until(lambda: _text(dash_duo, "#present-site") == "shop")
     assert dash_duo.get_logs() == []
 
 
