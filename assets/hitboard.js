@@ -13,6 +13,34 @@
     window.location.pathname + "?" + params.toString() + window.location.hash);
 })();
 
+/* The page this browser shows (path and query) in a cookie, so a sign-in link opened
+   without next= lands back on it rather than on Live (the server checks it is a path of
+   its own: dashboard/authority/routes.py). Kept at every move: Dash's pages change the
+   URL with pushState. Names a page, grants nothing. */
+(function () {
+  var MAX = 2000;
+  function remember() {
+    var here = window.location.pathname + window.location.search;
+    var value = encodeURIComponent(here);
+    if (here.indexOf("/signin") === 0 || here.length > MAX || value.length > 2 * MAX) {
+      return;
+    }
+    document.cookie = "hitboard_here=" + value +
+      "; path=/; max-age=604800; SameSite=Lax" +
+      (window.location.protocol === "https:" ? "; Secure" : "");
+  }
+  ["pushState", "replaceState"].forEach(function (name) {
+    var original = window.history[name];
+    window.history[name] = function () {
+      var result = original.apply(this, arguments);
+      remember();
+      return result;
+    };
+  });
+  window.addEventListener("popstate", remember);
+  remember();
+})();
+
 window.dash_clientside = window.dash_clientside || {};
 window.dash_clientside.hitboard = (function () {
   var lastData = null;

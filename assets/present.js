@@ -53,6 +53,7 @@ window.dash_clientside.present = (function () {
   /* Trace 0 holds the complete minutes: it only ever gains points (extendTraces), or
      corrects one the server recounted (restyle); trace 1 is the minute still filling. */
   function update(gd, data) {
+    integerTicks(gd, data);    // first: 12,000 hits drawn with a tick per hit hang the page
     var n = data.x.length - 1;
     var done = { x: data.x.slice(0, n), y: data.y.slice(0, n) };
     var trace = gd.data[0];
@@ -95,8 +96,20 @@ window.dash_clientside.present = (function () {
     var key = JSON.stringify(layout);
     if (gd.__presentNotes === key) { return; }
     gd.__presentNotes = key;
+    /* The labels sit in a band above the plot (its top margin), never over the line. */
     window.Plotly.relayout(gd, { shapes: layout.shapes || [],
-                                 annotations: layout.annotations || [] });
+                                 annotations: layout.annotations || [],
+                                 "margin.t": layout.top || 12 });
+  }
+
+  /* Whole-number ticks while the counts are small (Plotly would label 0, 0.5, 1… as
+     "0 1 1" in the axis's thousands-separated format), Plotly's own above: as Live. */
+  function integerTicks(gd, data) {
+    var small = Math.max.apply(null, [0].concat(data.y)) <= 8;
+    if (gd.__presentSmall === small) { return; }
+    gd.__presentSmall = small;
+    window.Plotly.relayout(gd, { "yaxis.tick0": small ? 0 : null,
+                                 "yaxis.dtick": small ? 1 : null });
   }
 
   function stamp(date) {

@@ -5,11 +5,28 @@
    div has no children of React's: React never touches the table; a new data-table
    redraws it. */
 (function () {
+  /* A path breaks after a "/" (<wbr>), never inside a name (at its hyphens): each name
+     is kept whole (.path-name) unless longer than any line; the text copied is the
+     path as it is. */
+  var WHOLE_NAME = 40;
+  function addText(el, line, path) {
+    if (!path) { el.appendChild(document.createTextNode(line)); return; }
+    line.split(/(?<=\/)/).forEach(function (part, i) {
+      if (i) { el.appendChild(document.createElement("wbr")); }
+      if (part.length > WHOLE_NAME) { el.appendChild(document.createTextNode(part)); return; }
+      var name = document.createElement("span");
+      name.className = "path-name";
+      name.textContent = part;
+      el.appendChild(name);
+    });
+  }
+
   function cell(tag, spec) {
     var el = document.createElement(tag);
+    var path = / path-text( |$)/.test(" " + (spec.c || ""));
     (spec.t || []).forEach(function (line, i) {
       if (i) { el.appendChild(document.createElement("br")); }
-      el.appendChild(document.createTextNode(line));
+      addText(el, line, path);
     });
     if (spec.h) {   // a note on a line of its own, in small type
       if (el.firstChild) { el.appendChild(document.createElement("br")); }

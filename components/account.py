@@ -21,11 +21,12 @@ def account_box(state: str) -> html.Div:
             html.Summary("Sign in", className="account-summary"),
             html.Div(className="account-panel", children=[
                 html.Label(htmlFor="account-secret", className="hint", children=[
-                    "Admin secret: the token in the sign-in link that ",
-                    html.Code("hitboard serve"), " printed, or HITBOARD_ADMIN_TOKEN"]),
+                    "The sign-in link ", html.Code("hitboard serve"), " printed (or ",
+                    html.Code("hitboard signin-link"), "), or HITBOARD_ADMIN_TOKEN: "
+                    "you stay on this page"]),
                 html.Div(className="account-row", children=[
                     dcc.Input(id="account-secret", type="password", autoComplete="off",
-                              debounce=False, placeholder="secret",
+                              debounce=False, placeholder="link or secret",
                               className="account-input"),
                     html.Button("Sign in", id="account-signin", n_clicks=0, className="btn"),
                 ]),

@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from dash import dcc, html
 
+from .legend import COMPARED
 from .plotly_text import escape
 from .theme import palette
 from .timeaxis import time_axis
@@ -23,7 +24,6 @@ KIND_COLORS = {"note": "#7048e8", "deploy": "#1c7ed6", "load-test": "#f08c00",
 KIND_LABELS = {"note": "Note", "deploy": "Deploy", "load-test": "Load test",
                "spike": "Spike", "backfill": "Backfill", "anomaly": "Anomaly"}
 NOTES_NAME = "Notes"
-PREVIOUS_NOTES_NAME = "Notes (previous period)"
 BAND_COLOR = {"light": "rgba(34, 139, 230, 0.13)", "dark": "rgba(116, 192, 252, 0.16)"}
 OUTSIDE_COLOR = "#e03131"
 STACK_STEP = 0.07       # a marker's height on NOTES_AXIS
@@ -49,10 +49,11 @@ def positions(times, index: pd.DatetimeIndex, granularity: str) -> list[str]:
 
 def add_annotations(figure: go.Figure, notes: list[dict], index: pd.DatetimeIndex,
                     granularity: str, theme: str = "light", *, previous: list[dict] = (),
-                    previous_shift: dt.timedelta | None = None) -> go.Figure:
+                    previous_shift: dt.timedelta | None = None,
+                    compared: str = COMPARED) -> go.Figure:
     """A vertical line per note and a marker at its top whose hover says what happened;
-    ``previous`` notes (of the previous period, moved by ``previous_shift`` onto the
-    current axis) dotted and grey, under the previous-period overlay."""
+    ``previous`` notes (of the compared period, named ``compared``, moved by
+    ``previous_shift`` onto the current axis) dotted and grey, under its overlay."""
     notes = [n for n in notes if inside(n["time"], index, granularity)]
     moved = [{**n, "time": n["time"] + previous_shift} for n in previous] \
         if previous_shift is not None else []
@@ -61,8 +62,8 @@ def add_annotations(figure: go.Figure, notes: list[dict], index: pd.DatetimeInde
         return figure
     zone = index.tz
     shapes = list(figure.layout.shapes or ())
-    for group, name, dash_style in ((notes, NOTES_NAME, "dash"), (moved, PREVIOUS_NOTES_NAME,
-                                                                  "dot")):
+    for group, name, dash_style in ((notes, NOTES_NAME, "dash"),
+                                    (moved, escape(f"Notes ({compared})"), "dot")):
         if not group:
             continue
         x = positions([n["time"] for n in group], index, granularity)
@@ -72,7 +73,7 @@ def add_annotations(figure: go.Figure, notes: list[dict], index: pd.DatetimeInde
             shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": where,
                            "x1": where, "y0": 0, "y1": 1, "layer": "below", "name": name,
                            "line": {"color": color, "width": 1.5, "dash": dash_style}})
-        prefix = "previous period · " if dash_style == "dot" else ""
+        prefix = escape(compared) + " · " if dash_style == "dot" else ""
         heights = _stacked(group, index)
         # One trace per colour (a kind's): a legend entry takes its trace's first colour.
         for color in dict.fromkeys(colors):

@@ -12,8 +12,9 @@ import pandas as pd
 from dash import dcc, html
 from dash.development.base_component import Component
 
+from .kpi import change_note
+from .legend import COMPARED
 from .numbers import amounts, count, duration, estimate, percent
-from .tables import format_change
 
 UNCLICKABLE = {"(other)"}  # past a document's cap: no single value to filter by
 MAX_SHOWN = 60
@@ -28,10 +29,11 @@ class KpiChange:
     id: str
     label: str
     value: str | Component  # a figure as ``numbers`` shows it (an estimate is a Span)
-    change: float | None  # % against the previous period; None: "new" or "–"
+    change: float | None  # % against the compared period; None: "new" or "–"
     note: str = ""
     good_when_up: bool = True
     new: bool = False       # nothing before and something now: "new" (else None is "–")
+    points: bool = False    # a rate: ``change`` is its difference in percentage points
 
 
 def _text(value: str) -> str:
@@ -127,18 +129,13 @@ def filter_chip(label: str, remove_href: str) -> html.Span:
     ])
 
 
-def kpi_change_cards(kpis: Sequence[KpiChange]) -> list:
-    """KPI cards whose note is the change against the previous period."""
-    cards = []
-    for k in kpis:
-        trend = "" if k.change is None or abs(k.change) < 0.05 else (
-            "up" if (k.change > 0) == k.good_when_up else "down")
-        cards.append(html.Div(className="kpi", children=[
-            html.Div(k.label, className="kpi-label"),
-            html.Div(k.value, id=k.id, className="kpi-value"),
-            html.Div(className="kpi-note", children=[
-                html.Span(format_change(k.change, 1 if k.new else 0),
-                          className=f"change {trend}"),
-                f" vs previous period{k.note}"]),
-        ]))
-    return cards
+def kpi_change_cards(kpis: Sequence[KpiChange], against: str = COMPARED) -> list:
+    """KPI cards whose note is the change against the compared period, named
+    ``against`` ("a year earlier")."""
+    return [html.Div(className="kpi", children=[
+        html.Div(k.label, className="kpi-label"),
+        html.Div(k.value, id=k.id, className="kpi-value"),
+        html.Div(className="kpi-note", children=change_note(
+            k.change, new=k.new, points=k.points, good_when_up=k.good_when_up,
+            against=against, note=k.note)),
+    ]) for k in kpis]

@@ -12,8 +12,10 @@ from dash import html
 
 from .numbers import NO_VALUE, count, percent
 from .plotly_text import escape
+from .presenter_notes import TOP_PX
 from .theme import FONT
 from .timeaxis import time_axis
+from .timeseries import integer_ticks
 
 COLORS = {
     "dark": {"text": "#ffffff", "muted": "#c8d0d8", "grid": "#2a3038", "accent": "#4dd0ff",
@@ -22,6 +24,7 @@ COLORS = {
               "fill": "rgba(0,71,179,0.15)", "on_accent": "#ffffff"},
 }
 CONFIG = {"displayModeBar": False, "responsive": True, "scrollZoom": False}
+COUNTS = {"tickformat": ",d"}     # an axis of counts, thousands separated as on Live
 
 
 def colors(theme: str) -> dict[str, str]:
@@ -85,7 +88,7 @@ def _layout(theme: str, xaxis: dict | None = None, yaxis: dict | None = None,
             "zeroline": False, "tickfont": {"size": 22}, "automargin": True}
     return {"paper_bgcolor": "rgba(0,0,0,0)", "plot_bgcolor": "rgba(0,0,0,0)",
             "font": {"family": FONT, "color": c["text"], "size": 22},
-            "margin": {"l": 12, "r": 24, "t": 12, "b": 12}, "showlegend": False,
+            "margin": {"l": 12, "r": 24, "t": TOP_PX, "b": 12}, "showlegend": False,
             "xaxis": {**axis, **(xaxis or {})},
             "yaxis": {**axis, "rangemode": "tozero", **(yaxis or {})},
             "hoverlabel": {"font": {"size": 20}}, **extra}
@@ -105,7 +108,8 @@ def live_line(theme: str) -> go.Figure:
                                         "line": {"width": 5, "color": c["accent"]}},
                                 hovertemplate="%{y:,} so far<extra></extra>"))
     figure.update_layout(_layout(theme, uirevision="present",
-                                 xaxis={"type": "date", "tickformat": "%H:%M"}))
+                                 xaxis={"type": "date", "tickformat": "%H:%M"},
+                                 yaxis=COUNTS))    # present.js sets whole-number ticks
     return figure
 
 
@@ -117,7 +121,9 @@ def days_figure(frame: pd.DataFrame, theme: str) -> go.Figure:
     figure = go.Figure(go.Bar(x=axis.x, y=[int(v) for v in total.to_numpy()],
                               marker={"color": c["accent"]},
                               hovertemplate="%{x|%a %d %b}: %{y:,} hits<extra></extra>"))
-    figure.update_layout(_layout(theme, bargap=0.15, xaxis=axis.layout))
+    highest = max((int(v) for v in total.to_numpy()), default=0)
+    figure.update_layout(_layout(theme, bargap=0.15, xaxis=axis.layout,
+                                 yaxis={**COUNTS, **integer_ticks(highest)}))
     return figure
 
 
@@ -133,5 +139,7 @@ def bars_figure(top: pd.DataFrame, theme: str) -> go.Figure:
                               insidetextfont={"size": 26, "color": c["on_accent"]},
                               outsidetextfont={"size": 26, "color": c["text"]},
                               hovertemplate="%{y}: %{x:,} hits<extra></extra>"))
-    figure.update_layout(_layout(theme, bargap=0.25, yaxis={"tickfont": {"size": 26}}))
+    highest = max((int(v) for v in ordered["hits"]), default=0)
+    figure.update_layout(_layout(theme, bargap=0.25, yaxis={"tickfont": {"size": 26}},
+                                 xaxis={**COUNTS, **integer_ticks(highest)}))
     return figure

@@ -1,5 +1,7 @@
-"""The presenter line's notes: a dashed line at each note's time and a label on top,
-placed so that no two labels overlap and none runs past the chart's edge.
+"""The presenter line's notes: a dashed line at each note's time and a label over the
+plot, in a band of its own above the line (``top``: the margin it takes), so a label
+never covers the line it marks (a spike's note sat on the spike's peak), placed so that
+no two labels overlap and none runs past the chart's edge.
 
 Plotly places an annotation where it is told and measures nothing, so the labels are laid
 out here, in pixels of the plot's width (``plot_px``, which the browser reports): a label
@@ -26,13 +28,15 @@ ROWS = 3
 MAX_CHARS = 28              # of a note's text on its label
 DEFAULT_PLOT_PX = 640       # until the browser has said how wide the plot is
 MARK = "▼"
+TOP_PX = 12                 # the line's top margin without notes
 
 
 def note_layout(notes: list[dict], zone, start: dt.datetime, end: dt.datetime,
                 plot_px: float | None = None) -> dict:
     """``shapes`` and ``annotations`` of the layout of a line whose x axis spans [start,
     end] (aware) and is ``plot_px`` wide, for ``notes`` (``queries.annotations``), each
-    drawn at its time in ``zone``."""
+    drawn at its time in ``zone``, and ``top``: the top margin their rows of labels take
+    above the plot."""
     width = float(plot_px or DEFAULT_PLOT_PX)
     span = (end - start).total_seconds() or 1.0
     rows: list[list[tuple[float, float, int]]] = [[] for _ in range(ROWS)]
@@ -54,12 +58,13 @@ def note_layout(notes: list[dict], zone, start: dt.datetime, end: dt.datetime,
         box = (at, at + px) if anchor == "left" else (at - px, at)
         rows[row].append((*box, len(annotations)))
         annotations.append({
-            "x": x, "xref": "x", "y": 1, "yref": "paper", "yanchor": "top",
-            "xanchor": anchor, "yshift": -row * ROW_PX, "text": escape(text),
+            "x": x, "xref": "x", "y": 1, "yref": "paper", "yanchor": "bottom",
+            "xanchor": anchor, "yshift": row * ROW_PX, "text": escape(text),
             "showarrow": False, "font": {"color": "#ffffff", "size": FONT_PX},
             "bgcolor": color, "borderpad": PAD_PX, "hovertext": hover_text(note, zone),
             "captureevents": True})
-    return {"shapes": shapes, "annotations": annotations}
+    used = sum(1 for row in rows if row)
+    return {"shapes": shapes, "annotations": annotations, "top": TOP_PX + used * ROW_PX}
 
 
 def _place(rows: list[list[tuple[float, float, int]]], text: str, at: float,

@@ -79,7 +79,7 @@ def logs_table(logs: Sequence[dict], tz: ZoneInfo, table_id: str | None = None) 
     ``interrupted``, shown in ``tz``."""
     head = ("Log file", "Reading now", "Lines", "Hits", "Read despite", "Not read",
             "Last written")
-    rows = [[cell(log["path"], "page-cell code-text", hint=log["host"]),
+    rows = [[cell(log["path"], "page-cell code-text path-text", hint=log["host"]),
              cell(_reading(log)), cell(count(log["lines"]), "num"),
              cell(count(log["hits"]), "num"), _by_reason(log["tolerated"]),
              _by_reason(log["rejected"]),

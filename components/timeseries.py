@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from .legend import page_colors, page_label
+from .legend import COMPARED, COMPARED_TOTAL, compared_title, page_colors, page_label
 from .plotly_text import escape
 from .theme import base_layout, palette
 from .timeaxis import HOVER_FORMAT, bucket_end, time_axis
@@ -19,20 +19,21 @@ from .timeaxis import HOVER_FORMAT, bucket_end, time_axis
 MODES = ("lines", "stacked")
 PREVIOUS_PREFIX = "previous "
 PREVIOUS_TOTAL = "previous total"
-PREVIOUS_TOTAL_LABEL = "Previous period (all pages)"
 PREVIOUS_TOTAL_COLOR = "#868e96"
 SMALL_COUNTS = 8
 
 
 def aligned_previous(current: pd.DataFrame, previous: pd.DataFrame | None) -> pd.DataFrame | None:
-    """The previous period's counts placed on the current period's buckets, by position
-    (a previous period with fewer buckets, across a DST change, leaves the tail empty)."""
+    """The previous period's counts (or rates, means) placed on the current period's
+    buckets, by position (a previous period with fewer buckets, across a DST change,
+    leaves the tail empty)."""
     if previous is None:
         return None
     values = previous.reindex(columns=current.columns, fill_value=0).iloc[:len(current)]
     aligned = pd.DataFrame(values.to_numpy(), columns=current.columns,
                            index=current.index[:len(values)])
-    return aligned.reindex(current.index).astype("Int64")
+    counts = all(pd.api.types.is_integer_dtype(kind) for kind in values.dtypes)
+    return aligned.reindex(current.index).astype("Int64" if counts else "Float64")
 
 
 def plotted_frame(current: pd.DataFrame, previous: pd.DataFrame | None = None,
@@ -61,11 +62,11 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
                       previous: pd.DataFrame | None = None, uirevision: str | None = None,
                       height: int | None = None, incomplete: bool = False,
                       measure: str = "hits", whole: bool = True,
-                      running: bool = False) -> go.Figure:
+                      running: bool = False, compared: str = COMPARED) -> go.Figure:
     """One line (or stacked area) per column of ``current``, ``measure`` per bucket
-    (``whole``: counts, else a rate or a mean, drawn to two decimals); the previous
-    period dashed
-    (per page, or as one total over a stack, which per-page lines would misread).
+    (``whole``: counts, else a rate or a mean, drawn to two decimals); the ``previous``
+    period, named ``compared`` in the legend, dotted per page, or as one dashed total
+    over a stack (which per-page lines would misread).
     ``pages`` fixes the colour order (the view's selection); ``incomplete`` shades the
     last bucket, still filling up, so its drop does not read as a fall in traffic;
     ``running`` (lines, with ``incomplete``) also draws the way into it dashed, as
@@ -94,13 +95,13 @@ def timeseries_figure(current: pd.DataFrame, *, granularity: str, theme: str = "
     top = current.sum(axis=1) if mode == "stacked" else current.max(axis=1)
     highest = float(top.max()) if len(top) else 0.0
     if previous is not None:
-        earlier = _previous_traces(current, previous, x, granularity, mode, colors)
+        earlier = _previous_traces(current, previous, x, granularity, mode, colors, compared)
         traces += earlier
         highest = max([highest, *(float(pd.Series(t["y"]).max()) for t in earlier)])
     layout = base_layout(
         theme, hovermode="closest" if axis.labels else "x unified", uirevision=uirevision,
         showlegend=True,
-        legend={"traceorder": "normal"}, xaxis=axis.layout,
+        legend={"traceorder": "grouped"}, xaxis=axis.layout,
         yaxis={"title": {"text": f"{measure} per {granularity}"},
                **({"tickformat": ",d", **integer_ticks(highest)} if whole else
                   {"rangemode": "tozero"})},
@@ -141,7 +142,8 @@ def integer_ticks(highest) -> dict:
     return {}
 
 
-def _previous_traces(current, previous, x, granularity, mode, colors) -> list[dict]:
+def _previous_traces(current, previous, x, granularity, mode, colors,
+                     compared: str) -> list[dict]:
     aligned = aligned_previous(current, previous)
     when = [t.strftime(HOVER_FORMAT[granularity]) for t in previous.index[:len(current)]]
     series = ({PREVIOUS_TOTAL: _total(aligned)} if mode == "stacked"
@@ -149,13 +151,15 @@ def _previous_traces(current, previous, x, granularity, mode, colors) -> list[di
     traces = []
     for key, values in series.items():
         total = key == PREVIOUS_TOTAL
-        name = escape(page_label(key))
-        label = PREVIOUS_TOTAL_LABEL if total else f"{name} (previous)"
-        hover = "previous period, all pages" if total else f"{name} previous"
+        label = escape(COMPARED_TOTAL if total else page_label(key))
+        hover = escape(f"{compared}, all pages" if total
+                       else f"{page_label(key)}, {compared}")
         traces.append({
             "type": "scatter", "x": x,
             "y": values.to_numpy(dtype=float, na_value=float("nan")),
-            "name": label, "mode": _line_mode(x), "opacity": 0.8 if total else 0.6,
+            "name": label, "legendgroup": "compared",
+            "legendgrouptitle": {"text": escape(compared_title(compared))},
+            "mode": _line_mode(x), "opacity": 0.8 if total else 0.6,
             "line": {"color": PREVIOUS_TOTAL_COLOR if total else colors.get(key),
                      "width": 2 if total else 1.5, "dash": "dash" if total else "dot"},
             "customdata": when,

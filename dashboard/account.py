@@ -1,9 +1,10 @@
 """Signing in and out from the top bar of every page.
 
-Sign in sends the typed secret in a callback (JSON, same-origin: see ``authority``);
-when it is right the callback's response sets the session cookie and the page reloads,
-so every page's controls are drawn for the admin. Sign out clears the cookie the same
-way. The sign-in link ``hitboard serve`` prints does the same without typing.
+Sign in sends what was pasted in a callback (JSON, same-origin: see ``authority``): the
+sign-in link ``hitboard serve`` printed, or the admin secret. When it signs in, the
+callback's response sets the session cookie and the page reloads where it is, so every
+page's controls are drawn for the admin. Sign out clears the cookie the same way. The
+link opened as it is does the same, landing on the page this browser last showed.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dash import Input, Output, State, ctx, no_update
 from components.account import account_box
 
 from .authority import who
-from .authority.principal import erase_session, secret, signin_refusal, write_session
+from .authority.principal import erase_session, secret, typed_refusal, write_session
 from .services import get_services
 
 
@@ -42,7 +43,7 @@ def _state() -> str:
 
 
 def sign_in(_clicks, _submits, typed):
-    refused = signin_refusal(typed)
+    refused = typed_refusal(typed)
     if refused is not None:
         return refused.reason, no_update
     write_session(ctx.response)

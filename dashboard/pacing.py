@@ -23,13 +23,14 @@ GATE = """function (n) {
 }"""
 
 
-_PACERS: list[Pacer] = []
+# By interval id: Dash pages runs a page.py again for each app it builds.
+_PACERS: dict[str, Pacer] = {}
 
 
 def flag_stores() -> list[dcc.Store]:
     """Every pacer's flags, for the shell's layout (see the module doc)."""
     return [dcc.Store(id=pacer.busy_id(job), data=False)
-            for pacer in _PACERS for job in pacer.jobs]
+            for pacer in _PACERS.values() for job in pacer.jobs]
 
 
 class Pacer:
@@ -40,7 +41,7 @@ class Pacer:
         self.interval_id = interval_id
         self.tick_id = f"{interval_id}-tick"
         self.jobs = jobs
-        _PACERS.append(self)
+        _PACERS[interval_id] = self
 
     def busy_id(self, job: str) -> str:
         return f"{self.interval_id}-busy-{job}"

@@ -6,7 +6,7 @@ credentials; open admin and a server without a secret."""
 from __future__ import annotations
 
 import datetime as dt
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 import time_machine
@@ -66,11 +66,38 @@ def test_the_link_sets_a_strict_http_only_cookie_and_leaves_a_clean_url(server):
     assert can_add_notes(client) == 201
 
 
-@pytest.mark.parametrize("target", ["//evil.example/x", "https://evil.example",
-                                    "/\\evil.example", "/\t/evil.example", "javascript:x"])
+HOSTILE = ["//evil.example/x", "https://evil.example", "/\\evil.example", "/\t/evil.example",
+           "javascript:x", "\\\\evil.example", "/\r\nLocation: //evil.example", " /history",
+           "/history#@evil.example", "/\u2215\u2215evil.example", "http:/evil.example",
+           "/signin?code=again", "/" + "a" * 2_001, ""]
+
+
+@pytest.mark.parametrize("target", HOSTILE)
 def test_the_link_never_redirects_elsewhere(server, target):
     response = server.test_client().get("/signin", query_string={"code": signin_code(server),
                                                                  "next": target})
+    assert response.headers["Location"] == "/"
+
+
+def test_the_link_lands_on_the_page_this_browser_last_showed(server):
+    """Signing in landed on Live, whatever page the link was opened from: without
+    ``next`` it lands on the page the browser last showed (a cookie the pages keep), a
+    path of this server only."""
+    client = server.test_client()
+    page = "/history?site=s&range=30d&filter=referrer%3A(direct)"
+    client.set_cookie("hitboard_here", quote(page, safe=""))
+    response = client.get("/signin", query_string={"code": signin_code(server)})
+    assert response.status_code == 303 and response.headers["Location"] == page
+    response = client.get("/signin", query_string={"code": signin_code(server),
+                                                   "next": "/loadgen"})
+    assert response.headers["Location"] == "/loadgen"           # next= wins
+
+
+@pytest.mark.parametrize("target", HOSTILE)
+def test_the_page_remembered_never_sends_elsewhere(server, target):
+    client = server.test_client()
+    client.set_cookie("hitboard_here", quote(target, safe=""))
+    response = client.get("/signin", query_string={"code": signin_code(server)})
     assert response.headers["Location"] == "/"
 
 
@@ -157,6 +184,20 @@ def account(client, typed):
                          inputs={"account-signin.n_clicks": 1, "account-secret.n_submit": None},
                          state={"account-secret.value": typed},
                          changed=("account-signin.n_clicks",))
+
+
+def test_the_sign_in_link_pasted_in_the_top_bar_signs_in_where_one_is(server):
+    """The box took only the admin secret, which `hitboard serve` never prints: the link
+    it prints, pasted whole, signs in (the page then reloads where it is), once."""
+    client = server.test_client()
+    link = f"http://127.0.0.1:8050/signin?code={signin_code(server)}"
+    right = account(client, f"  {link}\n")
+    assert "Signed in." in right.get_data(as_text=True) and can_add_notes(client) == 201
+    again = account(server.test_client(), link)                 # used: signs nobody in
+    assert "used already" in again.get_data(as_text=True)
+    assert "not this server's admin secret" in account(
+        server.test_client(), "http://x/elsewhere?code=" + signin_code(server)
+    ).get_data(as_text=True)                                    # not a sign-in link
 
 
 def test_signing_in_and_out_from_the_page(server):

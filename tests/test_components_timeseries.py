@@ -43,7 +43,8 @@ def test_stacked_compare_draws_the_previous_total_as_one_dashed_line():
     figure = timeseries_figure(current, granularity="hour", mode="stacked", previous=previous)
     assert [t.stackgroup for t in figure.data] == ["current", "current", None]
     assert figure.data[2].line.dash == "dash"
-    assert figure.data[2].name == "Previous period (all pages)"
+    assert (figure.data[2].legendgrouptitle.text, figure.data[2].name) == (
+        "Previous period", "All pages")
     assert list(figure.data[2].y) == [12, 14]
     assert list(figure.data[2].x) == list(figure.data[1].x)
     table = plotted_frame(current, previous, mode="stacked")
@@ -55,8 +56,34 @@ def test_lines_compare_keeps_one_dotted_line_per_page():
     current = frame({"/a": [1, 2], "/b": [3, 4]})
     previous = frame({"/a": [5, 6], "/b": [7, 8]}, start="2026-11-20 00:00")
     figure = timeseries_figure(current, granularity="hour", previous=previous)
-    assert [t.name for t in figure.data] == ["/a", "/b", "/a (previous)", "/b (previous)"]
+    assert [t.name for t in figure.data] == ["/a", "/b", "/a", "/b"]
+    assert [t.legendgrouptitle.text for t in figure.data[2:]] == ["Previous period"] * 2
     assert figure.data[2].line.dash == "dot"
+
+
+def test_a_rate_is_compared_as_it_is_not_cut_to_whole_numbers():
+    """A bounce rate or a visit's duration against the previous period's (the chart
+    refused it: its values were cast to whole numbers)."""
+    current = pd.DataFrame({"*": [21.6, 30.0]}, index=frame({"*": [0, 0]}).index)
+    previous = pd.DataFrame({"*": [4.2, 50.5]},
+                            index=frame({"*": [0, 0]}, start="2026-11-20 00:00").index)
+    figure = timeseries_figure(current, granularity="hour", previous=previous,
+                               measure="bounce rate (%)", whole=False)
+    assert list(figure.data[1].y) == [4.2, 50.5]
+    assert plotted_frame(current, previous)["previous Whole site"].tolist() == [4.2, 50.5]
+
+
+@pytest.mark.parametrize("mode", ["lines", "stacked"])
+def test_the_legend_and_hovers_name_the_comparison_made(mode):
+    current = frame({"*": [1, 2]})
+    previous = frame({"*": [5, 6]}, start="2025-11-22 00:00")
+    figure = timeseries_figure(current, granularity="hour", previous=previous, mode=mode,
+                               compared="a year earlier")
+    (earlier,) = figure.data[1:]
+    assert earlier.legendgrouptitle.text == "A year earlier"   # over its lines, named by page
+    assert earlier.name == ("All pages" if mode == "stacked" else "Whole site")
+    assert "a year earlier" in earlier.hovertemplate
+    assert "previous" not in (earlier.name + earlier.hovertemplate).lower()
 
 
 def test_the_incomplete_last_bucket_is_shaded():

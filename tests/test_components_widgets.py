@@ -68,6 +68,19 @@ def test_totals_table_with_previous_period():
     assert _cells(totals_table(current)) == [["/a", "30"], ["/b", "2"]]
 
 
+def test_a_rates_change_is_in_percentage_points():
+    """21.6 % against 4.2 %: +17.4 points, not +409.6 % (a change of a change)."""
+    from components.numbers import percent
+    from components.tables import format_points
+
+    index = pd.date_range("2026-11-21", periods=1, freq="D", tz="UTC")
+    now, before = (pd.DataFrame({"*": [value]}, index=index) for value in (21.6, 4.2))
+    table = totals_table(now, before, totals={"*": 21.6}, previous_totals={"*": 4.2},
+                         shown=percent, measure="Bounce rate", rate=True)
+    assert _cells(table) == [["Whole site", "21.6 %", "4.2 %", "+17.4 pts"]]
+    assert [format_points(p) for p in (-3.25, 0.01, None)] == ["−3.2 pts", "0.0 pts", "–"]
+
+
 def test_messages_and_empty_state_name_every_way_to_get_data():
     assert message("boom").className == "notice notice-error"
     text = str(empty_state("/tmp/store"))

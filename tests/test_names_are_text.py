@@ -57,7 +57,7 @@ def test_history_and_live_legends_and_hovers_escape_page_names():
     assert [t.name for t in figure.data[:3]] == [SAFE_LINK, escape(BOLD), escape(TEMPLATE)]
     for trace in figure.data:
         assert no_markup(trace.name) and no_markup(trace.hovertemplate), trace.name
-    assert figure.data[3].name == f"{SAFE_LINK} (previous)"
+    assert figure.data[3].name == SAFE_LINK
 
 
 def test_rollups_legend_escapes_page_names():

@@ -49,9 +49,9 @@ def test_history_kpis_separate_thousands_in_counts_means_and_changes():
     assert cards["history-kpi-pervisit"] == ("1,730.15", "+172,915.0 %")
     assert cards["history-kpi-visits"] == ("4,000", "+100.0 %")
     assert cards["history-kpi-pageviews"] == ("7,000,000", "+349,900.0 %")
-    assert cards["history-kpi-bounce"] == ("25 %", "−50.0 %")
+    assert cards["history-kpi-bounce"] == ("25 %", "−25.0 pts")     # a rate: points
     assert cards["history-kpi-duration"] == ("1 h 02 min", "new")
-    assert cards["history-kpi-errors"][0] == "50.0 %"
+    assert cards["history-kpi-errors"] == ("50.0 %", "+25.0 pts")
 
 
 def test_a_duration_reads_in_seconds_minutes_or_hours():

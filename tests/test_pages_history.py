@@ -64,7 +64,8 @@ def test_pages_compare_and_stacked_mode(history, seeded, now):
     search = f"?site=s&page=/a&page=/b&tz={TOKYO}&range=7d&compare=1&mode=stacked&gran=day"
     out = history.render(search)
     figure, table, hint = out["figure"], out["totals"], out["hint"]
-    assert [t.name for t in figure.data] == ["/a", "/b", "Previous period (all pages)"]
+    assert [t.name for t in figure.data] == ["/a", "/b", "All pages"]
+    assert figure.data[2].legendgrouptitle.text == "Previous period"
     assert figure.data[0].stackgroup == "current"
     assert hint == "Click a day to see its hours."
     rows = table.children[1].children

@@ -101,7 +101,7 @@ def _boxes(layout, width):
             end - start) * width
         px = _px(label["text"])
         left = at if label["xanchor"] == "left" else at - px
-        boxes.append((left, left + px, -label["yshift"] // ROW_PX))
+        boxes.append((left, left + px, label["yshift"] // ROW_PX))
     return boxes
 
 
@@ -151,3 +151,34 @@ def test_a_note_near_the_right_edge_is_labelled_leftwards_and_long_text_is_cut()
     assert "&lt;b&gt;" in late["text"] and "<b>" not in late["text"]    # text, not markup
     assert "x" * 60 in late["hovertext"].replace("<br>", "")
     assert layout["shapes"][1]["x0"] == "2026-11-21 14:30:25"
+
+
+def test_note_labels_sit_above_the_line_in_a_band_of_their_own():
+    """A spike's note was drawn over the spike's peak: labels go above the plot, the top
+    margin growing by a row of labels per row used (none without notes)."""
+    from components.presenter_notes import ROW_PX, TOP_PX, note_layout
+
+    start, end = NOW - dt.timedelta(minutes=15), NOW + dt.timedelta(minutes=1)
+    assert note_layout([], dt.UTC, start, end, 1000)["top"] == TOP_PX
+    notes = [{"time": NOW - dt.timedelta(seconds=s), "text": "traffic spike " * 3,
+              "kind": "spike", "site": "s"} for s in (0, 5)]
+    layout = note_layout(notes, dt.UTC, start, end, 300)
+    assert {(a["yref"], a["y"], a["yanchor"]) for a in layout["annotations"]} == {
+        ("paper", 1, "bottom")}
+    rows = {a["yshift"] // ROW_PX for a in layout["annotations"]}
+    assert rows == {0, 1} and layout["top"] == TOP_PX + 2 * ROW_PX
+
+
+def test_the_presenters_count_axes_separate_thousands_as_lives_do():
+    import pandas as pd
+
+    from components import presenter as ui
+
+    assert ui.live_line("dark").layout.yaxis.tickformat == ",d"
+    days = pd.DataFrame({"/a": [12_345, 23_456]},
+                        index=pd.date_range("2026-11-20", periods=2, tz="UTC"))
+    assert ui.days_figure(days, "dark").layout.yaxis.tickformat == ",d"
+    top = pd.DataFrame({"hits": [12_345, 3]}, index=pd.Index(["/a", "/b"], name="page"))
+    assert ui.bars_figure(top, "light").layout.xaxis.tickformat == ",d"
+    small = ui.bars_figure(top.assign(hits=[3, 1]), "light").layout.xaxis
+    assert (small.tick0, small.dtick) == (0, 1)       # no "0 1 1" for 0, 0.5, 1

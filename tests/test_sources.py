@@ -18,7 +18,13 @@ from queries.events import collection as events
 from queries.events.writer import EventWriter
 from queries.reads.sources import compare
 from queries.stats import schema
-from queries.stats.sites import primary_source, register, site_settings, update_site
+from queries.stats.sites import (
+    primary_source,
+    register,
+    register_synthetic,
+    site_settings,
+    update_site,
+)
 
 DAY = dt.datetime(2015, 5, 17, tzinfo=dt.UTC)
 HUMAN = AGENT
@@ -133,3 +139,21 @@ def test_chosen_pages_narrow_every_figure_but_not_who_ran_the_script(db, tmp_pat
     assert found.share is None
     with pytest.raises(queries.HitboardError):
         compare(db, "s", DAY, DAY + dt.timedelta(days=1), pages=["/a\x01"])
+
+
+def test_the_view_names_the_source_a_site_was_fed_by_before_any_asked(db, tmp_path):
+    """The load generator's sites never record a primary source: Sources said "Nothing
+    has fed shop.example yet" beside its hits; a store older than primary sources
+    counted its log."""
+    register_synthetic(db, ["shop.example"])
+    writer = EventWriter(db)
+    writer.add({"time": DAY, "site": "shop.example", "host": "192.0.2.1", "method": "GET",
+                "path": "/a", "query": "", "status": 200, "bytes": 1, "referrer": "-",
+                "user_agent": HUMAN})
+    writer.flush()
+    assert site_settings(db, "shop.example").primary_source is None
+    assert compare(db, "shop.example", DAY, DAY + dt.timedelta(days=1)).primary == "generator"
+    _ingest(db, _log(tmp_path), site="old")
+    db[schema.SITES].delete_one({"_id": "old"})            # as a store from before kept it
+    assert compare(db, "old", DAY, DAY + dt.timedelta(days=1)).primary == "log"
+    assert compare(db, "nobody", DAY, DAY + dt.timedelta(days=1)).primary is None

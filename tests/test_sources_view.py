@@ -5,9 +5,12 @@ import datetime as dt
 import json
 
 import pandas as pd
+import pytest
 
 from components.sources import source_cards, source_table
 from dashboard.pages.sources import view
+from dashboard.state import parse_search
+from queries.errors import HitboardError
 from queries.reads.sources import FIGURES, Comparison
 
 NOW = dt.datetime(2026, 3, 18, 12, 30, tzinfo=dt.UTC)
@@ -19,11 +22,40 @@ def _found(primary="log", **totals) -> Comparison:
                       primary, 0)
 
 
-def test_the_range_comes_from_the_url_and_a_bad_one_is_the_default():
-    assert view.days_of({"days": ["30"]}) == "30"
-    assert view.days_of({"days": ["9999"]}) == view.days_of({}) == "7"
-    assert view.span("1", "Asia/Kolkata", NOW) == (
+def test_the_range_comes_from_the_url_as_history_writes_it():
+    """Any range History offers (Sources offered only today, 7 and 30 days); a link of
+    then still opens its days, a bad range the site's opening one."""
+    assert view.Range.from_query({"range": ["90d"]}, "7d") == view.Range("90d")
+    assert view.Range.from_query({"days": ["30"]}, "7d").preset == "30d"
+    assert view.Range.from_query({"days": ["9999"], "range": ["soon"]}, "all").preset == "all"
+    custom = view.Range.from_query(parse_search("?range=custom&start=2019-06-01"
+                                                "&end=2019-06-08"), "7d")
+    assert view.bounds(custom, "Asia/Kolkata", NOW, None) == (
+        dt.datetime(2019, 5, 31, 18, 30, tzinfo=dt.UTC),
+        dt.datetime(2019, 6, 7, 18, 30, tzinfo=dt.UTC))
+    assert view.bounds(view.Range("today"), "Asia/Kolkata", NOW, None) == (
         dt.datetime(2026, 3, 17, 18, 30, tzinfo=dt.UTC), NOW)
+    with pytest.raises(HitboardError):
+        view.bounds(view.Range("custom", "2019-06-01"), "UTC", NOW, None)
+
+
+def test_a_site_whose_logs_are_from_2019_opens_on_them():
+    span = (dt.datetime(2019, 6, 1, tzinfo=dt.UTC), dt.datetime(2019, 6, 3, tzinfo=dt.UTC))
+    assert view.opening(span, NOW, "UTC") == "all"
+    assert view.opening(None, NOW, "UTC") == "7d"
+    start, end = view.bounds(view.Range("all"), "UTC", NOW, span)
+    assert (start, end) == (span[0], dt.datetime(2019, 6, 4, tzinfo=dt.UTC))
+    assert view.picker_dates(start, end, "UTC") == ("2019-06-01", "2019-06-03")
+    assert view.picked("2019-06-01", "2019-06-03T00:00:00") == {"start": "2019-06-01",
+                                                                "end": "2019-06-04"}
+    assert view.picked(None, "2019-06-03") is None and view.picked("x", "y") is None
+
+
+def test_the_words_name_a_site_fed_by_the_load_generator():
+    assert "fed by the load generator" in view.summary("shop.example", _found("generator"),
+                                                         30)
+    assert "Nothing has fed" in view.summary("s", _found(None), 30)
+    assert view.empty_words(_found("generator")) is None     # the summary said it all
 
 
 def test_the_words_say_what_is_counted_and_what_is_missing():

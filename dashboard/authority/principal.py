@@ -25,6 +25,7 @@ from .sessions import (
     Session,
     check_session,
     is_https,
+    link_code,
     same_secret,
     session_value,
 )
@@ -189,6 +190,13 @@ def signin_refusal(token: object) -> Refusal | None:
         return Refusal(401, "That is not this server's admin secret.")
     throttle().forgive(address)
     return None
+
+
+def typed_refusal(typed: object) -> Refusal | None:
+    """None when what was typed in the top bar signs in: a sign-in link pasted whole (its
+    code, used now) or the admin secret; else why not."""
+    code = link_code(typed)
+    return signin_refusal(typed) if code is None else link_refusal(code)
 
 
 def link_refusal(code: object) -> Refusal | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+from urllib.parse import unquote
 
 import flask
 from werkzeug.middleware.proxy_fix import ProxyFix
@@ -18,11 +19,12 @@ from .principal import (
     link_refusal,
     write_session,
 )
-from .sessions import COOKIE, SIGNIN_PATH
+from .sessions import COOKIE, HERE_COOKIE, SIGNIN_PATH
 from .throttle import FailureThrottle
 
 log = logging.getLogger(__name__)
 LOCAL_PATH = re.compile(r"/(?![/\\])[\w/.~%?&=+,:;@!$'()*-]*")
+MAX_PATH = 2_000
 NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 
 
@@ -57,8 +59,9 @@ def register_authority(server: flask.Flask, services: Services) -> None:
 def signin() -> flask.Response:
     """``/signin?code=CODE[&next=/path]``: the link ``hitboard serve`` and ``hitboard
     signin-link`` print, good once within minutes. Sets the session cookie and
-    redirects to a URL without the code. The secret itself never goes in a URL: a
-    ``token`` is refused before it is looked at."""
+    redirects to a URL without the code: ``next``, else the page this browser last
+    showed (``HERE_COOKIE``), a path of this server either way. The secret itself never
+    goes in a URL: a ``token`` is refused before it is looked at."""
     if "token" in flask.request.args:
         return _text(400, "Sign-in links carry a one-time code, not the admin secret (a "
                           "browser keeps URLs): run `hitboard signin-link` for one, or "
@@ -74,7 +77,10 @@ def signin() -> flask.Response:
         if refused.retry_after:
             response.headers["Retry-After"] = str(refused.retry_after)
         return response
-    response = flask.redirect(_local(flask.request.args.get("next")), code=303)
+    target = flask.request.args.get("next")
+    if target is None:
+        target = unquote(flask.request.cookies.get(HERE_COOKIE, ""))
+    response = flask.redirect(_local(target), code=303)
     response.headers.update(NO_STORE)
     write_session(response)
     return response
@@ -82,8 +88,11 @@ def signin() -> flask.Response:
 
 def _local(path: str | None) -> str:
     """``path`` when it is a path of this server, else the home page (no open redirect:
-    browsers read ``/\\x`` and ``/<tab>/x`` as ``//x``, another host)."""
-    return path if path and LOCAL_PATH.fullmatch(path) else "/"
+    browsers read ``/\\x`` and ``/<tab>/x`` as ``//x``, another host); never the sign-in
+    route itself."""
+    if not path or len(path) > MAX_PATH or not LOCAL_PATH.fullmatch(path):
+        return "/"
+    return "/" if path.split("?")[0].rstrip("/") == SIGNIN_PATH else path
 
 
 def _sets_cookie(response: flask.Response) -> bool:

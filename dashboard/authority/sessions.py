@@ -18,13 +18,16 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from enum import Enum
-from urllib.parse import quote, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 from queries.signin_links import LINK_SECONDS
 
 from ..settings import Settings
 
 COOKIE = "hitboard_session"
+# The page this browser last showed (path and query, written by assets/hitboard.js): a
+# sign-in link opened without ``next`` lands there, not on Live. Never an authority.
+HERE_COOKIE = "hitboard_here"
 SESSION_SECONDS = 7 * 24 * 3600
 SKEW = 300                # a cookie issued up to this far in the future: another worker's clock
 SECRET_BYTES = 32
@@ -84,6 +87,18 @@ def base_url(settings: Mapping) -> str:
 
 def signin_link(settings: Mapping, code: str) -> str:
     return f"{base_url(settings)}{SIGNIN_PATH}?code={quote(code, safe='')}"
+
+
+def link_code(typed: object) -> str | None:
+    """The one-time code of a sign-in link pasted whole (``…/signin?code=…``) into the top
+    bar's Sign in, else None (the text is then read as the admin secret)."""
+    if not isinstance(typed, str) or "code=" not in typed:
+        return None
+    parts = urlsplit(typed.strip())
+    if not parts.path.endswith(SIGNIN_PATH):
+        return None
+    codes = parse_qs(parts.query).get("code")
+    return codes[0] if codes else None
 
 
 def is_https(settings: Mapping) -> bool:

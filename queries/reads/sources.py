@@ -25,7 +25,7 @@ from ..dimensions.aicrawlers import is_ai_crawler
 from ..dimensions.classify import is_bot_agent
 from ..events import reads as event_reads
 from ..stats import schema
-from ..stats.sites import site_settings
+from ..stats.sites import counted_source, site_settings
 from ..visits.build import answered, page_of
 from ..visits.sessions import QUARTER_MS
 
@@ -57,6 +57,7 @@ def compare(db, site: str, start: dt.datetime, end: dt.datetime, tz: str = "UTC"
     unseen: dict[tuple, dict[str, int]] = {}   # log pageviews per cell, per visitor
     seen: set[str] = set()                    # visitors the beacon saw
     generator = 0
+    counted: set[str] = set()                 # the sources found among counted events
     known: dict = {}
     days = _LocalDays(zone)
     for collection in (schema.EVENTS, schema.APART):
@@ -70,11 +71,14 @@ def compare(db, site: str, start: dt.datetime, end: dt.datetime, tz: str = "UTC"
             crawlers = [is_ai_crawler(a) for a in agents]
             pages = [page_of(p, known) for p in paths]
             good = answered(columns) if from_log else None
+            beacon = not from_log
             for i, ms in enumerate(times):
                 page, a = pages[path_codes[i]], agent_codes[i]
-                if not from_log and statuses[status_codes[i]] is not None:
+                if beacon and statuses[status_codes[i]] is not None:
                     generator += 1
                     continue
+                if collection == schema.EVENTS:
+                    counted.add(BEACON if beacon else LOG)
                 if page is None:
                     continue
                 visitor = f"{hosts[host_codes[i]] or ''}\x00{agents[a] or ''}"
@@ -97,7 +101,16 @@ def compare(db, site: str, start: dt.datetime, end: dt.datetime, tz: str = "UTC"
         cells[key][5] = sum(n for visitor, n in by_visitor.items() if visitor not in seen)
     for cell in cells.values():
         cell[2] = cell[0] - cell[1]
-    return _comparison(cells, n, settings.primary_source, generator)
+    return _comparison(cells, n, _primary(settings, counted, generator), generator)
+
+
+def _primary(settings, counted: set[str], generator: int) -> str | None:
+    """The source the site's counters count: as recorded or registered, else as the
+    counted events of the range show it (a store older than primary sources)."""
+    found = counted_source(settings)
+    if found or generator:
+        return found or GENERATOR
+    return next((source for source in (LOG, BEACON) if source in counted), None)
 
 
 class _LocalDays(dict):

@@ -213,6 +213,17 @@ def primary_source(db, site: str, source: str) -> str:
     return (found or {}).get("primary_source") or source
 
 
+def counted_source(settings: SiteSettings) -> str | None:
+    """The source a site's counters count, without recording one: its primary source,
+    else the one that registered it (the load generator's sites never ask which source
+    counts: nothing else may feed them); None when neither says."""
+    if settings.primary_source:
+        return settings.primary_source
+    if settings.synthetic:
+        return "generator"
+    return _FED_BY.get(settings.via)
+
+
 def check_visit_minutes(value) -> int:
     if type(value) is not int or not 1 <= value <= MAX_VISIT_MINUTES:
         raise InvalidSiteError(f"a visit's timeout is 1 to {MAX_VISIT_MINUTES} minutes, "

@@ -166,3 +166,46 @@ def test_data_page_tables_show_markup_as_text_and_name_columns_on_a_phone(dash_d
         "td => getComputedStyle(td, '::before').content)")
     assert labels[:2] == ['"Collection: "', '"Documents: "']
     assert dash_duo.get_logs() == []
+
+
+SPLIT = """const cell = document.querySelector('#data-logs td');
+const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+const split = [];
+for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+    if (text.parentElement.closest('.hint')) { continue; }
+    let start = 0;
+    for (const part of text.textContent.split(/(?<=\\/)/)) {   // each name and its "/"
+        const range = document.createRange();
+        range.setStart(text, start);
+        range.setEnd(text, start + part.length);
+        const lines = new Set(Array.from(range.getClientRects()).filter(r => r.width > 0)
+                              .map(r => Math.round(r.top)));
+        if (lines.size > 1) { split.push(part); }
+        start += part.length;
+    }
+}
+return split;"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_log_files_name_is_never_split(dash_duo, tmp_path, width):
+    """A long path wraps after a "/", never inside a name ("apache_combined" on one
+    line, "_2015.log" on the next, at 390 px)."""
+    folder = tmp_path / "var-log-archives-of-the-web-servers" / "frontends-eu-west"
+    folder.mkdir(parents=True)
+    store, log = str(tmp_path / "store"), folder / "apache_combined_2015-05-17.log"
+    log.write_text('10.0.0.1 - - [14/Mar/2026:10:00:00 +0000] "GET /p HTTP/1.1" 200 5 '
+                   '"-" "ua"\n')
+    db = queries.connect(store)
+    ingestor = ingest.Ingestor(db, site="logs")
+    try:
+        ingest.ingest_file(ingestor, log, "logs")
+    finally:
+        ingestor.close()
+        db.client.close()
+    with dashboard_app(store) as app:
+        dash_duo.driver.set_window_size(width, 900)
+        dash_duo.start_server(app, path="/data")
+        dash_duo.wait_for_element("#data-logs tbody tr")
+        assert dash_duo.driver.execute_script(SPLIT) == []
+        assert dash_duo.get_logs() == []

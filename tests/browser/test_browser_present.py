@@ -10,7 +10,7 @@ import time
 import pytest
 import time_machine
 from browserkit import WAIT_S, until
-from dashkit import seed, sign_in
+from dashkit import page_module, seed, sign_in
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
@@ -78,6 +78,26 @@ def test_present_renders_big_without_selectors_or_toolbars(app, dash_duo):
     assert len(sizes) == 3 and min(sizes) >= 64
     until(lambda: _text(dash_duo, "#present-top li").startswith("1"))
     until(lambda: "/p" in _text(dash_duo, "#present-top"))
+    assert dash_duo.get_logs() == []
+
+
+def test_a_server_slower_than_the_tick_still_draws_the_line_and_the_cards(
+        app, dash_duo, monkeypatch):
+    """Each read takes longer than the line's 500 ms tick and the cards' 1 s: Dash drops
+    the answer of a callback asked again while it runs (plotly/dash#941), so nothing was
+    ever drawn; paced, every answer is, late."""
+    present_page = page_module("present")
+    real = present_page.minute_counts
+
+    def slow(*args, **kwargs):
+        time.sleep(1.5)                     # slower than both ticks
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(present_page, "minute_counts", slow)
+    _seed(app)
+    _open(dash_duo, app, "/present?site=shop&tz=UTC")
+    until(lambda: _script(dash_duo, POINTS) >= 10)
+    until(lambda: _text(dash_duo, "#present-site") == "shop")
     assert dash_duo.get_logs() == []
 
 
@@ -274,6 +294,41 @@ def test_note_labels_neither_overlap_nor_leave_the_chart(app, dash_duo, width):
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
             assert a[2] <= b[1] or b[2] <= a[1] or a[4] <= b[3] or b[4] <= a[3], (a, b)
+    assert dash_duo.get_logs() == []
+
+
+TICKS = """const p = document.querySelector('#present-graph .js-plotly-plot');
+return p ? Array.from(p.querySelectorAll('.ytick text'), t => t.textContent) : [];"""
+
+
+def test_a_spike_note_leaves_the_peak_visible_and_the_axis_separates_thousands(
+        app, dash_duo):
+    """A spike of 12,000 hits and its note in the same minute: the note's label sat on
+    the peak, and the axis read 12000 (Live reads 12,000)."""
+    from queries.annotations import add_annotation
+
+    db = get_services(app.server).db
+    with time_machine.travel(INSTANT, tick=True):
+        seed(db, "shop", [(INSTANT - dt.timedelta(minutes=m), "/p", 12_000 if m == 4 else 900)
+                          for m in range(15)])
+        add_annotation(db, "shop", INSTANT - dt.timedelta(minutes=4),
+                       "traffic spike from the newsletter", kind="spike", author="ci")
+        _open(dash_duo, app, "/present?site=shop&tz=UTC")
+        until(lambda: len((_script(dash_duo, LABELS) or {}).get("labels", [])) == 1)
+        _settled(dash_duo, LAID_OUT)
+        found = _script(dash_duo, LABELS)
+        ticks = _script(dash_duo, TICKS)
+        peak = _script(dash_duo, """const p = document.querySelector(
+            '#present-graph .js-plotly-plot');
+            const points = Array.from(p.querySelectorAll('.scatterlayer .trace:first-child'
+                + ' .point'), e => e.getBoundingClientRect());
+            return Math.min(...points.map(r => r.top));""")
+    (label,) = found["labels"]
+    top = _script(dash_duo, """return document.querySelector('#present-graph .nsewdrag')
+        .getBoundingClientRect().top;""")
+    assert label[4] <= top + 1 and label[4] <= peak, (label, top, peak)  # above the line
+    assert "12,000" in ticks or "10,000" in ticks, ticks
+    assert not any(t.isdigit() and int(t) >= 1000 for t in ticks), ticks
     assert dash_duo.get_logs() == []
 
 

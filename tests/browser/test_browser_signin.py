@@ -60,3 +60,34 @@ def test_the_sign_in_link_leaves_a_clean_url(app, dash_duo):
     assert ADMIN_TOKEN not in url and "/rollups" in url
     assert enabled(dash_duo, "#rollups-run")
     assert dash_duo.get_logs() == []
+
+
+def test_the_link_lands_on_the_page_it_was_opened_from(app, dash_duo):
+    """Signing in landed on Live: the link opened without next= (as printed) lands on
+    the page the browser showed, its view whole."""
+    from dashkit import signin_code
+
+    page = "/history?site=s&tz=UTC&range=30d&compare=1&vs=yoy"
+    dash_duo.start_server(app, path=page)
+    dash_duo.wait_for_element("#history-graph")
+    code = signin_code(dash_duo.server._current)
+    dash_duo.driver.get(f"{dash_duo.server_url}/signin?code={code}")
+    until(lambda: account(dash_duo) == "admin", msg="not signed in")
+    url = dash_duo.driver.current_url
+    assert url == dash_duo.server_url + page, url
+    assert dash_duo.get_logs() == []
+
+
+def test_the_printed_link_pasted_in_the_top_bar_signs_in_where_one_is(app, dash_duo):
+    from dashkit import signin_code
+
+    page = "/rollups?tz=UTC"
+    dash_duo.start_server(app, path=page)
+    assert not enabled(dash_duo, "#rollups-run")
+    dash_duo.find_element("#account-signin-box summary").click()
+    link = f"http://127.0.0.1:8050/signin?code={signin_code(dash_duo.server._current)}"
+    dash_duo.find_element("#account-secret").send_keys(link, Keys.ENTER)
+    until(lambda: account(dash_duo) == "admin", msg="not signed in")
+    until(lambda: enabled(dash_duo, "#rollups-run"))
+    assert dash_duo.driver.current_url == dash_duo.server_url + page
+    assert dash_duo.get_logs() == []

@@ -7,8 +7,10 @@ import datetime as dt
 import pytest
 from browserkit import until
 from clockkit import TEST_NOW
+from dashkit import seed
 from logkit import ingest, write_log
 
+from dashboard.ranges import PRESETS
 from dashboard.services import get_services
 from queries.events import apart
 from queries.stats.sites import register
@@ -54,21 +56,78 @@ def _read(dash_duo) -> None:
     dash_duo.wait_for_contains_text("#sources-summary", "s's counters count its log")
 
 
+def _pick(dash_duo, value):
+    dash_duo.find_element(f"#sources-range input[value='{value}']").find_element(
+        "xpath", "ancestor::label").click()
+
+
+def _checked(dash_duo) -> str:
+    return dash_duo.find_element("#sources-range input:checked").get_attribute("value")
+
+
 def test_the_log_beside_the_beacon_after_a_reload_and_the_back_button(app, seeded, dash_duo):
-    dash_duo.start_server(app, path="/sources?site=s&tz=UTC&days=30")
+    dash_duo.start_server(app, path="/sources?site=s&tz=UTC&days=30")   # a link of before
     _read(dash_duo)
-    dash_duo.find_element("#sources-days label:nth-child(2)").click()    # 7 days
-    until(lambda: "days=" not in dash_duo.driver.current_url)
+    until(lambda: _checked(dash_duo) == "30d")
+    _pick(dash_duo, "7d")
+    until(lambda: "days=" not in dash_duo.driver.current_url
+          and "range=" not in dash_duo.driver.current_url)      # the site's opening range
     _read(dash_duo)
     dash_duo.driver.refresh()
     _read(dash_duo)
-    dash_duo.find_element("#sources-days label:nth-child(1)").click()    # today: nothing
-    until(lambda: "days=1" in dash_duo.driver.current_url)
+    _pick(dash_duo, "today")                                   # nothing
+    until(lambda: "range=today" in dash_duo.driver.current_url)
     dash_duo.wait_for_contains_text("#sources-alert", "Neither a log nor the beacon")
     dash_duo.driver.back()
-    until(lambda: "days=" not in dash_duo.driver.current_url)
+    until(lambda: "range=" not in dash_duo.driver.current_url)
     _read(dash_duo)
-    assert dash_duo.find_element("#sources-days input:checked").get_attribute("value") == "7"
+    assert _checked(dash_duo) == "7d"
+    assert dash_duo.get_logs() == []
+
+
+def test_a_site_whose_logs_are_from_2019_opens_on_them_and_takes_any_range(
+        app, dash_duo, tmp_path):
+    """Sources offered only Today, 7 and 30 days: a site whose logs are from 2019 showed
+    nothing. It opens on all its days, as History does, and takes dates picked."""
+    db = get_services(app.server).db
+    old = dt.datetime(2019, 6, 3, tzinfo=dt.UTC)
+    ingest(db, write_log(tmp_path / "2019.log", old, LOG), site="old")
+    ingest(db, write_log(tmp_path / "2019-more.log", old + dt.timedelta(days=2),
+                         [(5, 600, "/b", HUMAN)]), site="old")
+    dash_duo.start_server(app, path="/sources?site=old&tz=UTC")
+    until(lambda: _checked(dash_duo) == "all")
+    dash_duo.wait_for_text_to_equal("#sources-kpi-log", "5")       # 4 people on /a, 1 on /b
+    dash_duo.wait_for_contains_text("#sources-summary", "old's counters count its log")
+    assert {o.get_attribute("value") for o in dash_duo.find_elements("#sources-range input")
+            } == set(PRESETS)
+    dates = dash_duo.find_elements(".page-sources .date-range input")
+    assert [d.get_attribute("value") for d in dates] == ["2019-06-03", "2019-06-05"]
+    dash_duo.driver.get(f"{dash_duo.server_url}/sources?site=old&tz=UTC&range=custom"
+                        "&start=2019-06-03&end=2019-06-04")            # the first day
+    dash_duo.wait_for_text_to_equal("#sources-kpi-log", "4")
+    until(lambda: _checked(dash_duo) == "custom")
+    dash_duo.driver.back()
+    dash_duo.wait_for_text_to_equal("#sources-kpi-log", "5")
+    assert dash_duo.get_logs() == []
+
+
+def test_a_site_fed_by_the_load_generator_says_so(app, dash_duo):
+    """Sources said "Nothing has fed shop.example yet" beside its hits."""
+    from queries.events.writer import EventWriter
+    from queries.stats.sites import register_synthetic
+
+    db = get_services(app.server).db
+    register_synthetic(db, ["shop.example"])
+    writer = EventWriter(db)
+    writer.add({"time": DAY, "site": "shop.example", "host": "192.0.2.1", "method": "GET",
+                "path": "/a", "query": "", "status": 200, "bytes": 1, "referrer": "-",
+                "user_agent": HUMAN})
+    writer.flush()
+    seed(db, "shop.example", [(DAY, "/a", 1)])
+    dash_duo.start_server(app, path="/sources?site=shop.example&tz=UTC")
+    dash_duo.wait_for_contains_text("#sources-summary",
+                                    "shop.example is fed by the load generator")
+    assert "Nothing has fed" not in dash_duo.find_element("#sources-summary").text
     assert dash_duo.get_logs() == []
 
 

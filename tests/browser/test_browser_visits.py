@@ -4,7 +4,7 @@ entry page (the view shows that page, the visit cards say they are the whole sit
 and the same after a reload and the back button."""
 
 import datetime as dt
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 from browserkit import until
@@ -114,3 +114,62 @@ def test_the_chart_draws_a_visit_metric_picked_and_the_url_keeps_it(app, seeded,
     dash_duo.driver.back()
     until(lambda: _script(dash_duo, Y_TITLE) == "visits per hour")
     assert dash_duo.get_logs() == []
+
+
+LONG = "/missions/mission-control-handbook-chapter-eleven.html"
+# A visit of 21 min 59 s entering on a long path.
+LONG_VISIT = [(5, 10, 0, LONG), (5, 10, 21, "/missions/crew.html")]
+# The elements of a selector whose text takes more than one line (or, ``arguments[1]``,
+# is cut at their edge).
+BROKEN = """return Array.from(document.querySelectorAll(arguments[0]), e => {
+    const lines = new Set();
+    const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+    for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+        const range = document.createRange();
+        range.selectNodeContents(text);
+        Array.from(range.getClientRects()).filter(r => r.width > 0)
+            .forEach(r => lines.add(Math.round(r.bottom)));
+    }
+    const cut = arguments[1] && e.scrollWidth > e.clientWidth + 1;
+    return lines.size > 1 || cut ? e.textContent : null;
+}).filter(Boolean);"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_units_stay_with_their_numbers_and_paths_are_cut_not_broken(app, dash_duo, width):
+    """"21 min 59 / s" wrapped its unit alone onto a line, and an entry page read
+    "/missions/miss/ions.html" across three: numbers keep one line, paths are cut with
+    "…" and keep their whole name in a title, as the Pages panel does."""
+    db = get_services(app.server).db
+    writer = EventWriter(db)
+    for visitor, hour, minute, page in LONG_VISIT:
+        when = DAY + dt.timedelta(hours=hour, minutes=minute, seconds=59 * (minute > 0))
+        writer.add({"time": when, "site": "s", "host": f"203.0.113.{visitor}",
+                    "method": "GET", "path": page, "query": "", "status": 200, "bytes": 1,
+                    "referrer": "-", "user_agent": AGENT})
+        get_services(app.server).recorder.record("s", page, when)
+    writer.close()
+    get_services(app.server).recorder.flush()
+    run_rollups(db, now=TEST_NOW)
+    dash_duo.driver.set_window_size(width, 900)
+    dash_duo.start_server(app, path=VIEW + "&compare=1")
+    dash_duo.wait_for_text_to_equal("#history-kpi-duration", "21 min 59 s")
+    until(lambda: "21 min 59 s" in dash_duo.find_element("#history-panel-entry").text)
+    numbers = ("#history-kpis .kpi-value, #history-kpis .change, .bd-table td.num, "
+               "#history-totals td.num")
+    assert _script_args(dash_duo, BROKEN, numbers, True) == []
+    assert _script_args(dash_duo, BROKEN, ".bd-value a, .bd-value > span") == []
+    entry = dash_duo.find_element(f"#history-panel-entry a[title='{LONG}']")
+    cut = _script_args(dash_duo, "const td = arguments[0].closest('td');"
+                       "return [td.scrollWidth > td.clientWidth, "
+                       "getComputedStyle(td).textOverflow];", entry)
+    assert cut == [True, "ellipsis"]
+
+    dash_duo.driver.get(f"{dash_duo.server_url}{VIEW}&page={quote(LONG)}")   # the totals
+    until(lambda: dash_duo.find_element(f"#history-totals td[title='{LONG}']"))
+    assert _script_args(dash_duo, BROKEN, "#history-totals td") == []
+    assert dash_duo.get_logs() == []
+
+
+def _script_args(dash_duo, script, *args):
+    return dash_duo.driver.execute_script(script, *args)

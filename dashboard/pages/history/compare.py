@@ -23,12 +23,13 @@ from dashboard.state import (
     updated,
 )
 from queries import validation
-from queries.errors import InvalidRangeError
+from queries.errors import HitboardError, InvalidRangeError
 
 COMPARE_WITH = {"previous": "previous period", "yoy": "a year earlier (364 days)",
                 "custom": "a period starting…"}
 YEAR = dt.timedelta(days=364)
 LABEL = "%a %d %b %Y %H:%M"
+NAMED = {False: "%d %b %Y", True: "%d %b %Y %H:%M"}     # a custom start, by whether it has a time
 
 
 def comparison_period(query, shown: Period, tz: str) -> Period:
@@ -49,14 +50,27 @@ def comparison_period(query, shown: Period, tz: str) -> Period:
     return shown.previous(tz)
 
 
-def comparison_title(query) -> str:
-    """The compared period's column title in the totals."""
+def comparison_name(query, tz: str = "UTC") -> str:
+    """What the compared period is called wherever it is named (the KPIs' notes, the
+    chart's legend, the totals): "previous period", "a year earlier", "period from 01 Nov
+    2025" (its start read in the view's zone, as the comparison reads it)."""
     kind = choice(query, "vs", COMPARE_WITH, "previous")
     if kind == "yoy":
-        return "A year earlier"
+        return "a year earlier"
     if kind == "custom":
-        return f"From {first(query, 'vsstart')}"
-    return "Previous period"
+        try:
+            start = validation.parse_time(first(query, "vsstart") or "",
+                                          validation.timezone(tz))
+        except HitboardError:
+            return "a custom period"      # the page's alert says why it draws none
+        return f"period from {start:{NAMED[start.time() != dt.time()]}}"
+    return "previous period"
+
+
+def comparison_title(query, tz: str = "UTC") -> str:
+    """The compared period's column title in the totals: its name, capitalised."""
+    name = comparison_name(query, tz)
+    return name[:1].upper() + name[1:]
 
 
 def _wall_moved(when: dt.datetime, shift: dt.timedelta, zone) -> dt.datetime:
@@ -94,7 +108,8 @@ def choose_comparison(kind, start, search):
 
 
 def describe_comparison(search):
-    """Which dates the dashed lines show, in the view's zone."""
+    """Which comparison the chart draws and its dates, in the view's zone (the legend
+    shows how its lines are drawn: dotted per page, one dashed total over a stack)."""
     query = parse_search(search)
     if not controls_of(query).compare:
         return ""
@@ -102,7 +117,8 @@ def describe_comparison(search):
         tz = ShellState.from_query(query).tz
         other = comparison_period(query, shown_period(query), tz)
         zone = validation.timezone(tz)
-        return (f"dashed: {other.start.astimezone(zone):{LABEL}} → "
+        return (f"compared with {comparison_name(query, tz)}: "
+                f"{other.start.astimezone(zone):{LABEL}} → "
                 f"{other.end.astimezone(zone):{LABEL}}")
     except Exception as exc:
         return message(describe(exc))

@@ -14,6 +14,7 @@ from components import message
 from components.annotations import add_annotations, add_band, notes_list
 from dashboard.feedback import describe
 from dashboard.notes_view import expected_band, notes_section, range_notes, register_note_callbacks
+from dashboard.pages.history.compare import comparison_name
 from dashboard.pages.history.view import compute_view, history_view
 from dashboard.spreadsheet import frame_csv
 from queries import validation
@@ -58,7 +59,7 @@ def decorate_history(figure: go.Figure, view) -> go.Figure:
             shift = index[0] - view.previous.index[0]
         add_annotations(figure, range_notes(view.site, shown.start, shown.end), index,
                         shown.granularity, shell.theme, previous=previous,
-                        previous_shift=shift)
+                        previous_shift=shift, compared=comparison_name(view.query, shell.tz))
     except HitboardError:
         log.exception("notes or band left out of the history chart")
     return figure

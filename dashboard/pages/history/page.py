@@ -31,6 +31,7 @@ from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.pages.history.compare import (
     compare_controls,
+    comparison_name,
     comparison_title,
     describe_comparison,
     register_compare_callbacks,
@@ -131,7 +132,7 @@ def _page(query):
             segmented("history-granularity", GRANULARITIES, controls.granularity),
             segmented("history-mode", MODES, controls.mode),
             dcc.Checklist(id="history-compare", className="check",
-                          options=[{"label": " Compare with previous period", "value": "1"}],
+                          options=[{"label": " Compare", "value": "1"}],
                           value=["1"] if controls.compare else []),
             compare_controls(**query),
             html.Label(className="hint metric-pick", children=["chart ", dcc.Dropdown(
@@ -200,14 +201,15 @@ def render(search):
         view.current, granularity=shown.granularity, theme=theme, pages=view.shell.pages,
         mode=view.controls.mode if whole else "lines", previous=view.previous,
         incomplete=view.incomplete, uirevision=f"history|{search}", measure=measure,
-        whole=whole)
+        whole=whole, compared=comparison_name(view.query, view.shell.tz))
     figure = decorate_history(figure, view)
     totals = totals_table(view.current, view.previous, pages=view.shell.pages,
                           table_id="history-totals-table",
-                          previous_title=comparison_title(view.query),
+                          previous_title=comparison_title(view.query, view.shell.tz),
                           measure=METRIC_LABELS[metric], totals=view.chart.totals,
                           previous_totals=None if view.compared is None
-                          else view.compared.totals, shown=number)
+                          else view.compared.totals, shown=number,
+                          rate=metric == "bounce_rate")
     return {"figure": figure, "totals": totals, "period": period_label(shown, view.shell.tz),
             "hint": _hint(shown.granularity), "alert": _empty_range(view, search),
             "plotted": _plotted(view), "notes": notes_of(view),

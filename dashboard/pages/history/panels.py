@@ -28,6 +28,7 @@ from components.statictable import static
 from components.tables import change_percent
 from dashboard.feedback import describe
 from dashboard.pages.history.breakdowns import PANELS, VISIT_PANELS, compute_panels
+from dashboard.pages.history.compare import comparison_name
 from dashboard.pages.history.view import history_view
 from dashboard.state import (
     ASSETS_KEY,
@@ -42,6 +43,8 @@ from dashboard.state import (
 from queries.reads.query import ENTRY, PAGE
 
 PATH = "/history"
+# Rates, whose change is in percentage points: the scale of each to percent.
+RATES = {"bounce_rate": 1, "errors": 100}
 NO_GOALS = ("No goals yet: add an event name or a page pattern on the Sites page "
             "(or: hitboard goals add).")
 
@@ -161,7 +164,8 @@ def render_panels(search, shown_key=None):
                                          sub="revenue"))
     chips = [filter_chip(c.label, _href(query, **_without(c))) for c in q.conditions]
     notes = [message(n, "info") for n in panels.notes]
-    return {"kpis": static(_kpis(panels, q.humans)),
+    against = comparison_name(query, view.shell.tz)
+    return {"kpis": static(_kpis(panels, q.humans, against=against)),
             "panels": static(cards),
             "chip": static(chips) if chips else None,
             "share": _share(panels.bot_share, q), "notes": notes or None, "key": key}
@@ -186,11 +190,13 @@ def _share(share: float, q) -> str:
     return f"{share:.0%} bots{among}" + (" (left out)" if q.humans else " (included)")
 
 
-def _kpis(panels, humans: bool, pages: bool = False, filtered: bool = False) -> list:
+def _kpis(panels, humans: bool, pages: bool = False, filtered: bool = False,
+          against: str = "previous period") -> list:
     """The KPI cards: the range's figures and their change against the compared period
-    (the totals' comparison, so both say the same). Visits are people's and the whole
-    site's, whatever the view counts: their cards say so when it counts otherwise
-    (``pages``, ``filtered``: when no query value says it)."""
+    (the totals' comparison, so both say the same, named ``against``); a rate's change in
+    percentage points. Visits are people's and the whole site's, whatever the view
+    counts: their cards say so when it counts otherwise (``pages``, ``filtered``: when
+    no query value says it)."""
     q = getattr(panels, "query", None)
     if q is not None:
         pages, filtered = False, bool(q.conditions)
@@ -206,17 +212,20 @@ def _kpis(panels, humans: bool, pages: bool = False, filtered: bool = False) -> 
         a, b = getattr(now, figure), getattr(before, figure)
         if a is None or b is None:
             return None, False
+        if figure in RATES:
+            return (a - b) * RATES[figure], False
         return change_percent(a, b), bool(a) and not b
 
     def card(kpi_id: str, label: str, value: str, figure: str, note: str = "",
              good_when_up: bool = True) -> KpiChange:
         pct, new = change(figure, now, before)
-        return KpiChange(kpi_id, label, value, pct, note, good_when_up, new)
+        return KpiChange(kpi_id, label, value, pct, note, good_when_up, new, figure in RATES)
 
     def visit_card(kpi_id: str, label: str, value: str, figure: str,
                    good_when_up: bool = True) -> KpiChange:
         pct, new = change(figure, visits, visits_before)
-        return KpiChange(kpi_id, label, value, pct, visit_note, good_when_up, new)
+        return KpiChange(kpi_id, label, value, pct, visit_note, good_when_up, new,
+                         figure in RATES)
 
     whole = " (whole site)" if pages else ""    # the pages' hits are a condition now
     visit_note = " (whole site)" if pages or filtered else ("" if humans else " (people)")
@@ -238,4 +247,4 @@ def _kpis(panels, humans: bool, pages: bool = False, filtered: bool = False) -> 
              (" (humans" if humans else " (all hits")
              + (", from raw events" if now.errors_from_events else "") + ")"
              + whole, good_when_up=False),
-    ])
+    ], against)

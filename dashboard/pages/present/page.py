@@ -33,6 +33,7 @@ from dashboard import reads
 from dashboard.authority import requires
 from dashboard.feedback import describe
 from dashboard.loadgen.control import get_generator
+from dashboard.pacing import Pacer
 from dashboard.pages.present.view import VIEWS, WINDOWS, PresentView
 from dashboard.state import ShellState, from_kwargs, parse_search
 from queries import validation
@@ -52,6 +53,9 @@ KPI_SECONDS = 5
 # window) meant grouping 300,000 events every 5 s at 1,000 hits/s, which held the line back.
 ACTIVE_MINUTES = 1
 SLOW_MS = 30_000
+# The line and the cards tick only once their callbacks have answered (dashboard.pacing).
+LINE_PACER = Pacer("present-tick", ("line",))
+KPI_PACER = Pacer("present-kpi-tick", ("kpis", "feed"))
 TICKER_ROWS = 8
 MINUTE = dt.timedelta(minutes=1)
 
@@ -108,6 +112,8 @@ def layout(**query):
         dcc.Store(id="present-plot-px"),   # the line's plot width, for its notes' labels
         dcc.Interval(id="present-tick", interval=TICK_MS),
         dcc.Interval(id="present-kpi-tick", interval=KPI_MS),
+        *LINE_PACER.stores(),
+        *KPI_PACER.stores(),
         dcc.Interval(id="present-slow", interval=SLOW_MS),
         dcc.Interval(id="present-cycle", interval=(view.cycle or 3600) * 1000,
                      disabled=view.cycle is None),
@@ -140,10 +146,11 @@ def _site_and_zone(search):
 
 @callback(
     Output("present-data", "data"),
-    Input("present-tick", "n_intervals"),
+    LINE_PACER.tick,
     Input("present-window", "data"),
     State("url", "search"),
     State("present-plot-px", "data"),
+    running=LINE_PACER.running("line"),
 )
 def refresh_line(_n, window, search, plot_px=None):
     """The line's points as of the current live bucket: one read of the site's minutes,
@@ -172,8 +179,9 @@ def refresh_line(_n, window, search, plot_px=None):
 @callback(
     Output("present-kpis", "children"),
     Output("present-site", "children"),
-    Input("present-kpi-tick", "n_intervals"),
+    KPI_PACER.tick,
     State("url", "search"),
+    running=KPI_PACER.running("kpis"),
 )
 def refresh_kpis(_n, search):
     """Hits this minute (every second); visitors now and today against yesterday, which
@@ -201,8 +209,9 @@ def refresh_kpis(_n, search):
 @callback(
     Output("present-ticker", "children"),
     Output("present-top", "children"),
-    Input("present-kpi-tick", "n_intervals"),
+    KPI_PACER.tick,
     State("url", "search"),
+    running=KPI_PACER.running("feed"),
 )
 def refresh_feed(_n, search):
     """The ticker's newest requests and today's top pages, as Live shows them."""
@@ -314,3 +323,7 @@ clientside_callback(
     Input("present-cycle", "n_intervals"),
     State("present-config", "data"),
 )
+
+
+LINE_PACER.register()
+KPI_PACER.register()
