@@ -38,6 +38,17 @@ def app(tmp_path):
         yield app
 
 
+def _ingest(store: str, log) -> None:
+    """``log`` read into ``store`` as the site ``logs``, from where its last ingest stopped."""
+    db = queries.connect(store)
+    ingestor = ingest.Ingestor(db, site="logs")
+    try:
+        ingest.ingest_file(ingestor, log, "logs")
+    finally:
+        ingestor.close()
+        db.client.close()
+
+
 def test_data_page_shows_collections_plans_and_shard_advice(dash_duo, app):
     dash_duo.start_server(app, path="/data")
     dash_duo.wait_for_element("#data-collections")
@@ -64,13 +75,7 @@ def test_data_page_lists_the_logs_ingested_and_their_lines_not_read(dash_duo, tm
     def ingest_more(good: int, junk: int) -> None:
         with log.open("a") as out:
             out.writelines([line] * good + ["junk\n"] * junk)
-        db = queries.connect(store)
-        ingestor = ingest.Ingestor(db, site="logs")
-        try:
-            ingest.ingest_file(ingestor, log, "logs")
-        finally:
-            ingestor.close()
-            db.client.close()
+        _ingest(store, log)
 
     ingest_more(good=12, junk=2)
     with dashboard_app(store) as app:
@@ -196,13 +201,7 @@ def test_a_log_files_name_is_never_split(dash_duo, tmp_path, width):
     store, log = str(tmp_path / "store"), folder / "apache_combined_2015-05-17.log"
     log.write_text('10.0.0.1 - - [14/Mar/2026:10:00:00 +0000] "GET /p HTTP/1.1" 200 5 '
                    '"-" "ua"\n')
-    db = queries.connect(store)
-    ingestor = ingest.Ingestor(db, site="logs")
-    try:
-        ingest.ingest_file(ingestor, log, "logs")
-    finally:
-        ingestor.close()
-        db.client.close()
+    _ingest(store, log)
     with dashboard_app(store) as app:
         dash_duo.driver.set_window_size(width, 900)
         dash_duo.start_server(app, path="/data")
