@@ -1,5 +1,5 @@
-"""A flood of made-up sites and pages on /hit, against as many hits on existing pages
-(issue 30 item 8): are RSS, store growth and page times within 10%?
+"""A flood of made-up sites and pages on /hit, against as many hits on existing pages:
+are RSS, store growth and page times within 10%?
 
 Two fresh ``hitboard serve`` processes (one worker each, rollups off, caches of 1 s so
 that every page round computes, ``MALLOC_ARENA_MAX=2``: with glibc's default two equal

@@ -1,4 +1,4 @@
-"""Cost of issue 12's dimensions: ingest with and without them, and 12-month reads.
+"""Cost of the dimensions: ingest with and without them, and 12-month reads.
 
 Usage: .venv/bin/python bench/ingest_dimensions.py [--copies N] [--rounds R] [--jobs J]
        [--repeated] [--paired N [--baseline CHECKOUT]]

@@ -1,5 +1,5 @@
 """The least a time-ordered log costs hitboard's storage contract, against GoAccess's
-whole run on the same file: issue 31's floor.
+whole run on the same file: the floor.
 
     .venv/bin/python bench/ingest_floor.py [--inputs longtail:200000 shifted:500000]
 
@@ -157,7 +157,7 @@ def main() -> None:
             every = documents_floor(database, work / "floor.sqlite3", tables(database))
             rows.append((kind, count, goaccess.wall, ours.wall, counters, every,
                          lines_floor(log), keys["bytes"] / log.stat().st_size))
-    print(f"issue 31's floor: the store's rows written again with C work only, and the "
+    print(f"the floor: the store's rows written again with C work only, and the "
           f"lines parsed, against GoAccess's whole run; {os.cpu_count()} cores, load "
           f"{versus.load1()} at the end\n")
     print("| input: the command that makes it | GoAccess s | hitboard s (ratio) | rows "

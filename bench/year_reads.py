@@ -1,4 +1,4 @@
-"""A year's reads on a big store made from a time-ordered log (issue 31, outcome 3):
+"""A year's reads on a big store made from a time-ordered log:
 warm and cold, against 300 ms warm and 1 s cold.
 
     .venv/bin/python bench/year_reads.py --dir DIR [--lines 2000000] [--runs 5]

@@ -12,7 +12,7 @@ so a worker's memory follows what it holds. glibc serves a block of 128 KiB or m
 its own mmap, returned when freed, but raises that threshold (up to 32 MiB) each time such
 a block is freed: after a few History renders every chart's frame, pickle and JSON came
 from the heap, where freed blocks between live ones are never given back. Under a flood
-of distinct 2-day minute views (issue 44, row 4), with the result cache bounded at
+of distinct 2-day minute views, with the result cache bounded at
 64 MiB, the worker grew 136 → 368 → 417 MB after 200 and 400 views; with the threshold
 fixed, 131 → 287 → 298 MB.
 """
