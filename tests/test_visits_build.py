@@ -7,9 +7,9 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from logkit import ingest
 
 from queries.events.writer import EventWriter
-from queries.ingest.run import Ingestor, ingest_file
 from queries.rollups.build import run_rollups
 from queries.stats.sites import register, update_site
 from queries.visits import reads, store
@@ -115,11 +115,7 @@ def test_from_a_log_only_gets_answered_2xx_or_304_are_pageviews(db, tmp_path):
              [(1, "GET", 200), (2, "GET", 304), (3, "POST", 200), (4, "GET", 404),
               (5, "HEAD", 200), (6, "GET", 301)]]
     log.write_text("\n".join(lines) + "\n")
-    ingestor = Ingestor(db, site="s")
-    try:
-        ingest_file(ingestor, log, "s")
-    finally:
-        ingestor.close()
+    ingest(db, log)
     run_rollups(db, now=RUN[0])
     assert _totals(db) == (1, 0, 1, 2)
 
@@ -206,11 +202,7 @@ def test_requests_of_one_second_in_a_log_keep_the_log_s_order(db, tmp_path):
              for m, s, page in [(0, 0, "/images/"), (0, 0, "/icons/blank"),
                                 (0, 0, "/icons/folder"), (5, 7, "/zeta"), (5, 7, "/alpha")]]
     log.write_text("\n".join(lines) + "\n")
-    ingestor = Ingestor(db, site="s")
-    try:
-        ingest_file(ingestor, log, "s")
-    finally:
-        ingestor.close()
+    ingest(db, log)
     run_rollups(db, now=RUN[0])
     assert _entries_and_exits(db) == (["/images/"], ["/alpha"])
 

@@ -10,11 +10,11 @@ from urllib.parse import quote
 import pytest
 from browserkit import until
 from dashkit import dashboard_app
+from logkit import ingest
 
 import queries
 from dashboard.pages.live import feed
 from queries.events.writer import EventWriter
-from queries.ingest import run as ingest
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("frozen_clock")]
 
@@ -41,11 +41,9 @@ def app(tmp_path):
 def _ingest(store: str, log) -> None:
     """``log`` read into ``store`` as the site ``logs``, from where its last ingest stopped."""
     db = queries.connect(store)
-    ingestor = ingest.Ingestor(db, site="logs")
     try:
-        ingest.ingest_file(ingestor, log, "logs")
+        ingest(db, log, "logs")
     finally:
-        ingestor.close()
         db.client.close()
 
 
