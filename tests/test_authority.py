@@ -1,4 +1,4 @@
-"""Authority over state changes (issue 30 item 6), from a stranger's side: every
+"""Authority over state changes, from a stranger's side: every
 state-changing callback and route is refused without credentials and runs with them
 (the sign-in cookie or the admin token as a bearer token); no other callback changes
 anything, whatever a visitor posts; the pages say that actions need signing in."""

@@ -1,4 +1,4 @@
-"""Signing in (issue 30 item 6): the secret `hitboard serve` makes and prints, the same in
+"""Signing in: the secret `hitboard serve` makes and prints, the same in
 every worker; the sign-in link's cookie (HttpOnly, SameSite=Strict, Secure behind https)
 and its clean redirect; sign in and out from the page; forged, expired and throttled
 credentials; open admin and a server without a secret."""
@@ -263,7 +263,7 @@ def close(servers):
 
 def test_serve_makes_a_secret_and_prints_a_link_that_signs_in_once_in_any_worker(
         tmp_path, monkeypatch):
-    """Issue 44 row 6: the link carries a one-time code, not the secret; whichever
+    """The link carries a one-time code, not the secret; whichever
     worker a request lands on, it signs in once."""
     output, servers = serve(monkeypatch, tmp_path, "--port", "9001")
     try:

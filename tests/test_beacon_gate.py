@@ -134,7 +134,7 @@ def test_a_flood_of_unseen_pages_sent_once_stores_a_share_of_them(tmp_path):
 
 
 def test_a_real_page_gets_its_name_after_a_flood_fills_the_waiting_pages(tmp_path):
-    """Issue 44 row 5: 50 pages wait at most (the cap), 300 made-up ones came first; a real
+    """50 pages wait at most (the cap), 300 made-up ones came first; a real
     page sent after them still gets its name at its second hit."""
     with blog_app(tmp_path, beacon_pages_per_day=50, beacon_unseen_pages=2) as app:
         post_pages(app, [f"/made-up/{i}" for i in range(300)] + ["/good"] * 5)

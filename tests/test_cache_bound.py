@@ -1,4 +1,4 @@
-"""The shared result cache is bounded in bytes (issue 44, row 4): however many distinct
+"""The shared result cache is bounded in bytes: however many distinct
 results strangers ask for, what it holds never weighs more than ``cache_max_bytes``."""
 
 from __future__ import annotations

@@ -139,7 +139,7 @@ def test_assets_by_extension():
     "/files/rpm/hbase.spec", "/presentations/talk.pdf", "/robots.txt", "/sitemap.xml",
     "/feed.json", "/download/tool.tar.gz", "/pkg/app.7z", "/clip.3gp", "/img/a.webp"])
 def test_files_of_a_known_or_unknown_type_are_assets(path):
-    """Issue 45, row 12: ``.xbm`` icons, ``.mpg`` video and the like counted as pages
+    """``.xbm`` icons, ``.mpg`` video and the like counted as pages
     (a hand-written list missed them): a type from a maintained list, and an extension
     that names no kind of page, are files."""
     assert assets.kind(path) == "asset", path

@@ -1,4 +1,4 @@
-"""Humans by default (issue 12): the counters count bots apart (``b``), so every
+"""Humans by default: the counters count bots apart (``b``), so every
 dimension reads humans = all - bots, visitors per value from the humans' sketches, the
 filtered series too; old documents without the split still read (their bots counted
 as humans, and said); the bot counters stay within the caps."""

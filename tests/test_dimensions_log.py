@@ -1,4 +1,4 @@
-"""Issue 12's acceptance checks on the shared log, against counts made independently
+"""The dimensions' acceptance checks on the shared log, against counts made independently
 (a plain regex over the raw lines, as awk would), not through hitboard's parser."""
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def test_pages_as_a_dimension_count_every_hit_and_leave_bots_out_by_request(db, 
 
 
 def test_a_log_without_referrers_says_so_rather_than_direct(tmp_path):
-    """Issue 45, row 11: the common-format form of the log has no referrer field, so its
+    """The common-format form of the log has no referrer field, so its
     hits' referrers are unknown ("(not in the log)"), in the counters and in the raw
     events alike; a combined line's "-" is still "(direct)"."""
     head = LOG.read_text(encoding="utf-8").splitlines()[:400]

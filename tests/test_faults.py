@@ -134,7 +134,7 @@ def test_reply_lost_is_not_counted_twice_with_a_process_id_drawn_as_digits(serve
     """A process's guard id was 12 hex digits of a uuid4, all decimal in 1 draw of 281:
     the wire server's SQLite engine reads ``flushes.<digits>`` as an array index and never
     finds it, so the guard's ``$ne`` matched the documents that had taken the flush and the
-    retry counted them twice (issue 43)."""
+    retry counted them twice."""
     def drawn_as_digits(db) -> queries.HitRecorder:
         with monkeypatch.context() as patch:   # only while drawn: pymongo draws lsids too
             patch.setattr(uuid, "uuid4", lambda: uuid.UUID("1234567890" * 3 + "12"))

@@ -1,4 +1,4 @@
-"""The front door's worker fixes glibc's mmap threshold (issue 44, row 4), so large
+"""The front door's worker fixes glibc's mmap threshold, so large
 blocks freed after a History render go back to the kernel."""
 
 from __future__ import annotations

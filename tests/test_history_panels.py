@@ -401,7 +401,7 @@ def _panel_text(out, dim: str) -> str:
 
 
 def test_a_page_is_a_condition_like_any_other_kpis_and_panels_are_its_own(app, tmp_path):
-    """Row 8 of issue 45: a click on a page showed only its chart; the KPIs said "(whole
+    """A click on a page showed only its chart; the KPIs said "(whole
     site)" and every panel was the whole site's. "/" has 30 news.example and 10 direct
     human hits (and 15 of Googlebot's, left out), each from its own address."""
     from dashboard.pages.history.panels import render_panels
@@ -446,7 +446,7 @@ def test_a_page_and_a_referrer_count_the_hits_meeting_both(app, tmp_path):
 
 
 def test_under_a_referrer_every_panel_counts_its_hits_or_says_whose_it_shows(app, tmp_path):
-    """Row 7 of issue 45: under a referrer, the entry and exit pages (and the goals, and
+    """Under a referrer, the entry and exit pages (and the goals, and
     the visits' KPIs) were the whole site's and said nothing. Each panel of hits counts
     the filtered hits; those of visits say they are all of the site's."""
     from dashboard.pages.history.panels import render_panels

@@ -120,7 +120,7 @@ def test_a_flood_of_sites_and_pages_is_bounded_then_200_good_hits_counted(server
 
 @pytest.mark.slow
 def test_a_real_page_is_named_after_a_flood_of_pages_sent_once(tmp_path):
-    """Issue 44 row 5, at a tenth of the probe's scale: 2,000 made-up pages (twice the
+    """At a tenth of the probe's scale: 2,000 made-up pages (twice the
     1,000 that wait), then 200 hits on a new real page: it has its name from its second."""
     with serving(tmp_path, HITBOARD_BEACON_PAGES_PER_DAY="1000",
                  HITBOARD_BEACON_UNSEEN_PAGES="10") as (base, process, store):

@@ -1,4 +1,4 @@
-"""Every callback of the app posted with what no browser sends (issue 44 row 3): values
+"""Every callback of the app posted with what no browser sends: values
 of the wrong type, a figure where a string goes, inputs nested 100,000 deep. Each is a
 400 with one line in the log, never a 500 with a traceback; the callbacks are found in
 ``/_dash-dependencies``, as a stranger would find them."""

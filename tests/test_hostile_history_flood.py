@@ -1,5 +1,5 @@
 """A stranger asking a real ``hitboard serve`` for distinct minute-level History views,
-2 at a time (issue 44, row 4): each view's charts are new results for the shared cache,
+2 at a time: each view's charts are new results for the shared cache,
 which kept 2,000 of them whatever they weighed (the worker grew from 592 to 1,444 MB
 after 400 views). The cache now holds at most ``cache_max_bytes`` (2 MiB here, so a
 one-minute run passes it many times over): its accounted bytes stay under the bound and

@@ -1,4 +1,4 @@
-"""The sign-in link in a browser's history (issue 44 row 6): it carries a one-time code,
+"""The sign-in link in a browser's history: it carries a one-time code,
 never the admin secret; the code signs in once, in whichever server process, and
 expires within minutes; ``hitboard signin-link`` prints a fresh one."""
 

@@ -1,4 +1,4 @@
-"""Stores hitboard must not take, or must take read-only (issue 44 row 7): a
+"""Stores hitboard must not take, or must take read-only: a
 ``hitboard.sqlite3`` that is not SQLite, another program's database in its place, a store
 on a read-only file system. Each is one ``Error:`` line and exit 2, never a traceback; a
 file refused is left byte for byte; ``serve --readonly`` serves a read-only store."""

@@ -77,7 +77,7 @@ def test_a_crash_at_any_step_of_a_flush_then_a_rerun_counts_each_line_once(
     assert daily == monthly == expected(sent(lines))
     assert events == lines
     db = queries.connect(store, read_only=True)
-    try:                                # issue 12's counters: each line once too
+    try:                                # the dimension counters: each line once too
         assert sum(doc["hits"] for doc in db["dims.monthly"].find()) == lines
         assert sum(doc["hits"] for doc in db["dims.hourly"].find()) == lines
         assert checkpoint(db)["totals"] == {"lines": lines, "hits": lines}   # the Data page's

@@ -1,4 +1,4 @@
-"""Names are text everywhere (issue 30 item 9): a stored page, referrer or note reaches
+"""Names are text everywhere: a stored page, referrer or note reaches
 every Plotly string escaped (one helper, ``components.plotly_text.escape``), and every
 CSV hitboard writes guards its cells against spreadsheet formulas (one helper,
 ``dashboard.spreadsheet.cell``)."""

@@ -131,7 +131,7 @@ def _error(shown) -> int:
 
 
 def check_estimates(shown, now, search: str) -> None:
-    """Visitors (issue 45, row 6): a figure without "≈" is the exact count, one with it is
+    """Visitors: a figure without "≈" is the exact count, one with it is
     within its error; a value holding every hit shows the KPI's figure; the devices'
     visitors (each visitor has one device) add up to the KPI's."""
     visitors = _kpis(shown)["visitors"][0]
@@ -552,7 +552,7 @@ def test_goals_in_the_cli_equal_an_independent_count(goaled):
 
 @pytest.mark.parametrize("tz", ("UTC", "Asia/Kolkata"))
 def test_under_a_referrer_or_a_page_every_panel_counts_its_hits(combined, tz):
-    """Rows 7 and 8 of issue 45: a referrer and a page are conditions alike. Under each,
+    """A referrer and a page are conditions alike. Under each,
     the chart, the KPIs, the status and referrer panels count exactly the hits meeting
     it (the oracle's own), and the panels of visits say they show all of the site's."""
     store, hits = combined

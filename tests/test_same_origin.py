@@ -1,4 +1,4 @@
-"""No cross-site writes (issue 30 item 7): outside ``/hit`` a write must be JSON, and
+"""No cross-site writes: outside ``/hit`` a write must be JSON, and
 when it says where it comes from (``Origin``, ``Sec-Fetch-Site``) it must come from this
 server, or from ``HITBOARD_PUBLIC_URL``. A script's bearer token without those headers
 passes; another site's page creates nothing, even in a signed-in browser."""

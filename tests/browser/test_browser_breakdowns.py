@@ -240,7 +240,7 @@ KEPT = "return document.querySelector('.page-history').__kept === true;"
 
 
 def test_a_click_on_a_page_shows_its_kpis_and_panels_in_place(app, seeded, dash_duo):
-    """Row 8 of issue 45: a page is a filter like any other. "/about": 20 human hits,
+    """A page is a filter like any other. "/about": 20 human hits,
     all from search.example on an iPhone. The page moves in place (its element is the
     same one), and the back button returns to the whole site."""
     open_page(dash_duo, app, "/history?site=s&tz=UTC&range=7d")
@@ -274,7 +274,7 @@ def test_a_click_on_a_page_shows_its_kpis_and_panels_in_place(app, seeded, dash_
 
 
 def test_under_a_referrer_the_panels_of_visits_say_whose_they_are(app, seeded, dash_duo):
-    """Row 7 of issue 45: under a referrer the entry and exit pages were the whole
+    """Under a referrer the entry and exit pages were the whole
     site's, silently. Each panel of hits counts the referrer's; those of visits say
     they show all of the site's visits, and so do the visits' KPIs."""
     open_page(dash_duo, app, "/history?site=s&tz=UTC&range=7d&filter=referrer:news.example")

@@ -1,4 +1,4 @@
-"""Live in Chromium right after the demo's backfill (issue 45, row 15): the counters hold
+"""Live in Chromium right after the demo's backfill: the counters hold
 the backfilled minutes and the raw events only live traffic's few hits, so the people
 cards say their figure is unknown rather than "Active visitors 1" beside thousands of
 hits; the running minute is reached by a dashed line, the whole minutes stay solid; each
