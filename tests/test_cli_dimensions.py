@@ -64,7 +64,8 @@ def test_breakdown_csv_and_json(store):
     result = _invoke("breakdown", "--site", "demo", "--by", "utm_source", "--start",
                      "2026-03-14", "--end", "2026-03-16", "--format", "json", "-n", "1",
                      "--bots", "--store", store)
-    assert json.loads(result.output) == [{"value": "(none)", "hits": 3, "visitors": 3}]
+    assert json.loads(result.output) == [{"value": "(none)", "hits": 3, "visitors": 3,
+                                          "visitors_error": 0}]
     result = _invoke("breakdown", "--site", "demo", "--by", "country", "--start",
                      "2026-03-14T11:00", "--end", "2026-03-15T10:00", "--tz", "Europe/Paris",
                      "--bots", "--store", store)
@@ -148,8 +149,34 @@ def test_a_value_without_visitors_is_an_empty_cell_not_a_traceback(tmp_path, fro
     span = ("--site", "demo", "--start", hour.isoformat(),
             "--end", (hour + dt.timedelta(hours=1)).isoformat())
     assert clikit.rows(clikit.run(store, "breakdown", *span, "--by", "page")) == [
-        {"value": "/a", "hits": "20", "visitors": "20"},
-        {"value": "/late", "hits": "1", "visitors": ""}]
+        {"value": "/a", "hits": "20", "visitors": "20", "visitors_error": "0"},
+        {"value": "/late", "hits": "1", "visitors": "", "visitors_error": ""}]
     json_rows = json.loads(clikit.run(store, "breakdown", *span, "--by", "page", "--format",
                                       "json").stdout)
-    assert json_rows[1] == {"value": "/late", "hits": 1, "visitors": None}
+    assert json_rows[1] == {"value": "/late", "hits": 1, "visitors": None,
+                            "visitors_error": None}
+
+
+def test_visitors_counted_by_a_sketch_say_they_are_an_estimate(tmp_path, frozen_clock):
+    """Past the few hundred a sketch keeps as a list, visitors are an estimate: the
+    command says so with its interval, and a breakdown carries the error per value."""
+    day = frozen_clock.replace(hour=0, minute=0, second=0, microsecond=0) - dt.timedelta(days=2)
+    log = logkit.write_log(tmp_path / "many.log", day,
+                           [(1, n % 1440, "/a", f"Agent/{n}") for n in range(3000)])
+    store = str(tmp_path / "s")
+    assert clikit.run(store, "ingest", str(log), "--site", "demo").exit_code == 0
+    span = ("--site", "demo", "--start", day.isoformat(),
+            "--end", (day + dt.timedelta(days=1)).isoformat())
+    result = clikit.run(store, "visitors", *span)
+    estimate = int(result.stdout)
+    assert abs(estimate - 3000) < 300
+    assert f"≈{estimate:,} ± " in result.stderr
+    [row] = clikit.rows(clikit.run(store, "breakdown", *span, "--by", "page"))
+    assert row["value"] == "/a" and row["hits"] == "3000"
+    assert int(row["visitors_error"]) > 0
+
+
+def test_visitors_counted_exactly_carry_no_note(store):
+    result = clikit.run(store, "visitors", "--site", "demo", "--start", "2026-03-14",
+                        "--end", "2026-03-16")
+    assert result.stdout.strip() == "3" and "≈" not in result.stderr

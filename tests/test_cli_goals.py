@@ -55,9 +55,9 @@ def test_breakdown_by_goal_event_and_prop(store):
     run(store, "goals", "add", "s", "--page", "/blog/*")
     assert rows(run(store, "breakdown", *SPAN, "--by", "goal")) == [
         {"value": "Signup", "conversions": "1", "visitors": "1", "conversion_rate": "50.0",
-         "revenue": "EUR 49.00"},
+         "revenue": "EUR 49.00", "visitors_error": "0"},
         {"value": "Visit /blog/*", "conversions": "1", "visitors": "1",
-         "conversion_rate": "50.0", "revenue": ""}]
+         "conversion_rate": "50.0", "revenue": "", "visitors_error": "0"}]
     assert [r["value"] for r in rows(run(store, "breakdown", *SPAN, "--by", "event"))] == [
         "Signup"]
     on_page = rows(run(store, "breakdown", *SPAN, "--by", "event", "--page", "/pricing"))

@@ -83,9 +83,9 @@ def test_events_are_counted_per_name_page_and_prop_with_visitors_and_revenue(db)
     table = reads.events(db, "s", *DAY)
     assert table.to_dict("records") == [
         {"value": "Signup", "conversions": 3, "visitors": 2, "conversion_rate": 66.7,
-         "revenue": "EUR 98.00"},
+         "revenue": "EUR 98.00", "visitors_error": 0},
         {"value": "Download", "conversions": 1, "visitors": 1, "conversion_rate": 33.3,
-         "revenue": "USD 1.5"}]
+         "revenue": "USD 1.5", "visitors_error": 0}]
     plans = reads.props(db, "s", *DAY, "plan")
     assert plans[["value", "conversions", "visitors"]].values.tolist() == [
         ["pro", 2, 1], ["free", 1, 1]]
@@ -138,11 +138,11 @@ def test_goals_count_events_and_pages_already_stored(db):
     table = reads.goals(db, "s", *DAY, wanted, now=RUN[0])
     assert table.to_dict("records") == [
         {"value": "Signup", "conversions": 1, "visitors": 1, "conversion_rate": 33.3,
-         "revenue": "EUR 10"},
+         "revenue": "EUR 10", "visitors_error": 0},
         {"value": "Visit /blog/*", "conversions": 2, "visitors": 1, "conversion_rate": 33.3,
-         "revenue": ""},
+         "revenue": "", "visitors_error": 0},
         {"value": "Visit /checkout/**", "conversions": 1, "visitors": 1,
-         "conversion_rate": 33.3, "revenue": ""}]
+         "conversion_rate": 33.3, "revenue": "", "visitors_error": 0}]
     assert remove_goal(db, "s", Goal("page", "/blog/*"))
     assert not remove_goal(db, "s", Goal("page", "/blog/*"))
     assert [g.value for g in site_settings(db, "s").goals] == ["Signup", "/checkout/**"]

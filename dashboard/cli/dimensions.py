@@ -49,9 +49,11 @@ BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_so
 @format_option
 @store_option
 def breakdown(site, by, start, end, tz, page, n, prop, bots, fmt, store):
-    """Hits and visitors per value of a dimension over a range: value, hits, visitors
-    (entry_page, exit_page: value, visits, bounce_rate, visit_duration; event, goal,
-    prop: value, conversions, visitors, conversion_rate, revenue)."""
+    """Hits and visitors per value of a dimension over a range: value, hits, visitors,
+    visitors_error (the half-width of the visitors' 95 % interval where a sketch counted
+    them, 0 where exact) (entry_page, exit_page: value, visits, bounce_rate,
+    visit_duration; event, goal, prop: value, conversions, visitors, conversion_rate,
+    revenue, visitors_error)."""
     begin, finish = _range(start, end, tz)
     if by in goals.BY:
         if bots:
@@ -76,9 +78,10 @@ def breakdown(site, by, start, end, tz, page, n, prop, bots, fmt, store):
     with _database(store, read_only=True) as db:
         frame = reads.breakdown(db, site, by, begin, finish, page=page, n=n,
                                 humans=humans)
-    rows = [{"value": row.value, "hits": whole(row.hits), "visitors": whole(row.visitors)}
-            for row in frame.itertuples()]
-    _emit(rows, ("value", "hits", "visitors"), fmt)
+    rows = [{"value": row.value, "hits": whole(row.hits), "visitors": whole(row.visitors),
+             "visitors_error": None if whole(row.visitors) is None
+             else whole(row.visitors_error) or 0} for row in frame.itertuples()]
+    _emit(rows, ("value", "hits", "visitors", "visitors_error"), fmt)
     if frame.attrs.get("note"):
         click.echo(f"note: {frame.attrs['note']}", err=True)
     if not frame.attrs.get("exact", True):
@@ -96,11 +99,15 @@ def breakdown(site, by, start, end, tz, page, n, prop, bots, fmt, store):
 @tz_option
 @store_option
 def visitors(site, start, end, tz, store):
-    """Distinct visitors ((address, user agent) pairs) over a range, from sketches."""
+    """Distinct visitors ((address, user agent) pairs) over a range, from sketches: the
+    estimate, and on stderr its 95 % interval where it is not exact."""
     begin, finish = _range(start, end, tz)
     with _database(store, read_only=True) as db:
         found = reads.visitors(db, site, begin, finish)
     click.echo(found.n)
+    if found.error:
+        click.echo(f"note: an estimate from sketches: ≈{found.n:,} ± {found.error:,} "
+                   "(95 %)", err=True)
     if not found.exact:
         click.echo(f"note: {approximate_note(found.counted, tz, 'Visitors')}", err=True)
 

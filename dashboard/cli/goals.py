@@ -19,8 +19,8 @@ COLUMNS = tuple(reads.COLUMNS)
 
 def event_rows(db, site: str, by: str, start, end, prop: str | None, n: int,
                page: str | None = None) -> list[dict]:
-    """``value,conversions,visitors,conversion_rate,revenue`` per event name (those sent
-    on ``page``, if given), goal or value of ``prop``."""
+    """``value,conversions,visitors,conversion_rate,revenue,visitors_error`` per event
+    name (those sent on ``page``, if given), goal or value of ``prop``."""
     if (by == "prop") != (prop is not None):
         raise InvalidRangeError("--prop NAME goes with --by prop, and only with it")
     if page is not None and by != "event":

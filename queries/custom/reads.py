@@ -9,6 +9,8 @@ from a log, a GET answered 2xx or 304), kept as cells beside the events
 (``visits.cells.PAGEVIEW``). So a goal's conversions, visitors and rate are of the same
 hits and the same quarters, whatever the goal.
 
+Converting visitors are counted from sketches: ``visitors_error`` is the half-width of
+their 95 % interval (0: exact, the sketch held every visitor as a list).
 Conversion rate: converting visitors / the range's human visitors, in percent.
 Revenue: summed per currency, never converted.
 """
@@ -22,13 +24,14 @@ from decimal import Decimal
 import pandas as pd
 
 from .. import validation
+from ..dimensions import sketches
 from ..dimensions.visitor_reads import visitors
 from ..stats import schema
 from ..stats.goals import Goal, matches
 from ..visits import cells, store
 from ..visits import reads as visit_reads
 
-COLUMNS = ["value", "conversions", "visitors", "conversion_rate", "revenue"]
+COLUMNS = ["value", "conversions", "visitors", "conversion_rate", "revenue", "visitors_error"]
 Keep = Callable[[str, str, str], bool]      # (name, dim, value): whether a cell is read
 
 
@@ -120,15 +123,17 @@ def goals(db, site: str, start: dt.datetime, end: dt.datetime, wanted: Iterable[
     return _table(rows, people(db, site, start, end, now), keep_order=True)
 
 
-def _figures(value: str, cell: cells.Cell) -> tuple[str, int, int, dict]:
-    return value, cell.events, cell.visitors, cell.revenue
+def _figures(value: str, cell: cells.Cell) -> tuple[str, int, sketches.Estimate, dict]:
+    seen = (sketches.Estimate(0) if cell.sketch is None
+            else sketches.count([cell.sketch], cells.LG_K))
+    return value, cell.events, seen, cell.revenue
 
 
-def _table(rows: Iterable[tuple[str, int, int, dict]], people_n: int,
+def _table(rows: Iterable[tuple[str, int, sketches.Estimate, dict]], people_n: int,
            keep_order: bool = False) -> pd.DataFrame:
     """``rows`` of (value, conversions, visitors, revenue) as a ``COLUMNS`` frame."""
-    out = [(value, n, seen, round(100 * seen / people_n, 1) if people_n else None,
-            revenue_text(revenue)) for value, n, seen, revenue in rows]
+    out = [(value, n, seen.n, round(100 * seen.n / people_n, 1) if people_n else None,
+            revenue_text(revenue), seen.error) for value, n, seen, revenue in rows]
     frame = pd.DataFrame(out, columns=COLUMNS)
     if not keep_order:
         frame = frame.sort_values(["conversions", "value"], ascending=[False, True],
