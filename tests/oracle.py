@@ -1,4 +1,4 @@
-"""An independent count of an access log, for the oracle test (tests/test_oracle.py).
+"""An independent count of an access log, for the oracle test (tests/test_oracle*.py).
 
 Its own parser (a regular expression per line), its own time buckets (wall-clock hours
 and days of a zone, walked in Python's ``zoneinfo``), its own ranges and comparison
