@@ -56,10 +56,15 @@ class Case(NamedTuple):
     site: str       # given to --site
     log: str        # the log's file name (an annotation names it)
     full: bool      # the fixture holds its documents (else their digests: 1 MB at most)
+    sha256: str     # the log's bytes when the fixture was recorded
 
 
-CASES = {"shared": Case("logs", SHARED.name, full=True),
-         "longtail": Case("www.shop-example.com", "longtail.log", full=False)}
+CASES = {
+    "shared": Case("logs", SHARED.name, True,
+                   "f15c31e905f86c7b4b6ab44aee74d0a2086dce89f010187d983edea7ef0364ef"),
+    "longtail": Case("www.shop-example.com", "longtail.log", False,
+                     "d6f9d5d3b44d5607b8f8294ddfe48bdd8b489610b0a82580e3dc057c2c805f9d"),
+}
 RECORDED_DOCUMENTS = ("scripts/record_golden.py --documents DIR, run on the commit that "
                       "recorded tests/golden/, writes the documents")
 SKIPPED = {"checkpoints"}
@@ -370,6 +375,30 @@ def test_ingest_stores_the_recorded_answers(case, jobs, logs, tmp_path, frozen_c
         from queries.ingest import run as ingest_run
         monkeypatch.setattr(ingest_run, "PARALLEL_BYTES", 0, raising=False)
         monkeypatch.setattr(chunks, "CHUNK_BYTES", 700 * 237, raising=False)
+    assert hashlib.sha256(logs[case].read_bytes()).hexdigest() == CASES[case].sha256, (
+        f"{logs[case]} is not the log recorded: bench/logs.py or the shared log changed")
     actual = stored_answers(logs[case], CASES[case].site, tmp_path / "store", jobs)
     found = difference(read_fixture(fixture_path(case)), actual, CASES[case].full)
     assert found is None, f"{case}, --jobs {jobs}: {found}"
+
+
+
+def test_one_minute_counter_off_by_one_is_named_and_shown(tmp_path):
+    """The comparison itself: one minute counter of one stats.daily document one more
+    than recorded is found, its document named and shown, from documents or digests."""
+    recorded = read_fixture(fixture_path("shared"))
+    key = sorted(recorded["stats.daily"])[0]
+    doc = json.loads(recorded["stats.daily"][key])
+    hour = min(doc["minute"])
+    minute = min(doc["minute"][hour])
+    doc["minute"][hour][minute] += 1
+    changed = {**recorded, "stats.daily": {**recorded["stats.daily"], key: text(doc)}}
+    assert difference(recorded, changed, full=True).startswith(
+        f"stats.daily: document {key!r} differs at .minute.{hour}.{minute}: "
+        f"{doc['minute'][hour][minute]}, expected {doc['minute'][hour][minute] - 1}\n")
+    write_fixture(tmp_path / "digests.tsv.zst", recorded, full=False)
+    digests = read_fixture(tmp_path / "digests.tsv.zst")
+    assert difference(digests, recorded, full=False) is None
+    found = difference(digests, changed, full=False)
+    assert found.startswith(f"stats.daily: document {key!r} differs from the one recorded")
+    assert text(doc)[:1000] in found
