@@ -3,24 +3,20 @@ tests/golden/ was recorded (scripts/record_golden.py), for the shared log and a 
 20,000-line long tail (``bench/logs.py longtail``), whether the lines are mapped in the
 ingest's process (``--jobs 1``) or by worker processes (``--jobs 2``, small chunks).
 
-Every collection through pymongo, documents compared whole after these normalizations,
-none of which a user can see:
-- ``checkpoints`` left out: file positions, writer ids and watermarks of exactly-once.
-- write stamps dropped (``ingested``, ``computed``, ``registered``, an annotation's
-  ``time`` and ``created``): when the ingest ran, not what it counted.
-- ObjectIds dropped (annotations, custom events): drawn at insert.
-- writer guards dropped (``flushes`` of counters, ``owners`` of dims.*, sketches' ``n``,
-  visits' ``ver``): which process wrote, and how often, not what.
-- raw events compared as rows per site and UTC hour, sorted (events.buckets,
-  events.apart): bucket ids, ``stream/first/last`` and where a write cut its buckets
-  depend on the writer and batch sizes; reads see rows.
-- visitor sketches (visitors.*, visits' ``ev`` cells) compared as the estimates reads
-  make (``sketches.count``: value and error) of the union of a bucket's owners, plus
-  the unions of all hours, days and months of a site and of each value's days: a
-  sketch's bytes depend on the order visitors came in, its registers do not.
-- rollup ``pages`` compared decoded (rows), their ``digest`` dropped: bytes of deflate.
-- keys of a document sorted: reads look fields up by name. An empty collection and an
-  absent one are the same (pymongo reads no document from either).
+Every collection is compared whole, document by document, after these normalizations,
+each of something no read shows a user:
+- ``checkpoints`` left out: file offsets, writer ids, watermarks (exactly-once bookkeeping).
+- write stamps dropped (``ingested``, ``computed``, ``registered``): when it ran, not what.
+- ObjectIds dropped, and annotations' ``time``, ``created``: drawn at insert, wall clock.
+- writer guards dropped (counters' ``flushes``, dims' ``owners``, sketches' ``n``, visits'
+  ``ver``): which process wrote and how often; the counts are compared.
+- raw events (events.buckets|apart) as sorted rows per site and UTC hour: reads see rows;
+  bucket ids and boundaries come from the writer's batches.
+- visitor sketches (visitors.*, visits' ``ev`` cells) as the estimates reads make
+  (``sketches.count``) of each bucket's owners united, and of every hour, day, month of a
+  site and every day of a value united: the bytes depend on arrival order, the registers not.
+- rollups' ``pages`` decoded to rows, ``digest`` dropped: deflate's bytes, the same rows.
+- keys sorted (reads look fields up by name); an empty collection reads as an absent one.
 """
 
 from __future__ import annotations
@@ -172,10 +168,10 @@ def _value_sketches(docs) -> dict:
         values: dict[str, dict] = defaultdict(dict)
         for (value, bot), blobs in group["values"].items():
             values[value]["bots" if bot else "humans"] = _estimate(blobs, sketches.LG_K_VALUE)
-        for value in values:
-            values[value]["all"] = _estimate(
-                group["values"].get((value, False), []) + group["values"].get((value, True), []),
-                sketches.LG_K_VALUE)
+        for value, found in values.items():
+            both = group["values"].get((value, False), []) + group["values"].get((value, True), [])
+            found["all"] = (_estimate(both, sketches.LG_K_VALUE) if len(found) > 1
+                            else next(iter(found.values())))
         doc = group["doc"]
         out[key] = {"_id": key, "metadata": doc["metadata"], "level": doc["level"],
                     "d": doc["d"], "values": dict(values)}
@@ -230,10 +226,9 @@ def _keyed(docs, key=lambda d: d["_id"]) -> dict:
     return {str(key(doc)): doc for doc in docs}
 
 
-def _by_content(docs) -> dict:
+def _by_content(docs, drawn=("_id",)) -> dict:
     """Documents whose ``_id`` is drawn at insert, keyed by their content."""
-    docs = [_without(d, {"_id", "time", "created", *STAMPS}) for d in docs]
-    return _keyed(docs, key=text)
+    return _keyed((_without(d, {*drawn, *STAMPS}) for d in docs), key=text)
 
 
 def canonical(db) -> dict[str, dict[str, str]]:
@@ -255,6 +250,8 @@ def canonical(db) -> dict[str, dict[str, str]]:
             docs = _keyed(_visits(d) for d in docs)
         elif coll.startswith("rollups."):
             docs = _keyed(_rollup(d) for d in docs)
+        elif coll == "annotations":
+            docs = _by_content(docs, drawn=("_id", "time", "created"))
         elif any(isinstance(d["_id"], ObjectId) for d in docs):
             docs = _by_content(docs)
         else:
