@@ -75,8 +75,7 @@ pytestmark = [pytest.mark.slow,
 # -- running today's path -----------------------------------------------------------------
 
 def make_longtail(target: Path) -> Path:
-    """The long-tail sample, by the command README names (seeded: the same bytes each
-    time)."""
+    """The long-tail sample, by the command README names (seeded: the same bytes)."""
     subprocess.run([sys.executable, str(ROOT / "bench" / "logs.py"), "longtail",
                     "--lines", str(LONGTAIL_LINES), str(target)], check=True,
                    capture_output=True)
