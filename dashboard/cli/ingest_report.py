@@ -122,4 +122,4 @@ def print_summary(summary, elapsed: float, memory: tuple[int, int]) -> None:
                  f" (this process {own / 1e6:,.0f}, its largest child {child / 1e6:,.0f})"
                  if child else ""))]
     for name, value in rows:
-        click.echo(f"{name:<11} {value}")
+        click.echo(f"{name:<9} {value}")

@@ -3,10 +3,11 @@ pre-aggregated statistics) and, unless disabled, one event.
 
 Lines are mapped chunk by chunk (``mapper``: parsed, classified, their events written)
 into tallies that are merged, in file order, into the log's recorders, all in this
-process: the mapping's own threads use the other cores. A batch's flush runs in a
-thread of its own (``_Flusher``) while the next chunk is mapped: the store's writes and
-compression release the interpreter, and the next tally is merged only once the flush
-is done, so the flush writes exactly what it would have written alone.
+process: the mapping's own threads use the other cores. The next chunk is mapped in a
+thread of its own (``_Ahead``) while this one merges a tally and flushes a batch (the
+store's writes and compression release the interpreter); the merging, the flushes and
+every write of the protocol below stay in this thread, in the order they had when
+nothing ran beside them.
 
 Exactly once, even across a hard kill (SIGKILL, power loss): lines are read in batches
 (``BATCH_LINES`` or ``BATCH_DOCUMENTS``; when following, ``FOLLOW_BATCH_LINES`` or a
@@ -28,10 +29,11 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import threading
 import time
-from collections import Counter
+from collections import Counter, deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 from pymongo.errors import PyMongoError
 
@@ -136,13 +138,12 @@ class Ingestor:
             summary.last = tally.last
         halt_point("counted")
 
-    def map_chunk(self, chunk: chunks.Chunk, default_site: str,
-                  session: LogSession) -> Tally:
-        """A chunk of ``session``'s file (``chunks.read``) mapped, its events written; a
-        line too long to read is one line refused."""
+    def map_chunk(self, chunk: chunks.Chunk, default_site: str, stream: int) -> Tally:
+        """A chunk of a file (``chunks.read``) mapped, its events written in the pass
+        ``stream``; a line too long to read is one line refused."""
         if chunk.data is None:
             return Tally(lines=1, rejected=Counter({chunks.TOO_LONG: 1}))
-        return self.mapper.map_chunk(chunk.data, chunk.start, default_site, session.stream(),
+        return self.mapper.map_chunk(chunk.data, chunk.start, default_site, stream,
                                      self.events)
 
     def open(self, path: str, default_site: str, from_start: bool = False) -> LogSession:
@@ -233,33 +234,36 @@ def _flush(sessions: list[LogSession]) -> None:
         session.commit()                                       # (d)
 
 
-class _Flusher:
-    """Flushes a batch (``_flush``) in a thread of its own; :meth:`wait` returns once it
-    is done, raising its error. One flush at a time."""
+class _Ahead:
+    """Maps chunks one ahead, in a thread of its own: :meth:`tallies` yields each chunk
+    with its tally while the next one is mapped (its events written). :meth:`close`
+    waits for a mapping under way; it returns whether a chunk was mapped but never
+    yielded, whose events must then leave (``Ingestor.resuming``)."""
 
-    def __init__(self):
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
+    def __init__(self, ingestor: Ingestor, default_site: str, stream: int):
+        self.map = partial(_map_chunk, ingestor, default_site, stream)
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="hitboard-map")
+        self.pending: deque = deque()
 
-    def start(self, sessions: list[LogSession]) -> None:
-        self.wait()
-        self._thread = threading.Thread(target=self._run, args=(sessions,),
-                                        name="hitboard-flush", daemon=True)
-        self._thread.start()
+    def tallies(self, chunk_list):
+        for chunk in chunk_list:
+            self.pending.append((chunk, self.pool.submit(self.map, chunk)))
+            if len(self.pending) > 1:
+                chunk, future = self.pending.popleft()
+                yield chunk, future.result()
+        while self.pending:
+            chunk, future = self.pending.popleft()
+            yield chunk, future.result()
 
-    def _run(self, sessions: list[LogSession]) -> None:
-        try:
-            _flush(sessions)
-        except BaseException as exc:     # raised by ``wait``, in the ingest's thread
-            self._error = exc
+    def close(self) -> bool:
+        self.pool.shutdown(wait=True)
+        left, self.pending = bool(self.pending), deque()
+        return left
 
-    def wait(self, raising: bool = True) -> None:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        error, self._error = self._error, None
-        if error is not None and raising:
-            raise error
+
+def _map_chunk(ingestor: Ingestor, default_site: str, stream: int,
+               chunk: chunks.Chunk) -> Tally:
+    return ingestor.map_chunk(chunk, default_site, stream)
 
 
 def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
@@ -271,17 +275,22 @@ def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
     the last flush: work on the events alone (the rollups) may start then, while this
     process flushes."""
     session = ingestor.open(path, default_site, from_start)
-    flusher = _Flusher()
+    ahead = None
     try:
         with open(session.path, "rb") as handle:
             stat = os.fstat(handle.fileno())
             start = ingestor.resuming(session, session.start(
                 file_id(session.path, stat), head_digest(handle), stat.st_size, from_start))
             _note_start(ingestor.summary, session, start, stat.st_size)
+            ahead = _Ahead(ingestor, default_site, session.stream())
             done, unflushed = start, 0
-            for chunk in chunks.read(handle, start, stat.st_size):
-                tally = ingestor.map_chunk(chunk, default_site, session)  # beside a flush
-                flusher.wait()
+            for chunk, tally in ahead.tallies(chunks.read(handle, start, stat.st_size)):
+                # A full batch is flushed once the next tally comes (the file's last
+                # batch after ``mapped``), while the chunk after it is mapped.
+                if (unflushed >= BATCH_LINES
+                        or session.pending_documents() >= BATCH_DOCUMENTS):
+                    _flush([session])
+                    unflushed = 0
                 ingestor.merge(tally, session)
                 session.consumed(chunk.end, tally.lines)
                 unflushed += tally.lines
@@ -290,20 +299,16 @@ def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
                     done = chunk.end
                 if stop is not None and stop():
                     break
-                if (unflushed >= BATCH_LINES
-                        or session.pending_documents() >= BATCH_DOCUMENTS):
-                    flusher.start([session])
-                    unflushed = 0
+            if ahead.close():            # stopped: the chunk mapped ahead is read again
+                ingestor.resuming(session, session.offset)
             if mapped is not None:
                 mapped()
-            flusher.wait()
             _flush([session])
         if progress is not None:
             progress(stat.st_size - done, 0)
-    except BaseException:
-        flusher.wait(raising=False)      # the error raised here says why the run stopped
-        raise
     finally:
+        if ahead is not None:
+            ahead.close()
         ingestor.release(session)
 
 
