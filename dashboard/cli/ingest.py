@@ -103,9 +103,10 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
     unknown_agents = _unknown_agents(store, named, unknown_agents)
     db = open_db(store)
     started = ingest_report.clock()
+    memory = ingest_report.TreeMemory()
     failure = rollups = None
     try:
-        with gcmode.bulk():
+        with memory, gcmode.bulk():
             queries.ensure_indexes(db)
             set_unknown_agents(db, named, unknown_agents)
             bulk_loading(db)
@@ -141,8 +142,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
     summary = ingestor.summary
     for note in summary.notes:
         click.echo(note, err=True)
-    ingest_report.print_summary(summary, ingest_report.clock() - started,
-                                ingest_report.peak_memory())
+    ingest_report.print_summary(summary, ingest_report.clock() - started, memory.bytes())
     for warning in summary.warnings:
         click.echo(f"Warning: {warning}", err=True)
     if failure is not None and disk_full(failure):

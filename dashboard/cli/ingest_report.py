@@ -1,10 +1,12 @@
 """What ``hitboard ingest`` shows: a progress line as it goes (on a terminal only) and the
-summary at the end, with the peak memory of its process and its children."""
+summary at the end, with the peak memory of its process tree."""
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
+import threading
 import time
 
 import click
@@ -63,12 +65,59 @@ def _duration(seconds: float) -> str:
     return (f"{hours}:" if hours else "") + f"{rest // 60:0{2 if hours else 1}}:{rest % 60:02}"
 
 
-def peak_memory() -> tuple[int, int]:
-    """Peak resident bytes of this process and of the largest of its children that
-    ended (the rollups' processes): the tree's peak is at most their sum."""
-    scale = 1 if sys.platform == "darwin" else 1024      # ru_maxrss: bytes there, KiB here
-    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale,
-            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * scale)
+class TreeMemory:
+    """The peak resident memory of this process and its children (the rollups'
+    processes), summed: sampled every ``every`` seconds from ``/proc`` by a thread of its
+    own, and never below this process's own peak. A child's ``ru_maxrss`` would not do:
+    it counts the parent's pages it had at the fork. Elsewhere than Linux, the sum of
+    this process's peak and its largest ended child's."""
+
+    def __init__(self, every: float = 0.25):
+        self.every, self.peak = every, 0
+        self.sampled = os.path.exists("/proc/self/task")
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="hitboard-memory",
+                                        daemon=True)
+
+    def __enter__(self) -> TreeMemory:
+        if self.sampled:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def bytes(self) -> int:
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * _RU_SCALE
+        if self.sampled:
+            return max(own, self.peak, _tree_rss())
+        return own + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * _RU_SCALE
+
+    def _run(self) -> None:
+        while not self._done.wait(self.every):
+            self.peak = max(self.peak, _tree_rss())
+
+
+_RU_SCALE = 1 if sys.platform == "darwin" else 1024      # ru_maxrss: bytes there, KiB here
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _tree_rss(pid: int | None = None) -> int:
+    """Resident bytes of a process (this one by default) and its descendants, now."""
+    total, todo = 0, [pid or os.getpid()]
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as statm:
+                total += int(statm.read().split()[1]) * _PAGE
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children", "rb") as children:
+                    todo.extend(int(child) for child in children.read().split())
+        except (OSError, IndexError, ValueError):       # ended meanwhile
+            continue
+    return total
 
 
 def _tolerated(tolerated) -> str:
@@ -79,7 +128,7 @@ def _tolerated(tolerated) -> str:
     return f"{total:,}" + (f" ({oddities})" if oddities else "")
 
 
-def print_summary(summary, elapsed: float, memory: tuple[int, int]) -> None:
+def print_summary(summary, elapsed: float, memory: int) -> None:
     unwritten = summary.unwritten
     reasons = ", ".join(f"{n:,} {r}" for r, n in summary.rejected.most_common())
     rows = [
@@ -113,13 +162,10 @@ def print_summary(summary, elapsed: float, memory: tuple[int, int]) -> None:
     if summary.recovered:
         rows.append(("recovered", f"{summary.recovered:,} lines of an interrupted flush "
                                   "re-sent (counted once)"))
-    own, child = memory
     rows += [("first", summary.first.isoformat() if summary.first else "-"),
              ("last", summary.last.isoformat() if summary.last else "-"),
              ("rate", f"{summary.lines / elapsed:,.0f} lines/s" if elapsed else "-"),
              ("seconds", f"{elapsed:,.2f}"),
-             ("peak memory", f"{(own + child) / 1e6:,.0f} MB" + (
-                 f" (this process {own / 1e6:,.0f}, its largest child {child / 1e6:,.0f})"
-                 if child else ""))]
+             ("peak memory", f"{memory / 1e6:,.0f} MB")]
     for name, value in rows:
         click.echo(f"{name:<9} {value}")
