@@ -66,18 +66,21 @@ def ingest_once(log: Path, dimensions: bool, events: bool, jobs: int) -> tuple[f
     processes): the machine is shared, and CPU time is what other processes' load
     disturbs least."""
     where = tempfile.mkdtemp(prefix="hitboard-bench-")
-    # Forked before the store opens, as `hitboard ingest` starts them (spawned if this
-    # process runs another thread: the summary says which).
+    # A checkout with worker processes (before the ingest was one process) forks them
+    # before the store opens, as its `hitboard ingest` did (spawned if this process runs
+    # another thread: the summary says which).
     pool = (ingest.fork_workers(ingest.worker_config(where, None, SITE, "auto", events, None,
                                                      dimensions), jobs)
-            if jobs > 1 else None)
+            if jobs > 1 and hasattr(ingest, "fork_workers") else None)
     if pool is not None:
         STARTS.add("forked" if pool.forked else "spawned")
     db = queries.connect(where)
     try:
         queries.ensure_indexes(db)
-        ingestor = ingest.Ingestor(db, site=SITE, events=events, dimensions=dimensions,
-                                   jobs=jobs, store=where, pool=pool)
+        ingestor = (ingest.Ingestor(db, site=SITE, events=events, dimensions=dimensions,
+                                    jobs=jobs, store=where, pool=pool)
+                    if pool is not None else
+                    ingest.Ingestor(db, site=SITE, events=events, dimensions=dimensions))
         started, cpu = time.perf_counter(), time.process_time() + children_cpu()
         try:
             with gcmode.bulk():       # as `hitboard ingest` runs
@@ -99,7 +102,8 @@ def bench_ingest(copies: int, rounds: int, jobs: int, repeated: bool = False) ->
         make, shape = ((logs.repeated, "same dates") if repeated
                        else (logs.shifted, "each copy 4 days later"))
         lines = make(LOG, copies * len(LOG.read_bytes().splitlines()), log)
-        workers = f"{jobs} worker processes" if jobs > 1 else "no worker process"
+        workers = (f"{jobs} worker processes" if jobs > 1 and hasattr(ingest, "fork_workers")
+                   else "one process")
         print(f"== ingest: {lines:,} lines ({copies} x shared log, {shape}), {workers} (as "
               f"`hitboard ingest --jobs {jobs}`), best of {rounds} ==")
         for events in (True, False):

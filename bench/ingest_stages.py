@@ -1,19 +1,22 @@
-"""Where a `hitboard ingest` spends its time, stage by stage, in every process.
+"""Where a `hitboard ingest` spends its time, stage by stage, in every thread and process.
 
     .venv/bin/python bench/ingest_stages.py [--input shifted:2000000] [--bytes]
 
 Makes the input (``bench/logs.py``, as ``bench/ingest_vs_goaccess.py`` does), then runs
 ``hitboard ingest LOG --site real`` with default settings into a fresh embedded store,
-in a process that first wraps the ingest's stages (the functions below) with a timer.
-The worker and dimension processes are forked from it, so they run the wrapped code too.
-Each call of a wrapped function appends one line to a trace (its process, thread, start
-and end, wall and CPU seconds of its own thread, less those of the wrapped calls inside
-it); nothing else changes. The calls are per chunk, batch or statement (the store's
-``update``: per document updated, ~600,000 at 2,000,000 shifted lines), at ~10 µs a
-record, ~1-2% of the run's CPU. Printed: CPU and wall seconds per stage and process,
-the embedded store's part of each stage (statements, the write lock's wait, commits),
-and the ingest process's timeline. ``--bytes``: the store's bytes by collection and
-index (SQLite's ``dbstat``), as ``ingest_vs_goaccess.py --bytes`` prints them.
+in a process that first wraps the ingest's stages (the functions below; one its code no
+longer has is left out and named) with a timer. The ingest is one process: its main
+thread merges tallies and flushes the recorders while a thread of its own maps the next
+chunk (``queries.ingest.run``); the rollups may start processes of their own, which are
+spawned and so not traced. Each call of a wrapped function appends one line to a trace
+(its process, thread, start and end, wall and CPU seconds of its own thread, less those
+of the wrapped calls inside it); nothing else changes. The calls are per chunk, batch or
+statement (the store's ``update``: per document updated, ~600,000 at 2,000,000 shifted
+lines), at ~10 µs a record, ~1-2% of the run's CPU. Printed: CPU and wall seconds per
+stage and thread, the embedded store's part of each stage (statements, the write lock's
+wait, commits), the ingest's timeline, and the peak RSS of the process and of its
+largest child. ``--bytes``: the store's bytes by collection and index (SQLite's
+``dbstat``), as ``ingest_vs_goaccess.py --bytes`` prints them.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import inspect
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -32,7 +37,6 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-# Worker processes started by "spawn" run this file again as __main__: find logs.py.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import logs  # noqa: E402
 
@@ -51,15 +55,12 @@ STAGES = (
     ("queries.counting.guarded", "GuardedWrites._write", "{cls} flush: write"),
     ("queries.counting.guarded", "GuardedWrites._side_writes",
      "{cls} flush: write sketches"),
-    ("queries.ingest.dimwriter", "_Server._add", "dimensions: unpickle and merge units"),
-    ("queries.ingest.dimwriter", "DimensionWriter._answer",
-     "wait: the dimension process's flush"),
-    ("concurrent.futures._base", "Future.result", "wait: worker processes"),
-    ("queries.ingest.workers", "_map", "worker: task (pickling, the rest)"),
-    ("queries.ingest.mapper", "LineMapper.map", "worker: parse, classify, tally hits"),
-    ("queries.ingest.mapper", "LineMapper.count_dimensions",
-     "worker: count dimensions (thread)"),
-    ("queries.events.writer", "EventWriter.write_lines", "worker: raw events"),
+    ("concurrent.futures._base", "Future.result",
+     "wait: a future (the next chunk mapped; the rollups' processes)"),
+    ("queries.ingest.chunks", "read", "read the log"),
+    ("queries.ingest.mapper", "LineMapper.map_chunk", "mapping: parse, classify, tally"),
+    ("queries.ingest.mapper", "LineMapper.count_dimensions", "mapping: count dimensions"),
+    ("queries.events.writer", "EventWriter.write_lines", "mapping: raw events"),
     ("queries.rollups.build", "start_rollups", "rollups: start (touched hours)"),
     ("queries.rollups.build", "finish_rollups", "rollups: finish, checkpoint, expiry"),
     ("queries.rollups.build", "roll_part", "rollups: a piece"),
@@ -98,6 +99,17 @@ def _timed(function, stage: str):
         finally:
             _close(stack, frame, name, wall0, time.perf_counter() - wall0,
                    time.thread_time() - cpu0)
+    return wrapper
+
+
+def _timed_generator(function, stage: str):
+    """A generator timed step by step: each item it makes is one call."""
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        items = function(*args, **kwargs)
+        step = _timed(lambda: next(items, _timed_generator), stage)
+        while (item := step()) is not _timed_generator:
+            yield item
     return wrapper
 
 
@@ -185,7 +197,12 @@ def child(log: str, store: str, trace: str) -> None:
         *outer, name = path.split(".")
         for part in outer:
             owner = getattr(owner, part)
-        setattr(owner, name, _timed(getattr(owner, name), stage))
+        if not hasattr(owner, name):
+            print(f"(not traced: {module}.{path}, gone)", file=sys.stderr)
+            continue
+        function = getattr(owner, name)
+        setattr(owner, name, _timed_generator(function, stage)
+                if inspect.isgeneratorfunction(function) else _timed(function, stage))
     _wrap_store_lock()
     from dashboard.cli import main
 
@@ -194,39 +211,42 @@ def child(log: str, store: str, trace: str) -> None:
     try:
         main()
     finally:
-        _emit({"pid": os.getpid(), "stage": "(end)", "t0": time.perf_counter()})
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        _emit({"pid": os.getpid(), "stage": "(end)", "t0": time.perf_counter(),
+               "rss_kib": [own, child]})
 
 
 def report(trace: Path, started: float, ended: float, main_pid: int) -> None:
     records = [json.loads(line) for line in trace.read_text().splitlines()]
     marks = {r["stage"]: r["t0"] for r in records if r["stage"].startswith("(")}
     calls = [r for r in records if not r["stage"].startswith("(")]
-    roles = _roles(calls, main_pid)
-    # (process, stage) -> [own CPU s, own wall s on main threads, calls]; store parts apart
+    for r in calls:
+        r["role"] = _role(r, main_pid)
+    # (role, stage) -> [own CPU s, own wall s, calls]; store parts apart
     own: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
     store_of: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(
         lambda: defaultdict(lambda: [0.0, 0.0]))
     for r in calls:
-        role, main = roles[r["pid"]], r["thread"] == "MainThread"
+        role = r["role"]
         if r["stage"].startswith("store:"):
             parent = r["owner"] or "(outside the stages)"
             part = store_of[(role, parent)][r["stage"]]
             part[0] += r["own_cpu"]
-            part[1] += r["own_wall"] if main else 0.0
+            part[1] += r["own_wall"]
             own.setdefault((role, parent), [0.0, 0.0, 0])   # its row, even if empty
             continue
         row = own[(role, r["stage"])]
         row[0] += r["own_cpu"]
-        row[1] += r["own_wall"] if main else 0.0
+        row[1] += r["own_wall"]
         row[2] += 1
     t0 = marks.get("(start)", started)
     print(f"whole run: {ended - started:.1f} s wall (the ingest process's own start "
           f"{t0 - started:.1f} s after launch)\n")
-    print("CPU: of the thread that ran it; wall: on the processes' main threads (other "
-          "threads: the workers' dimension counting, the recorders' timers), each stage's "
-          "own, less the stages it called; store: the embedded store's statements, "
-          "transactions and write-lock waits made by the stage.\n")
-    print("| process | stage | calls | CPU s | of which store | wall s | of which store | "
+    print("CPU and wall: of the thread that ran it (other threads: the recorders' timers, "
+          "the store's), each stage's own, less the stages it called; store: the embedded "
+          "store's statements, transactions and write-lock waits made by the stage.\n")
+    print("| thread | stage | calls | CPU s | of which store | wall s | of which store | "
           "store parts (CPU s; the lock's wait: wall s) |")
     print("|---|---|---|---|---|---|---|---|")
     by_role: dict[str, float] = defaultdict(float)
@@ -248,49 +268,48 @@ def report(trace: Path, started: float, ended: float, main_pid: int) -> None:
             if max(p) >= 0.05)
         print(f"| {role} | {stage} | {n or ''} | {cpu + store_cpu:.1f} | {store_cpu:.1f} | "
               f"{wall + store_wall:.1f} | {store_wall:.1f} | {detail} |")
-    print("\nCPU s in the stages, per process: " + ", ".join(
+    print("\nCPU s in the stages, per thread: " + ", ".join(
         f"{role} {cpu:.1f}" for role, cpu in sorted(by_role.items(),
                                                      key=lambda kv: ROLE_ORDER.index(kv[0])))
           + f"; in all {sum(by_role.values()):.1f}")
-    _timeline(calls, roles, t0, marks.get("(end)", ended))
+    _timeline(calls, t0, marks.get("(end)", ended))
+    end = next((r for r in records if r["stage"] == "(end)"), {})
+    if "rss_kib" in end:
+        own, child = end["rss_kib"]
+        print(f"\npeak RSS: the ingest process {own / 1024:,.0f} MB, its largest child "
+              f"{child / 1024:,.0f} MB")
 
 
-ROLE_ORDER = ["ingest process", "worker processes", "dimension process", "other"]
+ROLE_ORDER = ["ingest: main thread", "ingest: mapping thread", "ingest: other threads",
+              "other processes"]
 
 
-def _roles(calls: list[dict], main_pid: int) -> dict[int, str]:
-    roles = {}
-    for r in calls:
-        if r["pid"] in roles and roles[r["pid"]] != "other":
-            continue
-        stage = r["stage"]
-        if r["pid"] == main_pid:
-            roles[r["pid"]] = "ingest process"
-        elif stage.startswith("worker:") or stage == "rollups: a piece":
-            roles[r["pid"]] = "worker processes"
-        elif stage.startswith("dimensions:") or stage.startswith("dimension recorder"):
-            roles[r["pid"]] = "dimension process"
-        else:
-            roles.setdefault(r["pid"], "other")
-    return roles
+def _role(record: dict, main_pid: int) -> str:
+    if record["pid"] != main_pid:
+        return "other processes"
+    if record["thread"] == "MainThread":
+        return "ingest: main thread"
+    if record["thread"].startswith("hitboard-map"):
+        return "ingest: mapping thread"
+    return "ingest: other threads"
 
 
-def _timeline(calls: list[dict], roles: dict[int, str], t0: float, end: float) -> None:
-    """The ingest process's main thread, phase by phase."""
-    main = [r for r in calls if roles[r["pid"]] == "ingest process"
-            and r["thread"] == "MainThread"]
+def _timeline(calls: list[dict], t0: float, end: float) -> None:
+    """The ingest process's main thread, phase by phase, and its mapping thread."""
+    main = [r for r in calls if r["role"] == "ingest: main thread"]
     merges = sorted(r["t0"] for r in main if r["stage"].startswith("ingest: merge"))
     flushes = sorted((r for r in main if r["stage"] == "hit recorder flush: write"),
                      key=lambda r: r["t0"])
     rollup_start = [r for r in main if r["stage"].startswith("rollups: start")]
     rollup_end = [r for r in main if r["stage"].startswith("rollups: finish")]
-    work = [r for r in calls if roles[r["pid"]] == "worker processes"
-            and r["stage"] == "worker: task (pickling, the rest)"]
+    work = [r for r in calls if r["role"] == "ingest: mapping thread"
+            and r["stage"].startswith("mapping: parse")]
     print("\nthe ingest process's timeline (s from its start):\n")
     if work:
-        print(f"- workers' first chunk mapped {min(r['t0'] for r in work) - t0:.1f} → "
+        print(f"- first chunk mapped {min(r['t0'] for r in work) - t0:.1f} → "
               f"{min(r['t0'] + r['wall'] for r in work) - t0:.1f}; last chunk mapped by "
-              f"{max(r['t0'] + r['wall'] for r in work) - t0:.1f}")
+              f"{max(r['t0'] + r['wall'] for r in work) - t0:.1f} ({len(work)} chunks, "
+              f"{sum(r['wall'] for r in work):.1f} s mapping)")
     if merges:
         print(f"- tallies merged from {merges[0] - t0:.1f} to {merges[-1] - t0:.1f} "
               f"({len(merges)} tallies)")
@@ -298,8 +317,8 @@ def _timeline(calls: list[dict], roles: dict[int, str], t0: float, end: float) -
         print(f"- {len(flushes)} hit flushes written, {sum(r['wall'] for r in flushes):.1f} s "
               "in all (" + ", ".join(f"{r['t0'] - t0:.1f} → {r['t0'] + r['wall'] - t0:.1f}"
                                      for r in flushes[-3:]) + " the last)")
-    dimension = sorted((r for r in calls if r["stage"] == "dimension recorder flush: write"
-                        and r["thread"] == "MainThread"), key=lambda r: r["t0"])
+    dimension = sorted((r for r in main if r["stage"] == "dimension recorder flush: write"),
+                       key=lambda r: r["t0"])
     if dimension:
         print(f"- {len(dimension)} dimension flushes written, "
               f"{sum(r['wall'] for r in dimension):.1f} s in all, the last ending "

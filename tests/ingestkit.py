@@ -83,25 +83,15 @@ def stored_counts(store: str) -> tuple[Counter, Counter, int]:
 
 # `hitboard ingest` with small batches (a flush every 500 lines: a small file takes
 # several), armed to halt at the ``nth`` time it reaches ``step``
-# (``queries.processes.halt_point``); argv: step, nth, then the CLI's. With WORKER_PIDS set,
-# it writes its worker processes' pids there, for the test to see them die with it.
+# (``queries.processes.halt_point``); argv: step, nth, then the CLI's.
 SMALL_RUN = textwrap.dedent("""
-    import multiprocessing, os, sys
+    import sys
     from dashboard.cli import main
     from queries import processes
     from queries.ingest import chunks
     from queries.ingest import run as ingest
-    from queries.ingest.workers import WorkerPool
     ingest.BATCH_LINES = ingest.FOLLOW_BATCH_LINES = 500
     chunks.CHUNK_BYTES = 250 * LINE_BYTES       # two chunks a batch
-    ingest.PARALLEL_BYTES = 0       # with --jobs 2, even a small file goes to workers
-    started = WorkerPool.__init__
-    def start(self, *args, **kwargs):
-        started(self, *args, **kwargs)
-        if "WORKER_PIDS" in os.environ:
-            with open(os.environ["WORKER_PIDS"], "w") as out:
-                out.write(" ".join(str(p.pid) for p in multiprocessing.active_children()))
-    WorkerPool.__init__ = start
     step, nth, *argv = sys.argv[1:]
     processes.halt_at(step, int(nth))
     main(argv)
@@ -142,6 +132,6 @@ def errors(process: subprocess.Popen) -> str:
 
 
 def kill_at(step: str, nth: int, *args: str, env: dict | None = None) -> None:
-    """``halted_at``, then SIGKILL there (its workers die with it: a power loss)."""
+    """``halted_at``, then SIGKILL there (a power loss)."""
     with halted_at(step, nth, *args, env=env) as process:
         process.kill()

@@ -74,7 +74,7 @@ class Stop:
 
 def _run(backend: Backend, log: Log, mode: str, rng: random.Random) -> str:
     """One run of ``hitboard ingest`` as a new process; what became of it."""
-    ingestor = Ingestor(backend.process(), site=SITE, jobs=1)
+    ingestor = Ingestor(backend.process(), site=SITE)
     try:
         return _ingest(ingestor, log, mode, rng)
     except Killed:

@@ -57,10 +57,12 @@ def test_real_log_summary_and_exit_code(ingested):
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "lines     10,000" in out and "parsed    10,000" in out
-    assert "rejected  0" in out and "hits      10,000 recorded on demo" in out
+    assert "refused   0" in out and "hits      10,000 recorded on demo" in out
+    assert "kept apart 0\ntolerated 0\n" in out
     assert "events    10,000 written" in out
     assert "first     2015-05-17T10:05:00+00:00" in out
     assert "last      2015-05-20T21:05:59+00:00" in out
+    assert "\nseconds   " in out and "\npeak memory " in out
 
 
 def test_report_per_day_equals_an_independent_count(ingested):
@@ -112,7 +114,7 @@ def test_rejects_are_counted_by_reason_and_do_not_fail(tmp_path):
     store = str(tmp_path / "store")
     result = CliRunner().invoke(main, ["ingest", str(log), "--store", store])
     assert result.exit_code == 0, result.output
-    assert "rejected  3 (1 malformed, 1 bad_request, 1 empty)" in result.stdout
+    assert "refused   3 (1 malformed, 1 bad_request, 1 empty)" in result.stdout
     assert "on shop (2)" in result.stdout           # the site named after the file
 
 
@@ -123,8 +125,7 @@ def test_odd_request_lines_are_parsed_and_counted_as_tolerated(tmp_path):
                 line(4)])
     result = CliRunner().invoke(main, ["ingest", str(log), "--store", str(tmp_path / "s")])
     assert result.exit_code == 0, result.output
-    assert "parsed    4\ntolerated 2 odd_protocol, 1 spacing\n" \
-           "rejected  0" in result.stdout
+    assert "tolerated 3 (2 odd_protocol, 1 spacing)\nrefused   0" in result.stdout
     db = queries.connect(str(tmp_path / "s"), read_only=True)
     assert ingest_totals(db)["tolerated"] == {"odd_protocol": 2, "spacing": 1}
     db.client.close()
@@ -138,7 +139,7 @@ def test_bytes_that_are_not_utf8_are_stored_replaced_and_counted(tmp_path):
     store = str(tmp_path / "s")
     result = CliRunner().invoke(main, ["ingest", str(log), "--store", store])
     assert result.exit_code == 0, result.output
-    assert "tolerated 2 undecodable_bytes\n" in result.stdout
+    assert "tolerated 2 (2 undecodable_bytes)\n" in result.stdout
     db = queries.connect(store, read_only=True)
     assert ingest_totals(db)["tolerated"] == {"undecodable_bytes": 2}
     pages = set(db[schema.DAILY].distinct("metadata.page"))
@@ -191,10 +192,12 @@ def breakdown(db, by: str, window) -> dict:
 
 
 def test_nothing_parsed_exits_2(tmp_path):
+    """Log lines, every one refused (no site can be named after its virtual host)."""
     log = tmp_path / "junk.log"
-    write(log, ["junk", "more junk"])
+    write(log, [line(1, vhost="bad/host "), line(2, vhost="bad/host ")])
     result = CliRunner().invoke(main, ["ingest", str(log), "--store", str(tmp_path / "s")])
     assert result.exit_code == 2
+    assert "refused   2 (2 bad_site)" in result.output
     assert "no line could be parsed" in result.output
 
 

@@ -1,17 +1,16 @@
 """`hitboard ingest` killed at each step of its flush (on the embedded store), in
-batch, worker and --follow mode, then run again: every log line is counted exactly once,
+batch and --follow mode, then run again: every log line is counted exactly once,
 in the statistics, the dimensions, the events and the visits; an interrupted flush is
 completed from a rotated file, and only with the options that began it."""
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from faultkit import expected, wait_for
+from faultkit import expected
 from ingestkit import (
     LINE,
     PAGES,
@@ -25,21 +24,20 @@ from ingestkit import (
 )
 
 import queries
-from queries.ingest.session import process_identity
 from queries.visits import reads as visit_reads
 
 # -- a kill at each step of a flush, on the embedded store ---------------------------------
 # `hitboard ingest` with small batches stops itself at one step of its second flush
-# (``queries.processes.halt_point``) and is SIGKILLed there. A step of the ingest's
-# dimension process (``--jobs 2``: ``queries.ingest.dimwriter``) stops it too: the whole
-# run dies, as in a power loss.
+# (``queries.processes.halt_point``) and is SIGKILLed there, in whichever thread it is
+# (a batch's flush runs in a thread of its own while the next chunk is mapped), as in a
+# power loss.
 STEPS = {"after-intent": ("after-intent", 2), "after-events": ("after-events", 2),
          "mid-hits": ("wrote stats.daily", 2),    # stats.daily only
          "mid-dims": ("wrote dims.hourly", 2),    # dims.hourly only
          "after-hits": ("after-hits", 2), "after-commit": ("after-commit", 2)}
 
 
-@pytest.mark.parametrize("mode", ["batch", "workers", "follow"])
+@pytest.mark.parametrize("mode", ["batch", "follow"])
 @pytest.mark.parametrize("step", list(STEPS))
 def test_a_crash_at_any_step_of_a_flush_then_a_rerun_counts_each_line_once(
         tmp_path, step, mode):
@@ -48,19 +46,10 @@ def test_a_crash_at_any_step_of_a_flush_then_a_rerun_counts_each_line_once(
     append(log, 0, lines)
     store = str(tmp_path / "store")
     args = ["--site", "logs", "--store", store, str(log)]
-    pids = tmp_path / "worker-pids"
-    kill_at(*STEPS[step], *args,
-            *{"batch": ["--jobs", "1"], "workers": ["--jobs", "2"], "follow": ["--follow"]}[mode],
-            env={**os.environ, "WORKER_PIDS": str(pids)})
-    workers = [int(pid) for pid in pids.read_text().split()] if pids.exists() else []
-    # Two mapping processes and the dimension process.
-    assert len(workers) == (3 if mode == "workers" else 0)
-    wait_for(lambda: not any(map(process_identity, workers)),
-             "the worker processes to die with the ingest")
+    kill_at(*STEPS[step], *args, *{"batch": ["--jobs", "1"], "follow": ["--follow"]}[mode])
     daily, _, events = stored_counts(store)
     assert 0 < daily["*"] < lines     # it did die mid-file
-    # Workers may have written the events of chunks mapped ahead of the crash.
-    assert 0 < events < lines or (mode == "workers" and events == lines)
+    assert 0 < events < lines
     db = queries.connect(store, read_only=True)
     left = checkpoint(db)
     db.client.close()

@@ -1,4 +1,10 @@
-"""``hitboard ingest``: access logs into the statistics and events; ``hitboard rollup``."""
+"""``hitboard ingest``: access logs into the statistics and events; ``hitboard rollup``.
+
+The ingest runs in one process: its mapping's threads (Polars) use the cores, as many as
+``--jobs`` says. Polars sizes its thread pool once, from POLARS_MAX_THREADS, when it is
+first imported: the command sets it before importing the ingest's modules (``_threads``),
+which is why those are imported in the command, not here.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,6 @@ import os
 import signal
 import sys
 import threading
-import time
 
 import click
 from pymongo.errors import PyMongoError
@@ -16,7 +21,6 @@ import queries
 from queries.errors import HitboardError
 from queries.events.writer import WRITE_CONCERNS
 from queries.ingest import gcmode
-from queries.ingest import run as ingesting
 from queries.ingest.logformat import FORMATS
 from queries.ingest.session import IngestBusyError
 from queries.rollups.build import RollupRun, finish_rollups, run_rollups, start_rollups
@@ -24,6 +28,7 @@ from queries.rollups.parallel import RollupWorkers
 from queries.stats.sites import UNKNOWN_AGENTS, set_unknown_agents, site_settings
 from queries.store.connection import bulk_loading
 
+from . import ingest_report
 from .annotate import note_ingest
 from .common import DISK_FULL, command_settings, disk_full, open_db, store_option, store_trouble
 
@@ -68,9 +73,9 @@ class _Stop:
               help="Write concern of event inserts on MongoDB (the embedded store "
               "journals every write). Hit counters always wait for acknowledgement.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="Worker processes that parse a large log and roll up a long one "
-              "(default: "
-              "$HITBOARD_INGEST_JOBS, else 2 on a machine with 2 cores or more; 1: none).")
+              help="Cores the ingest uses: the threads that map the lines and the "
+              "processes that roll up a long log (default: $HITBOARD_INGEST_JOBS, else 2 "
+              "on a machine with 2 cores or more).")
 @click.option("--unknown-agents-as", "unknown_agents", type=click.Choice(UNKNOWN_AGENTS),
               default=None, help="Count hits without a user agent (a common-format log "
               "has none) as people or as bots; kept as the site's setting (default: the "
@@ -81,38 +86,34 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
     """Read Apache/Nginx access logs: one hit per parsed line, plus raw events.
 
     Each line counts once, even if ingest is killed: a file is read on from where the
-    last ingest of it stopped. Prints a summary; exits 0 even when some lines are
-    rejected (the summary says why), 2 when no line parsed, 1 when some hits or events
+    last ingest of it stopped. Shows its progress on a terminal and prints a summary;
+    exits 0 even when some lines are refused (the summary says why), 2 when no line
+    parsed or a file is no access log (nothing written then), 1 when some hits or events
     could not be written (run the command again: it resumes).
     """
     # The summary and the error line say what went wrong; the writers' own log lines
     # (retries, what a closing recorder still held) would repeat it without context.
     logging.getLogger("queries").addHandler(logging.NullHandler())
+    settings = command_settings(store=store, ingest_jobs=jobs)
+    ingesting = _threads(settings.ingest_jobs)
     default_sites = {os.path.abspath(f): site or ingesting.site_from_filename(f)
                      for f in files}
-    settings = command_settings(store=store, ingest_jobs=jobs)
+    _refuse_what_is_no_log(default_sites, fmt)
     named = {site} if site else set(default_sites.values())
     unknown_agents = _unknown_agents(store, named, unknown_agents)
-    pool = _forked_workers(settings, files, site, fmt, not no_events, write_concern, follow,
-                           unknown_agents == "bot")
-    try:
-        db = open_db(store)
-    except BaseException:
-        if pool is not None:
-            pool.close()
-        raise
-    started = time.perf_counter()
+    db = open_db(store)
+    started = ingest_report.clock()
+    memory = ingest_report.TreeMemory()
     failure = rollups = None
     try:
-        with gcmode.bulk():
+        with memory, gcmode.bulk():
             queries.ensure_indexes(db)
             set_unknown_agents(db, named, unknown_agents)
             bulk_loading(db)
             ingestor = ingesting.Ingestor(db, site=site, format=fmt, events=not no_events,
                                           write_concern=write_concern,
-                                          jobs=settings.ingest_jobs, store=settings.store,
-                                          pool=pool, unknown_bots=unknown_agents == "bot")
-            rollups = None if follow or no_events else _Rollups(db, settings, pool)
+                                          unknown_bots=unknown_agents == "bot")
+            rollups = None if follow or no_events else _Rollups(db, settings)
             with _Stop() as stop:
                 try:
                     if follow:
@@ -121,7 +122,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
                         ingesting.follow(ingestor, list(default_sites), default_sites, stop.event,
                                          from_start=from_start)
                     else:
-                        _batch(ingestor, default_sites, stop.event, from_start,
+                        _batch(ingesting, ingestor, default_sites, stop.event, from_start,
                                None if rollups is None else rollups.start)
                 except (HitboardError, PyMongoError) as exc:
                     failure = exc
@@ -135,15 +136,13 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
         if rollups is not None:     # its own processes, if any: a failed ingest skips finish()
             rollups.workers.close()
         db.client.close()
-        if pool is not None:
-            pool.close()
     if isinstance(failure, IngestBusyError) and not ingestor.summary.lines:  # only why not
         click.echo(f"Error: {failure}", err=True)
         sys.exit(1)
     summary = ingestor.summary
     for note in summary.notes:
         click.echo(note, err=True)
-    _print_summary(summary, time.perf_counter() - started)
+    ingest_report.print_summary(summary, ingest_report.clock() - started, memory.bytes())
     for warning in summary.warnings:
         click.echo(f"Warning: {warning}", err=True)
     if failure is not None and disk_full(failure):
@@ -155,7 +154,7 @@ def ingest(files, site, fmt, follow, from_start, no_events, write_concern, jobs,
         sys.exit(1)
     if summary.parsed == 0 and not summary.apart and (
             summary.lines or summary.up_to_date < len(default_sites)):
-        click.echo("Error: no line could be parsed (see 'rejected' above)", err=True)
+        click.echo("Error: no line could be parsed (see 'refused' above)", err=True)
         sys.exit(2)
     if summary.unwritten or summary.warnings or (summary.events and summary.events.failed):
         sys.exit(1)
@@ -179,32 +178,37 @@ def _unknown_agents(store: str | None, sites: set[str], chosen: str | None) -> s
     return settings.pop() if settings else "human"
 
 
-def _forked_workers(settings, files, site, fmt, events, write_concern, follow,
-                    unknown_bots):
-    """The worker processes of a batch ingest large enough to need them, forked now,
-    before the store opens (``queries.processes``): each starts mapping ~0.6 s sooner
-    than a spawned one."""
-    if (follow or settings.ingest_jobs < 2
-            or sum(map(os.path.getsize, files)) < ingesting.PARALLEL_BYTES):
-        return None
-    return ingesting.fork_workers(
-        ingesting.worker_config(settings.store, None, site, fmt, events, write_concern,
-                                dimensions=True, unknown_bots=unknown_bots),
-        settings.ingest_jobs)
+def _threads(jobs: int):
+    """The ingest's modules, imported once Polars is told to run ``jobs`` threads (it
+    reads POLARS_MAX_THREADS once, when first imported; if something imported it before,
+    it keeps the pool it has)."""
+    if "polars" not in sys.modules:
+        os.environ["POLARS_MAX_THREADS"] = str(jobs)
+    from queries.ingest import run
+
+    return run
+
+
+def _refuse_what_is_no_log(default_sites: dict[str, str], fmt: str) -> None:
+    """Stop, before anything is written, if a file is no access log at all."""
+    from queries.ingest.sniff import not_a_log
+
+    for path, default_site in default_sites.items():
+        why = not_a_log(path, default_site, fmt)
+        if why is not None:
+            raise HitboardError(why)
 
 
 class _Rollups:
     """The ingest's rollup run, so rollups hold the events just written at once (a
     running server's rollup job would within a minute; a repeated run rewrites the same
-    buckets), in worker processes: the ingest's forked ``pool`` if it has one, else
-    processes started when a level has many buckets to rewrite. It reads only events,
-    so it starts as soon as the last file's lines are mapped: the workers roll the hours
-    up while this process flushes the counters."""
+    buckets), in processes started when a level has many buckets to rewrite. It reads
+    only events, so it starts as soon as the last file's lines are mapped: the rollups
+    start while this process flushes the counters."""
 
-    def __init__(self, db, settings, pool):
+    def __init__(self, db, settings):
         self.db, self.settings = db, settings
-        self.workers = RollupWorkers(db, settings.store, db.name, settings.ingest_jobs,
-                                     None if pool is None else pool.executor)
+        self.workers = RollupWorkers(db, settings.store, db.name, settings.ingest_jobs)
         self.run: RollupRun | None = None
 
     def start(self) -> None:
@@ -223,75 +227,20 @@ class _Rollups:
                    err=True)
 
 
-def _batch(ingestor, default_sites: dict[str, str], stop: threading.Event,
+def _batch(ingesting, ingestor, default_sites: dict[str, str], stop: threading.Event,
            from_start: bool, mapped) -> None:
     """Ingest each file in turn; ``mapped()`` once the last one's lines are mapped."""
     last = list(default_sites)[-1]
     for path, default_site in default_sites.items():
         if stop.is_set():
             return
-        started = time.perf_counter()
-
-        def rate(_item, started=started):
-            elapsed = time.perf_counter() - started
-            return f"{ingestor.summary.lines / elapsed:,.0f} lines/s" if elapsed else ""
-
-        with click.progressbar(length=os.path.getsize(path), label=os.path.basename(path),
-                               file=sys.stderr, item_show_func=rate) as bar:
-            ingesting.ingest_file(ingestor, path, default_site, progress=bar.update,
+        progress = ingest_report.Progress(os.path.basename(path), os.path.getsize(path))
+        try:
+            ingesting.ingest_file(ingestor, path, default_site, progress=progress.update,
                                   stop=stop.is_set, from_start=from_start,
                                   mapped=mapped if path == last else None)
-
-
-def _tolerated(tolerated) -> list[tuple[str, str]]:
-    """The summary's row of odd lines parsed (a strict parser would lose them): odd
-    request lines, and bytes that are not UTF-8 (stored as U+FFFD)."""
-    if not tolerated:
-        return []
-    oddities = ", ".join(f"{n:,} {oddity}" for oddity, n in tolerated.most_common())
-    return [("tolerated", f"{oddities}")]
-
-
-def _print_summary(summary, elapsed: float) -> None:
-    unwritten = summary.unwritten
-    reasons = ", ".join(f"{n:,} {r}" for r, n in summary.rejected.most_common())
-    rows = [
-        ("lines", f"{summary.lines:,}"),
-        ("parsed", f"{summary.parsed:,}"),
-        *_tolerated(summary.tolerated),
-        ("rejected", f"{sum(summary.rejected.values()):,}" + (f" ({reasons})" if reasons else "")),
-        ("hits", f"{summary.hits - unwritten:,} recorded"
-         + (f", {unwritten:,} NOT written (the next run reads their lines again)"
-            if unwritten else "")
-         + (" on " + ", ".join(f"{s} ({n:,})" for s, n in summary.sites.most_common(5))
-            if summary.sites else "")),
-    ]
-    if summary.apart:
-        rows.append(("kept apart", ", ".join(
-            f"{n:,} lines of {site}" for site, n in summary.apart.most_common(5))
-            + ": their site counts another source, its beacon (hitboard site list); the "
-              "Sources page sets them beside it (hitboard site set NAME --primary-source "
-              "log counts the log instead)"))
-    if summary.events is not None:
-        ev = summary.events
-        text = f"{ev.written:,} written"
-        if ev.present:
-            text += f", {ev.present:,} already stored"
-        if ev.unacknowledged:
-            text += f", {ev.unacknowledged:,} sent unacknowledged (w=0)"
-        if ev.failed:
-            text += f", {ev.failed:,} FAILED: " + "; ".join(ev.errors[:3])
-        rows.append(("events", text))
-    else:
-        rows.append(("events", "not kept (--no-events)"))
-    if summary.recovered:
-        rows.append(("recovered", f"{summary.recovered:,} lines of an interrupted flush "
-                                  "re-sent (counted once)"))
-    rows += [("first", summary.first.isoformat() if summary.first else "-"),
-             ("last", summary.last.isoformat() if summary.last else "-"),
-             ("rate", f"{summary.lines / elapsed:,.0f} lines/s" if elapsed else "-")]
-    for name, value in rows:
-        click.echo(f"{name:<9} {value}")
+        finally:
+            progress.close()
 
 
 @click.command()

@@ -1,4 +1,4 @@
-"""The garbage collector's setting for bulk ingest, one for every process that maps lines.
+"""The garbage collector's setting for bulk ingest (``hitboard ingest``'s process).
 
 Ingest allocates a few objects per line and frees nearly all of them at once (by
 reference counting), yet every 700 allocations the cyclic collector would scan the young

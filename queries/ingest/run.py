@@ -2,8 +2,12 @@
 pre-aggregated statistics) and, unless disabled, one event.
 
 Lines are mapped chunk by chunk (``mapper``: parsed, classified, their events written)
-into tallies that are merged, in file order, into the log's recorders; a large file's
-chunks are mapped by worker processes (``workers``), a small one's here.
+into tallies that are merged, in file order, into the log's recorders, all in this
+process: the mapping's own threads use the other cores. The next chunk is mapped in a
+thread of its own (``_Ahead``) while this one merges a tally and flushes a batch (the
+store's writes and compression release the interpreter); the merging, the flushes and
+every write of the protocol below stay in this thread, in the order they had when
+nothing ran beside them.
 
 Exactly once, even across a hard kill (SIGKILL, power loss): lines are read in batches
 (``BATCH_LINES`` or ``BATCH_DOCUMENTS``; when following, ``FOLLOW_BATCH_LINES`` or a
@@ -26,8 +30,10 @@ import datetime as dt
 import os
 import re
 import time
-from collections import Counter
+from collections import Counter, deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 from pymongo.errors import PyMongoError
 
@@ -42,14 +48,10 @@ from . import chunks
 from .mapper import LineMapper, Tally, split_lines
 from .session import BATCH_DOCUMENTS, BATCH_LINES, LogSession
 from .tail import Follower, file_id, find_file, head_digest, read_range
-from .workers import WorkerConfig, WorkerPool
 
 FOLLOW_BATCH_LINES = 2_000
 FOLLOW_MAX_BACKOFF = 30.0   # seconds between a follower's tries while the store fails
 EVENT_BATCH = 100_000       # events inserted at a time: a chunk's (``chunks``) at once
-# A file this large (left to read) is mapped by worker processes when ``jobs`` > 1: below
-# it, starting them (~1 s: imports, the user-agent rules) would cost more than it saves.
-PARALLEL_BYTES = 16 * 2**20
 _SUFFIXES = re.compile(r"(\.(log|txt|gz|\d+))+$")
 
 
@@ -83,37 +85,15 @@ class IngestSummary:
     warnings: list[str] = field(default_factory=list)
 
 
-def worker_config(store: str, database: str | None, site: str | None, format: str,
-                  events: bool, write_concern: str | None, dimensions: bool,
-                  unknown_bots: bool = False) -> WorkerConfig:
-    """What an Ingestor with these options starts its worker processes with."""
-    return WorkerConfig(store, database, site, format, events, write_concern, dimensions,
-                        EVENT_BATCH, unknown_bots)
-
-
-def fork_workers(config: WorkerConfig, jobs: int) -> WorkerPool | None:
-    """Worker processes for an Ingestor (its ``pool``), forked: call it before opening
-    the store. None where they cannot start (the Ingestor then tries again, spawned)."""
-    try:
-        return WorkerPool(config, jobs, fork=True)
-    except OSError:
-        return None
-
-
 class Ingestor:
     """Maps lines into tallies (see ``mapper``) and merges them into each log's
     recorders. ``site`` (if given) names every hit's site; otherwise a line's virtual
-    host does, else the ``default_site`` passed with it. ``jobs`` > 1 maps large files in
-    that many worker processes, which connect to ``store`` (``database``) themselves:
-    ``pool`` if given (see ``fork_workers``; its caller closes it), else spawned when a
-    file needs them (closed by :meth:`close`). ``unknown_bots``: lines without a user
-    agent are bots (by default people)."""
+    host does, else the ``default_site`` passed with it. ``unknown_bots``: lines without
+    a user agent are bots (by default people)."""
 
     def __init__(self, db, site: str | None = None, format: str = "auto",
                  events: bool = True, write_concern: str | None = None,
-                 dimensions: bool = True, jobs: int = 1, store: str | None = None,
-                 database: str | None = None, pool: WorkerPool | None = None,
-                 unknown_bots: bool = False):
+                 dimensions: bool = True, unknown_bots: bool = False):
         self.db = db
         self.mapper = LineMapper(site, format, dimensions, unknown_bots=unknown_bots)
         self.events = (EventWriter(db, write_concern, keyed=True, batch_size=EVENT_BATCH)
@@ -124,15 +104,6 @@ class Ingestor:
         self.summary = IngestSummary(events=EventTotals() if events else None)
         self._sessions: list[LogSession] = []
         self.dimensions = dimensions
-        if jobs > 1 and store is None:
-            raise HitboardError("worker processes need the store to connect to")
-        self._workers = (worker_config(store, database, site, format, events, write_concern,
-                                       dimensions, unknown_bots) if jobs > 1 else None)
-        if pool is not None and pool.config != self._workers:
-            raise HitboardError("these worker processes were started for other options")
-        self.jobs = jobs
-        self._pool = pool
-        self._own_pool = pool is None
 
     def map_here(self, lines, default_site: str, session: LogSession) -> None:
         """Map ``(line, offset)`` pairs of ``session``'s file in this process and merge."""
@@ -151,8 +122,8 @@ class Ingestor:
                     f"({summary.events.errors[-1]}); stopped before counting their hits: "
                     "run again to resume")
         session.recorder.add_pending(tally.hits, tally.bots)
-        if session.dimensions is not None:
-            session.dimensions.add(tally.units)
+        if session.dimensions is not None and tally.units:
+            session.dimensions.add_pending(tally.units)
         session.counted(tally.lines, tally.parsed, tally.rejected, tally.tolerated)
         summary.lines += tally.lines
         summary.parsed += tally.parsed
@@ -167,30 +138,17 @@ class Ingestor:
             summary.last = tally.last
         halt_point("counted")
 
-    def mapping(self, size: int):
-        """How to map ``size`` bytes: a function from ``(label, (data, start,
-        default_site, stream))`` tasks to ``(label, tally)`` results, in order."""
-        if self._workers is None or size < PARALLEL_BYTES:
-            return self._map_tasks_here
-        if self._pool is None:
-            try:
-                self._pool = WorkerPool(self._workers, self.jobs)
-            except OSError as exc:      # no /dev/shm, a process limit...
-                self.summary.notes.append(f"no worker processes ({exc}): mapped the "
-                                          "lines in this process")
-                self._workers = None
-                return self._map_tasks_here
-        return self._pool.map
-
-    def _map_tasks_here(self, tasks):
-        for label, args in tasks:
-            yield label, self.mapper.map_chunk(*args, self.events)
+    def map_chunk(self, chunk: chunks.Chunk, default_site: str, stream: int) -> Tally:
+        """A chunk of a file (``chunks.read``) mapped, its events written in the pass
+        ``stream``; a line too long to read is one line refused."""
+        if chunk.data is None:
+            return Tally(lines=1, rejected=Counter({chunks.TOO_LONG: 1}))
+        return self.mapper.map_chunk(chunk.data, chunk.start, default_site, stream,
+                                     self.events)
 
     def open(self, path: str, default_site: str, from_start: bool = False) -> LogSession:
         """The checkpoint of ``path``, an interrupted flush completed first."""
-        session = LogSession(self.db, path, self.options, dimensions=self.dimensions,
-                             dimension_writer=None if self._pool is None
-                             else self._pool.dimensions)
+        session = LogSession(self.db, path, self.options, dimensions=self.dimensions)
         self._sessions.append(session)
         try:
             if session.interrupted:
@@ -251,12 +209,9 @@ class Ingestor:
 
     def close(self) -> None:
         """Release every session still open (``ingest_file`` and ``follow`` release
-        theirs) and stop the worker processes it started."""
+        theirs)."""
         for session in list(self._sessions):
             self.release(session)
-        if self._pool is not None and self._own_pool:
-            self._pool.close()
-        self._pool = None
 
 
 def _add_totals(total: EventTotals, part: EventTotals) -> None:
@@ -279,44 +234,81 @@ def _flush(sessions: list[LogSession]) -> None:
         session.commit()                                       # (d)
 
 
+class _Ahead:
+    """Maps chunks one ahead, in a thread of its own: :meth:`tallies` yields each chunk
+    with its tally while the next one is mapped (its events written). :meth:`close`
+    waits for a mapping under way; it returns whether a chunk was mapped but never
+    yielded, whose events must then leave (``Ingestor.resuming``)."""
+
+    def __init__(self, ingestor: Ingestor, default_site: str, stream: int):
+        self.map = partial(_map_chunk, ingestor, default_site, stream)
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="hitboard-map")
+        self.pending: deque = deque()
+
+    def tallies(self, chunk_list):
+        for chunk in chunk_list:
+            self.pending.append((chunk, self.pool.submit(self.map, chunk)))
+            if len(self.pending) > 1:
+                chunk, future = self.pending.popleft()
+                yield chunk, future.result()
+        while self.pending:
+            chunk, future = self.pending.popleft()
+            yield chunk, future.result()
+
+    def close(self) -> bool:
+        self.pool.shutdown(wait=True)
+        left, self.pending = bool(self.pending), deque()
+        return left
+
+
+def _map_chunk(ingestor: Ingestor, default_site: str, stream: int,
+               chunk: chunks.Chunk) -> Tally:
+    return ingestor.map_chunk(chunk, default_site, stream)
+
+
 def ingest_file(ingestor: Ingestor, path: str | os.PathLike, default_site: str,
                 progress=None, stop=None, from_start: bool = False, mapped=None) -> None:
     """Ingest one file from where the last run left it (all of it with ``from_start``);
-    ``progress(bytes)`` is called now and then, ``stop()`` returning true ends early,
-    after a flush of what was read. ``mapped()`` is called once the lines read are
-    mapped, their events written, before the last flush: work on the events alone (the
-    rollups) may start then, in other processes, while this one flushes."""
+    ``progress(bytes, lines)`` is called after each chunk (bytes and lines read since the
+    last call), ``stop()`` returning true ends early, after a flush of what was read.
+    ``mapped()`` is called once the lines read are mapped, their events written, before
+    the last flush: work on the events alone (the rollups) may start then, while this
+    process flushes."""
     session = ingestor.open(path, default_site, from_start)
+    ahead = None
     try:
         with open(session.path, "rb") as handle:
             stat = os.fstat(handle.fileno())
             start = ingestor.resuming(session, session.start(
                 file_id(session.path, stat), head_digest(handle), stat.st_size, from_start))
             _note_start(ingestor.summary, session, start, stat.st_size)
-            mapping = ingestor.mapping(stat.st_size - start)
+            ahead = _Ahead(ingestor, default_site, session.stream())
             done, unflushed = start, 0
-            for end, tally in mapping(chunks.tasks(handle, start, stat.st_size, default_site,
-                                                   session.stream())):
-                # A full batch is flushed once the next tally comes, so the file's last
-                # batch is flushed after ``mapped``.
+            for chunk, tally in ahead.tallies(chunks.read(handle, start, stat.st_size)):
+                # A full batch is flushed once the next tally comes (the file's last
+                # batch after ``mapped``), while the chunk after it is mapped.
                 if (unflushed >= BATCH_LINES
                         or session.pending_documents() >= BATCH_DOCUMENTS):
                     _flush([session])
                     unflushed = 0
                 ingestor.merge(tally, session)
-                session.consumed(end, tally.lines)
+                session.consumed(chunk.end, tally.lines)
                 unflushed += tally.lines
                 if progress is not None:
-                    progress(end - done)
-                    done = end
+                    progress(chunk.end - done, tally.lines)
+                    done = chunk.end
                 if stop is not None and stop():
                     break
+            if ahead.close():            # stopped: the chunk mapped ahead is read again
+                ingestor.resuming(session, session.offset)
             if mapped is not None:
                 mapped()
             _flush([session])
         if progress is not None:
-            progress(stat.st_size - done)
+            progress(stat.st_size - done, 0)
     finally:
+        if ahead is not None:
+            ahead.close()
         ingestor.release(session)
 
 

@@ -60,13 +60,11 @@ from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from ..counting import DimensionRecorder, HitRecorder
-from ..dimensions.counters import unit_documents
 from ..errors import HitboardError
 from ..events.collection import stream_key
 from ..processes import halt_point
 from ..stats import schema
 from ..store.connection import atomic
-from .dimwriter import Deferred, DimensionWriter, PackedUnits
 from .tail import FileId
 
 # A batch ends after BATCH_LINES lines or once its flush would write BATCH_DOCUMENTS
@@ -115,7 +113,7 @@ class LogSession:
     """One log path's checkpoint and recorder during a run (see the module doc)."""
 
     def __init__(self, db, path: str | os.PathLike, options: dict, host: str | None = None,
-                 dimensions: bool = True, dimension_writer: DimensionWriter | None = None):
+                 dimensions: bool = True):
         self.db = db
         self.path = os.path.abspath(path)
         self.host = host or socket.gethostname()
@@ -133,15 +131,10 @@ class LogSession:
         self.batch: Counter = Counter()  # the batch's lines, hits and rejected lines
         self.offset = self.line = 0      # where the next line starts; lines before it
         self.recorder = HitRecorder(db, writer=self.writer, max_pending_docs=RECORDER_BOUND)
-        # The dimensions and visitors, flushed in step (c) under the same number:
-        # here, or by the run's dimension process (``queries.ingest.dimwriter``).
-        self.dimensions: _DimensionsHere | _DimensionsThere | None = None
-        if dimensions:
-            writer = f"{self.writer}-dims"
-            self.dimensions = (
-                _DimensionsThere(dimension_writer, writer) if dimension_writer is not None
-                else _DimensionsHere(DimensionRecorder(db, writer=writer,
-                                                       max_pending_docs=2 * RECORDER_BOUND)))
+        # The dimensions and visitors, flushed in step (c) under the same number.
+        self.dimensions = (DimensionRecorder(db, writer=f"{self.writer}-dims",
+                                             max_pending_docs=2 * RECORDER_BOUND)
+                           if dimensions else None)
 
     def _claim(self) -> dict:
         """Take the checkpoint (made if new), unless the process that holds it still
@@ -175,7 +168,7 @@ class LogSession:
         """The documents the next flush writes: what ends a batch early."""
         docs = self.recorder.status().pending_documents
         if self.dimensions is not None:
-            docs += self.dimensions.pending_documents()
+            docs += self.dimensions.status().pending_documents
         return docs
 
     # -- reading -----------------------------------------------------------------------
@@ -255,19 +248,14 @@ class LogSession:
     def flush_hits(self) -> None:
         """(c): the batch's dimensions and hits, under number ``seq``. Each recorder
         computes its documents, then writes them in one turn of the embedded store's
-        write lock (worker processes write events between turns); the dimension
-        process computes its documents while this one computes the hits', and the
-        first one ready writes first. A failure rolls back what it was writing, which
-        the guards make safe: the recorders re-send what they hold, and a replay of
-        the batch what they do not."""
+        write lock (the next chunk's events are written between turns). A failure rolls
+        back what it was writing, which the guards make safe: the recorders re-send
+        what they hold, and a replay of the batch what they do not."""
         halt_point("after-events")
-        done = None
         writing = partial(atomic, self.db)
         if self.dimensions is not None:
-            done = self.dimensions.start_flush(self.seq, writing)
+            self.dimensions.flush(seq=self.seq, writing=writing)
         self.recorder.flush(seq=self.seq, writing=writing)
-        if done is not None:
-            done()
 
     def commit(self) -> None:
         """(d): everything up to the end of the ranges is written."""
@@ -296,74 +284,8 @@ class LogSession:
         unwritten (lines read after the last flush: the next run reads them again)."""
         self.recorder.close(timeout=2.0)
         if self.dimensions is not None:
-            self.dimensions.close()
+            self.dimensions.close(timeout=2.0)
         with suppress(PyMongoError):     # a run killed instead leaves a dead process
             self.db[schema.CHECKPOINTS].update_one({"_id": self.id, "owner": self.owner},
                                                    {"$set": {"process": None}})
         return self.recorder.status().pending_hits
-
-
-class _DimensionsHere:
-    """A session's dimension recorder in this process: ``start_flush`` flushes at once,
-    its writes in a turn of ``writing`` of their own, and returns the function that
-    waits."""
-
-    def __init__(self, recorder: DimensionRecorder):
-        self.recorder = recorder
-
-    def add(self, units: dict | PackedUnits) -> None:
-        """Merge a tally's units (``LogTally.pending``, packed by a worker process)."""
-        if units:
-            self.recorder.add_pending(units.unpack() if isinstance(units, PackedUnits)
-                                      else units)
-
-    def pending_documents(self) -> int:
-        return self.recorder.status().pending_documents
-
-    def start_flush(self, seq: int, writing):
-        self.recorder.flush(seq=seq, writing=writing)
-        return _done
-
-    def close(self) -> None:
-        self.recorder.close(timeout=2.0)
-
-
-class _DimensionsThere:
-    """A session's dimension recorder in the run's dimension process; its pending
-    documents counted here from the units' keys, as the recorder counts them."""
-
-    def __init__(self, writer: DimensionWriter, name: str):
-        self.writer, self.name = writer, name
-        self._documents: set[tuple] = set()
-        writer.open(name, 2 * RECORDER_BOUND)
-
-    def add(self, units: dict | PackedUnits | Deferred) -> None:
-        """Send a tally's units, or claim those its worker sends (``Deferred``)."""
-        if isinstance(units, Deferred):
-            keys = units.keys
-            self.writer.claim(self.name, units)
-        elif units:
-            packed = units if isinstance(units, PackedUnits) else PackedUnits.of(units)
-            keys = packed.keys
-            self.writer.add(self.name, packed)
-        else:
-            return
-        for key in keys:
-            self._documents.update(unit_documents(key))
-
-    def pending_documents(self) -> int:
-        return len(self._documents)
-
-    def start_flush(self, seq: int, writing):
-        """The dimension process writes in its own turns of the lock (``writing`` is
-        this process's)."""
-        self._documents = set()
-        return self.writer.start_flush(self.name, seq)
-
-    def close(self) -> None:
-        with suppress(HitboardError):      # the process died: it holds nothing more
-            self.writer.release(self.name)
-
-
-def _done() -> None:
-    pass
