@@ -129,13 +129,13 @@ class Packer:
             self._current[table] = dict_id
             self._samples.pop(table, None)
 
-    def packed(self, con, table: str, rows: list[tuple]) -> list[tuple]:
-        """Rows ``(id, doc, ...)`` of a batch encoded while ``table`` had no dictionary,
+    def packed(self, con, table: str, rows: list[tuple], at: int = 1) -> list[tuple]:
+        """Rows (``doc`` at ``at``) of a batch encoded while ``table`` had no dictionary,
         packed if the batch's own documents gave it one."""
         if not self.train(con, table):
             return rows
-        return [(row[0], self.pack(table, row[1]), *row[2:]) if row[1][:4] != MAGIC
-                else row for row in rows]
+        return [(*row[:at], self.pack(table, row[at]), *row[at + 1:])
+                if row[at][:4] != MAGIC else row for row in rows]
 
     # -- reading -------------------------------------------------------------------------
     def unpack(self, con, stored: bytes) -> bytes:
