@@ -35,7 +35,7 @@ import bson
 from pymongo.errors import InvalidOperation, OperationFailure
 
 from ...errors import InvalidStoreError, StoreReadOnlyError
-from . import catalog, keys, layouts, opening
+from . import catalog, keys, layouts, opening, rekey
 from .catalog import Collection
 from .documents import key_values
 from .failures import raise_conflict, store_failure
@@ -114,6 +114,8 @@ class EmbeddedStore:
             directory / LOCK_FILENAME, "ab")
         if "mode=ro" not in self._uri:
             self._set_up()
+            if not read_only:
+                rekey.convert(self)
         if read_only:
             self._writer.execute("PRAGMA query_only=1")
         self._stop = threading.Event()
