@@ -42,12 +42,14 @@ def _row(info, doc: Mapping) -> tuple:
             *key_values(doc, info.columns))
 
 
-def _keyed_rows(info, docs: list[Mapping]) -> list[tuple]:
-    """Rows ``(doc, key..., other columns...)`` of a keyed table (``layouts``)."""
+def _keyed_rows(info, docs: list[Mapping], found: list | None = None) -> list[tuple]:
+    """Rows ``(doc, key..., other columns...)`` of a keyed table (``layouts``);
+    ``found``: the keys of their ``_id``s, if known."""
     layout, pack, table, to_bson = info.layout, info.packer.pack, info.table, bson.encode
     others = info.columns[len(layout.paths):]
-    return [(pack(table, to_bson(layout.body(doc))), *layout.key(doc),
-             *key_values(doc, others)) for doc in docs]
+    return [(pack(table, to_bson(layout.body(doc))), *layout.key(doc, key),
+             *key_values(doc, others))
+            for doc, key in zip(docs, found or [None] * len(docs), strict=True)]
 
 
 def stored_bson(info, doc: Mapping) -> bytes:
@@ -235,16 +237,17 @@ def insert_new_upserts(con, info, requests: list) -> dict[int, object]:
                                                                           strict=True)) \
             or len(set(ids)) < len(ids):
         return {}
-    present = _present(con, info, ids)
-    if present is None:
+    found = [keys.encode(i, "_id") for i in ids] if info.layout is None \
+        else [info.layout.key_of_id(i) for i in ids]
+    if None in found:
         return {}
-    fresh, docs = {}, []
-    key_of = (lambda i: keys.encode(i, "_id")) if info.layout is None \
-        else info.layout.key_of_id
+    present = _present(con, info, found)
+    fresh, docs, new_keys = {}, [], []
     try:
         for index, (request, doc_id) in enumerate(zip(requests, ids, strict=True)):
-            if key_of(doc_id) in present:
+            if found[index] in present:
                 continue
+            new_keys.append(found[index])
             change = request.document
             doc = updater.upserted(request.filter, change, splice.changes(change))
             docs.append({"_id": doc.pop("_id"), **doc})
@@ -252,7 +255,7 @@ def insert_new_upserts(con, info, requests: list) -> dict[int, object]:
     except (WriteError, keys.UnindexableValueError, TypeError, ValueError):
         return {}
     try:
-        rows = _rows(info, docs)
+        rows = _rows(info, docs) if info.layout is None else _keyed_rows(info, docs, new_keys)
     except (WriteError, bson.InvalidDocument):
         return {}
     rows = info.packer.packed(con, info.table, rows, _doc_at(info))  # outside the savepoint:
@@ -267,24 +270,23 @@ def insert_new_upserts(con, info, requests: list) -> dict[int, object]:
     return fresh
 
 
-def _present(con, info, ids: list) -> set | None:
-    """The addresses (ids' keys, or keyed tables' keys) among ``ids`` that are stored."""
+def _present(con, info, found: list) -> set:
+    """Those of ``found`` (keys of ``_id``, or of a keyed table) that are stored."""
     table = quote(info.table)
     present: set = set()
     if info.layout is not None:
-        found = [info.layout.key_of_id(i) for i in ids]
-        if None in found:
-            return None
         one = f"({', '.join('?' * info.width)})"
+        on = " AND ".join(f"t.{quote(column_name(p))} = v.column{i + 1}"
+                          for i, p in enumerate(info.layout.paths))
         for start in range(0, len(found), 300):
             chunk = found[start:start + 300]
             present.update(tuple(row) for row in con.execute(
-                f"SELECT {info.address} FROM {table} WHERE ({info.address}) IN "
-                f"(VALUES {', '.join([one] * len(chunk))})",
-                [v for k in chunk for v in k]))
+                f"SELECT {', '.join('t.' + quote(column_name(p)) for p in info.layout.paths)}"
+                f" FROM (VALUES {', '.join([one] * len(chunk))}) AS v JOIN {table} AS t "
+                f"ON {on}", [v for k in chunk for v in k]))
         return present
-    for start in range(0, len(ids), 500):
-        chunk = [keys.encode(i, "_id") for i in ids[start:start + 500]]
+    for start in range(0, len(found), 500):
+        chunk = found[start:start + 500]
         present.update(row[0] for row in con.execute(
             f"SELECT {ID_COLUMN} FROM {table} WHERE {ID_COLUMN} IN "
             f"({','.join('?' * len(chunk))})", chunk))

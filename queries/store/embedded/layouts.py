@@ -31,6 +31,21 @@ class KeyedLayout:
 
     def __init__(self, digits: int):
         self.digits = digits
+        self._dates: dict[str, bytes | None] = {}   # digits -> the date's key
+
+    def _date(self, digits: str) -> bytes | None:
+        found = self._dates.get(digits, False)
+        if found is False:
+            try:
+                found = keys.encode(dt.datetime(
+                    int(digits[:4]), int(digits[4:6]),
+                    int(digits[6:8]) if self.digits == 8 else 1, tzinfo=dt.UTC))
+            except ValueError:
+                found = None
+            if len(self._dates) > 100_000:
+                self._dates.clear()
+            self._dates[digits] = found
+        return found
 
     def make_id(self, site: str, page: str, date: dt.datetime) -> str:
         if self.digits == 8:
@@ -41,7 +56,10 @@ class KeyedLayout:
         """The key columns' values of the document whose ``_id`` is ``value``; None when
         no document of the collection can have it."""
         if type(value) is not str or len(value) < self.digits + 2 \
-                or value[self.digits] != "/" or not value[:self.digits].isdigit():
+                or value[self.digits] != "/":
+            return None
+        digits = value[:self.digits]
+        if not (digits.isascii() and digits.isdigit()):
             return None
         rest = value[self.digits + 1:]
         cut = rest.find("/")
@@ -51,23 +69,19 @@ class KeyedLayout:
             site, page = rest[:-1], WHOLE_SITE
         else:
             return None
-        digits = value[:self.digits]
-        try:
-            date = dt.datetime(int(digits[:4]), int(digits[4:6]),
-                               int(digits[6:8]) if self.digits == 8 else 1, tzinfo=dt.UTC)
-        except ValueError:
+        date = self._date(digits)
+        if date is None or WHOLE_SITE in site:
             return None
-        if WHOLE_SITE in site or self.make_id(site, page, date) != value:
-            return None
-        return site, page, keys.encode(date)
+        return site, page, date
 
-    def key(self, doc: Mapping) -> tuple:
-        """The key columns' values of ``doc``, checked against its ``_id``."""
+    def key(self, doc: Mapping, found: tuple | None = None) -> tuple:
+        """The key columns' values of ``doc`` (``found``: of its ``_id``, if known),
+        checked against its ``_id``."""
         meta = doc.get("metadata")
         if isinstance(meta, Mapping):
             site, page, date = meta.get("site"), meta.get("page"), meta.get("date")
             if type(site) is str and type(page) is str and type(date) is dt.datetime:
-                found = self.key_of_id(doc.get("_id"))
+                found = found or self.key_of_id(doc.get("_id"))
                 if found is not None and found == (site, page, keys.encode(date)):
                     return found
         raise WriteError("the embedded store keys this collection by its documents' "

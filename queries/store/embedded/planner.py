@@ -88,8 +88,6 @@ def where(filter: Mapping, columns: set[str]) -> Where:
 def _keyed_id(layout, condition) -> tuple[str, list, bool]:
     """An ``_id`` condition of a keyed table: equality and ``$in`` as key conditions (an
     ``_id`` no document can have matches none), the rest left to the matcher."""
-    names = ", ".join(quote(column_name(p)) for p in layout.paths)
-    one = f"({', '.join('?' * len(layout.paths))})"
     if not (isinstance(condition, Mapping) and condition and all(
             isinstance(k, str) and k.startswith("$") for k in condition)):
         condition = {"$eq": condition}
@@ -102,11 +100,31 @@ def _keyed_id(layout, condition) -> tuple[str, list, bool]:
             if not found:
                 parts.append("0")
                 continue
-            parts.append(f"({names}) IN (VALUES {', '.join([one] * len(found))})")
-            params += [v for k in found for v in k]
+            sql, values = _keys_sql(layout, found)
+            parts.append(sql)
+            params += values
         else:
             exact = False
     return " AND ".join(parts), params, exact
+
+
+def _keys_sql(layout, found: list[tuple]) -> tuple[str, list]:
+    """Rows whose key is one of ``found``, by (site, date) so that each term is a search
+    of the primary key (a row-value ``IN`` would scan the table)."""
+    site, page, date = (quote(column_name(p)) for p in layout.paths)
+    groups: dict[tuple, list] = {}
+    for key in found:
+        groups.setdefault((key[0], key[2]), []).append(key[1])
+    if len(groups) > 200:
+        one = f"({', '.join('?' * len(layout.paths))})"
+        return (f"({site}, {page}, {date}) IN (VALUES {', '.join([one] * len(found))})",
+                [v for k in found for v in k])
+    terms, params = [], []
+    for (s, d), pages in groups.items():
+        terms.append(f"({site} = ? AND {date} = ? AND {page} IN "
+                     f"({','.join('?' * len(pages))}))")
+        params += [s, d, *pages]
+    return "(" + " OR ".join(terms) + ")", params
 
 
 def _condition(col: str, path: str, condition) -> tuple[str, list, bool]:
