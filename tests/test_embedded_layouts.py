@@ -135,3 +135,15 @@ def test_a_store_of_the_rid_layout_is_converted_on_first_open(store_dir, monkeyp
         assert db[schema.DAILY].find_one({"_id": "20150517/blog/p1"})["daily"] == 7
     finally:
         db.client.close()
+
+
+def test_id_look_ups_search_the_key_and_never_scan(db):
+    fill(db)
+    ids = [schema.daily_id(DAY, "blog", f"/p{i}") for i in range(30)] + [
+        "20150518/blog/late"]
+    plan = db.command("explain", {"find": schema.DAILY, "filter": {"_id": {"$in": ids}}},
+                      verbosity="executionStats")
+    steps = plan["queryPlanner"]["sqlitePlan"]
+    assert any("USING PRIMARY KEY" in step for step in steps)
+    assert not any(step.startswith("SCAN hitboard.stats.daily") for step in steps)
+    assert plan["executionStats"]["nReturned"] == 31
