@@ -3,7 +3,9 @@
 
 A row is ``(rid, id, doc, k:<field>...)``: ``id`` the key of ``_id`` (unique), ``doc`` the
 whole document as BSON, compressed once its collection has a dictionary (``packing.py``),
-and one key column per indexed field (``keys.py``). Every
+and one key column per indexed field (``keys.py``). The counter collections' rows are
+keyed instead (``layouts.py``): ``(k:metadata.site, k:metadata.page, k:metadata.date, doc)``
+``WITHOUT ROWID``, addressed by that key where others are by ``rid``. Every
 operation first asks the planner for the SQL condition of its filter; rows it returns
 are decoded, and checked by the matcher unless the condition was the whole filter. Writes
 run inside the store's write transaction, so a read-modify-write is atomic against every
