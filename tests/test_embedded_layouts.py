@@ -127,6 +127,7 @@ def test_a_store_of_the_rid_layout_is_converted_on_first_open(store_dir, monkeyp
     monkeypatch.undo()
     db = queries.connect(str(store_dir))
     try:
+        assert db.client.store.reader().execute("PRAGMA freelist_count").fetchone()[0] == 0
         assert columns(store_dir, schema.DAILY)[-1] == "doc"
         assert "id" not in columns(store_dir, schema.MONTHLY)
         assert snapshot(db) == before

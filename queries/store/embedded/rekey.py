@@ -12,7 +12,9 @@ under its old name (their ids are never given again); the new rows get their own
 
 from __future__ import annotations
 
+import fcntl
 import sqlite3
+from contextlib import suppress
 
 import bson
 from pymongo.errors import WriteError
@@ -39,7 +41,21 @@ def pending(con: sqlite3.Connection) -> list[tuple[str, str, str]]:
 
 
 def convert(store) -> int:
-    """Rekey every pending collection of ``store``; returns the documents rewritten."""
+    """Rekey every pending collection of ``store``; returns the documents rewritten.
+    The old tables' pages are then given back to the file system (``VACUUM``: the long
+    tail's store of 107 MB left 45 MB of them free), if no other process is busy."""
+    done = _convert_all(store)
+    if done:
+        with store.write_lock, suppress(sqlite3.Error):
+            fcntl.flock(store._queue, fcntl.LOCK_EX)
+            try:
+                store._writer.execute("VACUUM")
+            finally:
+                fcntl.flock(store._queue, fcntl.LOCK_UN)
+    return done
+
+
+def _convert_all(store) -> int:
     done = 0
     for db, name, table in pending(store.reader()):
         with store.writing() as con:
