@@ -100,14 +100,17 @@ def test_backfill_refuses_bad_input(db):
 
 def test_a_document_created_concurrently_is_added_to_not_overwritten(db):
     coll = db[schema.DAILY]
-    coll.insert_one({"_id": "d1", "metadata": {"page": "/a"}, "daily": 5, "hourly": {"1": 5}})
-    docs = {"d1": ({"metadata": {"page": "/a"}}, {"daily": 2, "hourly": {"1": 2}}),
-            "d2": ({"metadata": {"page": "/b"}}, {"daily": 3, "hourly": {"2": 3}})}
+    day = dt.datetime(2015, 5, 17, tzinfo=dt.UTC)
+    d1, d2 = (schema.daily_id(day, "s", page) for page in ("/a", "/b"))
+    coll.insert_one({"_id": d1, "metadata": schema.metadata(day, "s", "/a"), "daily": 5,
+                     "hourly": {"1": 5}})
+    docs = {d1: ({"metadata": schema.metadata(day, "s", "/a")}, {"daily": 2, "hourly": {"1": 2}}),
+            d2: ({"metadata": schema.metadata(day, "s", "/b")}, {"daily": 3, "hourly": {"2": 3}})}
     assert _insert_or_add(UnseenCollection(coll), docs) == (1, 1)
-    assert coll.find_one({"_id": "d1"})["hourly"] == {"1": 7}
-    assert coll.find_one({"_id": "d2"})["daily"] == 3
+    assert coll.find_one({"_id": d1})["hourly"] == {"1": 7}
+    assert coll.find_one({"_id": d2})["daily"] == 3
     assert _insert_or_add(coll, docs) == (0, 2)
-    assert coll.find_one({"_id": "d2"})["hourly"] == {"2": 6}
+    assert coll.find_one({"_id": d2})["hourly"] == {"2": 6}
 
 
 class _FindSpy:

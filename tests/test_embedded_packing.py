@@ -228,3 +228,21 @@ def test_collection_stats_give_the_bson_size_and_the_stored_size(db):
     assert storage["count"] == 300
     assert storage["size"] == pytest.approx(mean * 300, rel=0.1)
     assert storage["storageSize"] < 0.5 * storage["size"]
+
+
+def test_a_large_document_is_compressed_before_its_collection_has_a_dictionary(db,
+                                                                               store_dir):
+    month = {"_id": "201505/blog", "visits": [{"page": f"/articles/{i % 97}", "n": i}
+                                              for i in range(2_000)]}
+    db.months.insert_one(month)
+    db.months.insert_one({"_id": "small", "n": 1})
+    big, small = stored(store_dir, "months")
+    assert big.startswith(packing.MAGIC) and len(big) < len(bson.encode(month)) / 3
+    assert packing.zstandard.get_frame_parameters(big).dict_id == 0
+    assert not small.startswith(packing.MAGIC)
+    assert dictionaries(store_dir) == []
+    with reopened(store_dir) as fresh:
+        assert fresh.months.find_one({"_id": "201505/blog"}) == month
+    db.months.update_one({"_id": "201505/blog"}, {"$inc": {"n": 7}})
+    assert db.months.find_one({"_id": "201505/blog"}) == {**month, "n": 7}
+    assert stored(store_dir, "months")[0].startswith(packing.MAGIC)

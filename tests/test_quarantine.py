@@ -5,6 +5,7 @@ disk is waited out with nothing acknowledged lost, and a stopped thread comes ba
 from __future__ import annotations
 
 import datetime as dt
+import random
 import time
 
 import pytest
@@ -131,10 +132,10 @@ def test_events_wait_out_a_full_disk(embedded_db, n):
     full = store._writer.execute("PRAGMA page_count").fetchone()[0] + 1
     store._writer.execute(f"PRAGMA max_page_count={full}")
     writer = EventWriter(embedded_db, flush_interval=0.05)
-    for i in range(n * 100):
+    for i in range(n * 100):    # paths that do not compress: more than a page's worth
         writer.add({"time": NOW, "site": "s", "host": "1.2.3.4", "method": "GET",
-                    "path": f"/p{i}", "query": "", "status": 200, "bytes": 1,
-                    "referrer": None, "user_agent": None})
+                    "path": f"/p{i}/{random.Random(i).getrandbits(512):0128x}", "query": "",
+                    "status": 200, "bytes": 1, "referrer": None, "user_agent": None})
     time.sleep(0.5)
     assert writer.totals.written == 0 and writer.pending() == n * 100
     store._writer.execute("PRAGMA max_page_count=1073741823")

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 
 import bson
 
+from . import layouts
+from .layouts import KeyedLayout
 from .packing import Packer
-from .planner import quote
+from .planner import KeyedColumns, column_name, quote
 
 FORMAT = 1
 MARKER = "hitboard_store"
@@ -28,10 +30,37 @@ class Collection:
     columns: list[str] = field(default_factory=list)
     indexes: dict[str, dict] = field(default_factory=dict)
     packer: Packer = field(default_factory=Packer, repr=False)
+    layout: KeyedLayout | None = None   # a keyed table (``layouts``), else rid + id
 
     @property
     def column_set(self) -> set[str]:
+        if self.layout is not None:
+            return KeyedColumns(self.columns, self.layout)
         return set(self.columns)
+
+    # A row's address: its rid, or its key (the primary key of a keyed table).
+    @property
+    def address(self) -> str:
+        if self.layout is None:
+            return "rid"
+        return ", ".join(quote(column_name(p)) for p in self.layout.paths)
+
+    @property
+    def width(self) -> int:
+        return 1 if self.layout is None else len(self.layout.paths)
+
+    @property
+    def at_address(self) -> str:
+        """The SQL condition of one row by its address (``address_params``)."""
+        if self.layout is None:
+            return "rid = ?"
+        return f"({self.address}) = ({', '.join('?' * self.width)})"
+
+    def address_of(self, row) -> object:
+        return row[0] if self.layout is None else tuple(row[:self.width])
+
+    def address_params(self, address) -> list:
+        return [address] if self.layout is None else list(address)
 
 
 def create(con: sqlite3.Connection) -> None:
@@ -63,4 +92,6 @@ def read(con: sqlite3.Connection, packer: Packer) -> dict[tuple[str, str], Colle
     for info in found.values():
         names = [row[1] for row in con.execute(f"PRAGMA table_info({quote(info.table)})")]
         info.columns = [n[2:] for n in names if n.startswith("k:")]
+        if "id" not in names:
+            info.layout = layouts.of(info.name)
     return found

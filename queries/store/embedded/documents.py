@@ -3,7 +3,9 @@
 
 A row is ``(rid, id, doc, k:<field>...)``: ``id`` the key of ``_id`` (unique), ``doc`` the
 whole document as BSON, compressed once its collection has a dictionary (``packing.py``),
-and one key column per indexed field (``keys.py``). Every
+and one key column per indexed field (``keys.py``). The counter collections' rows are
+keyed instead (``layouts.py``): ``(k:metadata.site, k:metadata.page, k:metadata.date, doc)``
+``WITHOUT ROWID``, addressed by that key where others are by ``rid``. Every
 operation first asks the planner for the SQL condition of its filter; rows it returns
 are decoded, and checked by the matcher unless the condition was the whole filter. Writes
 run inside the store's write transaction, so a read-modify-write is atomic against every
@@ -24,7 +26,7 @@ from pymongo.errors import DuplicateKeyError, WriteError
 from ...errors import DUPLICATE_KEY
 from . import keys, matcher, planner, splice, updater
 from .planner import ID_COLUMN, column_name, quote
-from .reading import candidates, decode
+from .reading import candidates, decode, whole
 
 
 def key_values(doc: Mapping, paths: list[str]) -> list:
@@ -36,8 +38,28 @@ def key_values(doc: Mapping, paths: list[str]) -> list:
 def _row(info, doc: Mapping) -> tuple:
     if "_id" not in doc:
         raise WriteError("a document needs an _id", code=2)
+    if info.layout is not None:
+        return _keyed_rows(info, [doc])[0]
     return (keys.encode(doc["_id"], "_id"), info.packer.pack(info.table, bson.encode(doc)),
             *key_values(doc, info.columns))
+
+
+def _keyed_rows(info, docs: list[Mapping], found: list | None = None) -> list[tuple]:
+    """Rows ``(doc, key..., other columns...)`` of a keyed table (``layouts``);
+    ``found``: the keys of their ``_id``s, if known."""
+    layout, pack, table, to_bson = info.layout, info.packer.pack, info.table, bson.encode
+    others = info.columns[len(layout.paths):]
+    return [(pack(table, to_bson(layout.body(doc))), *layout.key(doc, key),
+             *key_values(doc, others))
+            for doc, key in zip(docs, found or [None] * len(docs), strict=True)]
+
+
+def stored_bson(info, doc: Mapping) -> bytes:
+    """The BSON a row stores of ``doc``."""
+    if info.layout is None:
+        return bson.encode(doc)
+    info.layout.key(doc)
+    return bson.encode(info.layout.body(doc))
 
 
 def _rows(info, docs: list[dict]) -> list[tuple]:
@@ -45,6 +67,10 @@ def _rows(info, docs: list[dict]) -> list[tuple]:
     inserts: strings, numbers and nulls are their own keys, and each distinct date is
     encoded once per call (a batch's documents share their ``ingested`` stamp, and log
     lines their seconds)."""
+    if info.layout is not None:
+        for doc in docs:
+            with_id(doc)
+        return _keyed_rows(info, docs)
     columns = [(path, "." in path) for path in info.columns]
     encode, to_bson, get = keys.encode, bson.encode, matcher.get
     pack, table = info.packer.pack, info.table
@@ -71,13 +97,14 @@ def _rows(info, docs: list[dict]) -> list[tuple]:
 
 
 def _insert_sql(info) -> str:
-    return _insert_statement(info.table, tuple(info.columns))
+    return _insert_statement(info.table, tuple(info.columns), info.layout is not None)
 
 
 @lru_cache(maxsize=256)
-def _insert_statement(table: str, columns: tuple[str, ...]) -> str:
+def _insert_statement(table: str, columns: tuple[str, ...], keyed: bool = False) -> str:
     """The INSERT of a row into ``table`` (one per upsert that inserts: built once)."""
-    names = [ID_COLUMN, "doc", *(column_name(c) for c in columns)]
+    names = ["doc" if keyed else ID_COLUMN, *(() if keyed else ("doc",)),
+             *(column_name(c) for c in columns)]
     return (f"INSERT INTO {quote(table)} ({', '.join(quote(n) for n in names)}) "
             f"VALUES ({', '.join('?' * len(names))})")
 
@@ -86,6 +113,10 @@ def _duplicate(info, doc: Mapping) -> DuplicateKeyError:
     return DuplicateKeyError(
         f"E11000 duplicate key error collection: {info.db}.{info.name} dup key: "
         f"{{ _id: {doc.get('_id')!r} }}", DUPLICATE_KEY, {"keyValue": {"_id": doc.get("_id")}})
+
+
+def _doc_at(info) -> int:
+    return 1 if info.layout is None else 0
 
 
 def with_id(doc: dict) -> dict:
@@ -113,7 +144,7 @@ def insert(con, info, docs: list[dict], ordered: bool = True,
         rows = prepared[1]
     else:
         rows = _rows(info, docs)
-    rows = info.packer.packed(con, info.table, rows)
+    rows = info.packer.packed(con, info.table, rows, _doc_at(info))
     con.execute("SAVEPOINT bulk_insert")
     try:
         con.executemany(sql, rows)
@@ -147,31 +178,34 @@ def update(con, info, filter: Mapping, change: Mapping, upsert: bool, multi: boo
     keys_kept = tree is not None and not any(
         path.split(".")[0] in tree for path in columns)
     partial = splice.top_fields(filter) if tree is not None else None
-    for rid, blob, doc in list(candidates(con, info, filter, limit=0 if multi else 1,
-                                           partial=partial)):
+    at = info.at_address
+    for address, blob, doc in list(candidates(con, info, filter, limit=0 if multi else 1,
+                                               partial=partial)):
         matched += 1
         encoded = splice.apply(blob, tree) if tree is not None else None
         if encoded is not None and keys_kept:
             if encoded != blob:
                 modified += 1
-                con.execute(f"UPDATE {quote(info.table)} SET doc = ? WHERE rid = ?",
-                            (info.packer.pack(info.table, encoded), rid))
+                con.execute(f"UPDATE {quote(info.table)} SET doc = ? WHERE {at}",
+                            (info.packer.pack(info.table, encoded),
+                             *info.address_params(address)))
             continue
         if partial is not None:
-            doc = decode(blob)
+            doc = whole(info, decode(blob), address)
         if operators:
             new = updater.apply(doc, change)
         else:
             new = {"_id": doc["_id"], **{k: v for k, v in change.items() if k != "_id"}}
             if "_id" in change and not matcher.equal(change["_id"], doc["_id"]):
                 raise WriteError("the _id field cannot be changed", code=66)
-        encoded = bson.encode(new)
+        encoded = stored_bson(info, new)
         if encoded == blob:
             continue
         modified += 1
         sets = ", ".join(["doc = ?", *(f"{quote(column_name(c))} = ?" for c in columns)])
-        con.execute(f"UPDATE {quote(info.table)} SET {sets} WHERE rid = ?",
-                    (info.packer.pack(info.table, encoded), *key_values(new, columns), rid))
+        con.execute(f"UPDATE {quote(info.table)} SET {sets} WHERE {at}",
+                    (info.packer.pack(info.table, encoded), *key_values(new, columns),
+                     *info.address_params(address)))
     if matched or not upsert:
         return matched, modified, None
     if operators:
@@ -205,18 +239,17 @@ def insert_new_upserts(con, info, requests: list) -> dict[int, object]:
                                                                           strict=True)) \
             or len(set(ids)) < len(ids):
         return {}
-    table = quote(info.table)
-    present: set = set()
-    for start in range(0, len(ids), 500):
-        chunk = [keys.encode(i, "_id") for i in ids[start:start + 500]]
-        present.update(row[0] for row in con.execute(
-            f"SELECT {ID_COLUMN} FROM {table} WHERE {ID_COLUMN} IN "
-            f"({','.join('?' * len(chunk))})", chunk))
-    fresh, docs = {}, []
+    found = [keys.encode(i, "_id") for i in ids] if info.layout is None \
+        else [info.layout.key_of_id(i) for i in ids]
+    if None in found:
+        return {}
+    present = _present(con, info, found)
+    fresh, docs, new_keys = {}, [], []
     try:
         for index, (request, doc_id) in enumerate(zip(requests, ids, strict=True)):
-            if keys.encode(doc_id, "_id") in present:
+            if found[index] in present:
                 continue
+            new_keys.append(found[index])
             change = request.document
             doc = updater.upserted(request.filter, change, splice.changes(change))
             docs.append({"_id": doc.pop("_id"), **doc})
@@ -224,11 +257,11 @@ def insert_new_upserts(con, info, requests: list) -> dict[int, object]:
     except (WriteError, keys.UnindexableValueError, TypeError, ValueError):
         return {}
     try:
-        rows = _rows(info, docs)
-    except (keys.UnindexableValueError, bson.InvalidDocument):
+        rows = _rows(info, docs) if info.layout is None else _keyed_rows(info, docs, new_keys)
+    except (WriteError, bson.InvalidDocument):
         return {}
-    rows = info.packer.packed(con, info.table, rows)   # outside the savepoint: it may
-    con.execute("SAVEPOINT new_upserts")                # store a dictionary
+    rows = info.packer.packed(con, info.table, rows, _doc_at(info))  # outside the savepoint:
+    con.execute("SAVEPOINT new_upserts")                # it may store a dictionary
     try:
         con.executemany(_insert_sql(info), rows)
     except (sqlite3.IntegrityError, keys.UnindexableValueError, bson.InvalidDocument):
@@ -239,15 +272,42 @@ def insert_new_upserts(con, info, requests: list) -> dict[int, object]:
     return fresh
 
 
+def _present(con, info, found: list) -> set:
+    """Those of ``found`` (keys of ``_id``, or of a keyed table) that are stored."""
+    table = quote(info.table)
+    present: set = set()
+    if info.layout is not None:
+        one = f"({', '.join('?' * info.width)})"
+        on = " AND ".join(f"t.{quote(column_name(p))} = v.column{i + 1}"
+                          for i, p in enumerate(info.layout.paths))
+        for start in range(0, len(found), 300):
+            chunk = found[start:start + 300]
+            present.update(tuple(row) for row in con.execute(
+                f"SELECT {', '.join('t.' + quote(column_name(p)) for p in info.layout.paths)}"
+                f" FROM (VALUES {', '.join([one] * len(chunk))}) AS v JOIN {table} AS t "
+                f"ON {on}", [v for k in chunk for v in k]))
+        return present
+    for start in range(0, len(found), 500):
+        chunk = found[start:start + 500]
+        present.update(row[0] for row in con.execute(
+            f"SELECT {ID_COLUMN} FROM {table} WHERE {ID_COLUMN} IN "
+            f"({','.join('?' * len(chunk))})", chunk))
+    return present
+
+
 def delete(con, info, filter: Mapping, multi: bool) -> int:
     where = planner.where(filter, info.column_set)
     table = quote(info.table)
     if where.exact:
         limit = "" if multi else " LIMIT 1"
-        return con.execute(f"DELETE FROM {table} WHERE rid IN (SELECT rid FROM {table} "
-                           f"WHERE {where.sql}{limit})", where.params).rowcount
-    rids = [rid for rid, _, _ in candidates(con, info, filter, limit=0 if multi else 1)]
-    for start in range(0, len(rids), 500):
-        chunk = rids[start:start + 500]
+        return con.execute(f"DELETE FROM {table} WHERE ({info.address}) IN (SELECT "
+                           f"{info.address} FROM {table} WHERE {where.sql}{limit})",
+                           where.params).rowcount
+    found = [a for a, _, _ in candidates(con, info, filter, limit=0 if multi else 1)]
+    if info.layout is not None:
+        con.executemany(f"DELETE FROM {table} WHERE {info.at_address}", found)
+        return len(found)
+    for start in range(0, len(found), 500):
+        chunk = found[start:start + 500]
         con.execute(f"DELETE FROM {table} WHERE rid IN ({','.join('?' * len(chunk))})", chunk)
-    return len(rids)
+    return len(found)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from pymongo.errors import OperationFailure
 
-from . import pipeline, planner
+from . import layouts, pipeline, planner
 from .planner import quote
 from .reading import count, find
 
@@ -22,7 +22,8 @@ def coll_stats(con, info, stages: list[Mapping]) -> list[dict]:
         return []
     table = quote(info.table)
     total = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-    sample = _spread(con, table)
+    sample = _spread(con, table) if info.layout is None else [doc for doc, in con.execute(
+        f"SELECT doc FROM {table} LIMIT {SIZE_SAMPLE}")]
     bson_bytes = sum(len(info.packer.unpack(con, doc)) for doc in sample)
     stored_bytes = sum(map(len, sample))
     per = total / len(sample) if sample else 0
@@ -62,7 +63,7 @@ def explain(con, info, command: Mapping) -> dict:
     sort = list(sort.items()) if isinstance(sort, Mapping) else sort
     where = planner.where(filter, info.column_set)
     order = planner.order_by(sort, info.column_set) if sort else None
-    sql = f"SELECT rid, doc FROM {quote(info.table)} WHERE {where.sql}"
+    sql = f"SELECT {info.address}, doc FROM {quote(info.table)} WHERE {where.sql}"
     if order:
         sql += f" ORDER BY {order}"
     if limit and where.exact and (order or not sort):
@@ -87,6 +88,10 @@ def _index_name(info, step: str) -> str | None:
     marker = "INDEX "
     if "USING INTEGER PRIMARY KEY" in step:
         return None
+    if info.layout is not None and "USING PRIMARY KEY" in step:
+        named = [n for n, spec in info.indexes.items()
+                 if layouts.is_key(info.layout, spec["key"])]
+        return named[0] if named else "_id_"
     if marker not in step:
         return None
     name = step.split(marker, 1)[1].split(" ")[0].strip('"')

@@ -12,7 +12,11 @@ live in ``hb_dicts`` and never change. One is trained inside the write transacti
 process that has encoded ``SAMPLES`` documents of a collection with none (a log's
 first flush: from its own documents, which it then packs); until that transaction
 commits only its own thread packs with it, so any reader that sees a packed row can load
-its dictionary. Documents written before stay BSON until rewritten.
+its dictionary. Documents written before stay BSON until rewritten, but for large ones:
+a document of ``PLAIN_BYTES`` or more is compressed without a dictionary until its
+collection has one (a month's visits, 1.7 MB of BSON, shrinks to a fifth; a collection
+of a few such documents never gathers the samples a dictionary needs). Its frame names
+dictionary 0.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ LEVEL = 3
 SEGMENT, DMER = 1_024, 8  # fastcover's k and d, given: its search of them took 3-5x longer
 #                           (15-90 ms against 5-26 ms) for the same sizes
 RETRY_AFTER = 4_096     # samples gathered again before another try, after a failed one
+PLAIN_BYTES = 1_024     # documents this large are compressed even without a dictionary
 
 
 class Packer:
@@ -55,7 +60,9 @@ class Packer:
                 dict_id = self._staged.get(table)
             if dict_id is None:
                 self._sample(table, encoded)
-                return encoded
+                if len(encoded) < PLAIN_BYTES:
+                    return encoded
+                dict_id = 0
         packed = self._compressor(dict_id).compress(encoded)
         return packed if len(packed) < len(encoded) else encoded
 
@@ -122,13 +129,13 @@ class Packer:
             self._current[table] = dict_id
             self._samples.pop(table, None)
 
-    def packed(self, con, table: str, rows: list[tuple]) -> list[tuple]:
-        """Rows ``(id, doc, ...)`` of a batch encoded while ``table`` had no dictionary,
+    def packed(self, con, table: str, rows: list[tuple], at: int = 1) -> list[tuple]:
+        """Rows (``doc`` at ``at``) of a batch encoded while ``table`` had no dictionary,
         packed if the batch's own documents gave it one."""
         if not self.train(con, table):
             return rows
-        return [(row[0], self.pack(table, row[1]), *row[2:]) if row[1][:4] != MAGIC
-                else row for row in rows]
+        return [(*row[:at], self.pack(table, row[at]), *row[at + 1:])
+                if row[at][:4] != MAGIC else row for row in rows]
 
     # -- reading -------------------------------------------------------------------------
     def unpack(self, con, stored: bytes) -> bytes:
@@ -145,7 +152,8 @@ class Packer:
         compressor = found.get(dict_id)
         if compressor is None:
             compressor = found[dict_id] = zstandard.ZstdCompressor(
-                level=LEVEL, dict_data=self._dicts[dict_id], write_checksum=False)
+                level=LEVEL, dict_data=self._dicts[dict_id] if dict_id else None,
+                write_checksum=False)
         return compressor
 
     def _decompressor(self, con, dict_id: int) -> zstandard.ZstdDecompressor:
@@ -153,6 +161,8 @@ class Packer:
         if found is None:
             found = self._local.decompressors = {}
         decompressor = found.get(dict_id)
+        if decompressor is None and not dict_id:
+            decompressor = found[dict_id] = zstandard.ZstdDecompressor()
         if decompressor is None:
             data = self._dicts.get(dict_id)
             if data is None:

@@ -33,6 +33,15 @@ class Where:
     exact: bool = True
 
 
+class KeyedColumns(set):
+    """The key columns of a keyed table (``layouts``): ``_id`` has no column there, its
+    conditions become conditions on the key."""
+
+    def __init__(self, columns, layout):
+        super().__init__(columns)
+        self.layout = layout
+
+
 def column_name(path: str) -> str:
     return ID_COLUMN if path == "_id" else "k:" + path
 
@@ -61,6 +70,12 @@ def where(filter: Mapping, columns: set[str]) -> Where:
             exact &= all(b.exact for b in branches)
         elif key.startswith("$") or (key != "_id" and key not in columns):
             exact = False
+        elif key == "_id" and isinstance(columns, KeyedColumns):
+            sql, values, whole = _keyed_id(columns.layout, condition)
+            if sql:
+                parts.append(sql)
+                params += values
+            exact &= whole
         else:
             sql, values, whole = _condition(quote(column_name(key)), key, condition)
             if sql:
@@ -68,6 +83,48 @@ def where(filter: Mapping, columns: set[str]) -> Where:
                 params += values
             exact &= whole
     return Where(" AND ".join(parts) if parts else "1", params, exact)
+
+
+def _keyed_id(layout, condition) -> tuple[str, list, bool]:
+    """An ``_id`` condition of a keyed table: equality and ``$in`` as key conditions (an
+    ``_id`` no document can have matches none), the rest left to the matcher."""
+    if not (isinstance(condition, Mapping) and condition and all(
+            isinstance(k, str) and k.startswith("$") for k in condition)):
+        condition = {"$eq": condition}
+    parts, params, exact = [], [], True
+    for op, arg in condition.items():
+        if op == "$eq" or (op == "$in" and isinstance(arg, list | tuple)
+                           and len(arg) * len(layout.paths) <= MAX_IN):
+            found = [k for k in (layout.key_of_id(v) for v in
+                                 (arg if op == "$in" else [arg])) if k is not None]
+            if not found:
+                parts.append("0")
+                continue
+            sql, values = _keys_sql(layout, found)
+            parts.append(sql)
+            params += values
+        else:
+            exact = False
+    return " AND ".join(parts), params, exact
+
+
+def _keys_sql(layout, found: list[tuple]) -> tuple[str, list]:
+    """Rows whose key is one of ``found``, by (site, date) so that each term is a search
+    of the primary key (a row-value ``IN`` would scan the table)."""
+    site, page, date = (quote(column_name(p)) for p in layout.paths)
+    groups: dict[tuple, list] = {}
+    for key in found:
+        groups.setdefault((key[0], key[2]), []).append(key[1])
+    if len(groups) > 200:
+        one = f"({', '.join('?' * len(layout.paths))})"
+        return (f"({site}, {page}, {date}) IN (VALUES {', '.join([one] * len(found))})",
+                [v for k in found for v in k])
+    terms, params = [], []
+    for (s, d), pages in groups.items():
+        terms.append(f"({site} = ? AND {date} = ? AND {page} IN "
+                     f"({','.join('?' * len(pages))}))")
+        params += [s, d, *pages]
+    return "(" + " OR ".join(terms) + ")", params
 
 
 def _condition(col: str, path: str, condition) -> tuple[str, list, bool]:
@@ -146,17 +203,23 @@ def _operator(col: str, path: str, op: str, arg, bracketed: bool = True,
 
 def order_by(sort: list[tuple[str, int]], columns: set[str]) -> str | None:
     """``ORDER BY`` for ``sort`` when every field has a column; None otherwise."""
-    if not all(f == "_id" or f in columns for f, _ in sort):
+    keyed = isinstance(columns, KeyedColumns)
+    if not all((f == "_id" and not keyed) or f in columns for f, _ in sort):
         return None
     terms = [f"{quote(column_name(f))} {'DESC' if d == -1 else 'ASC'}" for f, d in sort]
-    return ", ".join(terms + [f"rid {'DESC' if sort[0][1] == -1 else 'ASC'}"])
+    tie = 'DESC' if sort[0][1] == -1 else 'ASC'
+    if keyed:
+        return ", ".join(terms + [f"{quote(column_name(p))} {tie}"
+                                  for p in columns.layout.paths])
+    return ", ".join(terms + [f"rid {tie}"])
 
 
 def split_in(filter: Mapping, columns: set[str]) -> tuple[str, list] | None:
     """The one ``$in`` on a column of ``filter`` (field, values), to run as one query per
     value merged in sort order, as MongoDB's SORT_MERGE does; None otherwise."""
     found = [(k, v["$in"]) for k, v in filter.items()
-             if (k in columns or k == "_id") and isinstance(v, Mapping) and list(v) == ["$in"]
+             if (k in columns or (k == "_id" and not isinstance(columns, KeyedColumns)))
+             and isinstance(v, Mapping) and list(v) == ["$in"]
              and isinstance(v["$in"], list | tuple) and 1 < len(v["$in"]) <= 100]
     return found[0] if len(found) == 1 else None
 

@@ -23,13 +23,22 @@ def decode(blob: bytes) -> dict:
     return bson.decode(blob, codec_options=CODEC)
 
 
+def whole(info, doc: dict, address) -> dict:
+    """The document of a row whose stored BSON decoded to ``doc`` (a keyed table's row
+    stores its document without what its key holds: ``layouts``)."""
+    if info.layout is None:
+        return doc
+    return info.layout.whole(doc, *address)
+
+
 def candidates(con, info, filter: Mapping, limit: int = 0, order: str | None = None,
                 skip: int = 0, partial: set[str] | None = None
-                ) -> Iterator[tuple[int, bytes, dict]]:
-    """(rid, BSON, document) of each match, in ``order``; ``limit`` 0 = all. With
-    ``partial``, the document holds only those top-level fields (enough to match)."""
+                ) -> Iterator[tuple[object, bytes, dict]]:
+    """(address, stored BSON, document) of each match, in ``order``; ``limit`` 0 = all.
+    With ``partial``, the document holds only those top-level fields (enough to match).
+    The address is the rid, or a keyed table's key (``catalog.Collection.address``)."""
     where = planner.where(filter, info.column_set)
-    sql = f"SELECT rid, doc FROM {quote(info.table)} WHERE {where.sql}"
+    sql = f"SELECT {info.address}, doc FROM {quote(info.table)} WHERE {where.sql}"
     if order:
         sql += f" ORDER BY {order}"
     if where.exact and limit:
@@ -37,18 +46,21 @@ def candidates(con, info, filter: Mapping, limit: int = 0, order: str | None = N
         skip = 0
     cursor = con.execute(sql, where.params)
     found = 0
-    unpack = info.packer.unpack
+    unpack, keyed = info.packer.unpack, info.layout
     try:
         while rows := cursor.fetchmany(FETCH):
-            for rid, stored in rows:
-                blob = unpack(con, stored)
+            for row in rows:
+                blob = unpack(con, row[-1])
                 doc = decode(blob) if partial is None else splice.fields(blob, partial)
+                address = row[0] if keyed is None else row[:-1]
+                if keyed is not None:
+                    doc = keyed.whole(doc, *address)
                 if not where.exact and not matcher.matches(doc, filter):
                     continue
                 if skip:
                     skip -= 1
                     continue
-                yield rid, blob, doc
+                yield address, blob, doc
                 found += 1
                 if limit and found >= limit:
                     return
@@ -106,18 +118,23 @@ def _merged(con, info, filter, split, sort, order, projection, skip, limit) -> l
     for value in dict.fromkeys(keys.encode(v, field) if v is not None else None
                                for v in values):
         where = planner.where({**filter, field: keys.decode(value)}, info.column_set)
-        parts.append(f"SELECT * FROM (SELECT rid, {keys_of_sort} FROM {table} "
+        parts.append(f"SELECT * FROM (SELECT {info.address}, {keys_of_sort} FROM {table} "
                      f"WHERE {where.sql} ORDER BY {order} LIMIT {int(wanted)})")
         params += where.params
-    rids = [rid for rid, *_ in con.execute(
+    addresses = [info.address_of(row) for row in con.execute(
         f"SELECT * FROM ({' UNION ALL '.join(parts)}) ORDER BY {order} "
         f"LIMIT {int(limit)} OFFSET {int(skip)}", params)]
-    if not rids:
+    if not addresses:
         return []
-    found = dict(con.execute(f"SELECT rid, doc FROM {table} WHERE rid IN "
-                             f"({','.join('?' * len(rids))})", rids).fetchall())
     unpack = info.packer.unpack
-    return [matcher.project(decode(unpack(con, found[rid])), projection) for rid in rids]
+    if info.layout is None:
+        found = dict(con.execute(f"SELECT rid, doc FROM {table} WHERE rid IN "
+                                 f"({','.join('?' * len(addresses))})", addresses).fetchall())
+    else:
+        found = {a: con.execute(f"SELECT doc FROM {table} WHERE {info.at_address}",
+                                a).fetchone()[0] for a in addresses}
+    return [matcher.project(whole(info, decode(unpack(con, found[a])), a), projection)
+            for a in addresses]
 
 
 def _key_only(con, info, filter, projection, order, skip, limit) -> list[dict] | None:
@@ -133,7 +150,10 @@ def _key_only(con, info, filter, projection, order, skip, limit) -> list[dict] |
     where = planner.where(filter, info.column_set)
     if not where.exact:
         return None
-    names = [ID_COLUMN, *(column_name(f) for f in fields)]
+    names = [*((ID_COLUMN,) if info.layout is None else (column_name(p) for p in
+                                                            info.layout.paths)),
+             *(column_name(f) for f in fields)]
+    width = info.width if info.layout is not None else 1
     sql = (f"SELECT {', '.join(quote(n) for n in names)} FROM {quote(info.table)} "
            f"WHERE {where.sql}")
     if order:
@@ -144,8 +164,11 @@ def _key_only(con, info, filter, projection, order, skip, limit) -> list[dict] |
         sql += f" LIMIT -1 OFFSET {int(skip)}"
     out = []
     for row in con.execute(sql, where.params).fetchall():
-        doc: dict = {"_id": keys.decode(row[0])} if with_key else {}
-        for path, value in zip(fields, row[1:], strict=True):
+        doc: dict = {}
+        if with_key:
+            doc["_id"] = keys.decode(row[0]) if info.layout is None else \
+                info.layout.make_id(row[0], row[1], keys.decode(row[2]))
+        for path, value in zip(fields, row[width:], strict=True):
             if value is not None:
                 _put(doc, path, keys.decode(value))
         out.append(doc)
@@ -180,7 +203,7 @@ def distinct(con, info, key: str, filter: Mapping) -> list:
     if info is None:
         return []
     where = planner.where(filter, info.column_set)
-    if where.exact and (key == "_id" or key in info.column_set):
+    if where.exact and ((key == "_id" and info.layout is None) or key in info.column_set):
         rows = con.execute(f"SELECT DISTINCT {quote(column_name(key))} FROM "
                            f"{quote(info.table)} WHERE {where.sql}", where.params).fetchall()
         return [keys.decode(v) for v, in rows if v is not None]
