@@ -8,6 +8,9 @@ page in its ``Referer`` (same origin: the full address), so the layout can be se
 the page, its title and the shell's controls already filled in, and both locations set to
 that address, so that nothing asks again on load.
 
+The page is drawn ahead, in a thread, as its index is served: the browser loads and runs
+its scripts before it asks for the layout, and the layout request takes what was drawn.
+
 Only an address with a query is trusted (a Referer cut by the browser's policy keeps no
 path and no query); without one, or for a page that cannot be drawn here, the layout
 is the plain one and Dash's router draws the page as before.
@@ -16,7 +19,10 @@ is the plain one and Dash's router draws the page as before.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 import dash
@@ -28,6 +34,13 @@ LOG = logging.getLogger(__name__)
 # Dash's own ids for the page container (dash.page_container's children).
 LOCATION, CONTENT, STORE, DUMMY = ("_pages_location", "_pages_content", "_pages_store",
                                    "_pages_dummy")
+# Pages drawn ahead: one at a time, at most MAX_AHEAD waiting for their layout request,
+# each kept AHEAD_S (a browser that never asks, a bot, leaves its page behind).
+MAX_AHEAD, AHEAD_S = 8, 10.0
+CLOCK = time.monotonic
+_DRAWER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hitboard-firstview")
+_ahead: dict[tuple[str, str, str], tuple[float, Future]] = {}
+_ahead_lock = threading.Lock()
 
 
 def fill(root, shell: Callable[[str], dict], outputs: dict):
@@ -37,7 +50,7 @@ def fill(root, shell: Callable[[str], dict], outputs: dict):
     address = requested_address()
     if address is None:
         return root
-    drawn = _page(address["pathname"], address["search"])
+    drawn = _drawn(address)
     if drawn is None:
         return root
     content, title = drawn
@@ -67,6 +80,34 @@ def requested_address() -> dict | None:
         return None
     return {"pathname": referrer.path, "search": "?" + referrer.query,
             "href": referrer.geturl(), "hash": ""}
+
+
+@dash.hooks.index()
+def draw_ahead(index: str) -> str:
+    """Dash's hook on a page's index: that page's layout drawn while the browser loads."""
+    if not flask.request.query_string:
+        return index
+    key = (flask.request.host, flask.request.script_root + flask.request.path,
+           "?" + flask.request.query_string.decode("latin-1"))
+    with _ahead_lock:
+        now = CLOCK()
+        for stale in [k for k, (until, _) in _ahead.items() if until < now]:
+            _ahead.pop(stale)[1].cancel()
+        if key not in _ahead and len(_ahead) < MAX_AHEAD:
+            work = flask.copy_current_request_context(lambda: _page(*key[1:]))
+            _ahead[key] = (now + AHEAD_S, _DRAWER.submit(work))
+    return index
+
+
+def _drawn(address: dict):
+    """What :func:`_page` gives for ``address``: drawn ahead when it was (waiting for it
+    if it is being drawn), else now."""
+    key = (flask.request.host, address["pathname"], address["search"])
+    with _ahead_lock:
+        _, future = _ahead.pop(key, (None, None))
+    if future is not None and not future.cancel():
+        return future.result()
+    return _page(address["pathname"], address["search"])
 
 
 def _not_stored(response):

@@ -2,6 +2,8 @@
 
 import datetime as dt
 
+import dash
+import flask
 import pytest
 from dashkit import _components, dashboard_app, seed
 
@@ -54,3 +56,22 @@ def test_without_a_full_address_of_a_page_here_the_router_draws_it(client, refer
     assert found["_pages_location"].get("search") is None
     assert found["url"].get("search") is None
     assert "no-store" not in response.headers.get("Cache-Control", "")
+
+
+def test_a_pages_index_draws_its_layout_ahead_for_the_layout_request(client):
+    """The page is drawn once, as its index is served (while a browser loads scripts);
+    the layout request takes that drawing."""
+    registered = dash.page_registry["dashboard.pages.history.page"]
+    drawn, original = [], registered["layout"]
+
+    def counted(**query):
+        drawn.append(flask.request.path)
+        return original(**query)
+
+    registered["layout"] = counted
+    assert client.get(HISTORY).status_code == 200
+    _, found = layout(client, "http://localhost" + HISTORY)
+    assert found["history-graph"]["figure"]["data"]
+    assert drawn == ["/history"]
+    layout(client, "http://localhost" + HISTORY)      # taken: drawn again when asked again
+    assert drawn == ["/history", "/_dash-layout"]

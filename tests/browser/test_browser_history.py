@@ -103,9 +103,10 @@ def test_totals_for_seven_days_in_a_zone_and_the_url_restores_the_view(app, seed
 
 
 def test_a_first_visit_comes_in_the_layout_and_plotly_with_the_page(app, seeded, dash_duo):
-    """The page is drawn from the app's first layout (no router request after it) and
-    its chart by the plotly.js bundle the page loads (not the full one, fetched when a
-    chart first shows); a reload and the back button still move between its views."""
+    """The page is drawn once, as its index is served, and comes in the app's first
+    layout (no router request after it); its chart is drawn by the plotly.js bundle the
+    page loads (not the full one, fetched when a chart first shows); a reload and the
+    back button still move between its views."""
     registered = dash.page_registry["dashboard.pages.history.page"]
     drawn, layout = [], registered["layout"]
 
@@ -117,7 +118,7 @@ def test_a_first_visit_comes_in_the_layout_and_plotly_with_the_page(app, seeded,
     open_page(dash_duo, app, "/history?site=s&tz=Asia/Tokyo&range=7d")
     dash_duo.wait_for_contains_text("#history-totals", f"{11 * sum(range(1, 7)):,}")
     until(lambda: dash_duo.find_elements("#history-graph .js-plotly-plot .trace"))
-    assert drawn == ["/_dash-layout"]
+    assert drawn == ["/history"]
     loaded = dash_duo.driver.execute_script(
         "return performance.getEntriesByType('resource').map(e => e.name)")
     assert [u for u in loaded if "plotly" in u] == [
