@@ -19,7 +19,7 @@ from dash import Input, Output, State, ctx, dcc, html, no_update
 import queries
 from queries.errors import HitboardError
 
-from . import reads
+from . import firstview, reads
 from .account import account_area, register_account_callbacks
 from .pacing import flag_stores
 from .state import (
@@ -44,6 +44,11 @@ def time_zones() -> tuple[str, ...]:
 
 
 def layout():
+    return firstview.fill(_layout(), lambda search: sync_shell(set(), search, *[None] * 4),
+                          SHELL_OUTPUTS)
+
+
+def _layout():
     return html.Div(id="app-root", className="app theme-light", children=[
         dcc.Location(id="url", refresh=False),
         dcc.Location(id="navigate", refresh="callback-nav"),

@@ -46,6 +46,21 @@ def test_pages_are_registered_and_the_layout_is_served(tmp_path):
         assert b"shell-site" in layout.data
 
 
+def test_every_page_loads_the_plotly_js_basic_bundle_of_plotlys_own_version(tmp_path):
+    """Its charts are scatter and bar traces: plotly.js's basic bundle (1.2 MB, loaded
+    with the page, so dcc.Graph never fetches the full 4.8 MB one), of the version the
+    plotly package writes its figures for."""
+    from plotly.offline import get_plotlyjs_version
+
+    with dashboard_app(tmp_path / "store") as app:
+        page = app.server.test_client().get("/history").get_data(as_text=True)
+        bundle = app.server.test_client().get("/assets/vendor/plotly-basic.min.js")
+    assert 'src="/assets/vendor/plotly-basic.min.js' in page
+    header = bundle.get_data(as_text=True)[:200]
+    bundle.close()
+    assert f"plotly.js (basic - minified) v{get_plotlyjs_version()}\n" in header
+
+
 def test_health_route_is_installed_by_the_extension_hooks(tmp_path):
     with dashboard_app(tmp_path / "store") as app:
         response = app.server.test_client().get("/healthz")

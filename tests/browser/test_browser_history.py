@@ -6,6 +6,8 @@ import io
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import dash
+import flask
 import pandas as pd
 import pytest
 import time_machine
@@ -97,6 +99,37 @@ def test_totals_for_seven_days_in_a_zone_and_the_url_restores_the_view(app, seed
     dash_duo.wait_for_contains_text("#history-totals", f"{TOTAL_A:,}")
     until(lambda: checked(dash_duo, "history-range") == "7d",
           msg="the back button did not restore the 7-day range")
+    assert dash_duo.get_logs() == []
+
+
+def test_a_first_visit_comes_in_the_layout_and_plotly_with_the_page(app, seeded, dash_duo):
+    """The page is drawn once, as its index is served, and comes in the app's first
+    layout (no router request after it); its chart is drawn by the plotly.js bundle the
+    page loads (not the full one, fetched when a chart first shows); a reload and the
+    back button still move between its views."""
+    registered = dash.page_registry["dashboard.pages.history.page"]
+    drawn, layout = [], registered["layout"]
+
+    def counted(**query):
+        drawn.append(flask.request.path)
+        return layout(**query)
+
+    registered["layout"] = counted
+    open_page(dash_duo, app, "/history?site=s&tz=Asia/Tokyo&range=7d")
+    dash_duo.wait_for_contains_text("#history-totals", f"{11 * sum(range(1, 7)):,}")
+    until(lambda: dash_duo.find_elements("#history-graph .js-plotly-plot .trace"))
+    assert drawn == ["/history"]
+    loaded = dash_duo.driver.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)")
+    assert [u for u in loaded if "plotly" in u] == [
+        u for u in loaded if "/assets/vendor/plotly-basic.min.js" in u] != []
+    click_option(dash_duo, "history-range", "30d")
+    dash_duo.wait_for_contains_text("#history-totals", f"{11 * sum(range(1, 30)):,}")
+    dash_duo.driver.refresh()
+    dash_duo.wait_for_contains_text("#history-totals", f"{11 * sum(range(1, 30)):,}")
+    dash_duo.driver.back()
+    dash_duo.wait_for_contains_text("#history-totals", f"{11 * sum(range(1, 7)):,}")
+    assert url_query(dash_duo)["range"] == ["7d"] and checked(dash_duo, "history-range") == "7d"
     assert dash_duo.get_logs() == []
 
 
