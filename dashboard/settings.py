@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,3 +274,10 @@ def describe() -> list[tuple[str, str, str, str]]:
     """(name, environment variable, default, help) per setting, for docs and ``--help``."""
     return [(s.name, s.env, "" if s.default is None else str(s.default), s.help)
             for s in SETTINGS]
+
+
+def size_engine_threads(threads: int) -> None:
+    """Polars sizes its thread pool once, from ``POLARS_MAX_THREADS``, when it is first
+    imported: set here before that (a process that imported it already keeps its pool)."""
+    if "polars" not in sys.modules:
+        os.environ["POLARS_MAX_THREADS"] = str(threads)

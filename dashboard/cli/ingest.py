@@ -28,6 +28,7 @@ from queries.rollups.parallel import RollupWorkers
 from queries.stats.sites import UNKNOWN_AGENTS, set_unknown_agents, site_settings
 from queries.store.connection import bulk_loading
 
+from ..settings import size_engine_threads
 from . import ingest_report
 from .annotate import note_ingest
 from .common import DISK_FULL, command_settings, disk_full, open_db, store_option, store_trouble
@@ -182,8 +183,7 @@ def _threads(jobs: int):
     """The ingest's modules, imported once Polars is told to run ``jobs`` threads (it
     reads POLARS_MAX_THREADS once, when first imported; if something imported it before,
     it keeps the pool it has)."""
-    if "polars" not in sys.modules:
-        os.environ["POLARS_MAX_THREADS"] = str(jobs)
+    size_engine_threads(jobs)
     from queries.ingest import run
 
     return run
