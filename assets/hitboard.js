@@ -53,6 +53,31 @@ window.dash_clientside.hitboard = (function () {
       if (updated !== lastData) { lastData = updated; receivedAt = Date.now(); }
       var age = Math.max(0, Math.round(updated.age + (Date.now() - receivedAt) / 1000));
       return (paused ? "Paused · " : "") + "updated " + age + " s ago";
+    },
+    /* The time-zone control's options: the zone shown, UTC and this browser's, and
+       what the typed text names among ``zones`` (every zone the server knows). A list of
+       ~600 made the dropdown index them all before the page's first chart drew. */
+    zoneOptions: function (search, value, zones) {
+      var MAX = 100;
+      var known = zones || [];
+      var wanted = (search || "").trim().toLowerCase().replace(/ /g, "_");
+      var shown = [];
+      function add(zone) {
+        if (zone && shown.indexOf(zone) < 0 && known.indexOf(zone) >= 0) { shown.push(zone); }
+      }
+      add(value);
+      if (wanted) {
+        for (var i = 0; i < known.length && shown.length < MAX; i++) {
+          if (known[i].toLowerCase().indexOf(wanted) >= 0) { add(known[i]); }
+        }
+        return shown;
+      }
+      add("UTC");
+      try { add(Intl.DateTimeFormat().resolvedOptions().timeZone); } catch (e) { /* none */ }
+      var options = shown.map(function (zone) { return { label: zone, value: zone }; });
+      options.push({ label: "Type to search " + known.length + " zones…", value: "",
+                     disabled: true });
+      return options;
     }
   };
 })();

@@ -14,7 +14,7 @@ import zoneinfo
 from functools import cache
 
 import dash
-from dash import Input, Output, State, ctx, dcc, html, no_update
+from dash import ClientsideFunction, Input, Output, State, ctx, dcc, html, no_update
 
 import queries
 from queries.errors import HitboardError
@@ -71,7 +71,10 @@ def _layout():
                 dcc.Dropdown(id="shell-pages", multi=True, className="ctl ctl-pages",
                              placeholder=f"Whole site (or pick up to {MAX_PAGES} pages)"),
                 dcc.Dropdown(id="shell-tz", clearable=False, className="ctl ctl-tz",
-                             options=list(time_zones()), placeholder="Time zone"),
+                             options=[], placeholder="Time zone"),
+                # Every zone, searched in the browser (``zoneOptions``): the control holds
+                # only those shown.
+                dcc.Store(id="shell-tz-list", data=list(time_zones())),
             ]),
             html.Div(id="shell-note", className="shell-note", role="status"),
         ]),
@@ -235,6 +238,14 @@ def register_callbacks(app: dash.Dash) -> None:
         Input("url", "search"),
         State("shell-views", "data"),
     )(remember_view)
+
+    app.clientside_callback(
+        ClientsideFunction("hitboard", "zoneOptions"),
+        Output("shell-tz", "options"),
+        Input("shell-tz", "search_value"),
+        Input("shell-tz", "value"),
+        State("shell-tz-list", "data"),
+    )
 
     app.clientside_callback(
         """function(theme) {

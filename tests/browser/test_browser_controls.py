@@ -178,3 +178,31 @@ def test_select_all_keeps_the_ten_most_visited_pages_and_says_so(app, seeded, da
     assert sorted(kept) == [f"/p{m:02d}" for m in range(6, 16)]  # m hits on /pm
     assert "15 pages chosen" in dash_duo.find_element("#shell-note").text
     assert dash_duo.get_logs() == []
+
+
+def test_the_time_zone_is_found_by_typing_and_kept_after_a_reload_and_back(app, seeded,
+                                                                            dash_duo):
+    """The time-zone control lists the zone shown, UTC and the browser's until one types:
+    then every zone naming the text; the zone picked goes into the URL, a reload keeps
+    it, and back returns to the one before."""
+    open_page(dash_duo, app, "/history?site=shop&tz=Asia/Tokyo")
+    dash_duo.wait_for_contains_text("#history-period", "Asia/Tokyo")
+    dash_duo.find_element("#shell-tz").click()
+    search = dash_duo.find_element(".dash-dropdown-search")
+    listed = [o.text for o in dash_duo.find_elements(".dash-dropdown-option")]
+    assert listed[:2] == ["Asia/Tokyo", "UTC"] and "Asia/Kolkata" not in listed
+    assert listed[-1].startswith("Type to search") and len(listed) <= 4
+    search.send_keys("kolk")
+    until(lambda: "Asia/Kolkata" in [o.text for o in
+                                     dash_duo.find_elements(".dash-dropdown-option")])
+    search.send_keys(Keys.ENTER)
+    until(lambda: "tz=Asia%2FKolkata" in dash_duo.driver.current_url
+          or "tz=Asia/Kolkata" in dash_duo.driver.current_url)
+    dash_duo.wait_for_contains_text("#history-period", "Asia/Kolkata")
+    dash_duo.driver.refresh()
+    dash_duo.wait_for_contains_text("#history-period", "Asia/Kolkata")
+    dash_duo.wait_for_text_to_equal("#shell-tz", "Asia/Kolkata")
+    dash_duo.driver.back()
+    dash_duo.wait_for_contains_text("#history-period", "Asia/Tokyo")
+    dash_duo.wait_for_text_to_equal("#shell-tz", "Asia/Tokyo")
+    assert dash_duo.get_logs() == []
