@@ -44,13 +44,13 @@ from ..events import custom
 from ..events import reads as event_reads
 from ..stats import schema
 from ..visits import build as visits
-from . import documents, upgrade
-from .documents import CLASSES, status_class, write_level
+from . import documents, hourly, upgrade
+from .documents import write_level
 
 SETTLE = dt.timedelta(seconds=30)
 # Hours of history written without raw events (``queries.backfill``): per site, page and
 # UTC day, ``hours.H = {hits, bytes, status}``. The hourly level adds them to the events'.
-BACKFILLED = "rollups.backfilled"
+BACKFILLED = hourly.BACKFILLED
 CHECKPOINT_ID = "rollups"
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 VISITS = "visits"
@@ -307,36 +307,13 @@ def touched_keys(touched: dict[str, set[dt.datetime]], key: str) -> dict[str, se
 
 
 def _hourly_documents(db, touched: dict[str, set[dt.datetime]]) -> list[dict]:
-    """Touched hours recomputed from every event of those hours (``events.reads``: one
-    read per site, grouped by path, hour and status), plus their backfilled history."""
+    """Touched hours recomputed from every event of those hours (``hourly``: their
+    columns summed per hour and page), plus their backfilled history."""
     docs = []
     for site, hours in touched.items():
-        buckets: dict[dt.datetime, dict] = {start: {} for start in hours}
-        for start, path, status, hits, size in event_reads.hourly_totals(db, site, hours):
-            documents.add(buckets.setdefault(start, {}), path, hits, size,
-                          status_class(status))
-        _add_backfilled(db, site, hours, buckets)
-        for start, pages in sorted(buckets.items()):
-            if pages:
-                docs += documents.build("hourly", site, start, pages)
+        for start, rows in sorted(hourly.hour_rows(db, site, hours).items()):
+            docs += documents.build_rows("hourly", site, start, rows)
     return docs
-
-
-def _add_backfilled(db, site: str, hours: set[dt.datetime], buckets: dict) -> None:
-    """Add the backfilled history of ``hours`` (no events stand behind it) to their
-    buckets' pages."""
-    days = sorted({parents("hourly", h)["day"] for h in hours})
-    for doc in db[BACKFILLED].find({"site": site, "day": {"$in": days}}):
-        day = validation.timestamp(doc["day"])
-        for hour, part in (doc.get("hours") or {}).items():
-            start = day + dt.timedelta(hours=int(hour))
-            if start not in hours or not part.get("hits"):
-                continue
-            counts = buckets[start].setdefault(doc["page"], documents.blank())
-            counts[documents.HITS] += part["hits"]
-            counts[documents.BYTES] += part.get("bytes", 0)
-            for i, cls in enumerate(CLASSES):
-                counts[2 + i] += part.get("status", {}).get(cls, 0)
 
 
 def _level_documents(db, level: str, source: str,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 import json
 import zlib
 from collections.abc import Iterable
@@ -76,8 +77,14 @@ def merge(into: dict[str, Counts], rows: Iterable[list]) -> None:
 
 def build(level: str, site: str, start: dt.datetime, pages: dict[str, Counts]) -> list[dict]:
     """The documents of one bucket (its parts), from its pages' counts."""
-    rows = [[page, *pages[page]] for page in sorted(pages)]
-    totals = [sum(column) for column in zip(*pages.values(), strict=True)] or blank()
+    return build_rows(level, site, start, [[page, *pages[page]] for page in sorted(pages)])
+
+
+def build_rows(level: str, site: str, start: dt.datetime, rows: list) -> list[dict]:
+    """The documents of one bucket (its parts), from its rows ``[page, *counts]``
+    sorted by page."""
+    totals = [sum(column) for column in itertools.islice(zip(*rows, strict=True), 1, None)]
+    totals = totals or blank()
     cuts = [rows[i:i + PART_PAGES] for i in range(0, len(rows), PART_PAGES)] or [[]]
     computed = dt.datetime.now(dt.UTC)
     docs = []
