@@ -163,12 +163,19 @@ def _sum_day(db, doc_id: str) -> None:
     doc = db[VISITS].find_one({"_id": doc_id}, {"q": 0, f"{BACKFILLED}.q": 0})
     if doc is None:
         return
-    sums = _summed(rows for kind in PAGE_KINDS for source in (doc, doc.get(BACKFILLED) or {})
-                   for rows in [(kind, found) for found in (source.get(kind) or {}).values()])
-    sums[EVENTS] = _events_summed(row for source in (doc, doc.get(BACKFILLED) or {})
-                                  for rows in (source.get(EVENTS) or {}).values()
+    sources = (doc, doc.get(BACKFILLED) or {})
+    sums = _summed((kind, found) for kind in PAGE_KINDS for source in sources
+                   for found in _in_hour_order(source.get(kind)))
+    sums[EVENTS] = _events_summed(row for source in sources
+                                  for rows in _in_hour_order(source.get(EVENTS))
                                   for row in rows)
     db[VISITS].update_one({"_id": doc_id, "ver": doc.get("ver")}, {"$set": {"sums": sums}})
+
+
+def _in_hour_order(hours: dict | None) -> list[list]:
+    """A kind's rows per hour (``{"<H>": rows}``), hour by hour: sketches united in
+    one order whatever order the writers set the hours in (a union's bytes follow it)."""
+    return [hours[hour] for hour in sorted(hours or {}, key=int)]
 
 
 def _sum_month(db, site: str, month: dt.datetime) -> None:
@@ -179,9 +186,8 @@ def _sum_month(db, site: str, month: dt.datetime) -> None:
         {"_id": doc_id}, {"$inc": {"ver": 1}, "$setOnInsert": {"site": site, "month": month}},
         upsert=True, return_document=ReturnDocument.AFTER, projection={"ver": 1})["ver"]
     following = (month + dt.timedelta(days=32)).replace(day=1)
-    days = db[VISITS].find({"site": site, "day": {"$gte": month, "$lt": following}},
-                           {"sums": 1})
-    days = list(days)
+    days = list(db[VISITS].find({"site": site, "day": {"$gte": month, "$lt": following}},
+                                {"sums": 1}, sort=[("day", ASCENDING)]))
     sums = _summed((kind, [[0, *row] for row in rows]) for doc in days
                    for kind, rows in (doc.get("sums") or {}).items() if kind != EVENTS)
     sums[EVENTS] = _events_summed(row for doc in days
