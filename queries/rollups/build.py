@@ -44,7 +44,7 @@ from ..events import custom
 from ..events import reads as event_reads
 from ..stats import schema
 from ..visits import build as visits
-from . import documents, hourly, upgrade
+from . import documents, hourly, merged, upgrade
 from .documents import write_level
 
 SETTLE = dt.timedelta(seconds=30)
@@ -318,15 +318,15 @@ def _hourly_documents(db, touched: dict[str, set[dt.datetime]]) -> list[dict]:
 
 def _level_documents(db, level: str, source: str,
                      wanted: dict[str, set[dt.datetime]]) -> list[dict]:
-    """Buckets of ``level`` recomputed by merging the ``source`` documents they span."""
+    """Buckets of ``level`` recomputed by merging the ``source`` documents they span
+    (``merged``: every bucket of a piece summed in one Polars group-by)."""
     docs = []
     coll = db[schema.ROLLUPS[source]]
     for site, starts in wanted.items():
+        spanned = {}
         for start in sorted(starts):
-            pages: dict[str, documents.Counts] = {}
             query = {"site": site, "start": {"$gte": start, "$lt": next_start(level, start)}}
-            for doc in coll.find(query, {"pages": 1}):
-                documents.merge(pages, documents.rows(doc))
-            if pages:
-                docs += documents.build(level, site, start, pages)
+            spanned[start] = [documents.rows(doc) for doc in coll.find(query, {"pages": 1})]
+        for start, rows in merged.merged(spanned).items():
+            docs += documents.build_rows(level, site, start, rows)
     return docs
