@@ -45,14 +45,19 @@ def _store(tmp_path, name, events=900):
     return path, db
 
 
-def test_workers_write_what_one_process_writes(tmp_path, monkeypatch):
-    monkeypatch.setattr(parallel, "MIN_PARTS", 2)
+def test_workers_write_what_one_process_writes(tmp_path):
+    """Pieces of a day (hours) or two (days) shared out give the documents that the
+    larger pieces of one process give."""
     _, alone = _store(tmp_path, "alone")
     path, shared = _store(tmp_path, "shared")
     run_rollups(alone)
-    with parallel.RollupWorkers(shared, path, shared.name, jobs=2) as workers:
-        run = run_rollups(shared, workers=workers)
-        assert workers._pool is not None            # the processes did the work
+    lent = processes.pool(2)
+    try:
+        with parallel.RollupWorkers(shared, path, shared.name, 2, lent) as workers:
+            assert workers.sharing
+            run = run_rollups(shared, workers=workers)
+    finally:
+        lent.shutdown()
     assert run.documents["hourly"] > 0
     assert _rollups(shared) == _rollups(alone)
 
@@ -100,23 +105,26 @@ def _connected(pause: float) -> bool:
     return parallel._db is not None
 
 
-def test_a_small_run_starts_no_process(tmp_path):
-    path, db = _store(tmp_path, "store", events=100)     # 5 days: 5 hourly pieces
+def test_without_lent_processes_a_run_starts_none(tmp_path, monkeypatch):
+    path, db = _store(tmp_path, "store")
+    monkeypatch.setattr(processes, "pool", None)         # calling it would fail the run
     with parallel.RollupWorkers(db, path, db.name, jobs=2) as workers:
+        assert not workers.sharing
         run_rollups(db, workers=workers)
-        assert workers._pool is None
     assert db[schema.ROLLUPS["yearly"]].count_documents({}) > 0
 
 
-def test_a_dead_worker_fails_the_run_clearly(tmp_path, monkeypatch):
-    monkeypatch.setattr(parallel, "MIN_PARTS", 2)
+def test_a_dead_worker_fails_the_run_clearly(tmp_path):
     path, db = _store(tmp_path, "store")
-    with parallel.RollupWorkers(db, path, db.name, jobs=2) as workers:
-        workers.start("hourly", [])()                               # nothing: no process
-        assert workers._pool is None
-        parts = [{"s": {START + dt.timedelta(hours=h)}} for h in range(4)]
-        assert len(workers.start("hourly", parts)()) == 4
-        for pid in list(workers._pool._processes):
-            os.kill(pid, signal.SIGKILL)
-        with pytest.raises(HitboardError, match="rollup worker process died"):
-            workers.start("hourly", parts)()
+    lent = processes.pool(2)
+    try:
+        with parallel.RollupWorkers(db, path, db.name, 2, lent) as workers:
+            assert workers.start("hourly", [])() == []
+            parts = [{"s": {START + dt.timedelta(hours=h)}} for h in range(4)]
+            assert len(workers.start("hourly", parts)()) == 4
+            for pid in list(lent._processes):
+                os.kill(pid, signal.SIGKILL)
+            with pytest.raises(HitboardError, match="rollup worker process died"):
+                workers.start("hourly", parts)()
+    finally:
+        lent.shutdown()

@@ -55,8 +55,11 @@ CHECKPOINT_ID = "rollups"
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 VISITS = "visits"
 VISIT_CHUNK = 7 * 24            # hours of visits recomputed per piece
-# Parent buckets recomputed per piece, by key: pieces are what worker processes share.
+# Parent buckets recomputed per piece, by key: pieces are what worker processes share
+# (``CHUNK``); in one process, larger pieces are fewer reads, frames and writes, and
+# still bound what is held at once (a week of a site's hours).
 CHUNK = {"hour": 24, "day": 2, "week": 4, "month": 1, "year": 1}
+CHUNK_ALONE = {"hour": 7 * 24, "day": 14, "week": 8, "month": 3, "year": 1}
 # Each level above hourly: (source level, the parent key its source buckets have).
 PARENT = {"daily": ("hourly", "day"), "weekly": ("daily", "week"),
           "monthly": ("daily", "month"), "yearly": ("monthly", "year")}
@@ -224,8 +227,9 @@ def _level(db, level: str, touched: dict[str, set[dt.datetime]], workers):
     piece's (documents written, buckets) once done."""
     key = "hour" if level == "hourly" else PARENT[level][1]
     wanted = touched if level == "hourly" else touched_keys(touched, key)
-    parts = list(_chunked(wanted, CHUNK[key]))
-    if workers is not None:
+    shared = workers is not None and workers.sharing
+    parts = list(_chunked(wanted, (CHUNK if shared else CHUNK_ALONE)[key]))
+    if shared:
         return workers.start(level, parts)
     results = [roll_part(db, level, part) for part in parts]
     return lambda: results
@@ -245,14 +249,16 @@ def roll_part(db, level: str, part: dict[str, set[dt.datetime]]) -> tuple[int, i
 
 
 def _visits(db, hours: dict[str, set[dt.datetime]], workers):
-    """The visits of ``hours`` (per site), begun in pieces of at most a week (their
-    windows overlap by an hour or so: each piece writes the same values there)."""
+    """The visits of ``hours`` (per site), begun in pieces of at most a week when
+    workers share them (their windows overlap by an hour or so: each piece writes the
+    same values there), else a piece per site: its days' and months' sums are then
+    summed once each, not once per piece."""
+    if workers is None or not workers.sharing:
+        results = [roll_part(db, VISITS, {site: found}) for site, found in hours.items()]
+        return lambda: results
     parts = [{site: set(ordered[i:i + VISIT_CHUNK])} for site, found in hours.items()
              for ordered in [sorted(found)] for i in range(0, len(ordered), VISIT_CHUNK)]
-    if workers is not None:
-        return workers.start(VISITS, parts)
-    results = [roll_part(db, VISITS, part) for part in parts]
-    return lambda: results
+    return workers.start(VISITS, parts)
 
 
 def _joined(*touched: dict[str, set[dt.datetime]]) -> dict[str, set[dt.datetime]]:

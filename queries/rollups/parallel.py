@@ -1,12 +1,15 @@
-"""Rollups computed by worker processes, for the runs that rewrite a great many buckets.
+"""Rollups computed by worker processes an ingest lends, for the runs that rewrite a
+great many buckets.
 
 An ingest of a log spanning months rewrites hundreds of thousands of buckets (about one
-hourly bucket per page and hour with traffic), most of the cost in Python: building and
-encoding each document. A level's pieces (``build.CHUNK`` parent buckets each) are
-independent, so workers (``queries.processes``) compute and write them side by side,
-one level after the other; only SQLite's inserts wait for each other. A run is as safe
-as in one process: its checkpoint moves only once every level is written, and a worker
-that fails fails the run, which the next one repeats.
+hourly bucket per page and hour with traffic). A level's pieces (``build.CHUNK`` parent
+buckets each) are independent, so the ingest's worker processes (``queries.processes``),
+if it has them, compute and write them side by side, one level after the other; only
+SQLite's inserts wait for each other. Without lent processes a run is computed in its own
+process: the hourly level and the merges are column work (Polars), and starting
+processes for it would cost more memory (~90 MB each) and imports than they save. A run
+is as safe as in one process: its checkpoint moves only once every level is written, and
+a worker that fails fails the run, which the next one repeats.
 """
 
 from __future__ import annotations
@@ -14,15 +17,10 @@ from __future__ import annotations
 from concurrent.futures import Executor
 from concurrent.futures.process import BrokenProcessPool
 
-from .. import processes
 from ..errors import HitboardError
 from ..store.connection import bulk_loading, connect
 from . import build
 
-# A level of fewer pieces is computed here: starting the processes (~1 s of imports)
-# would cost more than sharing the work saves. Processes already running (an ingest's)
-# take every level: two levels may then run side by side (``build.roll_hours``).
-MIN_PARTS = 16
 _db = None
 
 
@@ -36,26 +34,27 @@ def _roll(store: str, database: str | None, level: str, part: dict) -> tuple[int
 
 
 class RollupWorkers:
-    """``jobs`` processes rolling up ``store`` (``database``): those of ``executor`` if
-    given (an ingest's, left running for its caller to stop), else started on first
-    need; ``db`` computes the small levels here. Close it (or use it in ``with``)."""
+    """The processes of ``executor`` (an ingest's, left running for its caller to stop)
+    rolling up ``store`` (``database``) when ``jobs`` > 1; else every piece is computed
+    here through ``db``. Close it (or use it in ``with``)."""
 
     def __init__(self, db, store: str, database: str | None, jobs: int,
                  executor: Executor | None = None):
         self.db, self.store, self.database, self.jobs = db, store, database, jobs
-        self._borrowed = executor
         self._pool: Executor | None = executor
+
+    @property
+    def sharing(self) -> bool:
+        """Whether pieces go to processes (else ``build`` computes them here)."""
+        return self._pool is not None and self.jobs > 1
 
     def start(self, level: str, parts: list[dict]):
         """``build.roll_part`` of each piece, begun: the pieces handed to the processes
         (or computed here), and a function that returns their results, (documents
         written, buckets) per piece, once they are all done."""
-        least = 1 if self._borrowed is not None else MIN_PARTS
-        if self.jobs < 2 or len(parts) < least:
+        if not self.sharing:
             results = [build.roll_part(self.db, level, part) for part in parts]
             return lambda: results
-        if self._pool is None:
-            self._pool = processes.pool(self.jobs)
         try:
             futures = [self._pool.submit(_roll, self.store, self.database, level, part)
                        for part in parts]
@@ -70,8 +69,7 @@ class RollupWorkers:
         return results
 
     def close(self) -> None:
-        if self._pool is not None and self._pool is not self._borrowed:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        """Forget the lent processes (their owner stops them)."""
         self._pool = None
 
     def __enter__(self) -> RollupWorkers:
