@@ -317,8 +317,8 @@ def _hourly_documents(db, touched: dict[str, set[dt.datetime]]) -> list[dict]:
     columns summed per hour and page), plus their backfilled history."""
     docs = []
     for site, hours in touched.items():
-        for start, rows in sorted(hourly.hour_rows(db, site, hours).items()):
-            docs += documents.build_rows("hourly", site, start, rows)
+        for start, (rows, totals) in sorted(hourly.hour_rows(db, site, hours).items()):
+            docs += documents.build_rows("hourly", site, start, rows, totals)
     return docs
 
 
@@ -333,6 +333,6 @@ def _level_documents(db, level: str, source: str,
         for start in sorted(starts):
             query = {"site": site, "start": {"$gte": start, "$lt": next_start(level, start)}}
             spanned[start] = [documents.rows(doc) for doc in coll.find(query, {"pages": 1})]
-        for start, rows in merged.merged(spanned).items():
-            docs += documents.build_rows(level, site, start, rows)
+        for start, (rows, totals) in merged.merged(spanned).items():
+            docs += documents.build_rows(level, site, start, rows, totals)
     return docs

@@ -80,10 +80,12 @@ def build(level: str, site: str, start: dt.datetime, pages: dict[str, Counts]) -
     return build_rows(level, site, start, [[page, *pages[page]] for page in sorted(pages)])
 
 
-def build_rows(level: str, site: str, start: dt.datetime, rows: list) -> list[dict]:
+def build_rows(level: str, site: str, start: dt.datetime, rows: list,
+               totals: list[int] | None = None) -> list[dict]:
     """The documents of one bucket (its parts), from its rows ``[page, *counts]``
-    sorted by page."""
-    totals = [sum(column) for column in itertools.islice(zip(*rows, strict=True), 1, None)]
+    sorted by page (and their ``totals``, if summed already)."""
+    if totals is None:
+        totals = [sum(column) for column in itertools.islice(zip(*rows, strict=True), 1, None)]
     totals = totals or blank()
     cuts = [rows[i:i + PART_PAGES] for i in range(0, len(rows), PART_PAGES)] or [[]]
     computed = dt.datetime.now(dt.UTC)

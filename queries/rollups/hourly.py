@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 from array import array
-from collections.abc import Iterator
 
 import numpy as np
 import polars as pl
@@ -23,6 +22,7 @@ from .. import validation
 from ..events import buckets, expired
 from ..events import reads as event_reads
 from ..stats import schema
+from . import merged
 from .documents import CLASSES
 
 _COLUMNS = ("path", "status", "bytes")
@@ -50,10 +50,10 @@ class _Pages:
         return out
 
 
-def hour_rows(db, site: str, hours: set[dt.datetime]) -> dict[dt.datetime, list[list]]:
+def hour_rows(db, site: str, hours: set[dt.datetime]) -> dict[dt.datetime, tuple]:
     """Per touched hour with traffic, its rows ``[page, hits, bytes, 2xx, 3xx, 4xx, 5xx,
-    other]`` (tuples) sorted by page: its events (expired ones included) and its backfilled
-    history (``build.BACKFILLED``)."""
+    other]`` sorted by page and their totals (None: not summed): its events (expired
+    ones included) and its backfilled history (``build.BACKFILLED``)."""
     pages = _Pages()
     spans = event_reads.runs(sorted(hours))
     skip: set = set()
@@ -75,27 +75,22 @@ def hour_rows(db, site: str, hours: set[dt.datetime]) -> dict[dt.datetime, list[
     return _by_hour(summed, pages.names)
 
 
-def _by_hour(summed: pl.DataFrame, names: list) -> dict[dt.datetime, list]:
+def _by_hour(summed: pl.DataFrame, names: list) -> dict[dt.datetime, tuple]:
     """The summed rows cut per hour, each hour's sorted by page name (in Polars; in
-    Python if a name is none that Polars holds)."""
+    Python if a name is none that Polars holds), with their totals (or None)."""
     try:
         named = summed.with_columns(page=pl.Series(names, dtype=pl.Utf8).gather(
             summed["page"]))
     except (pl.exceptions.PolarsError, TypeError, ValueError):
-        return {hour: sorted(list(row) for row in rows) for hour, rows in _cut(
-            summed.sort("hour"), lambda row: (names[row[0]], *row[1:]))}
-    return dict(_cut(named.sort("hour", "page"), None))
-
-
-def _cut(summed: pl.DataFrame, renamed) -> Iterator[tuple[dt.datetime, list]]:
-    """``(hour start, rows without their hour)`` of rows sorted by hour."""
-    hours, counts = np.unique(summed["hour"].to_numpy(), return_counts=True)
-    rows = summed.drop("hour").rows()
-    if renamed is not None:
-        rows = list(map(renamed, rows))
-    ends = np.cumsum(counts).tolist()
-    for hour, end, n in zip(hours.tolist(), ends, counts.tolist(), strict=True):
-        yield schema.from_epoch_ms(hour * buckets.HOUR_MS), rows[end - n:end]
+        out: dict = {}
+        for hour, page, *counts in summed.rows():
+            out.setdefault(hour, []).append([names[page], *counts])
+        return {schema.from_epoch_ms(hour * buckets.HOUR_MS): (sorted(rows), None)
+                for hour, rows in out.items()}
+    hours = named["hour"].unique().sort().to_list()
+    starts = [schema.from_epoch_ms(hour * buckets.HOUR_MS) for hour in hours]
+    indexed = named.with_columns(hour=pl.col("hour").rank("dense").cast(pl.Int64) - 1)
+    return merged.cut(indexed.sort("hour", "page"), "hour", starts)
 
 
 def _stored(db, site: str, spans: list[tuple], skip: set, pages: _Pages

@@ -18,9 +18,11 @@ from . import documents
 _COUNTS = [f"n{i}" for i in range(documents.WIDTH)]
 
 
-def merged(spanned: dict[dt.datetime, list[list[list]]]) -> dict[dt.datetime, list]:
+def merged(spanned: dict[dt.datetime, list[list[list]]]
+           ) -> dict[dt.datetime, tuple[list, list[int] | None]]:
     """Per bucket start, the rows ``[page, *counts]`` of its source documents (each a
-    list of rows) summed per page, sorted by page; buckets without rows left out."""
+    list of rows) summed per page, sorted by page, and their totals (None: not summed
+    yet); buckets without rows left out."""
     starts = list(spanned)
     bucket, columns = [], [[] for _ in range(documents.WIDTH + 1)]
     for i, start in enumerate(starts):
@@ -41,11 +43,19 @@ def merged(spanned: dict[dt.datetime, list[list[list]]]) -> dict[dt.datetime, li
         return _merged_here(starts, spanned)
     summed = (frame.group_by("bucket", "page").agg(pl.col(_COUNTS).sum())
               .sort("bucket", "page"))
-    found, counts = np.unique(summed["bucket"].to_numpy(), return_counts=True)
-    rows = summed.drop("bucket").rows()
+    return cut(summed, "bucket", starts)
+
+
+def cut(summed: pl.DataFrame, key: str, starts) -> dict:
+    """Rows sorted by ``key`` (an index of ``starts``), then page: per start, its rows
+    without the key and their totals."""
+    totals = summed.group_by(key).agg(pl.all().exclude("page").sum()).sort(key)
+    found, counts = np.unique(summed[key].to_numpy(), return_counts=True)
+    rows = summed.drop(key).rows()
     out, end = {}, 0
-    for i, n in zip(found.tolist(), counts.tolist(), strict=True):
-        out[starts[i]] = rows[end:end + n]
+    for i, n, total in zip(found.tolist(), counts.tolist(), totals.drop(key).rows(),
+                           strict=True):
+        out[starts[i]] = (rows[end:end + n], list(total))
         end += n
     return out
 
@@ -58,5 +68,5 @@ def _merged_here(starts: list, spanned: dict) -> dict[dt.datetime, list]:
         for rows in spanned[start]:
             documents.merge(pages, rows)
         if pages:
-            out[start] = [[page, *pages[page]] for page in sorted(pages)]
+            out[start] = ([[page, *pages[page]] for page in sorted(pages)], None)
     return out
