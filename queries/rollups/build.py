@@ -35,6 +35,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+import polars as pl
 from pymongo import ASCENDING
 
 from .. import validation
@@ -132,6 +134,7 @@ class RollupRun:
     hourly: Callable[[], list] | None = field(default=None, repr=False)
     visits: Callable[[], list] | None = field(default=None, repr=False)
     catching_up: bool = field(default=False, repr=False)
+    kept: dict = field(default_factory=dict, repr=False)        # see ``Kept``
 
 
 def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None,
@@ -157,7 +160,7 @@ def start_rollups(db, now: dt.datetime | None = None, workers=None) -> RollupRun
     run = RollupRun(checkpoint(db)["watermark"], read_until)
     run.touched = event_reads.touched_hours(db, run.since)
     run.started = started
-    run.hourly = _level(db, "hourly", run.touched, workers)
+    run.hourly = _level(db, "hourly", run.touched, workers, run.kept)
     run.catching_up = not visits.is_caught_up(db)
     since = EPOCH if run.catching_up else run.since
     hours = event_reads.touched_hours(db, EPOCH) if run.catching_up else run.touched
@@ -194,13 +197,16 @@ def roll_hours(db, touched: dict[str, set[dt.datetime]], run: RollupRun | None =
     weeks and months, both made of days, are computed side by side. The hourly level of
     a started ``run`` is already under way."""
     started = {}
+    kept = run.kept if run is not None else {}
     if run is not None and run.hourly is not None:
         started["hourly"] = run.hourly
     for level in schema.ROLLUP_LEVELS:
         if level in PARENT:
             _done(PARENT[level][0], started, run)
         if level not in started:
-            started[level] = _level(db, level, touched, workers)
+            started[level] = _level(db, level, touched, workers, kept)
+        for source in [name for name in kept if name not in _KEPT_FOR_AFTER[level]]:
+            del kept[source]
     for level in list(started):
         _done(level, started, run)
     if run is not None:             # in level order, however they ended
@@ -222,29 +228,32 @@ def _done(level: str, started: dict, run: RollupRun | None) -> None:
         run.documents[level] = written
 
 
-def _level(db, level: str, touched: dict[str, set[dt.datetime]], workers):
+def _level(db, level: str, touched: dict[str, set[dt.datetime]], workers, kept=None):
     """The ``level`` buckets of the touched hours, started: a function returning each
-    piece's (documents written, buckets) once done."""
+    piece's (documents written, buckets) once done. Computed here, each piece keeps its
+    rows in ``kept`` for the level above (see ``_keep``)."""
     key = "hour" if level == "hourly" else PARENT[level][1]
     wanted = touched if level == "hourly" else touched_keys(touched, key)
     shared = workers is not None and workers.sharing
     parts = list(_chunked(wanted, (CHUNK if shared else CHUNK_ALONE)[key]))
     if shared:
         return workers.start(level, parts)
-    results = [roll_part(db, level, part) for part in parts]
+    results = [roll_part(db, level, part, kept) for part in parts]
     return lambda: results
 
 
-def roll_part(db, level: str, part: dict[str, set[dt.datetime]]) -> tuple[int, int]:
+def roll_part(db, level: str, part: dict[str, set[dt.datetime]],
+              kept: dict | None = None) -> tuple[int, int]:
     """Recompute and write the ``level`` buckets of ``part`` (per site, starts of hours or
     of the level's parent buckets; ``VISITS``: the visits of those hours); returns
-    (documents written, buckets)."""
+    (documents written, buckets). ``kept``: rows of the level below computed by this
+    run, read instead of their documents, and where this level's rows are kept."""
     if level == VISITS:
         return visits.recompute(db, part), 0
     if level == "hourly":
-        docs = _hourly_documents(db, part)
+        docs = _hourly_documents(db, part, kept)
     else:
-        docs = _level_documents(db, level, PARENT[level][0], part)
+        docs = _level_documents(db, level, PARENT[level][0], part, kept)
     return write_level(db, level, docs), len({(d["site"], d["start"]) for d in docs})
 
 
@@ -312,27 +321,79 @@ def touched_keys(touched: dict[str, set[dt.datetime]], key: str) -> dict[str, se
     return out
 
 
-def _hourly_documents(db, touched: dict[str, set[dt.datetime]]) -> list[dict]:
+def _hourly_documents(db, touched: dict[str, set[dt.datetime]], kept: dict | None = None
+                      ) -> list[dict]:
     """Touched hours recomputed from every event of those hours (``hourly``: their
     columns summed per hour and page), plus their backfilled history."""
     docs = []
     for site, hours in touched.items():
-        for start, (rows, totals) in sorted(hourly.hour_rows(db, site, hours).items()):
+        found, frame = hourly.hour_rows(db, site, hours)
+        for start, (rows, totals) in sorted(found.items()):
             docs += documents.build_rows("hourly", site, start, rows, totals)
+        _keep(kept, "hourly", site, frame, found)
     return docs
 
 
-def _level_documents(db, level: str, source: str,
-                     wanted: dict[str, set[dt.datetime]]) -> list[dict]:
-    """Buckets of ``level`` recomputed by merging the ``source`` documents they span
-    (``merged``: every bucket of a piece summed in one Polars group-by)."""
+def _level_documents(db, level: str, source: str, wanted: dict[str, set[dt.datetime]],
+                     kept: dict | None = None) -> list[dict]:
+    """Buckets of ``level`` recomputed by merging the ``source`` buckets they span
+    (``merged``: every bucket of a piece summed in one Polars group-by): those this run
+    computed and kept from their rows, the others from their stored documents."""
     docs = []
     coll = db[schema.ROLLUPS[source]]
     for site, starts in wanted.items():
-        spanned = {}
-        for start in sorted(starts):
-            query = {"site": site, "start": {"$gte": start, "$lt": next_start(level, start)}}
-            spanned[start] = [documents.rows(doc) for doc in coll.find(query, {"pages": 1})]
-        for start, (rows, totals) in merged.merged(spanned).items():
+        starts = sorted(starts)
+        ends = [next_start(level, start) for start in starts]
+        frames, computed = (kept or {}).get(source, {}).get(site, ([], set()))
+        decoded = [(i, documents.rows(doc)) for i, (start, end) in enumerate(
+                   zip(starts, ends, strict=True))
+                   for doc in coll.find({"site": site, "start": {"$gte": start, "$lt": end}},
+                                        {"pages": 1, "start": 1})
+                   if validation.timestamp(doc["start"]) not in computed]
+        found, frame = merged.merged(starts, decoded, _within(frames, starts, ends))
+        for start, (rows, totals) in found.items():
             docs += documents.build_rows(level, site, start, rows, totals)
+        if frame is not None:
+            bounds = pl.Series([schema.epoch_ms(start) for start in starts], dtype=pl.Int64)
+            frame = frame.with_columns(bucket=bounds.gather(frame["bucket"])).rename(
+                {"bucket": "start"})
+        _keep(kept, level, site, frame, found)
     return docs
+
+
+# Which kept rows a level's computation leaves needed, by level: rows a run computed
+# feed the levels above it (``_keep``).
+_KEPT_FOR_AFTER = {"hourly": {"hourly"}, "daily": {"daily"}, "weekly": {"daily"},
+                   "monthly": {"monthly"}, "yearly": set()}
+_KEPT_LEVELS = {"hourly", "daily", "monthly"}
+KEEP_ROWS = 500_000       # rows kept at most, all levels together (~110 bytes a row)
+
+
+def _keep(kept: dict | None, level: str, site: str, frame, found: dict) -> None:
+    """Keep a piece's rows (``frame``: ``start`` ms, ``page``, counts) for the level
+    above, which then reads them rather than decode the documents just written: while
+    the rows kept stay under ``KEEP_ROWS``, to bound the memory a long run holds (the
+    buckets not kept are read from their documents)."""
+    if kept is None or frame is None or level not in _KEPT_LEVELS:
+        return
+    held = sum(f.height for by_site in kept.values() for frames, _ in by_site.values()
+               for f in frames)
+    if held + frame.height > KEEP_ROWS:
+        return
+    frames, computed = kept.setdefault(level, {}).setdefault(site, ([], set()))
+    frames.append(frame)
+    computed.update(found)
+
+
+def _within(frames: list, starts: list[dt.datetime], ends: list[dt.datetime]):
+    """The kept rows of the buckets in [starts[i], ends[i]), with ``bucket`` = i."""
+    if not frames:
+        return None
+    lows = np.array([schema.epoch_ms(start) for start in starts], dtype=np.int64)
+    highs = np.array([schema.epoch_ms(end) for end in ends], dtype=np.int64)
+    rows = pl.concat(frames)
+    at = rows["start"].to_numpy()
+    index = np.searchsorted(lows, at, side="right") - 1
+    inside = (index >= 0) & (at < highs[np.maximum(index, 0)])
+    return rows.with_columns(start=pl.Series(index)).rename({"start": "bucket"}).filter(
+        pl.Series(inside))

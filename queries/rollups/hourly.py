@@ -50,10 +50,11 @@ class _Pages:
         return out
 
 
-def hour_rows(db, site: str, hours: set[dt.datetime]) -> dict[dt.datetime, tuple]:
+def hour_rows(db, site: str, hours: set[dt.datetime]) -> tuple[dict, pl.DataFrame | None]:
     """Per touched hour with traffic, its rows ``[page, hits, bytes, 2xx, 3xx, 4xx, 5xx,
     other]`` sorted by page and their totals (None: not summed): its events (expired
-    ones included) and its backfilled history (``build.BACKFILLED``)."""
+    ones included) and its backfilled history (``build.BACKFILLED``); and all the rows
+    as one frame (see ``_by_hour``)."""
     pages = _Pages()
     spans = event_reads.runs(sorted(hours))
     skip: set = set()
@@ -69,15 +70,17 @@ def hour_rows(db, site: str, hours: set[dt.datetime]) -> dict[dt.datetime, tuple
     counted = [_counted(frames)] if frames else []
     counted += _backfilled(db, site, hours, pages)
     if not counted:
-        return {}
+        return {}, None
     summed = (pl.concat(counted).group_by("hour", "page")
               .agg(pl.col(name).sum() for name in _SUMS))
-    return _by_hour(summed, pages.names)
+    return _by_hour(summed.rename(dict(zip(_SUMS, merged.COUNTS, strict=True))),
+                    pages.names)
 
 
-def _by_hour(summed: pl.DataFrame, names: list) -> dict[dt.datetime, tuple]:
+def _by_hour(summed: pl.DataFrame, names: list) -> tuple[dict, pl.DataFrame | None]:
     """The summed rows cut per hour, each hour's sorted by page name (in Polars; in
-    Python if a name is none that Polars holds), with their totals (or None)."""
+    Python if a name is none that Polars holds), with their totals (or None); and the
+    rows as a frame (``start`` ms, ``page``, counts), None when cut in Python."""
     try:
         named = summed.with_columns(page=pl.Series(names, dtype=pl.Utf8).gather(
             summed["page"]))
@@ -86,11 +89,13 @@ def _by_hour(summed: pl.DataFrame, names: list) -> dict[dt.datetime, tuple]:
         for hour, page, *counts in summed.rows():
             out.setdefault(hour, []).append([names[page], *counts])
         return {schema.from_epoch_ms(hour * buckets.HOUR_MS): (sorted(rows), None)
-                for hour, rows in out.items()}
+                for hour, rows in out.items()}, None
     hours = named["hour"].unique().sort().to_list()
     starts = [schema.from_epoch_ms(hour * buckets.HOUR_MS) for hour in hours]
     indexed = named.with_columns(hour=pl.col("hour").rank("dense").cast(pl.Int64) - 1)
-    return merged.cut(indexed.sort("hour", "page"), "hour", starts)
+    frame = named.select(pl.col("hour") * buckets.HOUR_MS, pl.exclude("hour")).rename(
+        {"hour": "start"})
+    return merged.cut(indexed.sort("hour", "page"), "hour", starts), frame
 
 
 def _stored(db, site: str, spans: list[tuple], skip: set, pages: _Pages

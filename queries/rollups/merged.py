@@ -15,35 +15,39 @@ import polars as pl
 
 from . import documents
 
-_COUNTS = [f"n{i}" for i in range(documents.WIDTH)]
+COUNTS = [f"n{i}" for i in range(documents.WIDTH)]
 
 
-def merged(spanned: dict[dt.datetime, list[list[list]]]
-           ) -> dict[dt.datetime, tuple[list, list[int] | None]]:
-    """Per bucket start, the rows ``[page, *counts]`` of its source documents (each a
-    list of rows) summed per page, sorted by page, and their totals (None: not summed
-    yet); buckets without rows left out."""
-    starts = list(spanned)
+def merged(starts: list[dt.datetime], decoded: list[tuple[int, list]],
+           cached: pl.DataFrame | None = None) -> tuple[dict, pl.DataFrame | None]:
+    """Per bucket start (of ``starts``), the rows ``[page, *counts]`` of its sources
+    summed per page, sorted by page, and their totals (None: not summed yet); buckets
+    without rows left out. Sources: ``decoded`` (a bucket's index in ``starts``, the
+    rows of a stored document) and ``cached`` (rows a run computed and kept: columns
+    ``bucket``, ``page``, ``n0``...). Also the sums as a frame (``bucket``, ``page``,
+    counts), None when summed in Python."""
     bucket, columns = [], [[] for _ in range(documents.WIDTH + 1)]
-    for i, start in enumerate(starts):
-        for rows in spanned[start]:
-            if not rows:
-                continue
-            bucket.append(np.full(len(rows), i, dtype=np.int64))
-            for column, values in zip(columns, zip(*rows, strict=True), strict=True):
-                column.extend(values)
-    if not bucket:
-        return {}
+    for i, rows in decoded:
+        if not rows:
+            continue
+        bucket.append(np.full(len(rows), i, dtype=np.int64))
+        for column, values in zip(columns, zip(*rows, strict=True), strict=True):
+            column.extend(values)
+    frames = [] if cached is None or cached.is_empty() else [cached]
     try:
-        frame = pl.DataFrame({"bucket": np.concatenate(bucket),
-                              "page": pl.Series(columns[0], dtype=pl.Utf8),
-                              **{name: pl.Series(values, dtype=pl.Int64)
-                                 for name, values in zip(_COUNTS, columns[1:], strict=True)}})
+        if bucket:
+            frames.append(pl.DataFrame(
+                {"bucket": np.concatenate(bucket),
+                 "page": pl.Series(columns[0], dtype=pl.Utf8),
+                 **{name: pl.Series(values, dtype=pl.Int64)
+                    for name, values in zip(COUNTS, columns[1:], strict=True)}}))
     except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError):
-        return _merged_here(starts, spanned)
-    summed = (frame.group_by("bucket", "page").agg(pl.col(_COUNTS).sum())
+        return _merged_here(starts, decoded, cached), None
+    if not frames:
+        return {}, None
+    summed = (pl.concat(frames).group_by("bucket", "page").agg(pl.col(COUNTS).sum())
               .sort("bucket", "page"))
-    return cut(summed, "bucket", starts)
+    return cut(summed, "bucket", starts), summed
 
 
 def cut(summed: pl.DataFrame, key: str, starts) -> dict:
@@ -60,13 +64,14 @@ def cut(summed: pl.DataFrame, key: str, starts) -> dict:
     return out
 
 
-def _merged_here(starts: list, spanned: dict) -> dict[dt.datetime, list]:
+def _merged_here(starts: list, decoded: list, cached: pl.DataFrame | None
+                 ) -> dict[dt.datetime, tuple]:
     """``merged`` in Python, for pages or counts a Polars frame does not hold."""
-    out = {}
-    for start in starts:
-        pages: dict[str, documents.Counts] = {}
-        for rows in spanned[start]:
-            documents.merge(pages, rows)
-        if pages:
-            out[start] = ([[page, *pages[page]] for page in sorted(pages)], None)
-    return out
+    pages: dict[int, dict[str, documents.Counts]] = {}
+    for i, rows in decoded:
+        documents.merge(pages.setdefault(i, {}), rows)
+    if cached is not None:
+        for i, *row in cached.rows():
+            documents.merge(pages.setdefault(i, {}), [row])
+    return {starts[i]: ([[page, *found[page]] for page in sorted(found)], None)
+            for i, found in sorted(pages.items()) if found}
