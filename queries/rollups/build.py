@@ -56,12 +56,9 @@ BACKFILLED = hourly.BACKFILLED
 CHECKPOINT_ID = "rollups"
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 VISITS = "visits"
-VISIT_CHUNK = 7 * 24            # hours of visits recomputed per piece
-# Parent buckets recomputed per piece, by key: pieces are what worker processes share
-# (``CHUNK``); in one process, larger pieces are fewer reads, frames and writes, and
-# still bound what is held at once (a week of a site's hours).
-CHUNK = {"hour": 24, "day": 2, "week": 4, "month": 1, "year": 1}
-CHUNK_ALONE = {"hour": 7 * 24, "day": 14, "week": 8, "month": 3, "year": 1}
+# Parent buckets recomputed per piece, by key: fewer pieces are fewer reads, frames and
+# writes; a piece bounds what is held at once (a week of a site's hours).
+CHUNK = {"hour": 7 * 24, "day": 14, "week": 8, "month": 3, "year": 1}
 # Each level above hourly: (source level, the parent key its source buckets have).
 PARENT = {"daily": ("hourly", "day"), "weekly": ("daily", "week"),
           "monthly": ("daily", "month"), "yearly": ("monthly", "year")}
@@ -143,18 +140,16 @@ def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None
     ``retention`` (days), then the events it has read and that are older are expired.
     Each run also compacts the visitor sketches of the buckets closed since the last one
     (``dimensions.sketches.compact_due``): this is what runs periodically (the server's
-    rollup job, ``hitboard rollup [--every]``, an ingest's final run). ``workers``: see
-    ``roll_hours``."""
+    rollup job, ``hitboard rollup [--every]``, an ingest's final run). ``workers``
+    (``parallel.RollupWorkers``, an ingest's) changes nothing: every piece is computed
+    here."""
     return finish_rollups(db, start_rollups(db, now, workers), retention, workers)
 
 
 def start_rollups(db, now: dt.datetime | None = None, workers=None) -> RollupRun:
     """A run's first steps: its window and the hours it touches read, and their hourly
     buckets and visits (``queries.visits.build``; every kept event's hours once, for a
-    store older than visits) handed to ``workers`` (if given: computed by them
-    meanwhile, else here).
-    :func:`finish_rollups` does the rest. An ingest starts its run once its events are
-    written, so the workers roll up while it flushes its counters."""
+    store older than visits) computed. :func:`finish_rollups` does the rest."""
     started = time.perf_counter()
     read_until = validation.timestamp(now) if now else dt.datetime.now(dt.UTC)
     run = RollupRun(checkpoint(db)["watermark"], read_until)
@@ -191,11 +186,9 @@ def roll_hours(db, touched: dict[str, set[dt.datetime]], run: RollupRun | None =
     """Recompute every bucket, at every level, holding one of the ``touched`` hours (per
     site); the checkpoint is left alone. A backfill calls it for the hours it wrote.
     Each level is computed and written a few parent buckets at a time (``CHUNK``), so a
-    year of a thousand pages (~9 million hourly buckets) is never held in memory; the
-    pieces of a level are independent, and ``workers`` (``queries.rollups.parallel``), if
-    given, may share them out: a level starts once its source level is written, so
-    weeks and months, both made of days, are computed side by side. The hourly level of
-    a started ``run`` is already under way."""
+    year of a thousand pages (~9 million hourly buckets) is never held in memory; a
+    level's rows feed the level above from memory while they fit (``_keep``). The
+    hourly level of a started ``run`` is done already."""
     started = {}
     kept = run.kept if run is not None else {}
     if run is not None and run.hourly is not None:
@@ -234,11 +227,7 @@ def _level(db, level: str, touched: dict[str, set[dt.datetime]], workers, kept=N
     rows in ``kept`` for the level above (see ``_keep``)."""
     key = "hour" if level == "hourly" else PARENT[level][1]
     wanted = touched if level == "hourly" else touched_keys(touched, key)
-    shared = workers is not None and workers.sharing
-    parts = list(_chunked(wanted, (CHUNK if shared else CHUNK_ALONE)[key]))
-    if shared:
-        return workers.start(level, parts)
-    results = [roll_part(db, level, part, kept) for part in parts]
+    results = [roll_part(db, level, part, kept) for part in _chunked(wanted, CHUNK[key])]
     return lambda: results
 
 
@@ -258,16 +247,10 @@ def roll_part(db, level: str, part: dict[str, set[dt.datetime]],
 
 
 def _visits(db, hours: dict[str, set[dt.datetime]], workers):
-    """The visits of ``hours`` (per site), begun in pieces of at most a week when
-    workers share them (their windows overlap by an hour or so: each piece writes the
-    same values there), else a piece per site: its days' and months' sums are then
-    summed once each, not once per piece."""
-    if workers is None or not workers.sharing:
-        results = [roll_part(db, VISITS, {site: found}) for site, found in hours.items()]
-        return lambda: results
-    parts = [{site: set(ordered[i:i + VISIT_CHUNK])} for site, found in hours.items()
-             for ordered in [sorted(found)] for i in range(0, len(ordered), VISIT_CHUNK)]
-    return workers.start(VISITS, parts)
+    """The visits of ``hours`` (per site), a piece per site: each of its days and months
+    is summed once."""
+    results = [roll_part(db, VISITS, {site: found}) for site, found in hours.items()]
+    return lambda: results
 
 
 def _joined(*touched: dict[str, set[dt.datetime]]) -> dict[str, set[dt.datetime]]:

@@ -125,6 +125,9 @@ def capped(cells: dict[tuple, Cell], pages: int | None = None) -> dict[tuple, Ce
     for key, cell in cells.items():
         if key[-2] == TOTAL:
             per_name[key[-3]] = per_name.get(key[-3], 0) + cell.events
+    if len(per_name) <= MAX_NAMES and _values_fit(cells, pages):
+        return {key: Cell(cell.events, cell.revenue, cell.sketch)
+                for key, cell in cells.items()}     # what the merges below would give
     kept_names = _top(per_name, MAX_NAMES) | {PAGEVIEW}
     named: dict[tuple, Cell] = {}
     for key, cell in cells.items():
@@ -145,6 +148,17 @@ def capped(cells: dict[tuple, Cell], pages: int | None = None) -> dict[tuple, Ce
             key = (*key[:-1], OTHER)
         merge_into(out, key, cell)
     return out
+
+
+def _values_fit(cells: dict[tuple, Cell], pages: int | None) -> bool:
+    """Whether every name and dimension has no more values than its cap (``capped``)."""
+    values: dict[tuple, int] = {}
+    for key in cells:
+        if key[-2] != TOTAL:
+            group = key[-3:-1]
+            values[group] = values.get(group, 0) + 1
+    return all(n <= (pages if pages and group == (PAGEVIEW, PAGE) else MAX_VALUES)
+               for group, n in values.items())
 
 
 def _top(counts: dict[str, int], n: int) -> set[str]:
