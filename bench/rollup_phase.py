@@ -177,11 +177,16 @@ def main() -> None:
                         f"{r['store_mb']:.1f} MB, buckets {r['buckets']}",
                         flush=True,
                     )
-            first = next(iter(digests.values()))
+            groups: dict[str, list] = {}
             for key, digest in digests.items():
-                diff = {k for k in first.keys() | digest.keys() if first.get(k) != digest.get(k)}
-                print(f"  {key}: {'same documents' if not diff else 'DIFFER: ' + str(diff)}")
-            print(f"  {json.dumps(first)}")
+                groups.setdefault(json.dumps(digest, sort_keys=True), []).append(key)
+            for n, keys in enumerate(groups.values()):
+                names = ", ".join(f"{name} jobs {jobs}" for name, jobs in keys)
+                print(f"  documents {n + 1}: {names}")
+            if len(groups) > 1:
+                first, *others = (json.loads(digest) for digest in groups)
+                differ = {k for other in others for k in first if first[k] != other.get(k)}
+                print(f"  they differ in: {', '.join(sorted(differ))}")
 
 
 if __name__ == "__main__":
