@@ -8,11 +8,13 @@ tree's ``hitboard ingest --site real``, its rollups and visits then removed (the
 collections ``rollups.*``, ``visits.*`` and their checkpoints): what an ingest leaves
 just before its rollup phase. Then, per round and per tree (``--baseline``, a checkout
 with its own ``.venv``, and this one), in a copy of that store, a fresh process runs the
-phase (``build.run_rollups``, with ``--jobs`` worker processes as an ingest has them)
-and prints its wall and CPU seconds (its own and its workers'), the peak RSS of the
-process and of its largest worker, and a digest of every rollup and visit document
-(``computed`` and ``ver`` left out: a time and a writer's counter). Same digest: the
-same answers.
+phase (``build.run_rollups``, with ``--jobs`` forked worker processes lent to it as an
+ingest lends them: a tree may use them or not) and prints its wall and CPU seconds (its
+own and its workers'), the peak RSS of the process and of its largest worker, and a
+digest of every rollup and visit document (``computed`` and ``ver`` left out: a time and
+a writer's counter), runs grouped by digest. Same digest: the same documents, visitor
+sketches byte for byte (whose bytes, not estimates, follow the order sketches were
+united in).
 """
 
 from __future__ import annotations
