@@ -35,8 +35,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
-import polars as pl
 from pymongo import ASCENDING
 
 from .. import validation
@@ -46,13 +44,11 @@ from ..events import custom
 from ..events import reads as event_reads
 from ..stats import schema
 from ..visits import build as visits
-from . import documents, hourly, merged, upgrade
+from . import documents, upgrade
 from .documents import write_level
 
 SETTLE = dt.timedelta(seconds=30)
-# Hours of history written without raw events (``queries.backfill``): per site, page and
-# UTC day, ``hours.H = {hits, bytes, status}``. The hourly level adds them to the events'.
-BACKFILLED = hourly.BACKFILLED
+BACKFILLED = documents.BACKFILLED
 CHECKPOINT_ID = "rollups"
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 VISITS = "visits"
@@ -308,6 +304,8 @@ def _hourly_documents(db, touched: dict[str, set[dt.datetime]], kept: dict | Non
                       ) -> list[dict]:
     """Touched hours recomputed from every event of those hours (``hourly``: their
     columns summed per hour and page), plus their backfilled history."""
+    from . import hourly  # Polars (~40 MB): only in a process that rolls up
+
     docs = []
     for site, hours in touched.items():
         found, frame = hourly.hour_rows(db, site, hours)
@@ -322,6 +320,8 @@ def _level_documents(db, level: str, source: str, wanted: dict[str, set[dt.datet
     """Buckets of ``level`` recomputed by merging the ``source`` buckets they span
     (``merged``: every bucket of a piece summed in one Polars group-by): those this run
     computed and kept from their rows, the others from their stored documents."""
+    from . import merged  # Polars (~40 MB): only in a process that rolls up
+
     docs = []
     coll = db[schema.ROLLUPS[source]]
     for site, starts in wanted.items():
@@ -333,14 +333,10 @@ def _level_documents(db, level: str, source: str, wanted: dict[str, set[dt.datet
                    for doc in coll.find({"site": site, "start": {"$gte": start, "$lt": end}},
                                         {"pages": 1, "start": 1})
                    if validation.timestamp(doc["start"]) not in computed]
-        found, frame = merged.merged(starts, decoded, _within(frames, starts, ends))
+        found, frame = merged.merged(starts, decoded, merged.within(frames, starts, ends))
         for start, (rows, totals) in found.items():
             docs += documents.build_rows(level, site, start, rows, totals)
-        if frame is not None:
-            bounds = pl.Series([schema.epoch_ms(start) for start in starts], dtype=pl.Int64)
-            frame = frame.with_columns(bucket=bounds.gather(frame["bucket"])).rename(
-                {"bucket": "start"})
-        _keep(kept, level, site, frame, found)
+        _keep(kept, level, site, merged.started(frame, starts), found)
     return docs
 
 
@@ -366,17 +362,3 @@ def _keep(kept: dict | None, level: str, site: str, frame, found: dict) -> None:
     frames, computed = kept.setdefault(level, {}).setdefault(site, ([], set()))
     frames.append(frame)
     computed.update(found)
-
-
-def _within(frames: list, starts: list[dt.datetime], ends: list[dt.datetime]):
-    """The kept rows of the buckets in [starts[i], ends[i]), with ``bucket`` = i."""
-    if not frames:
-        return None
-    lows = np.array([schema.epoch_ms(start) for start in starts], dtype=np.int64)
-    highs = np.array([schema.epoch_ms(end) for end in ends], dtype=np.int64)
-    rows = pl.concat(frames)
-    at = rows["start"].to_numpy()
-    index = np.searchsorted(lows, at, side="right") - 1
-    inside = (index >= 0) & (at < highs[np.maximum(index, 0)])
-    return rows.with_columns(start=pl.Series(index)).rename({"start": "bucket"}).filter(
-        pl.Series(inside))

@@ -30,6 +30,9 @@ from .. import bulk
 from ..stats import schema
 
 CLASSES = ("2xx", "3xx", "4xx", "5xx", "other")
+# Hours of history written without raw events (``queries.backfill``): per site, page and
+# UTC day, ``hours.H = {hits, bytes, status}``. The hourly level adds them to the events'.
+BACKFILLED = "rollups.backfilled"
 PART_PAGES = 20_000
 _KEY_FORMAT = {"hourly": "%Y%m%d%H", "daily": "%Y%m%d", "weekly": "%Y%m%d", "monthly": "%Y%m",
                "yearly": "%Y"}

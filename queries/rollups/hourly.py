@@ -23,12 +23,11 @@ from ..events import buckets, expired
 from ..events import reads as event_reads
 from ..stats import schema
 from . import merged
-from .documents import CLASSES
+from .documents import BACKFILLED, CLASSES
 
 _COLUMNS = ("path", "status", "bytes")
 _OTHER = len(CLASSES) - 1
 _SUMS = ("hits", "bytes", *(f"c{i}" for i in range(len(CLASSES))))
-BACKFILLED = "rollups.backfilled"
 
 
 class _Pages:
@@ -53,7 +52,7 @@ class _Pages:
 def hour_rows(db, site: str, hours: set[dt.datetime]) -> tuple[dict, pl.DataFrame | None]:
     """Per touched hour with traffic, its rows ``[page, hits, bytes, 2xx, 3xx, 4xx, 5xx,
     other]`` sorted by page and their totals (None: not summed): its events (expired
-    ones included) and its backfilled history (``build.BACKFILLED``); and all the rows
+    ones included) and its backfilled history (``documents.BACKFILLED``); and all the rows
     as one frame (see ``_by_hour``)."""
     pages = _Pages()
     spans = event_reads.runs(sorted(hours))

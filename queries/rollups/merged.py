@@ -13,6 +13,7 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
+from ..stats import schema
 from . import documents
 
 COUNTS = [f"n{i}" for i in range(documents.WIDTH)]
@@ -75,3 +76,27 @@ def _merged_here(starts: list, decoded: list, cached: pl.DataFrame | None
             documents.merge(pages.setdefault(i, {}), [row])
     return {starts[i]: ([[page, *found[page]] for page in sorted(found)], None)
             for i, found in sorted(pages.items()) if found}
+
+
+def within(frames: list, starts: list[dt.datetime], ends: list[dt.datetime]):
+    """Rows a run kept (``start`` ms, ``page``, counts) of the buckets in
+    [starts[i], ends[i]), with ``bucket`` = i in place of ``start``; None if none kept."""
+    if not frames:
+        return None
+    lows = np.array([schema.epoch_ms(start) for start in starts], dtype=np.int64)
+    highs = np.array([schema.epoch_ms(end) for end in ends], dtype=np.int64)
+    rows = pl.concat(frames)
+    at = rows["start"].to_numpy()
+    index = np.searchsorted(lows, at, side="right") - 1
+    inside = (index >= 0) & (at < highs[np.maximum(index, 0)])
+    return rows.with_columns(start=pl.Series(index)).rename({"start": "bucket"}).filter(
+        pl.Series(inside))
+
+
+def started(frame: pl.DataFrame | None, starts: list[dt.datetime]):
+    """``merged``'s sums with each bucket's start (ms) in place of its index, to keep."""
+    if frame is None:
+        return None
+    bounds = pl.Series([schema.epoch_ms(start) for start in starts], dtype=pl.Int64)
+    return frame.with_columns(bucket=bounds.gather(frame["bucket"])).rename(
+        {"bucket": "start"})

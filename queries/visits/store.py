@@ -33,7 +33,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator
 
-import polars as pl
 from pymongo import ASCENDING, ReturnDocument, UpdateOne
 
 from ..stats import schema
@@ -213,6 +212,8 @@ def _page_sums(rows: list[list], at: int) -> list[list]:
     page: in one Polars group-by, or in Python for a few rows or pages a frame does not
     hold."""
     if len(rows) >= _FRAME_FROM:
+        import polars as pl  # ~40 MB: only in a process that sums visits
+
         columns = list(zip(*rows, strict=True))[at:]
         try:
             frame = pl.DataFrame([pl.Series("page", columns[0], dtype=pl.Utf8),
