@@ -1,18 +1,12 @@
-"""Rollups shared out to worker processes write what one process writes."""
+"""An ingest's rollups are computed in its own process, whatever processes it lends:
+the documents one process writes, and no piece sent to a forked process (Polars' thread
+pool does not survive a fork)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import os
-import signal
-import time
-
-import pytest
-from dash.testing.wait import until
 
 import queries
-from queries import processes
-from queries.errors import HitboardError
 from queries.events.writer import EventWriter
 from queries.rollups import parallel
 from queries.rollups.build import finish_rollups, run_rollups, start_rollups
@@ -45,78 +39,20 @@ def _store(tmp_path, name, events=900):
     return path, db
 
 
-def test_workers_write_what_one_process_writes(tmp_path, monkeypatch):
-    monkeypatch.setattr(parallel, "MIN_PARTS", 2)
+class _Refusing:
+    """A lent executor that fails any piece handed to it."""
+
+    def submit(self, *args, **kwargs):
+        raise AssertionError("a rollup piece was sent to a worker process")
+
+
+def test_a_lent_pool_is_left_alone_and_the_documents_are_one_process_s(tmp_path):
     _, alone = _store(tmp_path, "alone")
-    path, shared = _store(tmp_path, "shared")
+    path, lent = _store(tmp_path, "lent")
     run_rollups(alone)
-    with parallel.RollupWorkers(shared, path, shared.name, jobs=2) as workers:
-        run = run_rollups(shared, workers=workers)
-        assert workers._pool is not None            # the processes did the work
+    with parallel.RollupWorkers(lent, path, lent.name, 2, _Refusing()) as workers:
+        assert not workers.sharing
+        run = start_rollups(lent, workers=workers)
+        finish_rollups(lent, run, workers=workers)
     assert run.documents["hourly"] > 0
-    assert _rollups(shared) == _rollups(alone)
-
-
-def test_processes_already_running_take_every_level(tmp_path):
-    """An ingest lends its worker processes: they roll up even a short log, and stay."""
-    _, alone = _store(tmp_path, "alone", events=100)
-    path, shared = _store(tmp_path, "shared", events=100)
-    run_rollups(alone)
-    lent = processes.pool(2)
-    try:
-        with parallel.RollupWorkers(shared, path, shared.name, 2, lent) as workers:
-            run_rollups(shared, workers=workers)
-        assert lent.submit(os.getpid).result() != os.getpid()      # still running
-        # One probe per process (each holds its process a moment, so the other probe
-        # goes to the other one): a short run may have used only one of them.
-        assert any(lent.map(_connected, [0.5, 0.5])), "the workers rolled up"
-    finally:
-        lent.shutdown()
-    assert _rollups(shared) == _rollups(alone)
-
-
-def test_a_started_run_rolls_the_hours_up_while_its_caller_works(tmp_path):
-    """An ingest starts its run before its last flush: the hourly level is written by
-    the workers meanwhile, the levels above it once the run is finished."""
-    _, alone = _store(tmp_path, "alone", events=100)
-    path, shared = _store(tmp_path, "shared", events=100)
-    run_rollups(alone)
-    hourly, daily = (shared[schema.ROLLUPS[level]] for level in ("hourly", "daily"))
-    lent = processes.pool(2)
-    try:
-        with parallel.RollupWorkers(shared, path, shared.name, 2, lent) as workers:
-            run = start_rollups(shared, workers=workers)
-            until(lambda: hourly.count_documents({}) == alone[hourly.name].count_documents({}),
-                  timeout=30)
-            assert daily.count_documents({}) == 0
-            finish_rollups(shared, run, workers=workers)
-    finally:
-        lent.shutdown()
-    assert _rollups(shared) == _rollups(alone)
-
-
-def _connected(pause: float) -> bool:
-    time.sleep(pause)
-    return parallel._db is not None
-
-
-def test_a_small_run_starts_no_process(tmp_path):
-    path, db = _store(tmp_path, "store", events=100)     # 5 days: 5 hourly pieces
-    with parallel.RollupWorkers(db, path, db.name, jobs=2) as workers:
-        run_rollups(db, workers=workers)
-        assert workers._pool is None
-    assert db[schema.ROLLUPS["yearly"]].count_documents({}) > 0
-
-
-def test_a_dead_worker_fails_the_run_clearly(tmp_path, monkeypatch):
-    monkeypatch.setattr(parallel, "MIN_PARTS", 2)
-    path, db = _store(tmp_path, "store")
-    with parallel.RollupWorkers(db, path, db.name, jobs=2) as workers:
-        workers.start("hourly", [])()                               # nothing: no process
-        assert workers._pool is None
-        parts = [{"s": {START + dt.timedelta(hours=h)}} for h in range(4)]
-        assert len(workers.start("hourly", parts)()) == 4
-        for pid in list(workers._pool._processes):
-            os.kill(pid, signal.SIGKILL)
-        with pytest.raises(HitboardError, match="rollup worker process died"):
-            workers.start("hourly", parts)()
+    assert _rollups(lent) == _rollups(alone)

@@ -128,6 +128,18 @@ def test_pipelines_run_on_every_backend(db):
     assert run.buckets["hourly"] == len({bucket("hourly", e["time"]) for e in events})
 
 
+@pytest.mark.parametrize("keep_rows", [0, 40])
+def test_a_run_keeping_few_or_no_rows_reads_the_rest_from_the_documents(
+        embedded_db, monkeypatch, keep_rows):
+    """The levels above hourly read the rows a run computed from memory while they fit
+    (``build.KEEP_ROWS``), the others from the documents written: the same counts."""
+    monkeypatch.setattr(rollups, "KEEP_ROWS", keep_rows)
+    events = sample_events()
+    insert(embedded_db, events)
+    run_rollups(embedded_db)
+    assert_matches(embedded_db, events)
+
+
 def test_repeated_runs_change_nothing(embedded_db):
     events = sample_events()
     insert(embedded_db, events)

@@ -169,6 +169,29 @@ def test_two_writers_of_one_day_leave_the_sums_of_all_its_hours(db):
     assert db[store.MONTHS].find_one()["sums"]["entry"] == doc["sums"]["entry"]
 
 
+def test_a_day_s_sums_are_the_same_whatever_order_its_hours_were_written_in(db):
+    """Sketches united in another order are another byte string (of the same estimate):
+    the day sums its hours in hour order, so pieces written in any order (rollup
+    workers side by side) leave the same document."""
+    from queries.visits import cells
+    from queries.visits.sessions import Pageview
+
+    day = 1_700_006_400_000 - 1_700_006_400_000 % store.DAY_MS
+
+    def hour(h: int) -> dict:
+        views = [Pageview(f"visitor {h} {i}", day + h * 3_600_000 + i, "/p", views=0,
+                          event=("signup", (), None)) for i in range(30)]
+        return store.hour_parts({}, {}, [day + h * 3_600_000], cells.tally(views))
+
+    for site, hours in (("up", (2, 5, 9)), ("down", (9, 5, 2))):
+        for h in hours:
+            store.write_hours(db, site, hour(h))
+        store.refresh_sums(db, site, [day])
+    up, down = (db[store.VISITS].find_one({"site": site}) for site in ("up", "down"))
+    assert up["sums"]["ev"] == down["sums"]["ev"]
+    assert up["sums"]["ev"][0][3] == 90
+
+
 def test_pages_over_whole_months_days_and_cut_hours_sum_as_their_quarters(embedded_db):
     """Entry pages of a range read month sums, day sums and the quarters of the hours it
     cuts: the same figures as summing every quarter of the range."""

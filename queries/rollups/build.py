@@ -45,18 +45,16 @@ from ..events import reads as event_reads
 from ..stats import schema
 from ..visits import build as visits
 from . import documents, upgrade
-from .documents import CLASSES, status_class, write_level
+from .documents import write_level
 
 SETTLE = dt.timedelta(seconds=30)
-# Hours of history written without raw events (``queries.backfill``): per site, page and
-# UTC day, ``hours.H = {hits, bytes, status}``. The hourly level adds them to the events'.
-BACKFILLED = "rollups.backfilled"
+BACKFILLED = documents.BACKFILLED
 CHECKPOINT_ID = "rollups"
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 VISITS = "visits"
-VISIT_CHUNK = 7 * 24            # hours of visits recomputed per piece
-# Parent buckets recomputed per piece, by key: pieces are what worker processes share.
-CHUNK = {"hour": 24, "day": 2, "week": 4, "month": 1, "year": 1}
+# Parent buckets recomputed per piece, by key: fewer pieces are fewer reads, frames and
+# writes; a piece bounds what is held at once (a week of a site's hours).
+CHUNK = {"hour": 7 * 24, "day": 14, "week": 8, "month": 3, "year": 1}
 # Each level above hourly: (source level, the parent key its source buckets have).
 PARENT = {"daily": ("hourly", "day"), "weekly": ("daily", "week"),
           "monthly": ("daily", "month"), "yearly": ("monthly", "year")}
@@ -129,6 +127,7 @@ class RollupRun:
     hourly: Callable[[], list] | None = field(default=None, repr=False)
     visits: Callable[[], list] | None = field(default=None, repr=False)
     catching_up: bool = field(default=False, repr=False)
+    kept: dict = field(default_factory=dict, repr=False)        # see ``Kept``
 
 
 def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None,
@@ -137,24 +136,22 @@ def run_rollups(db, now: dt.datetime | None = None, retention: int | None = None
     ``retention`` (days), then the events it has read and that are older are expired.
     Each run also compacts the visitor sketches of the buckets closed since the last one
     (``dimensions.sketches.compact_due``): this is what runs periodically (the server's
-    rollup job, ``hitboard rollup [--every]``, an ingest's final run). ``workers``: see
-    ``roll_hours``."""
+    rollup job, ``hitboard rollup [--every]``, an ingest's final run). ``workers``
+    (``parallel.RollupWorkers``, an ingest's) changes nothing: every piece is computed
+    here."""
     return finish_rollups(db, start_rollups(db, now, workers), retention, workers)
 
 
 def start_rollups(db, now: dt.datetime | None = None, workers=None) -> RollupRun:
     """A run's first steps: its window and the hours it touches read, and their hourly
     buckets and visits (``queries.visits.build``; every kept event's hours once, for a
-    store older than visits) handed to ``workers`` (if given: computed by them
-    meanwhile, else here).
-    :func:`finish_rollups` does the rest. An ingest starts its run once its events are
-    written, so the workers roll up while it flushes its counters."""
+    store older than visits) computed. :func:`finish_rollups` does the rest."""
     started = time.perf_counter()
     read_until = validation.timestamp(now) if now else dt.datetime.now(dt.UTC)
     run = RollupRun(checkpoint(db)["watermark"], read_until)
     run.touched = event_reads.touched_hours(db, run.since)
     run.started = started
-    run.hourly = _level(db, "hourly", run.touched, workers)
+    run.hourly = _level(db, "hourly", run.touched, workers, run.kept)
     run.catching_up = not visits.is_caught_up(db)
     since = EPOCH if run.catching_up else run.since
     hours = event_reads.touched_hours(db, EPOCH) if run.catching_up else run.touched
@@ -185,19 +182,20 @@ def roll_hours(db, touched: dict[str, set[dt.datetime]], run: RollupRun | None =
     """Recompute every bucket, at every level, holding one of the ``touched`` hours (per
     site); the checkpoint is left alone. A backfill calls it for the hours it wrote.
     Each level is computed and written a few parent buckets at a time (``CHUNK``), so a
-    year of a thousand pages (~9 million hourly buckets) is never held in memory; the
-    pieces of a level are independent, and ``workers`` (``queries.rollups.parallel``), if
-    given, may share them out: a level starts once its source level is written, so
-    weeks and months, both made of days, are computed side by side. The hourly level of
-    a started ``run`` is already under way."""
+    year of a thousand pages (~9 million hourly buckets) is never held in memory; a
+    level's rows feed the level above from memory while they fit (``_keep``). The
+    hourly level of a started ``run`` is done already."""
     started = {}
+    kept = run.kept if run is not None else {}
     if run is not None and run.hourly is not None:
         started["hourly"] = run.hourly
     for level in schema.ROLLUP_LEVELS:
         if level in PARENT:
             _done(PARENT[level][0], started, run)
         if level not in started:
-            started[level] = _level(db, level, touched, workers)
+            started[level] = _level(db, level, touched, workers, kept)
+        for source in [name for name in kept if name not in _KEPT_FOR_AFTER[level]]:
+            del kept[source]
     for level in list(started):
         _done(level, started, run)
     if run is not None:             # in level order, however they ended
@@ -219,39 +217,35 @@ def _done(level: str, started: dict, run: RollupRun | None) -> None:
         run.documents[level] = written
 
 
-def _level(db, level: str, touched: dict[str, set[dt.datetime]], workers):
+def _level(db, level: str, touched: dict[str, set[dt.datetime]], workers, kept=None):
     """The ``level`` buckets of the touched hours, started: a function returning each
-    piece's (documents written, buckets) once done."""
+    piece's (documents written, buckets) once done. Computed here, each piece keeps its
+    rows in ``kept`` for the level above (see ``_keep``)."""
     key = "hour" if level == "hourly" else PARENT[level][1]
     wanted = touched if level == "hourly" else touched_keys(touched, key)
-    parts = list(_chunked(wanted, CHUNK[key]))
-    if workers is not None:
-        return workers.start(level, parts)
-    results = [roll_part(db, level, part) for part in parts]
+    results = [roll_part(db, level, part, kept) for part in _chunked(wanted, CHUNK[key])]
     return lambda: results
 
 
-def roll_part(db, level: str, part: dict[str, set[dt.datetime]]) -> tuple[int, int]:
+def roll_part(db, level: str, part: dict[str, set[dt.datetime]],
+              kept: dict | None = None) -> tuple[int, int]:
     """Recompute and write the ``level`` buckets of ``part`` (per site, starts of hours or
     of the level's parent buckets; ``VISITS``: the visits of those hours); returns
-    (documents written, buckets)."""
+    (documents written, buckets). ``kept``: rows of the level below computed by this
+    run, read instead of their documents, and where this level's rows are kept."""
     if level == VISITS:
         return visits.recompute(db, part), 0
     if level == "hourly":
-        docs = _hourly_documents(db, part)
+        docs = _hourly_documents(db, part, kept)
     else:
-        docs = _level_documents(db, level, PARENT[level][0], part)
+        docs = _level_documents(db, level, PARENT[level][0], part, kept)
     return write_level(db, level, docs), len({(d["site"], d["start"]) for d in docs})
 
 
 def _visits(db, hours: dict[str, set[dt.datetime]], workers):
-    """The visits of ``hours`` (per site), begun in pieces of at most a week (their
-    windows overlap by an hour or so: each piece writes the same values there)."""
-    parts = [{site: set(ordered[i:i + VISIT_CHUNK])} for site, found in hours.items()
-             for ordered in [sorted(found)] for i in range(0, len(ordered), VISIT_CHUNK)]
-    if workers is not None:
-        return workers.start(VISITS, parts)
-    results = [roll_part(db, VISITS, part) for part in parts]
+    """The visits of ``hours`` (per site), a piece per site: each of its days and months
+    is summed once."""
+    results = [roll_part(db, VISITS, {site: found}) for site, found in hours.items()]
     return lambda: results
 
 
@@ -306,50 +300,65 @@ def touched_keys(touched: dict[str, set[dt.datetime]], key: str) -> dict[str, se
     return out
 
 
-def _hourly_documents(db, touched: dict[str, set[dt.datetime]]) -> list[dict]:
-    """Touched hours recomputed from every event of those hours (``events.reads``: one
-    read per site, grouped by path, hour and status), plus their backfilled history."""
+def _hourly_documents(db, touched: dict[str, set[dt.datetime]], kept: dict | None = None
+                      ) -> list[dict]:
+    """Touched hours recomputed from every event of those hours (``hourly``: their
+    columns summed per hour and page), plus their backfilled history."""
+    from . import hourly  # Polars (~40 MB): only in a process that rolls up
+
     docs = []
     for site, hours in touched.items():
-        buckets: dict[dt.datetime, dict] = {start: {} for start in hours}
-        for start, path, status, hits, size in event_reads.hourly_totals(db, site, hours):
-            documents.add(buckets.setdefault(start, {}), path, hits, size,
-                          status_class(status))
-        _add_backfilled(db, site, hours, buckets)
-        for start, pages in sorted(buckets.items()):
-            if pages:
-                docs += documents.build("hourly", site, start, pages)
+        found, frame = hourly.hour_rows(db, site, hours)
+        for start, (rows, totals) in sorted(found.items()):
+            docs += documents.build_rows("hourly", site, start, rows, totals)
+        _keep(kept, "hourly", site, frame, found)
     return docs
 
 
-def _add_backfilled(db, site: str, hours: set[dt.datetime], buckets: dict) -> None:
-    """Add the backfilled history of ``hours`` (no events stand behind it) to their
-    buckets' pages."""
-    days = sorted({parents("hourly", h)["day"] for h in hours})
-    for doc in db[BACKFILLED].find({"site": site, "day": {"$in": days}}):
-        day = validation.timestamp(doc["day"])
-        for hour, part in (doc.get("hours") or {}).items():
-            start = day + dt.timedelta(hours=int(hour))
-            if start not in hours or not part.get("hits"):
-                continue
-            counts = buckets[start].setdefault(doc["page"], documents.blank())
-            counts[documents.HITS] += part["hits"]
-            counts[documents.BYTES] += part.get("bytes", 0)
-            for i, cls in enumerate(CLASSES):
-                counts[2 + i] += part.get("status", {}).get(cls, 0)
+def _level_documents(db, level: str, source: str, wanted: dict[str, set[dt.datetime]],
+                     kept: dict | None = None) -> list[dict]:
+    """Buckets of ``level`` recomputed by merging the ``source`` buckets they span
+    (``merged``: every bucket of a piece summed in one Polars group-by): those this run
+    computed and kept from their rows, the others from their stored documents."""
+    from . import merged  # Polars (~40 MB): only in a process that rolls up
 
-
-def _level_documents(db, level: str, source: str,
-                     wanted: dict[str, set[dt.datetime]]) -> list[dict]:
-    """Buckets of ``level`` recomputed by merging the ``source`` documents they span."""
     docs = []
     coll = db[schema.ROLLUPS[source]]
     for site, starts in wanted.items():
-        for start in sorted(starts):
-            pages: dict[str, documents.Counts] = {}
-            query = {"site": site, "start": {"$gte": start, "$lt": next_start(level, start)}}
-            for doc in coll.find(query, {"pages": 1}):
-                documents.merge(pages, documents.rows(doc))
-            if pages:
-                docs += documents.build(level, site, start, pages)
+        starts = sorted(starts)
+        ends = [next_start(level, start) for start in starts]
+        frames, computed = (kept or {}).get(source, {}).get(site, ([], set()))
+        decoded = [(i, documents.rows(doc)) for i, (start, end) in enumerate(
+                   zip(starts, ends, strict=True))
+                   for doc in coll.find({"site": site, "start": {"$gte": start, "$lt": end}},
+                                        {"pages": 1, "start": 1})
+                   if validation.timestamp(doc["start"]) not in computed]
+        found, frame = merged.merged(starts, decoded, merged.within(frames, starts, ends))
+        for start, (rows, totals) in found.items():
+            docs += documents.build_rows(level, site, start, rows, totals)
+        _keep(kept, level, site, merged.started(frame, starts), found)
     return docs
+
+
+# Which kept rows a level's computation leaves needed, by level: rows a run computed
+# feed the levels above it (``_keep``).
+_KEPT_FOR_AFTER = {"hourly": {"hourly"}, "daily": {"daily"}, "weekly": {"daily"},
+                   "monthly": {"monthly"}, "yearly": set()}
+_KEPT_LEVELS = {"hourly", "daily", "monthly"}
+KEEP_ROWS = 500_000       # rows kept at most, all levels together (~110 bytes a row)
+
+
+def _keep(kept: dict | None, level: str, site: str, frame, found: dict) -> None:
+    """Keep a piece's rows (``frame``: ``start`` ms, ``page``, counts) for the level
+    above, which then reads them rather than decode the documents just written: while
+    the rows kept stay under ``KEEP_ROWS``, to bound the memory a long run holds (the
+    buckets not kept are read from their documents)."""
+    if kept is None or frame is None or level not in _KEPT_LEVELS:
+        return
+    held = sum(f.height for by_site in kept.values() for frames, _ in by_site.values()
+               for f in frames)
+    if held + frame.height > KEEP_ROWS:
+        return
+    frames, computed = kept.setdefault(level, {}).setdefault(site, ([], set()))
+    frames.append(frame)
+    computed.update(found)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 import json
 import zlib
 from collections.abc import Iterable
@@ -29,6 +30,9 @@ from .. import bulk
 from ..stats import schema
 
 CLASSES = ("2xx", "3xx", "4xx", "5xx", "other")
+# Hours of history written without raw events (``queries.backfill``): per site, page and
+# UTC day, ``hours.H = {hits, bytes, status}``. The hourly level adds them to the events'.
+BACKFILLED = "rollups.backfilled"
 PART_PAGES = 20_000
 _KEY_FORMAT = {"hourly": "%Y%m%d%H", "daily": "%Y%m%d", "weekly": "%Y%m%d", "monthly": "%Y%m",
                "yearly": "%Y"}
@@ -76,8 +80,16 @@ def merge(into: dict[str, Counts], rows: Iterable[list]) -> None:
 
 def build(level: str, site: str, start: dt.datetime, pages: dict[str, Counts]) -> list[dict]:
     """The documents of one bucket (its parts), from its pages' counts."""
-    rows = [[page, *pages[page]] for page in sorted(pages)]
-    totals = [sum(column) for column in zip(*pages.values(), strict=True)] or blank()
+    return build_rows(level, site, start, [[page, *pages[page]] for page in sorted(pages)])
+
+
+def build_rows(level: str, site: str, start: dt.datetime, rows: list,
+               totals: list[int] | None = None) -> list[dict]:
+    """The documents of one bucket (its parts), from its rows ``[page, *counts]``
+    sorted by page (and their ``totals``, if summed already)."""
+    if totals is None:
+        totals = [sum(column) for column in itertools.islice(zip(*rows, strict=True), 1, None)]
+    totals = totals or blank()
     cuts = [rows[i:i + PART_PAGES] for i in range(0, len(rows), PART_PAGES)] or [[]]
     computed = dt.datetime.now(dt.UTC)
     docs = []

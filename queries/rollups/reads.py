@@ -17,7 +17,8 @@ from ..stats import schema
 from ..stats.series import normalise_pages
 from ..validation import WHOLE_SITE
 from . import documents
-from .build import CLASSES, checkpoint, floor, next_start
+from .build import checkpoint, floor, next_start
+from .documents import CLASSES
 
 LEVELS = {"hour": "hourly", "day": "daily", "week": "weekly", "month": "monthly",
           "year": "yearly"}

@@ -21,7 +21,10 @@ at hi, or the events end. The hours [lo + margin, b + margin) are written.
 from __future__ import annotations
 
 import datetime as dt
+from array import array
 from collections.abc import Iterable, Sequence
+
+import numpy as np
 
 from ..dimensions import assets
 from ..dimensions.classify import is_bot_agent
@@ -128,16 +131,39 @@ def pageviews(db, site: str, lo: int, hi: int, unknown_bots: bool,
         agents, agent_codes = columns["user_agent"]
         paths, path_codes = columns["path"]
         pages = [page_of(p, known) for p in paths]
-        people = [not is_bot_agent(agent, unknown_bots) for agent in agents]
-        kept = answered(columns) if from_log else None
-        for i, (time, p, a, h) in enumerate(zip(times, path_codes, agent_codes, host_codes,
-                                                 strict=True)):
-            page = pages[p]
-            if page is None or not people[a] or (kept is not None and not kept[i]):
-                continue
-            out.append(Pageview(f"{hosts[h] or ''}\x00{agents[a] or ''}", time, page,
-                                place=(bucket, places[i])))
+        agent_codes = _indexes(agent_codes)
+        path_codes = _indexes(path_codes)
+        wanted = (np.array([page is not None for page in pages])[path_codes]
+                  & np.array([not is_bot_agent(a, unknown_bots) for a in agents])[agent_codes])
+        if from_log:
+            wanted &= _answered(columns)
+        chosen = np.flatnonzero(wanted).tolist()
+        if not chosen:
+            continue
+        host_of = _indexes(host_codes)[chosen].tolist()
+        out += [Pageview(f"{hosts[h] or ''}\x00{agents[a] or ''}", times[i], pages[p],
+                         place=(bucket, places[i]))
+                for i, h, a, p in zip(chosen, host_of, agent_codes[chosen].tolist(),
+                                      path_codes[chosen].tolist(), strict=True)]
     return out + custom_events(db, site, lo, hi, unknown_bots)
+
+
+def _indexes(codes) -> np.ndarray:
+    """A column's codes (``range``, ``array('H')`` or a list) as a numpy array."""
+    if isinstance(codes, range):
+        return np.arange(codes.start, codes.stop, dtype=np.int64)
+    if isinstance(codes, array):
+        return np.frombuffer(codes, dtype=np.uint16)
+    return np.asarray(codes, dtype=np.int64)
+
+
+def _answered(columns: dict) -> np.ndarray:
+    """``answered`` as a boolean array."""
+    methods, method_codes = columns["method"]
+    statuses, status_codes = columns["status"]
+    gets = np.array([m == "GET" for m in methods])
+    good = np.array([s is not None and (200 <= s < 300 or s == 304) for s in statuses])
+    return gets[_indexes(method_codes)] & good[_indexes(status_codes)]
 
 
 def custom_events(db, site: str, lo: int, hi: int, unknown_bots: bool) -> list[Pageview]:

@@ -125,6 +125,9 @@ def capped(cells: dict[tuple, Cell], pages: int | None = None) -> dict[tuple, Ce
     for key, cell in cells.items():
         if key[-2] == TOTAL:
             per_name[key[-3]] = per_name.get(key[-3], 0) + cell.events
+    if len(per_name) <= MAX_NAMES and _values_fit(cells, pages):
+        return {key: Cell(cell.events, cell.revenue, cell.sketch)
+                for key, cell in cells.items()}     # what the merges below would give
     kept_names = _top(per_name, MAX_NAMES) | {PAGEVIEW}
     named: dict[tuple, Cell] = {}
     for key, cell in cells.items():
@@ -145,6 +148,17 @@ def capped(cells: dict[tuple, Cell], pages: int | None = None) -> dict[tuple, Ce
             key = (*key[:-1], OTHER)
         merge_into(out, key, cell)
     return out
+
+
+def _values_fit(cells: dict[tuple, Cell], pages: int | None) -> bool:
+    """Whether every name and dimension has no more values than its cap (``capped``)."""
+    values: dict[tuple, int] = {}
+    for key in cells:
+        if key[-2] != TOTAL:
+            group = key[-3:-1]
+            values[group] = values.get(group, 0) + 1
+    return all(n <= (pages if pages and group == (PAGEVIEW, PAGE) else MAX_VALUES)
+               for group, n in values.items())
 
 
 def _top(counts: dict[str, int], n: int) -> set[str]:
@@ -178,9 +192,30 @@ def from_row(row: list) -> tuple[tuple, Cell]:
 
 def summed(rows: Iterable[list], keep: int = 0) -> dict[tuple, Cell]:
     """Stored rows merged by their key's last ``3 + keep`` fields (``keep`` 1: by
-    quarter too), within the caps."""
-    cells: dict[tuple, Cell] = {}
+    quarter too), within the caps. A key's sketches are united once, all together, in
+    the rows' order: the same bytes as uniting them two by two (``Cell.merge``), for
+    one union rather than one per row."""
+    grouped: dict[tuple, list] = {}
     for row in rows:
-        key, cell = from_row(row)
-        merge_into(cells, key[len(key) - 3 - keep:], cell)
-    return capped(cells)
+        *key, events, revenue, sketch = row
+        key = tuple(key[len(key) - 3 - keep:])
+        found = grouped.get(key)
+        if found is None:       # as Cell.merge adds: a first row's amounts as they are
+            found = grouped[key] = [0, {c: Decimal(a) for c, a in (revenue or {}).items()},
+                                    []]
+        else:
+            for currency, amount in (revenue or {}).items():
+                found[1][currency] = found[1].get(currency, Decimal(0)) + Decimal(amount)
+        found[0] += events
+        if sketch is not None:
+            found[2].append(sketch)
+    return capped({key: Cell(events, revenue, _united(found))
+                   for key, (events, revenue, found) in grouped.items()})
+
+
+def _united(stored: list[bytes]):
+    if not stored:
+        return None
+    if len(stored) == 1:
+        return sketches.load(stored[0])
+    return sketches.union([sketches.load(data) for data in stored], LG_K)

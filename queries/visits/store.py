@@ -46,6 +46,7 @@ KINDS = ("q", "entry", "exit", "views", "ev")
 PAGE_KINDS = ("entry", "exit", "views")
 EVENTS = "ev"
 BACKFILLED = "b"        # the prefix of the backfilled history's fields
+_FRAME_FROM = 256       # rows from which pages are summed in a Polars frame
 
 
 def ensure_visit_indexes(db) -> list[str]:
@@ -163,12 +164,19 @@ def _sum_day(db, doc_id: str) -> None:
     doc = db[VISITS].find_one({"_id": doc_id}, {"q": 0, f"{BACKFILLED}.q": 0})
     if doc is None:
         return
-    sums = _summed(rows for kind in PAGE_KINDS for source in (doc, doc.get(BACKFILLED) or {})
-                   for rows in [(kind, found) for found in (source.get(kind) or {}).values()])
-    sums[EVENTS] = _events_summed(row for source in (doc, doc.get(BACKFILLED) or {})
-                                  for rows in (source.get(EVENTS) or {}).values()
+    sources = (doc, doc.get(BACKFILLED) or {})
+    sums = _summed((kind, found) for kind in PAGE_KINDS for source in sources
+                   for found in _in_hour_order(source.get(kind)))
+    sums[EVENTS] = _events_summed(row for source in sources
+                                  for rows in _in_hour_order(source.get(EVENTS))
                                   for row in rows)
     db[VISITS].update_one({"_id": doc_id, "ver": doc.get("ver")}, {"$set": {"sums": sums}})
+
+
+def _in_hour_order(hours: dict | None) -> list[list]:
+    """A kind's rows per hour (``{"<H>": rows}``), hour by hour: sketches united in
+    one order whatever order the writers set the hours in (a union's bytes follow it)."""
+    return [hours[hour] for hour in sorted(hours or {}, key=int)]
 
 
 def _sum_month(db, site: str, month: dt.datetime) -> None:
@@ -179,31 +187,53 @@ def _sum_month(db, site: str, month: dt.datetime) -> None:
         {"_id": doc_id}, {"$inc": {"ver": 1}, "$setOnInsert": {"site": site, "month": month}},
         upsert=True, return_document=ReturnDocument.AFTER, projection={"ver": 1})["ver"]
     following = (month + dt.timedelta(days=32)).replace(day=1)
-    days = db[VISITS].find({"site": site, "day": {"$gte": month, "$lt": following}},
-                           {"sums": 1})
-    days = list(days)
-    sums = _summed((kind, [[0, *row] for row in rows]) for doc in days
-                   for kind, rows in (doc.get("sums") or {}).items() if kind != EVENTS)
+    days = list(db[VISITS].find({"site": site, "day": {"$gte": month, "$lt": following}},
+                                {"sums": 1}, sort=[("day", ASCENDING)]))
+    sums = _summed(((kind, rows) for doc in days
+                    for kind, rows in (doc.get("sums") or {}).items() if kind != EVENTS),
+                   quartered=False)
     sums[EVENTS] = _events_summed(row for doc in days
                                   for row in (doc.get("sums") or {}).get(EVENTS, ()))
     db[MONTHS].update_one({"_id": doc_id, "ver": ver}, {"$set": {"sums": sums}})
 
 
-def _summed(kinds_rows: Iterable[tuple[str, list]]) -> dict[str, list]:
+def _summed(kinds_rows: Iterable[tuple[str, list]], quartered: bool = True
+            ) -> dict[str, list]:
     """Per kind, ``[page, *numbers]`` summed over ``(kind, [[quarter, page, *numbers],
-    ...])`` pairs, by page."""
-    sums: dict[str, dict[str, list[int]]] = {kind: {} for kind in PAGE_KINDS}
+    ...])`` pairs, by page (``quartered`` False: rows without their quarter)."""
+    gathered: dict[str, list] = {kind: [] for kind in PAGE_KINDS}
     for kind, rows in kinds_rows:
-        found = sums[kind]
-        for _, page, *numbers in rows:
-            summed = found.get(page)
-            if summed is None:
-                found[page] = list(numbers)
-            else:
-                for i, n in enumerate(numbers):
-                    summed[i] += n
-    return {kind: sorted([page, *numbers] for page, numbers in found.items())
-            for kind, found in sums.items()}
+        gathered[kind].extend(rows)
+    return {kind: _page_sums(rows, 1 if quartered else 0) for kind, rows in gathered.items()}
+
+
+def _page_sums(rows: list[list], at: int) -> list[list]:
+    """Rows ``[..., page, *numbers]`` (the page at ``at``) summed by page, sorted by
+    page: in one Polars group-by, or in Python for a few rows or pages a frame does not
+    hold."""
+    if len(rows) >= _FRAME_FROM:
+        import polars as pl  # ~40 MB: only in a process that sums visits
+
+        columns = list(zip(*rows, strict=True))[at:]
+        try:
+            frame = pl.DataFrame([pl.Series("page", columns[0], dtype=pl.Utf8),
+                                  *(pl.Series(f"n{i}", values, dtype=pl.Int64)
+                                    for i, values in enumerate(columns[1:]))])
+        except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError):
+            pass
+        else:
+            summed = frame.group_by("page").agg(pl.all().sum()).sort("page")
+            return [list(row) for row in summed.rows()]
+    found: dict[str, list[int]] = {}
+    for row in rows:
+        page, numbers = row[at], row[at + 1:]
+        summed = found.get(page)
+        if summed is None:
+            found[page] = list(numbers)
+        else:
+            for i, n in enumerate(numbers):
+                summed[i] += n
+    return sorted([page, *numbers] for page, numbers in found.items())
 
 
 def _events_summed(rows: Iterable[list]) -> list[list]:
