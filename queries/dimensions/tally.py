@@ -1,73 +1,52 @@
-"""A log's lines counted by dimensions apart from any recorder: what an ingest's worker
-processes hand over (``queries.ingest.mapper``), in the DimensionRecorder's pending
-format (``counters``)."""
+"""A log's parsed lines counted by dimensions apart from any recorder, as a Polars frame:
+what an ingest's mapper hands over (``queries.ingest.mapper``), in the
+DimensionRecorder's pending format (``counters``)."""
 
 from __future__ import annotations
 
-import datetime as dt
-from collections import Counter
-from collections.abc import Sequence
+import polars as pl
 
+from ..ingest.frames import lookup
 from .classify import RecordCoder
-from .counters import hour_unit
+
+# The columns a line's dimensions are read from (``LogRecord``'s fields and its site).
+COLUMNS = ("site", "time", "referrer", "vhost", "query", "user_agent", "host", "path",
+           "status")
+_HOUR = ("site", "year", "month", "day", "hour")
+_KEY = tuple(f"k{i}" for i in range(len(RecordCoder.PARTS)))
 
 
-class LogTally:
-    """Log lines counted by dimensions apart from any recorder (``queries.ingest.mapper``:
-    in worker processes), per site and UTC hour, and handed over in the
-    DimensionRecorder's pending format (:meth:`pending`, merged with ``add_pending``).
-    Lines come as columns and are counted in C (``map``, ``zip``, ``Counter``): their
-    hours and ``RecordCoder`` keys are looked up, (hour, key) pairs counted, and
-    (hour, address, agent, key) visits gathered in a set; a visitor is its address and
-    agent, joined into the sketches' string once per visitor and shared by its visits."""
+def pending(coder: RecordCoder, lines: pl.DataFrame) -> dict:
+    """{hour unit: ({values: hits}, {(visitor, values)})}, the DimensionRecorder's
+    pending units (``counters._add`` keeps them so), of ``lines`` (:data:`COLUMNS`).
 
-    def __init__(self, coder: RecordCoder | None = None):
-        self.coder = RecordCoder() if coder is None else coder
-        self._hours = _HourUnits()
-        self._counts: Counter = Counter()       # (hour, key) -> hits
-        self._visits: set[tuple] = set()        # (hour, address, agent, key)
-
-    def add_lines(self, sites: Sequence[str], lines: dict[str, Sequence]) -> None:
-        """Count parsed log lines: ``lines`` holds their fields as columns (``time``
-        and what ``RecordCoder.keys`` reads; ``queries.ingest.logformat.columns``
-        gives them), ``sites`` their sites."""
-        hours = list(map(self._hours.__getitem__, zip(sites, lines["time"], strict=True)))
-        keys = self.coder.keys(sites, lines)
-        self._counts.update(zip(hours, keys, strict=True))
-        self._visits.update(zip(hours, lines["host"], lines["user_agent"], keys,
-                                    strict=True))
-
-    def pending(self) -> dict:
-        """{hour unit: ({values: hits}, {(visitor, values)})}, the DimensionRecorder's
-        pending units (``counters._add`` keeps them so)."""
-        values, units = self.coder.values, self._hours.units
-        out = {unit: ({}, set()) for unit in units}
-        parts = [out[unit] for unit in units]
-        for (hour, key), n in self._counts.items():     # a key gives one values tuple
-            parts[hour][0][values(key)] = n
-        visitors: dict[tuple, str] = {}        # one string per visitor: pickled once
-        for hour, host, agent, key in self._visits:
-            visitor = visitors.get((host, agent))
-            if visitor is None:
-                visitor = visitors[host, agent] = f"{host or ''}\x00{agent or ''}"
-            parts[hour][1].add((visitor, values(key)))
-        return out
-
-
-class _HourUnits(dict):
-    """(site, UTC time) -> the number of its hour unit (``units``), made on first use:
-    times repeat (a second holds many hits), hours more."""
-
-    def __init__(self):
-        super().__init__()
-        self.units: list[tuple] = []
-        self._numbers: dict[tuple, int] = {}
-
-    def __missing__(self, given: tuple[str, dt.datetime]) -> int:
-        unit = hour_unit(*given)
-        number = self._numbers.get(unit)
-        if number is None:
-            number = self._numbers[unit] = len(self.units)
-            self.units.append(unit)
-        self[given] = number
-        return number
+    Each part of a line's ``RecordCoder`` key is classified once per distinct input and
+    joined back; hits are counted per (site, UTC hour, key) by a group-by, in the order
+    they first appear (a capped counter keeps the values its batch meets first), and
+    visitors gathered per distinct (hour, address, agent, key). A visitor is its address
+    and agent, joined into the sketches' string once per visitor."""
+    if lines.height == 0:
+        return {}
+    time = pl.col("time")
+    keyed = lines.select(
+        "site", time.dt.year().alias("year"), time.dt.month().alias("month"),
+        time.dt.day().alias("day"), time.dt.hour().alias("hour"), "host", "user_agent",
+        *(lookup(lines, list(inputs), coder.numbering(part), pl.UInt32, name=name)
+          for name, (part, inputs) in zip(_KEY, RecordCoder.PARTS.items(), strict=True)))
+    values = coder.values
+    out: dict[tuple, tuple[dict, set]] = {}
+    counts = keyed.group_by([*_HOUR, *_KEY], maintain_order=True).len()
+    for site, year, month, day, hour, *key, n in counts.iter_rows():
+        unit = ("u", site, year, month, day, hour)
+        part = out.get(unit)
+        if part is None:
+            part = out[unit] = ({}, set())
+        part[0][values(tuple(key))] = n
+    visitors: dict[tuple, str] = {}
+    visits = keyed.select(*_HOUR, "host", "user_agent", *_KEY).unique()
+    for site, year, month, day, hour, host, agent, *key in visits.iter_rows():
+        visitor = visitors.get((host, agent))
+        if visitor is None:
+            visitor = visitors[host, agent] = f"{host or ''}\x00{agent or ''}"
+        out["u", site, year, month, day, hour][1].add((visitor, values(tuple(key))))
+    return out

@@ -1,0 +1,165 @@
+"""A chunk of log lines as a Polars frame: split, parsed and looked up as columns.
+
+The per-line work of an ingest runs in Polars (Rust, Arrow memory, the GIL released):
+one pattern splits every well-formed line into its fields, times are parsed as a column,
+and whatever Python must decide (a site's or page's validity, a user agent's class) is
+decided once per distinct value (:func:`lookup`) and joined back. Lines the pattern does
+not take (escapes, odd request lines, junk, non-ASCII text) go through
+``logformat.LineParser`` one by one, so their tolerance and reasons are exactly its own;
+real logs hold few (none in the shared log or the long-tail sample).
+
+The pattern is ``logformat``'s strict one over printable ASCII (where Rust's and
+Python's ``\\s``, ``\\S`` and ``\\d`` agree), with the times and sizes it takes bounded so
+that Polars and Python read them alike (years 1900-2099, zones under ±24 h, sizes of 18
+digits at most); what falls outside is the line parser's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import polars as pl
+
+from ..dimensions.referrer import NOT_LOGGED
+from ..validation import decoded_path
+from .logformat import MAX_PATH, MAX_TARGET, LineParser, LogRecord, strip_port
+
+# Printable ASCII and \t-\r without the backslash (escapes are the line parser's): NS
+# is \S within it, ANY is ., QUOTED is [^"], TARGET is [^"\s\x00].
+_ANY = r"[\t-\r -\[\]-~]"
+_NS = r"[!-\[\]-~]"
+_QUOTED = r'[\t-\r -!#-\[\]-~]'
+_TARGET = r"[!#-\[\]-~]"
+PATTERN = (
+    rf"^(?:(?P<vhost>{_NS}+) )??(?P<host>{_NS}+) {_NS}+ {_NS}+ "
+    r"\[(?P<stamp>[0-9]{2}/[A-Z][a-z]{2}/(?:19|20)[0-9]{2}:[0-9]{2}:[0-9]{2}:[0-9]{2} "
+    r"[+-](?:[01][0-9]|2[0-3])[0-5][0-9])\] "
+    rf'"(?P<method>[A-Z]+) (?P<target>/{_TARGET}*) (?P<protocol>HTTP/[0-9](?:\.[0-9])?)" '
+    r"(?P<status>[0-9]{3}|-) (?P<size>[0-9]{1,18}|-)"
+    rf'(?: "(?P<referrer>{_QUOTED}*)" "(?P<agent>{_QUOTED}*)"(?: {_ANY}*)?)?[\t-\r ]*$'
+)
+TIME_FORMAT = "%d/%b/%Y:%H:%M:%S %z"
+UTC = pl.Datetime("us", "UTC")
+# A parsed line's columns (``LogRecord``'s, ``user`` aside), with ``reason`` (why the
+# line was refused, null when parsed), ``undecodable`` (it held bytes that are not
+# UTF-8), ``row`` (its place in the chunk) and ``offset`` (in the file).
+SCHEMA = {"row": pl.UInt32, "offset": pl.Int64, "reason": pl.String,
+          "undecodable": pl.Boolean, "time": UTC, "host": pl.String, "method": pl.String,
+          "path": pl.String, "query": pl.String, "status": pl.Int64, "bytes": pl.Int64,
+          "referrer": pl.String, "user_agent": pl.String, "vhost": pl.String}
+_FIELDS = ("time", "host", "method", "path", "query", "status", "bytes", "referrer",
+           "user_agent", "vhost")
+BAD_TARGET = "bad_target"
+
+
+def lines_frame(data: bytes, start: int) -> pl.DataFrame:
+    """The lines of ``data`` (read from byte ``start``) as ``line`` and ``offset``
+    columns: decoded (a byte that is not UTF-8 becomes U+FFFD) and split on newlines,
+    each with the byte offset it starts at (``mapper.split_lines``'s lines)."""
+    text = data.decode("utf-8", "replace")
+    lines = pl.Series("line", [text]).str.split("\n").explode()
+    sizes = (lines.str.len_bytes() if data.isascii()
+             else pl.Series(data.split(b"\n")).bin.size()).cast(pl.Int64) + 1
+    frame = pl.DataFrame({"line": lines, "offset": sizes.cum_sum() - sizes + start})
+    return frame.head(-1) if not text or text.endswith("\n") else frame
+
+
+def pairs_frame(lines: Sequence[tuple[str, int]]) -> pl.DataFrame:
+    """``(line, offset)`` pairs (``mapper.split_lines``) as :func:`lines_frame` gives."""
+    texts, offsets = zip(*lines, strict=True) if lines else ((), ())
+    return pl.DataFrame({"line": list(texts), "offset": list(offsets)},
+                        schema={"line": pl.String, "offset": pl.Int64})
+
+
+def parse(lines: pl.DataFrame, parser: LineParser) -> pl.DataFrame:
+    """Every line of ``lines`` in :data:`SCHEMA`'s columns, in their order: the
+    well-formed ones parsed as columns, the others by ``parser`` (which counts the odd
+    ones it tolerates)."""
+    fields = (lines.with_row_index("row")
+              .with_columns(pl.col("line").str.extract_groups(PATTERN).alias("f"))
+              .unnest("f"))
+    fields = fields.with_columns(
+        pl.col("stamp").str.strptime(UTC, TIME_FORMAT, strict=False).alias("time"))
+    fast = pl.col("host").is_not_null() & pl.col("time").is_not_null()
+    if parser.format == "combined":
+        fast &= pl.col("agent").is_not_null()
+    elif parser.format == "common":
+        fast &= pl.col("agent").is_null()
+    fields = fields.with_columns(fast.alias("fast"))
+    parsed = _columns(fields.filter("fast"))
+    slow = fields.filter(~pl.col("fast"))
+    if slow.height:
+        parsed = pl.concat([parsed, _parsed_one_by_one(slow, parser)]).sort("row")
+    return parsed
+
+
+def _columns(fields: pl.DataFrame) -> pl.DataFrame:
+    """The lines the pattern took, in :data:`SCHEMA`'s columns."""
+    target = pl.col("target")
+    split = target.str.splitn("?", 2)
+    out = fields.select(
+        "row", "offset", "time", "host", "method",
+        split.struct.field("field_0").alias("raw_path"),
+        split.struct.field("field_1").fill_null("").alias("query"),
+        pl.col("status").cast(pl.Int64, strict=False),
+        pl.col("size").cast(pl.Int64, strict=False).fill_null(0).alias("bytes"),
+        pl.when(pl.col("referrer").is_null()).then(pl.lit(NOT_LOGGED))
+        .when(pl.col("referrer") == "-").then(None)
+        .otherwise(pl.col("referrer")).alias("referrer"),
+        pl.when(pl.col("agent") == "-").then(None).otherwise(pl.col("agent"))
+        .alias("user_agent"),
+        "vhost",
+        (target.str.len_bytes() > MAX_TARGET).alias("long"),
+        (target.str.len_bytes() > MAX_PATH).alias("decode"),
+    ).with_columns(pl.col("decode") | pl.col("raw_path").str.contains("%", literal=True))
+    if out.height == 0:
+        return pl.DataFrame(schema=SCHEMA)
+    decoded = pl.when(pl.col("decode")).then(
+        lookup(out, ["raw_path", "long"], _page, pl.String, where=pl.col("decode")))
+    out = out.with_columns(
+        decoded.otherwise(pl.col("raw_path")).alias("path"),
+        lookup(out, ["vhost"], _strip_port, pl.String),
+    )
+    return out.select(
+        pl.col("row").cast(pl.UInt32), "offset",
+        pl.when(pl.col("path").is_null()).then(pl.lit(BAD_TARGET)).alias("reason"),
+        pl.lit(False).alias("undecodable"), *_FIELDS)
+
+
+def _page(path: str, long: bool) -> str | None:
+    """``logformat._page``: the page decoded, None (refused) when its target is longer
+    than a request line or the page, decoded, longer than a page may be."""
+    if long:
+        return None
+    page = decoded_path(path)
+    return None if len(page) > MAX_PATH else page
+
+
+def _strip_port(vhost: str | None) -> str | None:
+    return None if vhost is None else strip_port(vhost)
+
+
+def _parsed_one_by_one(slow: pl.DataFrame, parser: LineParser) -> pl.DataFrame:
+    """The lines the pattern did not take, each parsed by ``parser``."""
+    rows = []
+    for row, offset, line in slow.select("row", "offset", "line").iter_rows():
+        record = parser.parse(line)
+        if isinstance(record, LogRecord):
+            rows.append((row, offset, None, "\ufffd" in line, *(
+                getattr(record, name) for name in _FIELDS)))
+        else:
+            rows.append((row, offset, str(record), False, *([None] * len(_FIELDS))))
+    return pl.DataFrame(rows, schema=SCHEMA, orient="row")
+
+
+def lookup(frame: pl.DataFrame, keys: list[str], function: Callable, dtype,
+           where: pl.Expr | None = None, name: str | None = None) -> pl.Series:
+    """``function`` of each row's ``keys`` columns, called once per distinct value (of
+    the rows ``where`` holds; null for the others) and joined back, in row order."""
+    given = frame.select(keys)
+    distinct = (given if where is None else frame.filter(where).select(keys)).unique(
+        maintain_order=True)
+    values = [function(*row) for row in distinct.iter_rows()]
+    table = distinct.with_columns(pl.Series("_value", values, dtype=dtype))
+    joined = given.join(table, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return joined["_value"].alias(name or keys[0])
