@@ -4,14 +4,18 @@ DimensionRecorder's pending format (``counters``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import polars as pl
 
-from ..ingest.frames import lookup
 from .classify import RecordCoder
 
 # The columns a line's dimensions are read from (``LogRecord``'s fields and its site).
 COLUMNS = ("site", "time", "referrer", "vhost", "query", "user_agent", "host", "path",
            "status")
+_SCHEMA = {"site": pl.String, "time": pl.Datetime("us", "UTC"), "referrer": pl.String,
+           "vhost": pl.String, "query": pl.String, "user_agent": pl.String, "host": pl.String,
+           "path": pl.String, "status": pl.Int64}
 _HOUR = ("site", "year", "month", "day", "hour")
 _KEY = tuple(f"k{i}" for i in range(len(RecordCoder.PARTS)))
 
@@ -50,3 +54,33 @@ def pending(coder: RecordCoder, lines: pl.DataFrame) -> dict:
             visitor = visitors[host, agent] = f"{host or ''}\x00{agent or ''}"
         out["u", site, year, month, day, hour][1].add((visitor, values(tuple(key))))
     return out
+
+
+class LogTally:
+    """Parsed lines given as columns (``queries.ingest.logformat.columns``), a batch at a
+    time, counted by :func:`pending` once they are all in: for callers holding records
+    rather than a chunk's frame."""
+
+    def __init__(self, coder: RecordCoder | None = None):
+        self.coder = RecordCoder() if coder is None else coder
+        self._frames: list[pl.DataFrame] = []
+
+    def add_lines(self, sites: Sequence[str], lines: dict[str, Sequence]) -> None:
+        columns = {"site": list(sites), **{name: list(lines[name]) for name in COLUMNS[1:]}}
+        self._frames.append(pl.DataFrame(columns, schema=_SCHEMA))
+
+    def pending(self) -> dict:
+        return pending(self.coder, pl.concat(self._frames)) if self._frames else {}
+
+
+def lookup(frame: pl.DataFrame, keys: list[str], function: Callable, dtype,
+           where: pl.Expr | None = None, name: str | None = None) -> pl.Series:
+    """``function`` of each row's ``keys`` columns, called once per distinct value (of
+    the rows ``where`` holds; null for the others) and joined back, in row order."""
+    given = frame.select(keys)
+    distinct = (given if where is None else frame.filter(where).select(keys)).unique(
+        maintain_order=True)
+    values = [function(*row) for row in distinct.iter_rows()]
+    table = distinct.with_columns(pl.Series("_value", values, dtype=dtype))
+    joined = given.join(table, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return joined["_value"].alias(name or keys[0])

@@ -10,17 +10,18 @@ real logs hold few (none in the shared log or the long-tail sample).
 
 The pattern is ``logformat``'s strict one over printable ASCII (where Rust's and
 Python's ``\\s``, ``\\S`` and ``\\d`` agree), with the times and sizes it takes bounded so
-that Polars and Python read them alike (years 1900-2099, zones under ±24 h, sizes of 18
-digits at most); what falls outside is the line parser's.
+that Polars and Python read them alike (years 1900-2099, no leap second, zones under
+±24 h, sizes of 18 digits at most); what falls outside is the line parser's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import polars as pl
 
 from ..dimensions.referrer import NOT_LOGGED
+from ..dimensions.tally import lookup
 from ..validation import decoded_path
 from .logformat import MAX_PATH, MAX_TARGET, LineParser, LogRecord, strip_port
 
@@ -32,7 +33,8 @@ _QUOTED = r'[\t-\r -!#-\[\]-~]'
 _TARGET = r"[!#-\[\]-~]"
 PATTERN = (
     rf"^(?:(?P<vhost>{_NS}+) )??(?P<host>{_NS}+) {_NS}+ {_NS}+ "
-    r"\[(?P<stamp>[0-9]{2}/[A-Z][a-z]{2}/(?:19|20)[0-9]{2}:[0-9]{2}:[0-9]{2}:[0-9]{2} "
+    r"\[(?P<stamp>(?:0[1-9]|[12][0-9]|3[01])/[A-Z][a-z]{2}/(?:19|20)[0-9]{2}:"
+    r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9] "
     r"[+-](?:[01][0-9]|2[0-3])[0-5][0-9])\] "
     rf'"(?P<method>[A-Z]+) (?P<target>/{_TARGET}*) (?P<protocol>HTTP/[0-9](?:\.[0-9])?)" '
     r"(?P<status>[0-9]{3}|-) (?P<size>[0-9]{1,18}|-)"
@@ -42,11 +44,13 @@ TIME_FORMAT = "%d/%b/%Y:%H:%M:%S %z"
 UTC = pl.Datetime("us", "UTC")
 # A parsed line's columns (``LogRecord``'s, ``user`` aside), with ``reason`` (why the
 # line was refused, null when parsed), ``undecodable`` (it held bytes that are not
-# UTF-8), ``row`` (its place in the chunk) and ``offset`` (in the file).
+# UTF-8), ``row`` (its place in the chunk) and ``offset`` (in the file); a size past
+# 64 bits (which only the line parser takes) is ``huge``, in digits, its ``bytes`` null.
 SCHEMA = {"row": pl.UInt32, "offset": pl.Int64, "reason": pl.String,
           "undecodable": pl.Boolean, "time": UTC, "host": pl.String, "method": pl.String,
           "path": pl.String, "query": pl.String, "status": pl.Int64, "bytes": pl.Int64,
-          "referrer": pl.String, "user_agent": pl.String, "vhost": pl.String}
+          "referrer": pl.String, "user_agent": pl.String, "vhost": pl.String,
+          "huge": pl.String}
 _FIELDS = ("time", "host", "method", "path", "query", "status", "bytes", "referrer",
            "user_agent", "vhost")
 BAD_TARGET = "bad_target"
@@ -123,7 +127,7 @@ def _columns(fields: pl.DataFrame) -> pl.DataFrame:
     return out.select(
         pl.col("row").cast(pl.UInt32), "offset",
         pl.when(pl.col("path").is_null()).then(pl.lit(BAD_TARGET)).alias("reason"),
-        pl.lit(False).alias("undecodable"), *_FIELDS)
+        pl.lit(False).alias("undecodable"), *_FIELDS, pl.lit(None, pl.String).alias("huge"))
 
 
 def _page(path: str, long: bool) -> str | None:
@@ -145,21 +149,11 @@ def _parsed_one_by_one(slow: pl.DataFrame, parser: LineParser) -> pl.DataFrame:
     for row, offset, line in slow.select("row", "offset", "line").iter_rows():
         record = parser.parse(line)
         if isinstance(record, LogRecord):
+            huge = str(record.bytes) if record.bytes >= 2**63 else None
+            if huge:
+                record = record._replace(bytes=None)
             rows.append((row, offset, None, "\ufffd" in line, *(
-                getattr(record, name) for name in _FIELDS)))
+                getattr(record, name) for name in _FIELDS), huge))
         else:
-            rows.append((row, offset, str(record), False, *([None] * len(_FIELDS))))
+            rows.append((row, offset, str(record), False, *([None] * len(_FIELDS)), None))
     return pl.DataFrame(rows, schema=SCHEMA, orient="row")
-
-
-def lookup(frame: pl.DataFrame, keys: list[str], function: Callable, dtype,
-           where: pl.Expr | None = None, name: str | None = None) -> pl.Series:
-    """``function`` of each row's ``keys`` columns, called once per distinct value (of
-    the rows ``where`` holds; null for the others) and joined back, in row order."""
-    given = frame.select(keys)
-    distinct = (given if where is None else frame.filter(where).select(keys)).unique(
-        maintain_order=True)
-    values = [function(*row) for row in distinct.iter_rows()]
-    table = distinct.with_columns(pl.Series("_value", values, dtype=dtype))
-    joined = given.join(table, on=keys, how="left", nulls_equal=True, maintain_order="left")
-    return joined["_value"].alias(name or keys[0])

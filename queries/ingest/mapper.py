@@ -264,8 +264,11 @@ def _minutes(day: pl.DataFrame) -> dict:
 
 def _write(events: EventWriter, lines: pl.DataFrame, stream: int) -> None:
     """The events of ``lines`` (kept: sites and pages valid), in their order."""
-    events.write_lines({name: lines[name].to_list() for name in ("time", *LOG_FIELDS)},
-                       lines["site"].to_list(), stream, lines["offset"].to_list())
+    columns = {name: lines[name].to_list() for name in ("time", *LOG_FIELDS)}
+    if lines["huge"].null_count() < lines.height:      # sizes past 64 bits, as they are
+        columns["bytes"] = [size if huge is None else int(huge) for size, huge in
+                            zip(columns["bytes"], lines["huge"].to_list(), strict=True)]
+    events.write_lines(columns, lines["site"].to_list(), stream, lines["offset"].to_list())
 
 
 def hour_units(hits: dict) -> list[tuple]:
