@@ -143,7 +143,7 @@ class RecordCoder:
             "country": _Numbered(self, _country),
             "request": _Numbered(self, lambda given: _request(*given)),
         }
-        self._values: dict[tuple[int, ...], tuple] = {}
+        self._values = _Values(self._parts)
 
     def numbering(self, part: str):
         """A function from the inputs of ``part`` (one of :attr:`PARTS`, its input
@@ -159,13 +159,11 @@ class RecordCoder:
         tables = (*self._tables.values(), self._numbers, self._values)
         return sum(map(len, tables)) >= self.MAX_ENTRIES
 
-    def values(self, key: tuple[int, ...]) -> tuple:
-        """The (dimension, value) pairs of ``key``: ``Dimensions.values``."""
-        values = self._values.get(key)
-        if values is None:
-            values = self._values[key] = tuple(chain.from_iterable(map(
-                self._parts.__getitem__, key)))
-        return values
+    @property
+    def values(self):
+        """A function from a key to its (dimension, value) pairs: ``Dimensions.values``
+        (a dictionary's look-up, in C once the key has been seen)."""
+        return self._values.__getitem__
 
     def number(self, part: tuple) -> int:
         number = self._numbers.get(part)
@@ -185,3 +183,15 @@ class _Numbered(dict):
     def __missing__(self, given):
         number = self[given] = self.coder.number(self.part(given))
         return number
+
+
+class _Values(dict):
+    """Key -> its (dimension, value) pairs, joined from its parts on first sight."""
+
+    def __init__(self, parts: list[tuple]):
+        super().__init__()
+        self.parts = parts
+
+    def __missing__(self, key: tuple[int, ...]) -> tuple:
+        values = self[key] = tuple(chain.from_iterable(map(self.parts.__getitem__, key)))
+        return values

@@ -27,8 +27,9 @@ def pending(coder: RecordCoder, lines: pl.DataFrame) -> dict:
     Each part of a line's ``RecordCoder`` key is classified once per distinct input and
     joined back; hits are counted per (site, UTC hour, key) by a group-by, in the order
     they first appear (a capped counter keeps the values its batch meets first), and
-    visitors gathered per distinct (hour, address, agent, key). A visitor is its address
-    and agent, joined into the sketches' string once per visitor."""
+    visitors gathered per distinct (hour, address, agent, key), a visitor being its
+    address and agent joined into the sketches' string. The units' dicts and sets are
+    built from the columns in C (``zip``, ``map``): Python runs per unit."""
     if lines.height == 0:
         return {}
     time = pl.col("time")
@@ -37,23 +38,26 @@ def pending(coder: RecordCoder, lines: pl.DataFrame) -> dict:
         time.dt.day().alias("day"), time.dt.hour().alias("hour"), "host", "user_agent",
         *(lookup(lines, list(inputs), coder.numbering(part), pl.UInt32, name=name)
           for name, (part, inputs) in zip(_KEY, RecordCoder.PARTS.items(), strict=True)))
+    units = keyed.select(_HOUR).unique(maintain_order=True).with_row_index("unit")
+    keyed = keyed.join(units, on=list(_HOUR), how="left", maintain_order="left")
+    counts = keyed.group_by(["unit", *_KEY], maintain_order=True).len().partition_by(
+        "unit", maintain_order=True, as_dict=True)
+    visitor = pl.concat_str(pl.col("host").fill_null(""), pl.lit("\x00"),
+                            pl.col("user_agent").fill_null("")).alias("visitor")
+    visits = keyed.select("unit", visitor, *_KEY).unique().partition_by(
+        "unit", as_dict=True)
     values = coder.values
     out: dict[tuple, tuple[dict, set]] = {}
-    counts = keyed.group_by([*_HOUR, *_KEY], maintain_order=True).len()
-    for site, year, month, day, hour, *key, n in counts.iter_rows():
-        unit = ("u", site, year, month, day, hour)
-        part = out.get(unit)
-        if part is None:
-            part = out[unit] = ({}, set())
-        part[0][values(tuple(key))] = n
-    visitors: dict[tuple, str] = {}
-    visits = keyed.select(*_HOUR, "host", "user_agent", *_KEY).unique()
-    for site, year, month, day, hour, host, agent, *key in visits.iter_rows():
-        visitor = visitors.get((host, agent))
-        if visitor is None:
-            visitor = visitors[host, agent] = f"{host or ''}\x00{agent or ''}"
-        out["u", site, year, month, day, hour][1].add((visitor, values(tuple(key))))
+    for (unit, *hour) in units.iter_rows():
+        keys, seen = counts[unit,], visits[unit,]
+        out["u", *hour] = (
+            dict(zip(map(values, _keys(keys)), keys["len"].to_list(), strict=True)),
+            set(zip(seen["visitor"].to_list(), map(values, _keys(seen)), strict=True)))
     return out
+
+
+def _keys(frame: pl.DataFrame):
+    return zip(*(frame[name].to_list() for name in _KEY), strict=True)
 
 
 class LogTally:
