@@ -5,6 +5,7 @@ DimensionRecorder's pending format (``counters``)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import islice
 
 import polars as pl
 
@@ -40,20 +41,27 @@ def pending(coder: RecordCoder, lines: pl.DataFrame) -> dict:
           for name, (part, inputs) in zip(_KEY, RecordCoder.PARTS.items(), strict=True)))
     units = keyed.select(_HOUR).unique(maintain_order=True).with_row_index("unit")
     keyed = keyed.join(units, on=list(_HOUR), how="left", maintain_order="left")
-    counts = keyed.group_by(["unit", *_KEY], maintain_order=True).len().partition_by(
-        "unit", maintain_order=True, as_dict=True)
+    counts = keyed.group_by(["unit", *_KEY], maintain_order=True).len().sort(
+        "unit", maintain_order=True)
     visitor = pl.concat_str(pl.col("host").fill_null(""), pl.lit("\x00"),
                             pl.col("user_agent").fill_null("")).alias("visitor")
-    visits = keyed.select("unit", visitor, *_KEY).unique().partition_by(
-        "unit", as_dict=True)
-    values = coder.values
+    visits = keyed.select("unit", visitor, *_KEY).unique().sort("unit")
+    hits, values = counts["len"].to_list(), list(map(coder.values, _keys(counts)))
+    visitors = zip(visits["visitor"].to_list(), map(coder.values, _keys(visits)),
+                   strict=True)
     out: dict[tuple, tuple[dict, set]] = {}
-    for (unit, *hour) in units.iter_rows():
-        keys, seen = counts[unit,], visits[unit,]
-        out["u", *hour] = (
-            dict(zip(map(values, _keys(keys)), keys["len"].to_list(), strict=True)),
-            set(zip(seen["visitor"].to_list(), map(values, _keys(seen)), strict=True)))
+    start = 0
+    for (_, *hour), n, seen in zip(units.iter_rows(), _runs(counts), _runs(visits),
+                                   strict=True):
+        out["u", *hour] = (dict(zip(values[start:start + n], hits[start:start + n],
+                                    strict=True)), set(islice(visitors, seen)))
+        start += n
     return out
+
+
+def _runs(frame: pl.DataFrame) -> list[int]:
+    """The rows of each unit of ``frame`` (sorted by unit, every unit there)."""
+    return frame["unit"].rle().struct.field("len").to_list()
 
 
 def _keys(frame: pl.DataFrame):
@@ -85,6 +93,9 @@ def lookup(frame: pl.DataFrame, keys: list[str], function: Callable, dtype,
     distinct = (given if where is None else frame.filter(where).select(keys)).unique(
         maintain_order=True)
     values = [function(*row) for row in distinct.iter_rows()]
+    if len(values) == 1 and where is None:      # one site, no virtual hosts...
+        return pl.repeat(values[0], frame.height, dtype=dtype, eager=True).alias(
+            name or keys[0])
     table = distinct.with_columns(pl.Series("_value", values, dtype=dtype))
     joined = given.join(table, on=keys, how="left", nulls_equal=True, maintain_order="left")
     return joined["_value"].alias(name or keys[0])

@@ -254,12 +254,20 @@ def _count(counter: Counter, lines: pl.DataFrame, column: str) -> None:
 
 def _minutes(day: pl.DataFrame) -> dict:
     """{(site, page, year, month, day): {minute: hits}} of lines' ``day`` columns, in the
-    order they first appear."""
+    order they first appear: counted by a group-by, the groups of a key made contiguous
+    by a stable sort on where the key first appears; Python runs per key."""
     unit = ["site", "page", "year", "month", "day"]
-    grouped = (day.group_by([*unit, "minute"], maintain_order=True).len()
-               .group_by(unit, maintain_order=True).agg("minute", "len"))
-    return {(site, page, year, month, day_): dict(zip(minutes, counts, strict=True))
-            for site, page, year, month, day_, minutes, counts in grouped.iter_rows()}
+    counted = day.group_by([*unit, "minute"], maintain_order=True).len().with_row_index("i")
+    counted = counted.with_columns(pl.col("i").min().over(unit).alias("first")).sort(
+        "first", maintain_order=True)
+    runs = counted["first"].rle().struct.unnest()
+    keys = counted.select(unit).gather(runs["len"].cum_sum() - runs["len"])
+    minutes, hits = counted["minute"].to_list(), counted["len"].to_list()
+    out, start = {}, 0
+    for key, n in zip(keys.iter_rows(), runs["len"].to_list(), strict=True):
+        out[key] = dict(zip(minutes[start:start + n], hits[start:start + n], strict=True))
+        start += n
+    return out
 
 
 def _write(events: EventWriter, lines: pl.DataFrame, stream: int) -> None:
