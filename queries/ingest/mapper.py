@@ -31,7 +31,7 @@ import polars as pl
 
 from .. import validation
 from ..dimensions.classify import RecordCoder, is_bot_agent
-from ..dimensions.tally import COLUMNS, pending
+from ..dimensions.tally import COLUMNS, lookup, pending
 from ..errors import InvalidPageError, InvalidSiteError
 from ..events.writer import LOG_FIELDS, EventTotals, EventWriter
 from ..stats.sites import primary_source
@@ -124,7 +124,7 @@ class LineMapper:
             tally.tolerated[UNDECODABLE] += undecodable
         parsed = self._named(parsed, default_site, tally.rejected)
         if self._apart is not None and parsed.height:
-            apart = frames.lookup(parsed, ["site"], self._apart.__getitem__, pl.Boolean,
+            apart = lookup(parsed, ["site"], self._apart.__getitem__, pl.Boolean,
                                   name="apart")
             kept = parsed.filter(apart)
             _count(tally.apart, kept, "site")
@@ -150,14 +150,14 @@ class LineMapper:
             site = pl.lit(self.site).alias("site")
         else:
             default = self._site(default_site)
-            site = frames.lookup(parsed, ["vhost"], lambda vhost: self._site(vhost) if vhost
+            site = lookup(parsed, ["vhost"], lambda vhost: self._site(vhost) if vhost
                                  else default, pl.String, name="site")
         parsed = parsed.with_columns(site)
         if (bad := parsed["site"].null_count()):
             rejected["bad_site"] += bad
             parsed = parsed.drop_nulls("site")
         names = self._names
-        parsed = parsed.with_columns(frames.lookup(
+        parsed = parsed.with_columns(lookup(
             parsed, ["site", "path"], lambda site, path: names[site, path]
             if (site, path) in names else self._validate(site, path), pl.String,
             name="page"))
@@ -176,7 +176,7 @@ class LineMapper:
             "site", "page", time.dt.year().alias("year"), time.dt.month().alias("month"),
             time.dt.day().alias("day"),
             (time.dt.hour().cast(pl.Int32) * 60 + time.dt.minute()).alias("minute"),
-            frames.lookup(parsed, ["user_agent"], self._bots.__getitem__, pl.Boolean,
+            lookup(parsed, ["user_agent"], self._bots.__getitem__, pl.Boolean,
                           name="bot"))
         tally.hits.update(_minutes(day))
         tally.bots.update(_minutes(day.filter("bot")))
@@ -188,10 +188,7 @@ class LineMapper:
 
     def count_dimensions(self, slices: list) -> dict:
         """The DimensionRecorder's pending units of a tally's ``slices``."""
-        units: dict = {}
-        for lines in slices:
-            units.update(pending(self._chunk_coder(), lines))
-        return units
+        return pending(self._chunk_coder(), pl.concat(slices)) if slices else {}
 
     def _chunk_coder(self) -> RecordCoder:
         """The coder of the next chunk: the last one's, until it is full."""
