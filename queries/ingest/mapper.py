@@ -101,19 +101,22 @@ class LineMapper:
         """Tally ``(line, offset)`` pairs (decoded lines, see :func:`split_lines`;
         ``offset``: where the line starts in the pass ``stream``); their events are
         written through ``events`` before returning."""
-        return self._map(frames.pairs_frame(list(lines)), default_site, stream, events)
+        parsed = frames.parse(frames.pairs_frame(list(lines)), self.parser)
+        return self._map(parsed, default_site, stream, events)
 
     def map_chunk(self, data: bytes, start: int, default_site: str, stream: int,
                   events: EventWriter | None) -> Tally:
         """``map`` of the lines of ``data``, read from byte ``start`` of the file."""
-        return self._map(frames.lines_frame(data, start), default_site, stream, events)
+        parsed = frames.parse(frames.lines_frame(data, start), self.parser)
+        return self._map(parsed, default_site, stream, events)
 
-    def _map(self, lines: pl.DataFrame, default_site: str, stream: int,
+    def _map(self, parsed: pl.DataFrame, default_site: str, stream: int,
              events: EventWriter | None) -> Tally:
-        tally = Tally(lines=lines.height)
+        """The tally of parsed lines (``frames.parse``: a row per line, the lines'
+        text already let go)."""
+        tally = Tally(lines=parsed.height)
         if events is not None:
             events.totals = tally.events = EventTotals()
-        parsed = frames.parse(lines, self.parser)
         tally.tolerated.update(self.parser.tolerated)
         self.parser.tolerated.clear()
         refused = pl.col("reason").is_not_null()
