@@ -214,3 +214,10 @@ def test_arbitrary_lines_are_tallied_as_the_line_parser_reads_them(lines, junk):
 def test_a_chunk_without_lines_is_an_empty_tally():
     tally = LineMapper().map_chunk(b"", 0, "s", 1, None)
     assert (tally.lines, tally.hits, tally.units, tally.first) == (0, {}, {}, None)
+
+
+def test_workers_are_not_forked_once_the_mappers_threads_run():
+    """A child forked while Polars' pool runs would hang on its first frame."""
+    from queries import processes
+    LineMapper().map_chunk(line("/a") * 3, 0, "s", 1, None)
+    assert not processes.can_fork()
