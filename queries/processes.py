@@ -18,6 +18,7 @@ import os
 import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import suppress
 
 _PR_SET_PDEATHSIG = 1
 
@@ -25,8 +26,23 @@ _PR_SET_PDEATHSIG = 1
 def can_fork() -> bool:
     """Whether workers may be forked now, as far as this process can tell: no other
     thread runs. Opening no store before is the caller's part (SQLite and pymongo
-    connections must not cross a fork)."""
-    return threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
+    connections must not cross a fork). Nor may Polars' pool, whose threads Python does
+    not count: a child forked once they run hangs on its first frame."""
+    return (threading.active_count() == 1 and not _polars_pool()
+            and "fork" in multiprocessing.get_all_start_methods())
+
+
+def _polars_pool() -> bool:
+    """Whether Polars' thread pool runs here (its threads are named ``polars-N``)."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return False
+    names = []
+    for task in tasks:
+        with suppress(OSError), open(f"/proc/self/task/{task}/comm") as comm:
+            names.append(comm.read())
+    return any(name.startswith("polars-") and name[7:8].isdigit() for name in names)
 
 
 def pool(jobs: int, initializer=None, *initargs, fork: bool = False) -> ProcessPoolExecutor:

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
+from collections import defaultdict
+from pathlib import Path
 
+import pytest
 from fakes import stored_count
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mapperref import Captured, reference, same
 
 from queries.counting import HitRecorder
 from queries.dimensions.classify import RecordCoder
 from queries.events.collection import stream_key
 from queries.events.writer import EventWriter
 from queries.ingest import mapper
+from queries.ingest.chunks import tasks
 from queries.ingest.mapper import LineMapper, split_lines
 
 T = dt.datetime(2026, 3, 14, 10, 7, 30, tzinfo=dt.UTC)
@@ -102,18 +110,6 @@ def test_a_mapper_keeps_its_coder_from_chunk_to_chunk_until_it_is_full(monkeypat
     assert mapper._coder is not coder
 
 
-def test_dimensions_counted_slice_by_slice_are_those_of_the_whole_chunk(monkeypatch):
-    chunk = b"".join([line("/a"), line("/b", 404), line("/c", agent="Googlebot/2.1"),
-                      b"junk\n", line("/a", agent="curl/8.0"), line("/d")] * 3)
-    whole = LineMapper().map_chunk(chunk, 0, "s", 1, None)
-    for size in (1, 2, 4):
-        monkeypatch.setattr(mapper, "SLICE_LINES", size)
-        sliced = LineMapper().map_chunk(chunk, 0, "s", 1, None)
-        assert sliced.units == whole.units and sliced.hits == whole.hits
-    (counts, pairs), = whole.units.values()
-    assert sum(counts.values()) == 15 and len(pairs) == 5
-
-
 def test_a_deferred_tally_holds_what_its_dimensions_are_counted_from_later():
     """A worker's tally hands over the hit counts with its dimensions' input (counted by
     its thread afterwards) and the hour units they will touch, across hours and sites."""
@@ -129,3 +125,99 @@ def test_a_deferred_tally_holds_what_its_dimensions_are_counted_from_later():
     assert sorted(mapper.hour_units(deferred.hits)) == sorted(now.units)
     assert deferring.count_dimensions(deferred.slices) == now.units
     assert now.slices is None
+
+
+LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
+TIME = "[14/Mar/2026:10:07:30 +0000]"
+GOOD = f'10.0.0.1 - - {TIME} "GET /a?q=1 HTTP/1.1" 200 5 "http://r.example/" "curl/8.0"'
+# Lines the pattern must leave to the line parser, or take as it would.
+HOSTILE = [
+    GOOD, GOOD + "\r", GOOD + " \t", GOOD + ' "1.2.3.4" 0.004', GOOD[:-1],
+    GOOD.replace("curl/8.0", 'cu\\"rl'), GOOD.replace("curl/8.0", "-"),
+    GOOD.replace("curl/8.0", ""), GOOD.replace('"http://r.example/"', '"-"'),
+    GOOD.replace("GET /a?q=1 HTTP/1.1", "get  /a   http/1.0"),
+    GOOD.replace("GET /a?q=1 HTTP/1.1", "GET http://h/x?y HTTP/1.1"),
+    GOOD.replace("GET /a?q=1 HTTP/1.1", "GET /a b HTTP/1.1"),
+    GOOD.replace("GET /a?q=1 HTTP/1.1", "GET /a"),
+    GOOD.replace("GET /a?q=1 HTTP/1.1", "GET /a HTTP/1.1 x"),
+    GOOD.replace("GET /a?q=1 HTTP/1.1", "-"), GOOD.replace("GET /a?q=1 HTTP/1.1", "*"),
+    GOOD.replace("GET /a?q=1 HTTP/1.1", "\\x16\\x03\\x01"),
+    GOOD.replace("/a?q=1", "/%7Euser/%E2%82%AC?x=%20"), GOOD.replace("/a?q=1", "/a%00b"),
+    GOOD.replace("/a?q=1", "/" + "x" * 9000), GOOD.replace("/a?q=1", "/" + "%41" * 1500),
+    GOOD.replace("/a?q=1", "/a?%zz"), GOOD.replace("/a?q=1", "/../etc"),
+    GOOD.replace("/a?q=1", "/caf\u00e9"), GOOD.replace("curl/8.0", "\u00e9\u2028\x1c"),
+    GOOD.replace("+0000", "+2400"), GOOD.replace("+0000", "+0099"),
+    GOOD.replace("+0000", "-1359"), GOOD.replace("14/Mar", "31/Feb"),
+    GOOD.replace("14/Mar", "14/MAR"), GOOD.replace("2026:10", "0000:10"),
+    GOOD.replace("14/Mar/2026:10", "31/Dec/9999:23").replace("+0000", "-0100"),
+    GOOD.replace("10:07:30", "24:07:30"), GOOD.replace("10:07:30", "10:07:60"),
+    GOOD.replace(" 200 ", " 20 "), GOOD.replace(" 200 ", " - "),
+    GOOD.replace(" 200 ", " \u0662\u0660\u0660 "), GOOD.replace(" 5 ", " - "),
+    GOOD.replace(" 5 ", " 123456789012345678 "), GOOD.replace(" 5 ", " 5x "),
+    GOOD.replace(" 5 ", " 99999999999999999999 "),
+    "v.example:8080 " + GOOD, "[2001:db8::1]:443 " + GOOD, "bad$site " + GOOD,
+    ":80 " + GOOD, "V.Example " + GOOD, "a b c " + GOOD, GOOD.replace("10.0.0.1", "::1"),
+    GOOD.replace(" - - ", " - frank "), GOOD.replace('"', "'"), "", "  ", "junk",
+    '10.0.0.1 - - ' + TIME + ' "GET /a HTTP/1.1" 200 5', "\x00" * 10,
+]
+
+
+def compare(data: bytes, **options) -> None:
+    """Each chunk's tally and events equal the line-by-line reference's."""
+    kept = frozenset(options.pop("apart", ()))
+    mapper = LineMapper(**options)
+    if kept:
+        mapper._apart, mapper._apart_events = defaultdict(bool, dict.fromkeys(kept, True)), None
+    with io.BytesIO(data) as handle:
+        for _, (chunk, start, site, stream) in tasks(handle, 0, len(data), "s", 1):
+            events = Captured()
+            tally = mapper.map_chunk(chunk, start, site, stream, events)
+            expected, rows, _ = reference(chunk, start, site, apart=kept, **options)
+            assert same(tally, expected) == []
+            assert events.rows == rows
+
+
+@pytest.mark.skipif(not LOG.exists(), reason=f"{LOG} is not there")
+@pytest.mark.parametrize("form", ["combined", "common"])
+def test_the_shared_log_is_tallied_as_the_line_parser_reads_it_line_by_line(form):
+    data = LOG.read_bytes()
+    if form == "common":
+        data = b"\n".join(line.rsplit(b' "', 2)[0] for line in data.splitlines()) + b"\n"
+    compare(data)
+
+
+def test_a_long_tail_sample_is_tallied_as_the_line_parser_reads_it(tmp_path):
+    from bench.logs import make
+    make("longtail", 20_000, tmp_path / "longtail.log")
+    compare((tmp_path / "longtail.log").read_bytes())
+
+
+@pytest.mark.parametrize("options", [{}, {"format": "combined"}, {"format": "common"},
+                                     {"site": "fixed.example"}, {"unknown_bots": True},
+                                     {"apart": ["v.example"]}])
+def test_hostile_lines_are_tallied_as_the_line_parser_reads_them(options):
+    data = "\n".join(HOSTILE).encode() + b"\n\xff\xfe " + GOOD.encode() + b"\xc3\n"
+    compare(data + data.replace(b"/a", b"/b"), **options)
+
+
+PIECES = [GOOD, " ", "\t", '"', "\\", "%", "?", "-", "\r", "\u00e9", "+0000", "HTTP/1.1",
+          "GET", "/", "200", "99999999999999999999", "v.example ", TIME, "[", "]"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=6).map("".join), max_size=8),
+       st.binary(max_size=20))
+def test_arbitrary_lines_are_tallied_as_the_line_parser_reads_them(lines, junk):
+    compare("\n".join(lines).encode() + junk)
+
+
+def test_a_chunk_without_lines_is_an_empty_tally():
+    tally = LineMapper().map_chunk(b"", 0, "s", 1, None)
+    assert (tally.lines, tally.hits, tally.units, tally.first) == (0, {}, {}, None)
+
+
+def test_workers_are_not_forked_once_the_mappers_threads_run():
+    """A child forked while Polars' pool runs would hang on its first frame."""
+    from queries import processes
+    LineMapper().map_chunk(line("/a") * 3, 0, "s", 1, None)
+    assert not processes.can_fork()

@@ -3,7 +3,6 @@ a synthetic hit). Pure: no database; every piece is cached where inputs repeat."
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import chain
 from typing import NamedTuple
@@ -129,45 +128,42 @@ class RecordCoder:
     one until it is ``full``, then starts another."""
 
     MAX_ENTRIES = 200_000     # inputs, parts and values tuples held before ``full``
+    # A key's parts, in order, with the columns of a line each is classified from.
+    PARTS = {"referrer": ("referrer", "site", "vhost"), "campaign": ("query",),
+             "agent": ("user_agent",), "country": ("host",), "request": ("path", "status")}
 
     def __init__(self, unknown_bots: bool = False):
         self._numbers: dict[tuple, int] = {}
         self._parts: list[tuple] = []
-        self._referrers = _Numbered(self, lambda given: _referrer(
-            given[0][:1024] if given[0] else given[0], given[1], given[2]))
-        self._campaigns = _Numbered(self, _utm)
-        self._agents = _Numbered(self, lambda agent: _agent_of(agent, unknown_bots)[0])
-        self._countries = _Numbered(self, _country)
-        self._requests = _Numbered(self, lambda given: _request(*given))
-        self._values: dict[tuple[int, ...], tuple] = {}
+        self._tables = {
+            "referrer": _Numbered(self, lambda given: _referrer(
+                given[0][:1024] if given[0] else given[0], given[1], given[2])),
+            "campaign": _Numbered(self, _utm),
+            "agent": _Numbered(self, lambda agent: _agent_of(agent, unknown_bots)[0]),
+            "country": _Numbered(self, _country),
+            "request": _Numbered(self, lambda given: _request(*given)),
+        }
+        self._values = _Values(self._parts)
 
-    def keys(self, sites: Iterable[str], lines: dict[str, Sequence]) -> list[tuple]:
-        """The key of each line: ``lines`` holds the records' fields as columns
-        (``referrer``, ``vhost``, ``query``, ``user_agent``, ``host``, ``path``,
-        ``status``), ``sites`` their sites. Each part is looked up by ``map``, in C: a
-        line costs no Python call once its inputs have been seen."""
-        referrers = zip(lines["referrer"], sites, lines["vhost"], strict=True)
-        return list(zip(
-            map(self._referrers.__getitem__, referrers),
-            map(self._campaigns.__getitem__, lines["query"]),
-            map(self._agents.__getitem__, lines["user_agent"]),
-            map(self._countries.__getitem__, lines["host"]),
-            map(self._requests.__getitem__, zip(lines["path"], lines["status"], strict=True)),
-            strict=True))
+    def numbering(self, part: str):
+        """A function from the inputs of ``part`` (one of :attr:`PARTS`, its input
+        columns as arguments) to the number of what they give, classified on first
+        sight: the frame of a chunk's lines calls it once per distinct input."""
+        table = self._tables[part]
+        if len(self.PARTS[part]) == 1:
+            return table.__getitem__
+        return lambda *given: table[given]
 
     @property
     def full(self) -> bool:
-        tables = (self._referrers, self._campaigns, self._agents, self._countries,
-                  self._requests, self._numbers, self._values)
+        tables = (*self._tables.values(), self._numbers, self._values)
         return sum(map(len, tables)) >= self.MAX_ENTRIES
 
-    def values(self, key: tuple[int, ...]) -> tuple:
-        """The (dimension, value) pairs of ``key``: ``Dimensions.values``."""
-        values = self._values.get(key)
-        if values is None:
-            values = self._values[key] = tuple(chain.from_iterable(map(
-                self._parts.__getitem__, key)))
-        return values
+    @property
+    def values(self):
+        """A function from a key to its (dimension, value) pairs: ``Dimensions.values``
+        (a dictionary's look-up, in C once the key has been seen)."""
+        return self._values.__getitem__
 
     def number(self, part: tuple) -> int:
         number = self._numbers.get(part)
@@ -187,3 +183,15 @@ class _Numbered(dict):
     def __missing__(self, given):
         number = self[given] = self.coder.number(self.part(given))
         return number
+
+
+class _Values(dict):
+    """Key -> its (dimension, value) pairs, joined from its parts on first sight."""
+
+    def __init__(self, parts: list[tuple]):
+        super().__init__()
+        self.parts = parts
+
+    def __missing__(self, key: tuple[int, ...]) -> tuple:
+        values = self[key] = tuple(chain.from_iterable(map(self.parts.__getitem__, key)))
+        return values

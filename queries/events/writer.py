@@ -25,7 +25,7 @@ from . import buckets
 log = logging.getLogger(__name__)
 WRITE_CONCERNS = ("0", "1", "majority")
 # A log line's fields (``queries.ingest.logformat.LogRecord``) stored as events' columns.
-_LOG_FIELDS = ("host", "method", "path", "query", "status", "bytes", "referrer", "user_agent")
+LOG_FIELDS = ("host", "method", "path", "query", "status", "bytes", "referrer", "user_agent")
 
 
 def write_concern(value: str | int | None) -> WriteConcern | None:
@@ -161,7 +161,7 @@ class EventWriter:
             times = lines["time"][part]
             failed += self._write(len(times), partial(
                 buckets.pack_columns, times, sites[part],
-                {name: lines[name][part] for name in _LOG_FIELDS},
+                {name: lines[name][part] for name in LOG_FIELDS},
                 streams=[stream] * len(times), offsets=offsets[part]))
         return failed
 

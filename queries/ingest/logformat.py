@@ -163,7 +163,7 @@ class LineParser:
             0 if size == "-" else int(size),
             NOT_LOGGED if ref is None else None if ref == "-" else ref,
             None if agent is None or agent == "-" else agent,
-            None if vhost is None else _strip_port(vhost),
+            None if vhost is None else strip_port(vhost),
             None if user == "-" else user,
         ))
 
@@ -201,7 +201,7 @@ class LineParser:
             0 if size == "-" else int(size),
             NOT_LOGGED if ref is None else None if ref == "-" else ref,
             None if agent in (None, "-", "") else agent,
-            None if vhost is None else _strip_port(vhost),
+            None if vhost is None else strip_port(vhost),
             None if user == "-" else user,
         )
         if not _PLAIN_REQUEST.fullmatch(request):
@@ -247,7 +247,7 @@ def columns(records: Sequence[LogRecord]) -> dict[str, tuple]:
     return dict(zip(LogRecord._fields, zip(*records, strict=True), strict=True))
 
 
-def _strip_port(vhost: str) -> str:
+def strip_port(vhost: str) -> str:
     if vhost.startswith("["):           # [2001:db8::1]:443
         return vhost[1:].split("]", 1)[0]
     name, sep, port = vhost.rpartition(":")

@@ -3,12 +3,14 @@
 Parsing, classifying and the raw events are most of an ingest's work, and none of it
 needs the recorders: a :class:`LineMapper` turns lines into a tally of hits (in the
 HitRecorder's pending format), of dimensions (the DimensionRecorder's) and of the
-summary's figures, and writes the lines' events itself. The ingest run merges tallies
-into its recorders, in file order, and flushes them under its checkpoint. The same
-mapper runs in the ingest process or in worker processes (``queries.ingest.workers``),
-one code path either way. Events leave before their tally is returned, so they are
-always stored before the flush that counts their hits (step (b) of
-``queries.ingest.session``); their places in the file make a second write a no-op.
+summary's figures, and writes the lines' events itself. A chunk of lines is a Polars
+frame (``frames``): parsed, checked and counted as columns, Python running once per
+distinct value (a site, a page, a user agent) and per group counted, never per line.
+The ingest run merges tallies into its recorders, in file order, and flushes them under
+its checkpoint. The same mapper runs in the ingest process or in worker processes
+(``queries.ingest.workers``), one code path either way. Events leave before their
+tally is returned, so they are always stored before the flush that counts their hits
+(step (b) of ``queries.ingest.session``); their places in the file make a second write a no-op.
 A worker process may count a chunk's dimensions after handing over its tally
 (``defer_dimensions``: the tally then holds their input, ``slices``). The lines of a
 site whose primary source is not its logs (``keep_apart``) are written to
@@ -19,32 +21,30 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, repeat
 from operator import add
 from typing import TYPE_CHECKING
 
+import polars as pl
+
 from .. import validation
 from ..dimensions.classify import RecordCoder, is_bot_agent
-from ..dimensions.tally import LogTally
+from ..dimensions.tally import COLUMNS, lookup, pending
 from ..errors import InvalidPageError, InvalidSiteError
-from ..events.writer import EventTotals, EventWriter
+from ..events.writer import LOG_FIELDS, EventTotals, EventWriter
 from ..stats.sites import primary_source
-from ..stats.writes import day_unit
-from .logformat import LineParser, LogRecord, columns
+from . import frames
+from .logformat import LineParser
 
 if TYPE_CHECKING:
     from .dimwriter import Deferred, PackedUnits
 
 MAX_NAMES = 100_000      # (site, page) validations remembered
-# A chunk's records are turned into the dimensions' columns a slice of lines at a time,
-# while the slice is in the CPU's cache (transposing a whole chunk's records at its end
-# cost ~1.5 µs a line); counting the columns later costs what counting them at once does.
-SLICE_LINES = 1024
 # A line's bytes that are not UTF-8 are decoded as U+FFFD (never a lone surrogate, which
 # no store can hold): such a line counts, and is reported among the tolerated ones.
-REPLACED, UNDECODABLE = "\ufffd", "undecodable_bytes"
+UNDECODABLE = "undecodable_bytes"
 
 
 @dataclass
@@ -62,8 +62,8 @@ class Tally:
     # dimension process (``dimwriter``).
     units: dict | PackedUnits | Deferred = field(default_factory=dict)
     events: EventTotals | None = None           # the events this tally's lines wrote
-    # With ``defer_dimensions``: the dimensions' input, (sites, columns) per slice of
-    # lines, for ``LineMapper.count_dimensions``; ``units`` is then empty.
+    # With ``defer_dimensions``: the dimensions' input, frames of lines
+    # (``tally.COLUMNS``), for ``LineMapper.count_dimensions``; ``units`` is then empty.
     slices: list | None = None
     apart: Counter = field(default_factory=Counter)   # lines kept apart, per site
 
@@ -83,7 +83,7 @@ class LineMapper:
         self.dimensions = dimensions
         self.defer_dimensions = defer_dimensions
         self._sites: dict[str, str | None] = {}
-        self._names: dict[tuple[str, str], tuple[str, str] | None] = {}
+        self._names: dict[tuple[str, str], str | None] = {}
         self._coder: RecordCoder | None = None   # kept from chunk to chunk
         self.unknown_bots = unknown_bots
         self._bots = _BotAgents(unknown_bots)
@@ -96,111 +96,108 @@ class LineMapper:
         no source has fed yet) each site's primary source in ``db`` once."""
         self._apart, self._apart_events = _ApartSites(db), events
 
-    def map(self, lines: Iterable[tuple[str, int]], default_site: str, stream: int,
+    def map(self, lines: Sequence[tuple[str, int]], default_site: str, stream: int,
             events: EventWriter | None) -> Tally:
         """Tally ``(line, offset)`` pairs (decoded lines, see :func:`split_lines`;
         ``offset``: where the line starts in the pass ``stream``); their events are
         written through ``events`` before returning."""
-        tally = Tally()
+        parsed = frames.parse(frames.pairs_frame(list(lines)), self.parser)
+        return self._map(parsed, default_site, stream, events)
+
+    def map_chunk(self, data: bytes, start: int, default_site: str, stream: int,
+                  events: EventWriter | None) -> Tally:
+        """``map`` of the lines of ``data``, read from byte ``start`` of the file."""
+        parsed = frames.parse(frames.lines_frame(data, start), self.parser)
+        return self._map(parsed, default_site, stream, events)
+
+    def _map(self, parsed: pl.DataFrame, default_site: str, stream: int,
+             events: EventWriter | None) -> Tally:
+        """The tally of parsed lines (``frames.parse``: a row per line, the lines'
+        text already let go)."""
+        tally = Tally(lines=parsed.height)
         if events is not None:
             events.totals = tally.events = EventTotals()
-        parse, rejected, sites, hits, bots = (self.parser.parse, tally.rejected, tally.sites,
-                                              tally.hits, tally.bots)
-        tolerated = tally.tolerated
-        is_bot = self._bots.__getitem__
-        slices = [] if self.dimensions else None
-        part, part_sites = [], []                   # the dimensions' slice of lines
-        records, record_sites, offsets = [], [], []  # the events' lines
-        first = last = None
-        lines_seen = 0
-        fixed, default, names_of = self.site, self._site(default_site), self._names
-        apart_of, apart = self._apart, tally.apart
-        apart_lines: tuple[list, list, list] = ([], [], [])
-        for line, offset in lines:
-            lines_seen += 1
-            record = parse(line)
-            if not isinstance(record, LogRecord):
-                rejected[str(record)] += 1
-                continue
-            if REPLACED in line:        # O(1) on an ASCII line: U+FFFD cannot be in it
-                tolerated[UNDECODABLE] += 1
-            site = fixed or (self._site(record.vhost) if record.vhost else default)
-            if site is None:
-                rejected["bad_site"] += 1
-                continue
-            names = names_of.get((site, record.path), False)
-            if names is False:
-                names = self._validate(site, record.path)
-            if names is None:
-                rejected["bad_target"] += 1
-                continue
-            if apart_of is not None and apart_of[site]:
-                apart[site] += 1
-                for kept, value in zip(apart_lines, (record, site, offset), strict=True):
-                    kept.append(value)
-                continue
-            ts = record.time
-            key, minute = day_unit(names, ts)
-            minutes = hits.get(key)
-            if minutes is None:
-                minutes = hits[key] = {}
-            minutes[minute] = minutes.get(minute, 0) + 1
-            if is_bot(record.user_agent):
-                minutes = bots.get(key)
-                if minutes is None:
-                    minutes = bots[key] = {}
-                minutes[minute] = minutes.get(minute, 0) + 1
-            if first is None or ts < first:
-                first = ts
-            if last is None or ts > last:
-                last = ts
-            if slices is not None:
-                part.append(record)
-                part_sites.append(site)
-                if len(part) == SLICE_LINES:
-                    slices.append((part_sites, columns(part)))
-                    part, part_sites = [], []
-            if events is not None:
-                records.append(record)
-                record_sites.append(site)
-                offsets.append(offset)
-        for (site, *_), minutes in hits.items():       # a parsed line is a hit
-            sites[site] += sum(minutes.values())
-        tally.lines, tally.first, tally.last = lines_seen, first, last
         tally.tolerated.update(self.parser.tolerated)
         self.parser.tolerated.clear()
-        tally.parsed = sum(sites.values())
-        if slices is not None:
-            if part:
-                slices.append((part_sites, columns(part)))
+        refused = pl.col("reason").is_not_null()
+        _count(tally.rejected, parsed.filter(refused), "reason")
+        parsed = parsed.filter(~refused)
+        undecodable = parsed["undecodable"].sum()
+        if undecodable:
+            tally.tolerated[UNDECODABLE] += undecodable
+        parsed = self._named(parsed, default_site, tally.rejected)
+        if self._apart is not None and parsed.height:
+            apart = lookup(parsed, ["site"], self._apart.__getitem__, pl.Boolean,
+                                  name="apart")
+            kept = parsed.filter(apart)
+            _count(tally.apart, kept, "site")
+            if kept.height and self._apart_events is not None:
+                _write(self._apart_events, kept, stream)
+            parsed = parsed.filter(~apart)
+        self._hits(parsed, tally)
+        if self.dimensions:
+            slices = [parsed.select(COLUMNS)]
             if self.defer_dimensions:
                 tally.slices = slices
             else:
                 tally.units = self.count_dimensions(slices)
-        if records:
-            events.write_lines(columns(records), record_sites, stream, offsets)
-        if apart_lines[0] and self._apart_events is not None:
-            kept, kept_sites, kept_offsets = apart_lines
-            self._apart_events.write_lines(columns(kept), kept_sites, stream, kept_offsets)
+        if events is not None and parsed.height:
+            _write(events, parsed, stream)
         return tally
+
+    def _named(self, parsed: pl.DataFrame, default_site: str, rejected: Counter
+               ) -> pl.DataFrame:
+        """The lines with a valid site and page (``site``, ``page``), the others
+        counted among ``rejected``: each checked once per distinct value."""
+        if self.site is not None:
+            site = pl.lit(self.site).alias("site")
+        else:
+            default = self._site(default_site)
+            site = lookup(parsed, ["vhost"], lambda vhost: self._site(vhost) if vhost
+                                 else default, pl.String, name="site")
+        parsed = parsed.with_columns(site)
+        if (bad := parsed["site"].null_count()):
+            rejected["bad_site"] += bad
+            parsed = parsed.drop_nulls("site")
+        names = self._names
+        parsed = parsed.with_columns(lookup(
+            parsed, ["site", "path"], lambda site, path: names[site, path]
+            if (site, path) in names else self._validate(site, path), pl.String,
+            name="page"))
+        if (bad := parsed["page"].null_count()):
+            rejected["bad_target"] += bad
+            parsed = parsed.drop_nulls("page")
+        return parsed
+
+    def _hits(self, parsed: pl.DataFrame, tally: Tally) -> None:
+        """The hits (and the bots among them) per (site, page, UTC day) and minute,
+        the sites' hits and the first and last times: counted by group-bys."""
+        if parsed.height == 0:
+            return
+        time = pl.col("time")
+        day = parsed.select(
+            "site", "page", time.dt.year().alias("year"), time.dt.month().alias("month"),
+            time.dt.day().alias("day"),
+            (time.dt.hour().cast(pl.Int32) * 60 + time.dt.minute()).alias("minute"),
+            lookup(parsed, ["user_agent"], self._bots.__getitem__, pl.Boolean,
+                          name="bot"))
+        tally.hits.update(_minutes(day))
+        tally.bots.update(_minutes(day.filter("bot")))
+        for site, n in day.group_by("site", maintain_order=True).len().iter_rows():
+            tally.sites[site] += n
+        tally.parsed = parsed.height
+        first, last = parsed.select(time.min().alias("first"), time.max().alias("last")).row(0)
+        tally.first, tally.last = first.replace(tzinfo=dt.UTC), last.replace(tzinfo=dt.UTC)
 
     def count_dimensions(self, slices: list) -> dict:
         """The DimensionRecorder's pending units of a tally's ``slices``."""
-        dimensions = LogTally(self._chunk_coder())
-        for sites, lines in slices:
-            dimensions.add_lines(sites, lines)
-        return dimensions.pending()
+        return pending(self._chunk_coder(), pl.concat(slices)) if slices else {}
 
     def _chunk_coder(self) -> RecordCoder:
         """The coder of the next chunk: the last one's, until it is full."""
         if self._coder is None or self._coder.full:
             self._coder = RecordCoder(self.unknown_bots)   # what it knew is classified again
         return self._coder
-
-    def map_chunk(self, data: bytes, start: int, default_site: str, stream: int,
-                  events: EventWriter | None) -> Tally:
-        """``map`` of the lines of ``data``, read from byte ``start`` of the file."""
-        return self.map(split_lines(data, start), default_site, stream, events)
 
     def _site(self, name: str) -> str | None:
         if name not in self._sites:
@@ -210,16 +207,16 @@ class LineMapper:
                 self._sites[name] = None
         return self._sites[name]
 
-    def _validate(self, site: str, page: str) -> tuple[str, str] | None:
-        """The recorder's names of (site, page), None for a page that cannot be one."""
+    def _validate(self, site: str, page: str) -> str | None:
+        """The recorder's name of ``page``, None for a page that cannot be one."""
         if len(self._names) >= MAX_NAMES:
             self._names.clear()
         try:
-            names = (site, validation.page(page))
+            name = validation.page(page)
         except InvalidPageError:
-            names = None
-        self._names[(site, page)] = names
-        return names
+            name = None
+        self._names[(site, page)] = name
+        return name
 
 
 class _BotAgents(dict):
@@ -248,6 +245,38 @@ class _ApartSites(dict):
     def __missing__(self, site: str) -> bool:
         apart = self[site] = primary_source(self.db, site, "log") != "log"
         return apart
+
+
+def _count(counter: Counter, lines: pl.DataFrame, column: str) -> None:
+    for value, n in lines.group_by(column, maintain_order=True).len().iter_rows():
+        counter[value] += n
+
+
+def _minutes(day: pl.DataFrame) -> dict:
+    """{(site, page, year, month, day): {minute: hits}} of lines' ``day`` columns, in the
+    order they first appear: counted by a group-by, the groups of a key made contiguous
+    by a stable sort on where the key first appears; Python runs per key."""
+    unit = ["site", "page", "year", "month", "day"]
+    counted = day.group_by([*unit, "minute"], maintain_order=True).len().with_row_index("i")
+    counted = counted.with_columns(pl.col("i").min().over(unit).alias("first")).sort(
+        "first", maintain_order=True)
+    runs = counted["first"].rle().struct.unnest()
+    keys = counted.select(unit).gather(runs["len"].cum_sum() - runs["len"])
+    minutes, hits = counted["minute"].to_list(), counted["len"].to_list()
+    out, start = {}, 0
+    for key, n in zip(keys.iter_rows(), runs["len"].to_list(), strict=True):
+        out[key] = dict(zip(minutes[start:start + n], hits[start:start + n], strict=True))
+        start += n
+    return out
+
+
+def _write(events: EventWriter, lines: pl.DataFrame, stream: int) -> None:
+    """The events of ``lines`` (kept: sites and pages valid), in their order."""
+    columns = {name: lines[name].to_list() for name in ("time", *LOG_FIELDS)}
+    if lines["huge"].null_count() < lines.height:      # sizes past 64 bits, as they are
+        columns["bytes"] = [size if huge is None else int(huge) for size, huge in
+                            zip(columns["bytes"], lines["huge"].to_list(), strict=True)]
+    events.write_lines(columns, lines["site"].to_list(), stream, lines["offset"].to_list())
 
 
 def hour_units(hits: dict) -> list[tuple]:
