@@ -59,7 +59,7 @@ STAGES = (
      "wait: a future (the next chunk mapped; the rollups' processes)"),
     ("queries.ingest.chunks", "read", "read the log"),
     ("queries.ingest.mapper", "LineMapper.map_chunk", "mapping: parse, classify, tally"),
-    ("queries.ingest.mapper", "LineMapper.count_dimensions", "mapping: count dimensions"),
+    ("queries.dimensions.tally", "pending", "mapping: count dimensions"),
     ("queries.events.writer", "EventWriter.write_lines", "mapping: raw events"),
     ("queries.rollups.build", "start_rollups", "rollups: start (touched hours)"),
     ("queries.rollups.build", "finish_rollups", "rollups: finish, checkpoint, expiry"),

@@ -17,8 +17,7 @@ from queries.counting import HitRecorder
 from queries.dimensions.classify import RecordCoder
 from queries.events.collection import stream_key
 from queries.events.writer import EventWriter
-from queries.ingest import mapper
-from queries.ingest.chunks import tasks
+from queries.ingest.chunks import read
 from queries.ingest.mapper import LineMapper, split_lines
 
 T = dt.datetime(2026, 3, 14, 10, 7, 30, tzinfo=dt.UTC)
@@ -110,23 +109,6 @@ def test_a_mapper_keeps_its_coder_from_chunk_to_chunk_until_it_is_full(monkeypat
     assert mapper._coder is not coder
 
 
-def test_a_deferred_tally_holds_what_its_dimensions_are_counted_from_later():
-    """A worker's tally hands over the hit counts with its dimensions' input (counted by
-    its thread afterwards) and the hour units they will touch, across hours and sites."""
-    later = T + dt.timedelta(hours=3)
-    chunk = b"".join([line("/a"), line("/b", 404), line("/c", agent="Googlebot/2.1"),
-                      b"junk\n", line("/a", vhost="other.example"),
-                      line("/d").replace(f"{T:%H:%M:%S}".encode(), f"{later:%H:%M:%S}".encode())])
-    now = LineMapper(site=None).map_chunk(chunk, 0, "s", 1, None)
-    deferring = LineMapper(site=None, defer_dimensions=True)
-    deferred = deferring.map_chunk(chunk, 0, "s", 1, None)
-    assert deferred.units == {} and deferred.hits == now.hits
-    assert len(now.units) == 3                  # two sites; two hours of one
-    assert sorted(mapper.hour_units(deferred.hits)) == sorted(now.units)
-    assert deferring.count_dimensions(deferred.slices) == now.units
-    assert now.slices is None
-
-
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
 TIME = "[14/Mar/2026:10:07:30 +0000]"
 GOOD = f'10.0.0.1 - - {TIME} "GET /a?q=1 HTTP/1.1" 200 5 "http://r.example/" "curl/8.0"'
@@ -169,10 +151,10 @@ def compare(data: bytes, **options) -> None:
     if kept:
         mapper._apart, mapper._apart_events = defaultdict(bool, dict.fromkeys(kept, True)), None
     with io.BytesIO(data) as handle:
-        for _, (chunk, start, site, stream) in tasks(handle, 0, len(data), "s", 1):
+        for start, _, chunk in read(handle, 0, len(data)):
             events = Captured()
-            tally = mapper.map_chunk(chunk, start, site, stream, events)
-            expected, rows, _ = reference(chunk, start, site, apart=kept, **options)
+            tally = mapper.map_chunk(chunk, start, "s", 1, events)
+            expected, rows, _ = reference(chunk, start, "s", apart=kept, **options)
             assert same(tally, expected) == []
             assert events.rows == rows
 

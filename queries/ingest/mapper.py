@@ -7,12 +7,9 @@ summary's figures, and writes the lines' events itself. A chunk of lines is a Po
 frame (``frames``): parsed, checked and counted as columns, Python running once per
 distinct value (a site, a page, a user agent) and per group counted, never per line.
 The ingest run merges tallies into its recorders, in file order, and flushes them under
-its checkpoint. The same mapper runs in the ingest process or in worker processes
-(``queries.ingest.workers``), one code path either way. Events leave before their
-tally is returned, so they are always stored before the flush that counts their hits
-(step (b) of ``queries.ingest.session``); their places in the file make a second write a no-op.
-A worker process may count a chunk's dimensions after handing over its tally
-(``defer_dimensions``: the tally then holds their input, ``slices``). The lines of a
+its checkpoint. Events leave before their tally is returned, so they are always stored
+before the flush that counts their hits (step (b) of ``queries.ingest.session``); their
+places in the file make a second write a no-op. The lines of a
 site whose primary source is not its logs (``keep_apart``) are written to
 ``events.apart`` instead, and counted nowhere else.
 """
@@ -25,7 +22,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, repeat
 from operator import add
-from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -37,9 +33,6 @@ from ..events.writer import LOG_FIELDS, EventTotals, EventWriter
 from ..stats.sites import primary_source
 from . import frames
 from .logformat import LineParser
-
-if TYPE_CHECKING:
-    from .dimwriter import Deferred, PackedUnits
 
 MAX_NAMES = 100_000      # (site, page) validations remembered
 # A line's bytes that are not UTF-8 are decoded as U+FFFD (never a lone surrogate, which
@@ -58,30 +51,21 @@ class Tally:
     last: dt.datetime | None = None
     hits: dict = field(default_factory=dict)    # HitRecorder pending: key -> {minute: n}
     bots: dict = field(default_factory=dict)    # the bot hits among them, the same way
-    # DimensionRecorder pending (key -> unit); in a worker, packed or deferred for the
-    # dimension process (``dimwriter``).
-    units: dict | PackedUnits | Deferred = field(default_factory=dict)
+    units: dict = field(default_factory=dict)   # DimensionRecorder pending: key -> unit
     events: EventTotals | None = None           # the events this tally's lines wrote
-    # With ``defer_dimensions``: the dimensions' input, frames of lines
-    # (``tally.COLUMNS``), for ``LineMapper.count_dimensions``; ``units`` is then empty.
-    slices: list | None = None
     apart: Counter = field(default_factory=Counter)   # lines kept apart, per site
 
 
 class LineMapper:
     """Parses lines of one ``format``. Each hit's site is ``site`` if given, else the
     line's virtual host, else the ``default_site`` passed with the lines.
-    ``defer_dimensions``: tallies hold their dimensions' input rather than their units,
-    for :meth:`count_dimensions` (a worker process's thread) to count. ``unknown_bots``:
-    lines without a user agent are bots (else people)."""
+    ``unknown_bots``: lines without a user agent are bots (else people)."""
 
     def __init__(self, site: str | None = None, format: str = "auto",
-                 dimensions: bool = True, defer_dimensions: bool = False,
-                 unknown_bots: bool = False):
+                 dimensions: bool = True, unknown_bots: bool = False):
         self.site = None if site is None else validation.site(site)
         self.parser = LineParser(format)
         self.dimensions = dimensions
-        self.defer_dimensions = defer_dimensions
         self._sites: dict[str, str | None] = {}
         self._names: dict[tuple[str, str], str | None] = {}
         self._coder: RecordCoder | None = None   # kept from chunk to chunk
@@ -135,12 +119,8 @@ class LineMapper:
                 _write(self._apart_events, kept, stream)
             parsed = parsed.filter(~apart)
         self._hits(parsed, tally)
-        if self.dimensions:
-            slices = [parsed.select(COLUMNS)]
-            if self.defer_dimensions:
-                tally.slices = slices
-            else:
-                tally.units = self.count_dimensions(slices)
+        if self.dimensions and parsed.height:
+            tally.units = pending(self._chunk_coder(), parsed.select(COLUMNS))
         if events is not None and parsed.height:
             _write(events, parsed, stream)
         return tally
@@ -188,10 +168,6 @@ class LineMapper:
         tally.parsed = parsed.height
         first, last = parsed.select(time.min().alias("first"), time.max().alias("last")).row(0)
         tally.first, tally.last = first.replace(tzinfo=dt.UTC), last.replace(tzinfo=dt.UTC)
-
-    def count_dimensions(self, slices: list) -> dict:
-        """The DimensionRecorder's pending units of a tally's ``slices``."""
-        return pending(self._chunk_coder(), pl.concat(slices)) if slices else {}
 
     def _chunk_coder(self) -> RecordCoder:
         """The coder of the next chunk: the last one's, until it is full."""
@@ -277,14 +253,6 @@ def _write(events: EventWriter, lines: pl.DataFrame, stream: int) -> None:
         columns["bytes"] = [size if huge is None else int(huge) for size, huge in
                             zip(columns["bytes"], lines["huge"].to_list(), strict=True)]
     events.write_lines(columns, lines["site"].to_list(), stream, lines["offset"].to_list())
-
-
-def hour_units(hits: dict) -> list[tuple]:
-    """The DimensionRecorder's units (``counters.hour_unit``) of a tally's hits: the
-    documents its dimensions will touch, known before they are counted."""
-    return list({("u", site, year, month, day, minute // 60)
-                 for (site, _, year, month, day), minutes in hits.items()
-                 for minute in minutes})
 
 
 def split_lines(data: bytes, start: int) -> Iterator[tuple[str, int]]:
