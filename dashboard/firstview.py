@@ -39,7 +39,9 @@ LOCATION, CONTENT, STORE, DUMMY = ("_pages_location", "_pages_content", "_pages_
 MAX_AHEAD, AHEAD_S = 8, 10.0
 CLOCK = time.monotonic
 _DRAWER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hitboard-firstview")
-_ahead: dict[tuple[str, str, str], tuple[float, Future]] = {}
+# (app, host, path, query) -> (until when it is kept, its drawing): an app's own, so
+# two apps in one process (tests) never take each other's.
+_ahead: dict[tuple[int, str, str, str], tuple[float, Future]] = {}
 _ahead_lock = threading.Lock()
 
 
@@ -87,14 +89,15 @@ def draw_ahead(index: str) -> str:
     """Dash's hook on a page's index: that page's layout drawn while the browser loads."""
     if not flask.request.query_string:
         return index
-    key = (flask.request.host, flask.request.script_root + flask.request.path,
+    key = (id(flask.current_app._get_current_object()), flask.request.host,
+           flask.request.script_root + flask.request.path,
            "?" + flask.request.query_string.decode("latin-1"))
     with _ahead_lock:
         now = CLOCK()
         for stale in [k for k, (until, _) in _ahead.items() if until < now]:
             _ahead.pop(stale)[1].cancel()
         if key not in _ahead and len(_ahead) < MAX_AHEAD:
-            work = flask.copy_current_request_context(lambda: _page(*key[1:]))
+            work = flask.copy_current_request_context(lambda: _page(*key[2:]))
             _ahead[key] = (now + AHEAD_S, _DRAWER.submit(work))
     return index
 
@@ -102,7 +105,8 @@ def draw_ahead(index: str) -> str:
 def _drawn(address: dict):
     """What :func:`_page` gives for ``address``: drawn ahead when it was (waiting for it
     if it is being drawn), else now."""
-    key = (flask.request.host, address["pathname"], address["search"])
+    key = (id(flask.current_app._get_current_object()), flask.request.host,
+           address["pathname"], address["search"])
     with _ahead_lock:
         _, future = _ahead.pop(key, (None, None))
     if future is not None and not future.cancel():
