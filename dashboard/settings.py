@@ -171,9 +171,8 @@ SETTINGS: tuple[Setting, ...] = (
             "nothing of its own)", _non_negative_int),
     Setting("rollup_interval", 60, "seconds between the server's rollup runs (0: never; "
             "`hitboard rollup` can run them instead)", _non_negative_int),
-    Setting("ingest_jobs", min(2, os.cpu_count() or 1), "cores `hitboard ingest` uses: "
-            "the threads that map the lines (Polars) and the processes that roll up a "
-            "long log", _positive_int),
+    Setting("ingest_jobs", min(2, os.cpu_count() or 1), "threads `hitboard ingest` maps "
+            "a log's lines with (Polars'; the ingest is one process)", _positive_int),
     Setting("events_ttl_days", 30, "days raw events are kept after ingestion, and until "
             "the rollups have read them",
             _positive_int),

@@ -92,7 +92,7 @@ class TreeMemory:
     def bytes(self) -> int:
         own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * _RU_SCALE
         if self.sampled:
-            return max(own, self.peak, _tree_rss())
+            return max(_own_high_water(), self.peak, _tree_rss())
         return own + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * _RU_SCALE
 
     def _run(self) -> None:
@@ -101,6 +101,19 @@ class TreeMemory:
 
 
 _RU_SCALE = 1 if sys.platform == "darwin" else 1024      # ru_maxrss: bytes there, KiB here
+
+
+def _own_high_water() -> int:
+    """This process's own peak (``VmHWM``): its ``ru_maxrss`` would start from the
+    resident size of the process that forked it (Linux keeps it across exec)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
