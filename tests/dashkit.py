@@ -106,6 +106,24 @@ def utc(*args) -> dt.datetime:
     return dt.datetime(*args, tzinfo=dt.UTC)
 
 
+def layout_draws(page: str) -> list[str]:
+    """The request paths of every drawing of ``page``'s layout from now on (Dash pages'
+    module name, e.g. ``dashboard.pages.history.page``; the registry is each test's own:
+    ``fresh_page_registry``)."""
+    import flask
+    from dash import page_registry
+
+    registered = page_registry[page]
+    drawn, layout = [], registered["layout"]
+
+    def counted(**query):
+        drawn.append(flask.request.path)
+        return layout(**query)
+
+    registered["layout"] = counted
+    return drawn
+
+
 def page_module(name: str):
     """A page module as Dash pages loaded it (after ``create_app``)."""
     import sys

@@ -2,10 +2,8 @@
 
 import datetime as dt
 
-import dash
-import flask
 import pytest
-from dashkit import _components, dashboard_app, seed
+from dashkit import _components, dashboard_app, layout_draws, seed
 
 from dashboard import firstview
 from dashboard.services import get_services
@@ -62,14 +60,7 @@ def test_without_a_full_address_of_a_page_here_the_router_draws_it(client, refer
 def test_a_pages_index_draws_its_layout_ahead_for_the_layout_request(client):
     """The page is drawn once, as its index is served (while a browser loads scripts);
     the layout request takes that drawing."""
-    registered = dash.page_registry["dashboard.pages.history.page"]
-    drawn, original = [], registered["layout"]
-
-    def counted(**query):
-        drawn.append(flask.request.path)
-        return original(**query)
-
-    registered["layout"] = counted
+    drawn = layout_draws("dashboard.pages.history.page")
     assert client.get(HISTORY).status_code == 200
     for _, drawing in list(firstview._ahead.values()):
         drawing.result(timeout=30)      # a drawing not begun yet is taken back and done here

@@ -6,13 +6,11 @@ import io
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-import dash
-import flask
 import pandas as pd
 import pytest
 import time_machine
 from browserkit import until
-from dashkit import noon_hits, seed
+from dashkit import layout_draws, noon_hits, seed
 from selenium.webdriver.common.action_chains import ActionChains
 
 from dashboard.services import get_services
@@ -107,14 +105,7 @@ def test_a_first_visit_comes_in_the_layout_and_plotly_with_the_page(app, seeded,
     layout (no router request after it); its chart is drawn by the plotly.js bundle the
     page loads (not the full one, fetched when a chart first shows); a reload and the
     back button still move between its views."""
-    registered = dash.page_registry["dashboard.pages.history.page"]
-    drawn, layout = [], registered["layout"]
-
-    def counted(**query):
-        drawn.append(flask.request.path)
-        return layout(**query)
-
-    registered["layout"] = counted
+    drawn = layout_draws("dashboard.pages.history.page")
     open_page(dash_duo, app, "/history?site=s&tz=Asia/Tokyo&range=7d")
     dash_duo.wait_for_contains_text("#history-totals", f"{11 * sum(range(1, 7)):,}")
     until(lambda: dash_duo.find_elements("#history-graph .js-plotly-plot .trace"))
