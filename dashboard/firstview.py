@@ -89,9 +89,8 @@ def draw_ahead(index: str) -> str:
     """Dash's hook on a page's index: that page's layout drawn while the browser loads."""
     if not flask.request.query_string:
         return index
-    key = (id(flask.current_app._get_current_object()), flask.request.host,
-           flask.request.script_root + flask.request.path,
-           "?" + flask.request.query_string.decode("latin-1"))
+    key = _key(flask.request.script_root + flask.request.path,
+               "?" + flask.request.query_string.decode("latin-1"))
     with _ahead_lock:
         now = CLOCK()
         for stale in [k for k, (until, _) in _ahead.items() if until < now]:
@@ -102,11 +101,15 @@ def draw_ahead(index: str) -> str:
     return index
 
 
+def _key(path: str, search: str) -> tuple[int, str, str, str]:
+    """A drawing's place in ``_ahead``: this app's, for this host, path and query."""
+    return id(flask.current_app._get_current_object()), flask.request.host, path, search
+
+
 def _drawn(address: dict):
     """What :func:`_page` gives for ``address``: drawn ahead when it was (waiting for it
     if it is being drawn), else now."""
-    key = (id(flask.current_app._get_current_object()), flask.request.host,
-           address["pathname"], address["search"])
+    key = _key(address["pathname"], address["search"])
     with _ahead_lock:
         _, future = _ahead.pop(key, (None, None))
     if future is not None and not future.cancel():
