@@ -90,10 +90,10 @@ class TreeMemory:
             self._thread.join()
 
     def bytes(self) -> int:
-        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * _RU_SCALE
         if self.sampled:
             return max(_own_high_water(), self.peak, _tree_rss())
-        return own + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * _RU_SCALE
+        return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * _RU_SCALE
 
     def _run(self) -> None:
         while not self._done.wait(self.every):
