@@ -1,7 +1,7 @@
 """CountEngine: coalesce counts in memory, write one ``$inc`` upsert per document per flush;
 what it counts and into which documents is its representation's (``counts``: the
 pre-aggregated stats in ``queries.stats.counts``, the dimension counters and visitor
-sketches in ``queries.dimensions.counts``).
+sketches in ``queries.dimensions.counters``).
 
 Exactly-once across failures. Each engine has a unique id R and numbers its flushes
 1, 2, 3...; every update of flush S is guarded by that number::
@@ -44,16 +44,17 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Protocol
+from typing import Any
 
 from .. import validation
 from ..errors import HitboardError, RecorderOverloadedError
 from ..quarantine import Quarantine, transient
 from ..stats import schema
 from ..stats.nextday import MAX_ACTIVE_PAGES
-from ..stats.writes import Increment, RecorderStatus
+from ..stats.writes import RecorderStatus
 from . import exithooks
 from .guarded import Batch, GuardedWrites
+from .representation import Counts
 
 log = logging.getLogger(__name__)
 RECORD_ATTEMPTS = 3
@@ -61,32 +62,6 @@ RECORD_ATTEMPTS = 3
 # array index. mongoeco's SQLite engine does (json path $.flushes[123]): it never finds
 # flushes.123 in a document, so the guard's $ne matched one that had taken the flush.
 WRITER_ID = re.compile(r"(?![0-9]+$)[A-Za-z0-9_-]{1,64}")
-
-
-class Counts(Protocol):
-    """A representation: what a pending unit holds and the documents a flush makes."""
-
-    def open(self, key: tuple) -> tuple[Any, tuple]:
-        """A new, empty unit for ``key`` and the documents (collection, ...) it touches."""
-
-    def add(self, unit, payload, n: int) -> None:
-        """Count ``n`` hits described by ``payload`` into ``unit`` (under the lock)."""
-
-    def merge(self, unit, part) -> None:
-        """Add a unit counted elsewhere (a tally, another process's) into ``unit``."""
-
-    def hits(self, part) -> int:
-        """The hits a unit holds."""
-
-    def documents(self, pending: dict) -> tuple[dict[tuple[str, str], Increment], list]:
-        """A flush's units as the ``$inc`` of each (collection, _id), and the documents
-        written whole before them (see ``guarded.Batch``)."""
-
-    def save_whole(self, db, collection: str, docs: list[dict]) -> None:
-        """Write documents of a batch's ``before`` (idempotent)."""
-
-    def tick(self, now: dt.datetime) -> None:
-        """Periodic work after a successful flush of the engine's thread."""
 
 
 class CountEngine(GuardedWrites):
