@@ -7,6 +7,7 @@ import click
 
 from queries import validation
 from queries.errors import InvalidRangeError
+from queries.imports import reads as imported
 from queries.validation import WHOLE_SITE
 from queries.visits import reads
 
@@ -18,18 +19,23 @@ APPROXIMATE = ("note: the range cuts a quarter hour, which counts whole (visits 
 
 
 def report_rows(db, site: str, pages: tuple[str, ...], granularity: str, metric: str,
-                start, end, tz: str) -> tuple[list[dict], bool]:
+                start, end, tz: str, imports: bool = True
+                ) -> tuple[list[dict], bool, str | None]:
     """``time,page,<metric>`` rows per bucket (bounce rate in percent, duration in
-    seconds, empty where there is no visit), and whether they are exact."""
+    seconds, empty where there is no visit), whether they are exact, and what the
+    imported days added (the whole site's, per day or longer; ``imports`` False: none)."""
     if len(pages) > 1:
         raise InvalidRangeError("visit metrics take one --page at most")
     page = validation.page(pages[0]) if pages else None
     if page is not None and metric == "views_per_visit":
         raise InvalidRangeError("views per visit is the whole site's: no --page")
     frame = reads.series(db, site, start, end, granularity, tz, page)
+    added = imported.Added(0, True)
+    if imports and page is None:
+        added = imported.add_visits(db, site, frame, start, end, granularity, tz)
     rows = [{"time": time.isoformat(), "page": page or WHOLE_SITE,
              metric: value(metric, number)} for time, number in frame[metric].items()]
-    return rows, frame.attrs["exact"]
+    return rows, frame.attrs["exact"], imported.note(added)
 
 
 def value(metric: str, number: float) -> int | float | None:
