@@ -35,17 +35,42 @@ def daily(store: str, metric: str, granularity: str = "day") -> list[str]:
                                         "--metric", metric))]
 
 
-def test_a_plausible_export_imports(tmp_path):
-    store = str(tmp_path / "store")
-    done = run(store, "import", str(zipped(tmp_path / "p.zip", plausible_files())),
+@pytest.fixture(scope="module")
+def plausible(tmp_path_factory):
+    """A store holding the Plausible export's days, imported."""
+    tmp = tmp_path_factory.mktemp("plausible")
+    store = str(tmp / "store")
+    done = run(store, "import", str(zipped(tmp / "p.zip", plausible_files())),
                "--site", "example.com")
     assert done.exit_code == 0 and "imported 2 days" in done.stdout, done.output
+    return store
+
+
+def test_a_plausible_export_imports(plausible):
+    store = plausible
     assert daily(store, "visitors") == ["120", "95"]
     assert daily(store, "visits") == ["140", "110"]
     assert daily(store, "pageviews") == ["310", "240"]
     assert daily(store, "bounce_rate") == ["34.29", "36.36"]
     assert daily(store, "visit_duration") == ["180.0", "170.0"]
     assert daily(store, "visits", "month") == ["250"]
+
+
+def breakdown(store: str, by: str, *more: str) -> list[tuple]:
+    found = rows(run(store, "breakdown", "--site", "example.com", "--by", by, *SPAN, *more))
+    return [tuple(r.values()) for r in found]
+
+
+def test_breakdowns_add_the_imported_rows(plausible):
+    assert breakdown(plausible, "referrer")[0] == ("Newsletter", "180", "70", "0")
+    assert dict((v, h) for v, h, *_ in breakdown(plausible, "referrer")) == {
+        "Google": "140", "(direct)": "120", "Hacker News": "50", "DuckDuckGo": "60",
+        "Newsletter": "180"}
+    assert breakdown(plausible, "utm_campaign") == [("spring", "180", "70", "0")]
+    assert breakdown(plausible, "device")[0] == ("desktop", "460", "175", "0")
+    assert breakdown(plausible, "page", "-n", "1") == [("/", "330", "160", "0")]
+    assert breakdown(plausible, "entry_page")[0] == ("/", "180", "32.22", "166.67")
+    assert breakdown(plausible, "referrer", "--no-imports") == []
 
 
 def test_another_file_of_the_same_days_replaces_them(tmp_path):

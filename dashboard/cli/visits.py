@@ -48,14 +48,21 @@ def value(metric: str, number: float) -> int | float | None:
     return round(float(number), 2)
 
 
-def page_rows(db, site: str, by: str, start, end, n: int) -> tuple[list[dict], bool]:
-    """``value,visits,bounce_rate,visit_duration`` per entry or exit page."""
-    frame = reads.pages(db, site, start, end, PAGE_DIMENSIONS[by], n)
+def page_rows(db, site: str, by: str, start, end, n: int, tz: str = "UTC",
+              imports: bool = True) -> tuple[list[dict], bool, str | None]:
+    """``value,visits,bounce_rate,visit_duration`` per entry or exit page, whether
+    exact, and what imported days added (``imports`` False: none)."""
+    frame = reads.pages(db, site, start, end, PAGE_DIMENSIONS[by])
+    days = 0
+    if imports:
+        counts, days = imported.breakdown_counts(db, site, by, start, end, tz)
+        frame = imported.add_page_visits(frame, counts)
+    frame = frame.head(n)
     rows = [{"value": row.value, "visits": whole(row.visits),
              "bounce_rate": value("bounce_rate", row.bounce_rate),
              "visit_duration": value("visit_duration", row.visit_duration)}
             for row in frame.itertuples()]
-    return rows, frame.attrs["exact"]
+    return rows, frame.attrs["exact"], imported.note(imported.Added(days, True))
 
 
 def note_if_approximate(exact: bool) -> None:

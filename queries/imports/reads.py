@@ -15,6 +15,7 @@ import pandas as pd
 from .. import validation
 from ..visits.reads import with_metrics
 from . import store
+from .layout import TABLES
 
 DAY_GRANULARITIES = ("day", "week", "month", "year")
 
@@ -92,3 +93,95 @@ def note(added: Added) -> str | None:
         text += "; visitors of a bucket holding imported and counted days are their sum, " \
                 "approximate"
     return text
+
+
+# breakdown dimension -> (table, its value column, the columns added, how a value reads)
+_SAME = str
+BREAKDOWNS = {
+    "referrer": ("sources", "source", ("pageviews", "visitors"),
+                 lambda v: v or "(direct)"),
+    "utm_source": ("sources", "utm_source", ("pageviews", "visitors"), _SAME),
+    "utm_medium": ("sources", "utm_medium", ("pageviews", "visitors"), _SAME),
+    "utm_campaign": ("sources", "utm_campaign", ("pageviews", "visitors"), _SAME),
+    "country": ("locations", "country", ("pageviews", "visitors"), _SAME),
+    "device": ("devices", "device", ("pageviews", "visitors"), str.lower),
+    "browser": ("browsers", "browser", ("pageviews", "visitors"), _SAME),
+    "os": ("operating_systems", "operating_system", ("pageviews", "visitors"), _SAME),
+    "page": ("pages", "page", ("pageviews", "visitors"), _SAME),
+    "entry_page": ("entry_pages", "entry_page", ("entrances", "bounces", "visit_duration"),
+                   _SAME),
+    "exit_page": ("exit_pages", "exit_page", ("exits", "bounces", "visit_duration"), _SAME),
+}
+
+
+def breakdown_counts(db, site: str, by: str, start: dt.datetime, end: dt.datetime, tz: str
+                     ) -> tuple[dict[str, list[int]], int]:
+    """Per value of ``by``, the imported days' counts over [start, end) (hits and
+    visitors; for entry and exit pages visits, bounces and duration in seconds), and
+    how many imported days there were."""
+    if by not in BREAKDOWNS:
+        return {}, 0
+    table_name, column, wanted, read = BREAKDOWNS[by]
+    table = TABLES[table_name]
+    names = [*table.keys, *table.counts]
+    at, picks = names.index(column), [names.index(c) for c in wanted]
+    zone = validation.timezone(tz)
+    first = dt.datetime.combine(start.astimezone(zone).date(), dt.time(), dt.UTC)
+    last = dt.datetime.combine(end.astimezone(zone).date(), dt.time(), dt.UTC)
+    found: dict[str, list[int]] = {}
+    days = 0
+    for doc in store.days(db, site, first, last + dt.timedelta(days=1),
+                          (f"tables.{table_name}",)):
+        label = doc["day"]
+        midnight = dt.datetime(label.year, label.month, label.day, tzinfo=zone)
+        if not start <= midnight < end:
+            continue
+        days += 1
+        for row in (doc.get("tables") or {}).get(table_name, ()):
+            value = read(row[at])
+            if not value:
+                continue
+            counts = found.setdefault(value, [0] * len(picks))
+            for i, pick in enumerate(picks):
+                counts[i] += row[pick]
+    return found, days
+
+
+def add_breakdown(frame: pd.DataFrame, counts: dict[str, list[int]]) -> pd.DataFrame:
+    """A breakdown frame (value, hits, visitors, visitors_error) with imported hits and
+    visitors added per value, most hits first again, ``(other)`` last."""
+    if not counts:
+        return frame
+    rows = {r.value: [int(r.hits), None if pd.isna(r.visitors) else int(r.visitors),
+                      None if pd.isna(r.visitors_error) else int(r.visitors_error)]
+            for r in frame.itertuples()}
+    for value, (hits, people) in counts.items():
+        row = rows.setdefault(value, [0, 0, 0])
+        row[0] += hits
+        row[1] = (row[1] or 0) + people
+    ordered = sorted(rows.items(), key=lambda kv: (kv[0] == store.OTHER, -kv[1][0], kv[0]))
+    merged = pd.DataFrame([[v, *r] for v, r in ordered], columns=list(frame.columns))
+    merged["hits"] = merged["hits"].astype("int64")
+    for column in ("visitors", "visitors_error"):
+        merged[column] = pd.to_numeric(merged[column]).astype("Int64")
+    merged.attrs.update(frame.attrs)
+    return merged
+
+
+def add_page_visits(frame: pd.DataFrame, counts: dict[str, list[int]]) -> pd.DataFrame:
+    """An entry or exit pages frame (value, visits, bounce_rate, visit_duration) with
+    imported visits, bounces and durations added per page, most visits first again."""
+    if not counts:
+        return frame
+    rows = {r.value: [r.visits, r.visits * (0 if pd.isna(r.bounce_rate) else r.bounce_rate)
+                      / 100, r.visits * (0 if pd.isna(r.visit_duration) else r.visit_duration)]
+            for r in frame.itertuples()}
+    for value, (visits, bounces, seconds) in counts.items():
+        row = rows.setdefault(value, [0, 0, 0])
+        row[0], row[1], row[2] = row[0] + visits, row[1] + bounces, row[2] + seconds
+    ordered = sorted(rows.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    merged = pd.DataFrame(
+        [[v, n, 100 * b / n if n else np.nan, s / n if n else np.nan] for v, (n, b, s) in ordered],
+        columns=list(frame.columns))
+    merged.attrs.update(frame.attrs)
+    return merged
