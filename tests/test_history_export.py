@@ -7,14 +7,16 @@ import base64
 import datetime as dt
 import io
 import zipfile
+from pathlib import Path
 
 import pytest
-from dashkit import seed
+from dashkit import page_module, seed
 
 from dashboard.pages.history import export
 from dashboard.services import get_services
 from queries.stats.sites import register
 
+PLAUSIBLE = Path(__file__).parent / "data" / "plausible"
 pytestmark = pytest.mark.usefixtures("frozen_clock")
 
 
@@ -48,3 +50,29 @@ def test_the_days_a_range_touches():
     assert export.export_days(start, end, "UTC") == (dt.date(2026, 3, 1), dt.date(2026, 3, 3))
     assert export.export_days(start, end, "Europe/Paris") == (dt.date(2026, 3, 1),
                                                               dt.date(2026, 3, 4))
+
+
+def test_history_per_day_adds_imported_days_and_says_so_never_per_hour(app):
+    from historykit import kpi
+
+    from dashboard.pages.history.panels import render_panels
+    from queries.imports import archive as import_archive
+    from queries.imports import store as imported
+
+    files = {p.name: p.read_text() for p in sorted(PLAUSIBLE.glob("*.csv"))}
+    zipped = io.BytesIO()
+    with zipfile.ZipFile(zipped, "w") as out:
+        for name, text in files.items():
+            out.writestr(name, text)
+    db = get_services(app.server).db
+    register(db, "s", "import")
+    imported.save(db, "s", import_archive.read(zipped))
+    seed(db, "s", [(dt.datetime.now(dt.UTC), "/a", 1)])   # History lists counted sites
+    days = "?site=s&tz=UTC&range=custom&start=2024-03-01&end=2024-03-03&metric=visits"
+    chart = page_module("history").render(days + "&gran=day")["figure"]
+    assert [list(t.y) for t in chart.data if t.name == "Visits"] == [[140, 110]]
+    out = render_panels(days + "&gran=day")
+    assert kpi(out, "visits")[0] == "250"
+    assert "include 2 imported days" in str(out)
+    hourly = render_panels(days + "&gran=hour")
+    assert kpi(hourly, "visits")[0] == "0" and "imported" not in str(hourly)
