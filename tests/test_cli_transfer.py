@@ -90,3 +90,16 @@ def test_the_same_file_again_changes_nothing_and_site_removal_drops_it(exported,
     removed = run(fresh, "site", "remove", "s", "--data", "--yes")
     assert removed.exit_code == 0 and "imported.daily" in removed.output, removed.output
     assert [n for _, n in daily(fresh, "pageviews")] == ["0", "0", "0"]
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--site", "nobody", *SPAN], "unknown site 'nobody'"),
+    (["--site", "s", "--start", "2015-05-20", "--end", "2015-05-17"], "--end must come after"),
+    (["--site", "s", "--start", "yesterday", "--end", "2015-05-17"], "--start 'yesterday'"),
+])
+def test_an_export_refused_says_why_and_writes_nothing(exported, tmp_path, args, said):
+    store, _ = exported
+    out = tmp_path / "x.zip"
+    result = run(store, "export", *args, "--out", str(out))
+    assert result.exit_code == 2 and said in result.output, result.output
+    assert not out.exists() and list(tmp_path.iterdir()) == []

@@ -139,3 +139,12 @@ def test_the_budget_counts_what_comes_out_not_what_headers_say(monkeypatch):
 def test_not_a_zip_is_refused():
     with pytest.raises(ImportRefusedError, match="not a ZIP archive"):
         archive.read(io.BytesIO(b"date,visitors\n"))
+
+
+def test_a_member_that_cannot_be_unpacked_is_refused():
+    good = io.BytesIO()
+    with zipfile.ZipFile(good, "w", zipfile.ZIP_STORED) as out:
+        out.writestr(VISITORS, HEADER + "2024-03-01,1,2,0,1,0\n")
+    data = good.getvalue().replace(b"2024-03-01,1,2", b"2024-03-01,9,2", 1)  # CRC now wrong
+    with pytest.raises(ImportRefusedError, match="cannot be unpacked"):
+        archive.read(io.BytesIO(data))

@@ -13,6 +13,7 @@ import datetime as dt
 import hashlib
 import io
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
@@ -92,8 +93,12 @@ def _read(zipped: zipfile.ZipFile, found: Archive) -> Archive:
         table, first, last = named
         found.covers(first, last)
         found.tables.add(table.name)
-        with zipped.open(info) as member:
-            _rows(info.filename, table, first, last, _limited(member, budget), found)
+        try:
+            with zipped.open(info) as member:
+                _rows(info.filename, table, first, last, _limited(member, budget), found)
+        except (zipfile.BadZipFile, RuntimeError, NotImplementedError, EOFError,
+                zlib.error) as exc:       # a bad CRC, encryption, an unknown compression
+            raise ImportRefusedError(f"{info.filename}: cannot be unpacked ({exc})") from None
     if not found.tables:
         raise ImportRefusedError("the archive holds no file of Plausible's CSV layout")
     return found
