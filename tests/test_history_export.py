@@ -73,6 +73,8 @@ def test_history_per_day_adds_imported_days_and_says_so_never_per_hour(app):
     assert [list(t.y) for t in chart.data if t.name == "Visits"] == [[140, 110]]
     out = render_panels(days + "&gran=day")
     assert kpi(out, "visits")[0] == "250"
-    assert "include 2 imported days" in str(out)
+    assert kpi(out, "visitors")[0] == "215"          # 120 + 95, summed: approximate
+    assert "include 2 imported days" in str(out) and "approximate" in str(out)
     hourly = render_panels(days + "&gran=hour")
     assert kpi(hourly, "visits")[0] == "0" and "imported" not in str(hourly)
+    assert kpi(hourly, "visitors")[0] == "–"          # no counters, nothing imported

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -118,6 +118,7 @@ class Figures:
     visitors_exact: bool = True
     visitors_error: int = 0
     visitors_from_events: bool = False
+    visitors_imported: bool = False     # imported days' visitors summed in: approximate
 
 def figures(db, site: str, start: dt.datetime, end: dt.datetime, hits: int,
             filter: Filter | None = None, humans: bool = True,
@@ -277,7 +278,16 @@ def figures_of(db, query: Query, hits: int, matched: Filtered | None = None) -> 
     panels made it already), no visitors when the events hold fewer of its hits."""
     q = query
     if q.reads(KPIS).source == COUNTERS:
-        return figures(db, q.site, q.start, q.end, hits, q.filter, q.humans, q.now, matched)
+        found = figures(db, q.site, q.start, q.end, hits, q.filter, q.humans, q.now, matched)
+        if q.conditions or q.granularity not in imported.DAY_GRANULARITIES:
+            return found
+        days = imported.imported(db, q.site, q.start, q.end, q.tz)
+        if not days:
+            return found
+        counted = found.visitors or 0        # None: no counters in the range
+        added = sum(totals.get("visitors", 0) for _, totals in days)
+        return replace(found, visitors=counted + added,
+                       visitors_imported=len(days) > 1 or counted > 0)
     if matched is None:
         matched = matching_breakdowns(db, q.site, q.conditions, q.start, q.end, (STATUS,),
                                       humans_only=q.humans)

@@ -120,8 +120,10 @@ def compute_panels(q: Query) -> Panels:
         visit_figures, q.site, before.start, before.end, now=q.now, **by)
     days = _cached(imported_days, q.site, q.start, q.end, **by)
     if days:
-        notes.append(f"Visits, pageviews, bounce rate and duration include {days:,} imported "
-                     f"day{'s' * (days != 1)} (hitboard import; never in hours).")
+        notes.append(f"Visitors, visits, pageviews, bounce rate and duration include {days:,} "
+                     f"imported day{'s' * (days != 1)} (hitboard import; never in hours)"
+                     + ("; visitors sum daily visitors there, approximate."
+                        if current.visitors_imported else "."))
     cut = [name for name, found in (("the range", visits), ("the compared period",
                                                            visits_before))
            if found is not None and not found.exact]
