@@ -53,7 +53,7 @@ def test_the_days_a_range_touches():
 
 
 def test_history_per_day_adds_imported_days_and_says_so_never_per_hour(app):
-    from historykit import kpi
+    from historykit import kpi, panel_rows
 
     from dashboard.pages.history.panels import render_panels
     from queries.imports import archive as import_archive
@@ -75,6 +75,10 @@ def test_history_per_day_adds_imported_days_and_says_so_never_per_hour(app):
     assert kpi(out, "visits")[0] == "250"
     assert kpi(out, "visitors")[0] == "215"          # 120 + 95, summed: approximate
     assert "include 2 imported days" in str(out) and "approximate" in str(out)
+    assert panel_rows(out, "referrer") == {"Newsletter": 180, "Google": 140, "(direct)": 120,
+                                           "DuckDuckGo": 60, "Hacker News": 50}
+    assert panel_rows(out, "page")["/"] == 330 and "The panels add 2 imported" in str(out)
     hourly = render_panels(days + "&gran=hour")
     assert kpi(hourly, "visits")[0] == "0" and "imported" not in str(hourly)
     assert kpi(hourly, "visitors")[0] == "–"          # no counters, nothing imported
+    assert panel_rows(hourly, "referrer") == {}

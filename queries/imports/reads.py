@@ -152,18 +152,21 @@ def add_breakdown(frame: pd.DataFrame, counts: dict[str, list[int]]) -> pd.DataF
     visitors added per value, most hits first again, ``(other)`` last."""
     if not counts:
         return frame
+    error = "visitors_error" in frame.columns
     rows = {r.value: [int(r.hits), None if pd.isna(r.visitors) else int(r.visitors),
-                      None if pd.isna(r.visitors_error) else int(r.visitors_error)]
-            for r in frame.itertuples()}
+                      (None if pd.isna(r.visitors_error) else int(r.visitors_error))
+                      if error else None] for r in frame.itertuples()}
     for value, (hits, people) in counts.items():
         row = rows.setdefault(value, [0, 0, 0])
         row[0] += hits
         row[1] = (row[1] or 0) + people
     ordered = sorted(rows.items(), key=lambda kv: (kv[0] == store.OTHER, -kv[1][0], kv[0]))
-    merged = pd.DataFrame([[v, *r] for v, r in ordered], columns=list(frame.columns))
+    columns = ["value", "hits", "visitors", "visitors_error"]
+    merged = pd.DataFrame([[v, *r] for v, r in ordered], columns=columns)
     merged["hits"] = merged["hits"].astype("int64")
     for column in ("visitors", "visitors_error"):
         merged[column] = pd.to_numeric(merged[column]).astype("Int64")
+    merged = merged[list(frame.columns)] if not error else merged
     merged.attrs.update(frame.attrs)
     return merged
 
