@@ -1,0 +1,85 @@
+// A share page: its figures from the link's own data route (the token is in the path,
+// so it travels with every request), Live refreshed every few seconds; a password
+// link's form posts JSON to its unlock route, then the page opens.
+(function () {
+  "use strict";
+  const config = JSON.parse(document.getElementById("share-config").textContent);
+  const alertBox = document.getElementById("share-alert");
+  const say = (text) => { alertBox.textContent = text || ""; };
+
+  function kpis(id, items) {
+    const box = document.getElementById(id);
+    if (!box) return;
+    box.replaceChildren(...items.map((item) => {
+      const card = document.createElement("div");
+      card.className = "kpi";
+      const label = document.createElement("div");
+      label.className = "kpi-label";
+      label.textContent = item.label;
+      const value = document.createElement("div");
+      value.className = "kpi-value";
+      value.textContent = item.value;
+      card.append(label, value);
+      return card;
+    }));
+  }
+
+  function draw(id, figure) {
+    const box = document.getElementById(id);
+    if (!box || !figure) return;
+    const layout = Object.assign({}, figure.layout, {autosize: true});
+    window.Plotly.react(box, figure.data, layout,
+                        {displaylogo: false, responsive: true});
+  }
+
+  function showLive(live) {
+    if (!live) return;
+    kpis("share-live-kpis", live.kpis);
+    draw("share-live-graph", live.figure);
+  }
+
+  async function get(url) {
+    const response = await fetch(url, {credentials: "same-origin",
+                                       headers: {Accept: "application/json"}});
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(body.error || ("HTTP " + response.status));
+    return body;
+  }
+
+  async function load() {
+    try {
+      const body = await get(config.data);
+      const history = body.history;
+      document.getElementById("share-period").textContent = history.period;
+      kpis("share-kpis", history.kpis);
+      draw("share-history-graph", history.figure);
+      showLive(body.live);
+      document.body.dataset.loaded = "1";
+    } catch (error) {
+      say(error.message);
+    }
+    if (config.refresh_ms) {
+      setInterval(async () => {
+        if (document.hidden) return;
+        try { showLive((await get(config.live)).live); say(""); }
+        catch (error) { say(error.message); }
+      }, config.refresh_ms);
+    }
+  }
+
+  function lock() {
+    document.getElementById("share-unlock").addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const password = document.getElementById("share-password").value;
+      const response = await fetch(config.unlock, {
+        method: "POST", credentials: "same-origin",
+        headers: {"Content-Type": "application/json"},
+        body: JSON.stringify({password: password})});
+      if (response.ok) { window.location.reload(); return; }
+      const body = await response.json().catch(() => ({}));
+      say(body.error || ("HTTP " + response.status));
+    });
+  }
+
+  if (config.unlock) lock(); else load();
+})();
