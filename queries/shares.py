@@ -130,11 +130,6 @@ def revoke(db, prefix: str) -> int:
     return db[COLLECTION].delete_many({"prefix": prefix[:PREFIX_CHARS]}).deleted_count
 
 
-def remove_site(db, site: str) -> int:
-    """Every link of ``site`` removed (the site's data goes)."""
-    return db[COLLECTION].delete_many({"site": site}).deleted_count
-
-
 def password_matches(db, token: object, password: object) -> bool:
     doc = _doc(db, token)
     if doc is None or "password" not in doc or not isinstance(password, str):
