@@ -201,3 +201,51 @@ def test_a_holder_meets_every_route_and_callback_as_a_stranger(app, db):
         assert mine.status_code == theirs.status_code, key
         posted += 1
     assert posted >= 30
+
+
+# -- /sites?edit=NAME --------------------------------------------------------------------
+
+def _change(client, name: str, create: int = 0, revoke: tuple = (), **form):
+    from dashkit import post_callback
+
+    matched = [{"id": {"type": "sites-share-revoke", "index": prefix}, "property": "n_clicks",
+                "value": 1} for prefix in revoke]
+    fields = {"filter": "", "password": "", "origins": "", **form}
+    return post_callback(
+        client, ["sites-share-status.children", "sites-share-password.value"],
+        inputs={"sites-share-create.n_clicks": create}, matched=(matched,),
+        state={"sites-edit-name.data": name,
+               **{f"sites-share-{k}.value": v for k, v in fields.items()}},
+        changed=(f'{{"index":"{revoke[0]}","type":"sites-share-revoke"}}.n_clicks'
+                 if revoke else "sites-share-create.n_clicks",), headers=None)
+
+
+def _listed(client, name: str) -> str:
+    from dashkit import post_callback
+
+    response = post_callback(client, ["sites-share-list.children"],
+                             inputs={"sites-edit-name.data": name,
+                                     "sites-share-status.children": None})
+    return json.dumps(response.get_json()["response"])
+
+
+def test_the_sites_page_makes_lists_and_revokes_links(app, db):
+    from dashkit import signed_in
+
+    admin = signed_in(app.server.test_client())
+    made = json.dumps(_change(admin, "s", create=1, filter="page:/a",
+                              origins="https://blog.example.com, http://localhost:8000",
+                              password="a long password").get_json())
+    assert "Copy the link now" in made
+    link = made.split("/share/", 1)[1].split('"', 1)[0]
+    found = shares.find(db, link)
+    assert found.filter == ("page", "/a") and found.locked
+    assert found.frame_ancestors == ("https://blog.example.com", "http://localhost:8000")
+    listed = _listed(admin, "s")
+    assert found.prefix in listed and link not in listed
+    assert "No share links" in _listed(admin, OTHER)
+    assert found.prefix not in _listed(app.server.test_client(), "s")   # not to a visitor
+    bad = json.dumps(_change(admin, "s", create=1, filter="colour:red").get_json())
+    assert "unknown dimension" in bad and len(shares.listed(db)) == 1
+    assert "Revoked" in json.dumps(_change(admin, "s", revoke=(found.prefix,)).get_json())
+    assert shares.listed(db) == []
