@@ -106,7 +106,9 @@ def create(db, site: str, filter: str | None = None, password: str | None = None
         salt = secrets.token_bytes(16)
         doc.update(salt=salt.hex(), password=_scrypt(check_password(password), salt),
                    key=secrets.token_hex(32))
-    token = secrets.token_urlsafe(TOKEN_BYTES)
+    token = "-"
+    while token.startswith("-"):        # a prefix never reads as an option: `share revoke`
+        token = secrets.token_urlsafe(TOKEN_BYTES)
     doc.update(_id=digest(token), prefix=token[:PREFIX_CHARS])
     db[COLLECTION].insert_one(doc)
     return token, _share(doc)

@@ -123,3 +123,10 @@ def test_removing_a_sites_data_ends_its_links(db):
     kept, _ = shares.create(db, "reg")
     assert sitedata.remove(db, "s")[shares.COLLECTION] == 1
     assert shares.find(db, token) is None and shares.find(db, kept) is not None
+
+
+def test_a_prefix_never_starts_with_a_dash(db, monkeypatch):
+    tokens = iter(["-starts-with-a-dash-0123456789abcdef", "Plain0123456789abcdef0123"])
+    monkeypatch.setattr(shares.secrets, "token_urlsafe", lambda _n: next(tokens))
+    token, made = shares.create(db, "s")
+    assert token.startswith("Plain") and made.prefix == "Plain012"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from components import plotted_frame, timeseries_figure
+from components import GRAPH_CONFIG, plotted_frame, timeseries_figure
 from components.numbers import count
 from dashboard import reads
 from dashboard.ranges import ALL_TIME, DEFAULT_PRESET, GRANULARITIES, PRESETS, period
@@ -18,6 +18,7 @@ from queries import site_span, validation
 from queries.reads.history import chart_of, counts_people, figures_of
 from queries.reads.query import PAGE, Condition, Query
 from queries.shares import Share
+from queries.stats.series import bucket_edges
 from queries.stats.sites import site_settings
 
 LIVE_MINUTES = 60
@@ -92,14 +93,16 @@ def history(db, share: Share, params: Params) -> dict:
     """The chart (a Plotly figure as JSON data), the KPIs and the period, in words."""
     q = history_query(db, share, params)
     chart = reads.shared(chart_of, q, seconds=reads.history_seconds())
+    zone = validation.timezone(q.tz)
+    # The last bucket still filling up (today, this hour) is shaded, as on History.
+    incomplete = bucket_edges(q.start, q.end, chart.granularity, zone)[-1] > q.end
     figure = timeseries_figure(chart.frame, granularity=chart.granularity,
-                               theme=params.theme, pages=q.pages,
+                               theme=params.theme, pages=q.pages, incomplete=incomplete,
                                uirevision=f"share|{share.prefix}")
     _background(figure, params)
     found = reads.shared(figures_of, q, chart.total, seconds=reads.history_seconds())
-    zone = validation.timezone(q.tz)
     last = q.end - dt.timedelta(microseconds=1)
-    return {"figure": figure.to_plotly_json(),
+    return {"figure": figure.to_plotly_json(), "config": GRAPH_CONFIG,
             "period": f"{q.start.astimezone(zone):%a %d %b %Y} → "
                       f"{last.astimezone(zone):%a %d %b %Y} · per {chart.granularity} · "
                       f"{q.tz}",
@@ -139,7 +142,7 @@ def live(db, share: Share, params: Params) -> dict | None:
                                uirevision=f"share-live|{share.prefix}")
     _background(figure, params)
     totals = snapshot.totals
-    return {"figure": figure.to_plotly_json(),
+    return {"figure": figure.to_plotly_json(), "config": GRAPH_CONFIG,
             "kpis": [{"label": "Hits this minute", "value": count(totals.this_minute)},
                      {"label": "Hits, last hour", "value": count(totals.last_hour)},
                      {"label": "Hits today", "value": count(totals.today)}],

@@ -24,18 +24,17 @@
     }));
   }
 
-  function draw(id, figure) {
+  function draw(id, figure, options) {
     const box = document.getElementById(id);
     if (!box || !figure) return;
     const layout = Object.assign({}, figure.layout, {autosize: true});
-    window.Plotly.react(box, figure.data, layout,
-                        {displaylogo: false, responsive: true});
+    window.Plotly.react(box, figure.data, layout, options || {});
   }
 
   function showLive(live) {
     if (!live) return;
     kpis("share-live-kpis", live.kpis);
-    draw("share-live-graph", live.figure);
+    draw("share-live-graph", live.figure, live.config);
   }
 
   async function get(url) {
@@ -52,7 +51,7 @@
       const history = body.history;
       document.getElementById("share-period").textContent = history.period;
       kpis("share-kpis", history.kpis);
-      draw("share-history-graph", history.figure);
+      draw("share-history-graph", history.figure, history.config);
       showLive(body.live);
       document.body.dataset.loaded = "1";
     } catch (error) {
