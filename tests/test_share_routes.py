@@ -11,9 +11,12 @@ import datetime as dt
 import json
 
 import pytest
+from clockkit import TEST_NOW
 from dash._utils import split_callback_id
 from dashkit import dashboard_app, seed
 
+from dashboard.authority.principal import EXTENSION_KEY
+from dashboard.authority.throttle import FailureThrottle
 from dashboard.services import get_services
 from queries import shares
 from queries.stats.sites import register
@@ -24,16 +27,28 @@ SNOOPING = (f"?site={OTHER}&filter=page:{SECRET}&page={SECRET}&range=30d"
             f"&embed=true&theme=dark")
 
 
-@pytest.fixture
-def app(tmp_path, frozen_clock):
-    hour = frozen_clock.replace(minute=0, second=0, microsecond=0) - dt.timedelta(hours=1)
-    with dashboard_app(tmp_path / "store", rollup_interval=0) as app:
+pytestmark = pytest.mark.usefixtures("frozen_clock")      # the same hours at any hour
+
+
+@pytest.fixture(scope="module")
+def shared_app(tmp_path_factory):
+    """One app for the module (building one costs a second): each test starts with no
+    link and no failed attempt (``app``)."""
+    hour = TEST_NOW.replace(minute=0, second=0, microsecond=0) - dt.timedelta(hours=1)
+    with dashboard_app(tmp_path_factory.mktemp("share") / "store", rollup_interval=0) as app:
         db = get_services(app.server).db
         seed(db, "s", [(hour, "/a", 3), (hour, "/b", 4)])
         seed(db, OTHER, [(hour, SECRET, 5)])
         register(db, "s", "admin", tz="Europe/Paris")
         register(db, OTHER, "admin")
         yield app
+
+
+@pytest.fixture
+def app(shared_app):
+    get_services(shared_app.server).db[shares.COLLECTION].delete_many({})
+    shared_app.server.extensions[EXTENSION_KEY] = FailureThrottle()
+    return shared_app
 
 
 @pytest.fixture
