@@ -1,6 +1,7 @@
 """Share links in Chromium: a link opens in a fresh browser, signed in as nobody,
-showing its site alone whatever ``?site=`` says; an embed renders in an ``<iframe>`` of
-a page served from another origin."""
+showing its site alone whatever ``?site=`` says; a password link opens once its password
+is given (a wrong one: ``test_share_routes``); an embed renders in an ``<iframe>`` of a
+page served from another origin."""
 
 from __future__ import annotations
 
@@ -42,6 +43,20 @@ def test_a_share_link_opens_unsigned_showing_its_site_alone(app, link, dash_duo)
     source = dash_duo.driver.page_source
     assert OTHER not in source and SECRET not in source
     assert dash_duo.driver.get_cookies() == []
+    assert dash_duo.get_logs() == []
+
+
+def test_a_password_link_opens_once_its_password_is_given(app, link, dash_duo):
+    locked, _ = shares.create(get_services(app.server).db, "s", password="a long password")
+    dash_duo.start_server(app, navigate=False)
+    dash_duo.driver.get(f"{dash_duo.server_url}/share/{locked}")
+    assert "s" not in dash_duo.find_element("h1").text.split()
+    box = dash_duo.find_element("#share-password")
+    box.send_keys("a long password")
+    dash_duo.find_element("#share-unlock button").click()
+    until(lambda: dash_duo.driver.execute_script(LOADED), msg="unlocked page not loaded")
+    assert dash_duo.find_element("#share-site").text == "s"
+    assert dash_duo.driver.execute_script("return document.cookie") == ""      # HttpOnly
     assert dash_duo.get_logs() == []
 
 
