@@ -14,6 +14,7 @@ import pytest
 from clockkit import TEST_NOW
 from dash._utils import split_callback_id
 from dashkit import dashboard_app, seed
+from dimkit import NEWS, ingest_sample
 
 from dashboard.authority.principal import EXTENSION_KEY
 from dashboard.authority.throttle import FailureThrottle
@@ -37,6 +38,7 @@ def shared_app(tmp_path_factory):
     hour = TEST_NOW.replace(minute=0, second=0, microsecond=0) - dt.timedelta(hours=1)
     with dashboard_app(tmp_path_factory.mktemp("share") / "store", rollup_interval=0) as app:
         db = get_services(app.server).db
+        ingest_sample(db, "s", tmp_path_factory.mktemp("log"))     # yesterday, every panel
         seed(db, "s", [(hour, "/a", 3), (hour, "/b", 4)])
         seed(db, OTHER, [(hour, SECRET, 5)])
         register(db, "s", "admin", tz="Europe/Paris")
@@ -78,6 +80,19 @@ def test_the_link_decides_the_site_and_filter_whatever_the_url_says(app, db):
     live = json.loads(answers["/live"][1])["live"]
     assert live["kpis"][2]["value"] == "3"                        # /a alone, today
     assert answers["/history.csv"][1].splitlines()[0] == "time,/a"
+
+
+def test_the_panels_are_historys_of_the_links_scope(app, db):
+    client = app.server.test_client()
+    whole, _ = shares.create(db, "s")
+    news, _ = shares.create(db, "s", "referrer:news.example")
+    tables = {t["title"]: t["rows"] for t in client.get(
+        f"/share/{whole}/data?range=30d&site={OTHER}").get_json()["history"]["panels"]["tables"]}
+    assert [row[0] for row in tables["Pages"]][:2] == ["/", "/about"]
+    assert ["news.example", str(NEWS)] in tables["Referrers"]
+    assert SECRET not in json.dumps(tables)
+    found = client.get(f"/share/{news}/data?range=30d").get_json()["history"]["panels"]
+    assert {t["title"]: t["rows"] for t in found["tables"]}["Pages"] == [["/", str(NEWS)]]
 
 
 def test_a_filter_live_cannot_honour_leaves_live_out(app, db):

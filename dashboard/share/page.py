@@ -80,6 +80,8 @@ def share_page(base: str, share: Share, params: Params, live: bool) -> str:
         '<div class="kpis" id="share-kpis"></div>'
         '<div class="graph" id="share-history-graph"></div>'
         '<p><a id="share-csv" href="{}" download>Download CSV</a></p></section>'
+        '<section class="card" id="share-panels"><div class="panels" id="share-tables">'
+        '</div><p class="hint" id="share-notes"></p></section>'
         '{}<p class="alert" id="share-alert" role="status"></p></main>'
         '<script type="application/json" id="share-config">{}</script>'
         '</body></html>').format(_body_class(params), head, csv, live_part,

@@ -16,12 +16,16 @@ from dashboard.spreadsheet import frame_csv
 from dashboard.state import THEMES
 from queries import site_span, validation
 from queries.reads.history import chart_of, counts_people, figures_of
+from queries.reads.panels import breakdowns_of
 from queries.reads.query import PAGE, Condition, Query
 from queries.shares import Share
 from queries.stats.series import bucket_edges
 from queries.stats.sites import site_settings
 
 LIVE_MINUTES = 60
+# History's panels a share page shows, with their titles; at most ``PANEL_ROWS`` each.
+PANELS = {PAGE: "Pages", "referrer": "Referrers", "country": "Countries"}
+PANEL_ROWS = 10
 TRANSPARENT = "rgba(0,0,0,0)"
 
 
@@ -108,7 +112,19 @@ def history(db, share: Share, params: Params) -> dict:
                       f"{q.tz}",
             "kpis": [{"label": "Hits" if chart.humans is False else "Hits (people)",
                       "value": count(chart.total)},
-                     {"label": "Visitors", "value": count(found.visitors)}]}
+                     {"label": "Visitors", "value": count(found.visitors)}],
+            "panels": panels(db, q)}
+
+
+def panels(db, q: Query) -> dict:
+    """The top pages, referrers and countries of the view, as History's panels read
+    them (the counters, or raw events under the link's filter), with their notes."""
+    found = reads.shared(breakdowns_of, q, tuple(d for d in PANELS if d != PAGE),
+                         PANEL_ROWS, seconds=reads.history_seconds())
+    tables = [{"title": title, "rows": _rows(found.frames.get(dim))}
+              for dim, title in PANELS.items()]
+    notes = [*found.notes, *([found.source] if found.source else [])]
+    return {"tables": tables, "notes": notes}
 
 
 def history_csv(db, share: Share, params: Params) -> tuple[str, str]:
@@ -118,6 +134,14 @@ def history_csv(db, share: Share, params: Params) -> tuple[str, str]:
     zone = validation.timezone(q.tz)
     name = f"hitboard-{share.site}-{chart.granularity}-{q.start.astimezone(zone):%Y%m%d}.csv"
     return frame_csv(plotted_frame(chart.frame)), name
+
+
+def _rows(frame) -> list[list[str]]:
+    """A panel's ``value`` and ``hits`` as the page writes them (none: an empty read)."""
+    if frame is None or not {"value", "hits"} <= set(frame.columns):
+        return []
+    return [[str(value), count(hits)] for value, hits in
+            frame[["value", "hits"]].head(PANEL_ROWS).itertuples(index=False)]
 
 
 def live_pages(share: Share) -> tuple[str, ...] | None:

@@ -31,6 +31,33 @@
     window.Plotly.react(box, figure.data, layout, options || {});
   }
 
+  function cell(tag, text) {
+    const node = document.createElement(tag);
+    node.textContent = text;
+    return node;
+  }
+
+  function tables(panels) {
+    const box = document.getElementById("share-tables");
+    if (!box || !panels) return;
+    box.replaceChildren(...panels.tables.map((panel) => {
+      const table = document.createElement("table");
+      table.className = "panel";
+      table.append(cell("caption", panel.title));
+      const head = document.createElement("tr");
+      head.append(cell("th", panel.title === "Pages" ? "Page" : "Value"), cell("th", "Hits"));
+      table.append(head);
+      const rows = panel.rows.length ? panel.rows : [["none in this range", ""]];
+      for (const [value, hits] of rows) {
+        const row = document.createElement("tr");
+        row.append(cell("td", value), cell("td", hits));
+        table.append(row);
+      }
+      return table;
+    }));
+    document.getElementById("share-notes").textContent = panels.notes.join(" ");
+  }
+
   function showLive(live) {
     if (!live) return;
     kpis("share-live-kpis", live.kpis);
@@ -52,6 +79,7 @@
       document.getElementById("share-period").textContent = history.period;
       kpis("share-kpis", history.kpis);
       draw("share-history-graph", history.figure, history.config);
+      tables(history.panels);
       showLive(body.live);
       document.body.dataset.loaded = "1";
     } catch (error) {
