@@ -118,6 +118,7 @@ def test_unknown_revoked_and_malformed_links_open_nothing(app, db):
 def test_a_bad_range_is_a_400_naming_it(app, db):
     token, _ = shares.create(db, "s")
     client = app.server.test_client()
+    assert client.get(f"/share/{token}/data?range=all&gran=day").status_code == 200
     bad = client.get(f"/share/{token}/data?range=custom&start=2026-13-01&end=2026-13-02")
     assert bad.status_code == 400 and "2026-13-01" in bad.get_json()["error"]
     zone = client.get(f"/share/{token}/data?tz=Mars/Olympus")

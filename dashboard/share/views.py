@@ -8,13 +8,14 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+import queries
 from components import GRAPH_CONFIG, plotted_frame, timeseries_figure
 from components.numbers import count
 from dashboard import reads
 from dashboard.ranges import ALL_TIME, DEFAULT_PRESET, GRANULARITIES, PRESETS, period
 from dashboard.spreadsheet import frame_csv
 from dashboard.state import THEMES
-from queries import site_span, validation
+from queries import validation
 from queries.reads.history import chart_of, counts_people, figures_of
 from queries.reads.panels import breakdowns_of
 from queries.reads.query import PAGE, Condition, Query
@@ -81,7 +82,8 @@ def history_query(db, share: Share, params: Params) -> Query:
     tz = zone_of(db, share, params)
     seconds = reads.history_seconds()
     now = reads.now(seconds)
-    span = site_span(db, share.site) if params.range == ALL_TIME else None
+    span = reads.shared(queries.site_span, share.site, seconds=seconds) \
+        if params.range == ALL_TIME else None
     shown = period(params.range, params.gran, now, tz, params.start, params.end, span)
     conditions = () if share.filter is None else (Condition(*_condition(share.filter)),)
     return Query(share.site, shown.start, shown.end, shown.granularity, tz, conditions,
