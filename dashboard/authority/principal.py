@@ -43,6 +43,8 @@ ACTIONS = {
     "rollups": "run the rollups now",
     "notes": "add notes",
     "sites": "manage sites",
+    "users": "manage users and API keys",
+    "shares": "manage share links",
 }
 
 
@@ -51,6 +53,10 @@ class Principal:
     name: str
     via: str = ""                       # session, bearer, open; "" when not signed in
     grants: frozenset[str] = frozenset()
+    sites: frozenset[str] | None = None
+
+    def sees(self, site: str) -> bool:
+        return self.sites is None or site in self.sites
 
     def can(self, action: str) -> bool:
         if action not in ACTIONS:
