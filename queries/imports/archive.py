@@ -15,6 +15,7 @@ import io
 import zipfile
 import zlib
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -63,20 +64,8 @@ def read(source: str | BinaryIO) -> Archive:
 
 
 def _opened(source):
-    return open(source, "rb") if isinstance(source, str) else _Borrowed(source)
-
-
-class _Borrowed:
-    """A caller's file, used as a context without being closed."""
-
-    def __init__(self, file: BinaryIO):
-        self.file = file
-
-    def __enter__(self) -> BinaryIO:
-        return self.file
-
-    def __exit__(self, *exc) -> None:
-        return None
+    """A path opened, or the caller's file used without being closed."""
+    return open(source, "rb") if isinstance(source, str) else nullcontext(source)
 
 
 def _read(zipped: zipfile.ZipFile, found: Archive) -> Archive:
