@@ -71,6 +71,9 @@ def test_breakdowns_add_the_imported_rows(plausible):
     assert breakdown(plausible, "page", "-n", "1") == [("/", "330", "160", "0")]
     assert breakdown(plausible, "entry_page")[0] == ("/", "180", "32.22", "166.67")
     assert breakdown(plausible, "referrer", "--no-imports") == []
+    # events: 215 visitors over the two days; 21 of them signed up
+    assert breakdown(plausible, "event") == [
+        ("Signup", "22", "21", "9.8", "", "0"), ("Outbound Link: Click", "7", "5", "2.3", "", "0")]
 
 
 def test_another_file_of_the_same_days_replaces_them(tmp_path):

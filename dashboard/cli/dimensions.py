@@ -50,8 +50,8 @@ BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_so
                    "always counts both).")
 @click.option("--no-imports", "no_imports", is_flag=True,
               help="Leave imported days out (`hitboard import`; they add to the whole "
-              "site's referrer, utm_*, country, device, browser, os, page, entry_page and "
-              "exit_page, their pageviews as hits).")
+              "site's referrer, utm_*, country, device, browser, os, page, entry_page, "
+              "exit_page and event, their pageviews as hits).")
 @format_option
 @store_option
 def breakdown(site, by, start, end, tz, page, n, prop, bots, no_imports, fmt, store):
@@ -65,10 +65,12 @@ def breakdown(site, by, start, end, tz, page, n, prop, bots, no_imports, fmt, st
         if bots:
             raise InvalidRangeError(f"--by {by} counts people's custom events: no --bots")
         with _database(store, read_only=True) as db:
-            rows = goals.event_rows(db, site, by, begin, finish, prop, n,
-                                    validation.page(page) if page else None)
+            rows, days = goals.event_rows(db, site, by, begin, finish, prop, n,
+                                          validation.page(page) if page else None, tz,
+                                          not no_imports)
         _emit(rows, goals.COLUMNS, fmt)
         visits.note_if_approximate(visits.reads.is_exact(begin, finish))
+        _note(imported.note(imported.Added(days, True)))
         return
     if prop is not None:
         raise InvalidRangeError("--prop NAME goes with --by prop, and only with it")

@@ -111,6 +111,7 @@ BREAKDOWNS = {
     "entry_page": ("entry_pages", "entry_page", ("entrances", "bounces", "visit_duration"),
                    _SAME),
     "exit_page": ("exit_pages", "exit_page", ("exits", "bounces", "visit_duration"), _SAME),
+    "event": ("custom_events", "name", ("events", "visitors"), _SAME),
 }
 
 
@@ -186,5 +187,27 @@ def add_page_visits(frame: pd.DataFrame, counts: dict[str, list[int]]) -> pd.Dat
     merged = pd.DataFrame(
         [[v, n, 100 * b / n if n else np.nan, s / n if n else np.nan] for v, (n, b, s) in ordered],
         columns=list(frame.columns))
+    merged.attrs.update(frame.attrs)
+    return merged
+
+
+def add_events(frame: pd.DataFrame, counts: dict[str, list[int]], people: int,
+               imported_people: int) -> pd.DataFrame:
+    """An events frame (``custom.reads.COLUMNS``) with imported events and visitors
+    added per name, conversion rates over the range's people and the imported days'
+    visitors, most conversions first again."""
+    if not counts:
+        return frame
+    rows = {r.value: [int(r.conversions), int(r.visitors), r.revenue, r.visitors_error]
+            for r in frame.itertuples()}
+    for name, (events, visitors) in counts.items():
+        row = rows.setdefault(name, [0, 0, "", 0])
+        row[0], row[1] = row[0] + events, row[1] + visitors
+    total = people + imported_people
+    merged = pd.DataFrame(
+        [[name, n, seen, round(100 * seen / total, 1) if total else None, revenue, error]
+         for name, (n, seen, revenue, error) in rows.items()], columns=list(frame.columns))
+    merged = merged.sort_values(["conversions", "value"], ascending=[False, True],
+                                ignore_index=True)
     merged.attrs.update(frame.attrs)
     return merged
