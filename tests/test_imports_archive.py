@@ -151,3 +151,18 @@ def test_a_member_that_cannot_be_unpacked_is_refused():
     data = good.getvalue().replace(b"2024-03-01,1,2", b"2024-03-01,9,2", 1)  # CRC now wrong
     with pytest.raises(ImportRefusedError, match="cannot be unpacked"):
         archive.read(io.BytesIO(data))
+
+
+def test_a_line_too_long_or_too_many_files_are_refused(monkeypatch):
+    long_line = io.BytesIO()
+    with zipfile.ZipFile(long_line, "w", zipfile.ZIP_DEFLATED) as out:
+        out.writestr(VISITORS, HEADER + "2024-03-01," + "1" * 70_000 + "\n")
+    with pytest.raises(ImportRefusedError, match=f"{VISITORS}, line 2: over 65,536"):
+        archive.read(long_line)
+    monkeypatch.setattr(archive, "MAX_MEMBERS", 1)
+    many = io.BytesIO()
+    with zipfile.ZipFile(many, "w") as out:
+        out.writestr(VISITORS, HEADER)
+        out.writestr("imported_pages_20240301_20240302.csv", "date,page,visitors,pageviews\n")
+    with pytest.raises(ImportRefusedError, match="holds 2 files, at most 1"):
+        archive.read(many)

@@ -12,6 +12,7 @@ import csv
 import datetime as dt
 import hashlib
 import io
+import itertools
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -25,6 +26,8 @@ from .layout import TABLES, Table, parse_name
 
 MAX_UNPACKED = 1 << 30          # bytes, all members together
 MAX_TEXT = 2_048                # characters of a text cell
+MAX_LINE = 65_536               # characters of a line
+MAX_MEMBERS = 1_000             # files in an archive (Plausible's has ten)
 MAX_COUNT = 2 ** 53             # a count any JSON reader holds exactly
 _CHUNK = 1 << 20
 FORMULA = ("=", "+", "-", "@", "\t", "\r")     # what an export quotes (``exports.archive``)
@@ -70,6 +73,9 @@ def _opened(source):
 
 def _read(zipped: zipfile.ZipFile, found: Archive) -> Archive:
     members = zipped.infolist()
+    if len(members) > MAX_MEMBERS:
+        raise ImportRefusedError(f"the archive holds {len(members):,} files, at most "
+                                 f"{MAX_MEMBERS:,}")
     declared = sum(info.file_size for info in members)
     if declared > MAX_UNPACKED:
         raise ImportRefusedError(f"the archive unpacks to {declared:,} bytes, over the "
@@ -84,7 +90,8 @@ def _read(zipped: zipfile.ZipFile, found: Archive) -> Archive:
         found.tables.add(table.name)
         try:
             with zipped.open(info) as member:
-                _rows(info.filename, table, first, last, _limited(member, budget), found)
+                _rows(info.filename, table, first, last,
+                      _limited(member, budget, info.filename), found)
         except (zipfile.BadZipFile, RuntimeError, NotImplementedError, EOFError,
                 zlib.error) as exc:       # a bad CRC, encryption, an unknown compression
             raise ImportRefusedError(f"{info.filename}: cannot be unpacked ({exc})") from None
@@ -109,10 +116,16 @@ def _member(name: str) -> tuple[Table, str, str]:
     return named
 
 
-def _limited(member, budget: list[int]) -> Iterator[str]:
-    """The member's lines, counting what really comes out (a header may lie)."""
+def _limited(member, budget: list[int], name: str = "") -> Iterator[str]:
+    """The member's lines, counting what really comes out (a header may lie), none
+    longer than ``MAX_LINE`` (never held whole)."""
     text = io.TextIOWrapper(member, encoding="utf-8-sig", newline="")
-    for line in text:
+    for number in itertools.count(1):
+        line = text.readline(MAX_LINE + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE:
+            raise ImportRefusedError(f"{name}, line {number}: over {MAX_LINE:,} characters")
         budget[0] -= len(line.encode())
         if budget[0] < 0:
             raise ImportRefusedError(f"the archive unpacks to more than {MAX_UNPACKED:,} "
