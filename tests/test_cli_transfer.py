@@ -5,6 +5,7 @@ to hours), left out with ``--no-imports``, and removed with the site's data."""
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import zipfile
 
 import pytest
@@ -103,3 +104,17 @@ def test_an_export_refused_says_why_and_writes_nothing(exported, tmp_path, args,
     result = run(store, "export", *args, "--out", str(out))
     assert result.exit_code == 2 and said in result.output, result.output
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_imported_visitors_beside_counted_ones_are_marked_approximate(exported, tmp_path):
+    store, out = exported
+    both = str(tmp_path / "both")
+    shutil.copytree(store, both)
+    assert run(both, "import", str(out), "--site", "s").exit_code == 0
+    result = run(both, "report", "--site", "s", "--granularity", "day", *SPAN,
+                 "--metric", "visitors")
+    assert [r["visitors"] for r in rows(result)] == ["6", "4", "4"]     # each day twice
+    assert "approximate" in result.stderr
+    alone = run(store, "report", "--site", "s", "--granularity", "day", *SPAN,
+                "--metric", "visitors")
+    assert "imported" not in alone.stderr
