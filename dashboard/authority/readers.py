@@ -9,9 +9,10 @@ import logging
 
 from pymongo.errors import PyMongoError
 
+from queries.accounts import keys
 from queries.errors import HitboardError
 
-from .keys import HOURLY_LIMIT, spent
+from .keys import spent
 
 # the request's identity as principal.py made it (one check, one failure counted)
 from .principal import Refusal, _identity, _throttled
@@ -44,6 +45,6 @@ def site_refusal(site: str) -> Refusal | None:
         log.warning("API key's requests not counted: %s", exc)
         return None
     if wait:
-        return Refusal(429, f"This key made its {HOURLY_LIMIT} requests of this hour: try "
+        return Refusal(429, f"This key made its {keys.HOURLY_LIMIT} requests of this hour: try "
                             f"again in {-(-wait // 60)} minutes.", wait)
     return None

@@ -101,8 +101,7 @@ def check(db, token: object) -> ApiKey | None:
     return _key(doc)
 
 
-def spend(db, key: ApiKey, now: dt.datetime | None = None,
-          limit: int = HOURLY_LIMIT) -> int:
+def spend(db, key: ApiKey, now: dt.datetime | None = None, limit: int | None = None) -> int:
     """One request of ``key`` counted (and its last use noted): 0 when it may go on,
     else the seconds until its hour ends and it may again."""
     now = now or dt.datetime.now(dt.UTC)
@@ -113,7 +112,7 @@ def spend(db, key: ApiKey, now: dt.datetime | None = None,
                                                                   "hour": hour}},
                                       upsert=True,
                                       return_document=ReturnDocument.AFTER)
-    if found["n"] > limit:
+    if found["n"] > (limit or HOURLY_LIMIT):
         return max(1, int((hour + dt.timedelta(hours=1) - now).total_seconds()))
     if found["n"] == 1:          # the hour's first request: the past hours go
         usage.delete_many({"key": key.prefix, "hour": {"$lt": hour}})
