@@ -26,6 +26,7 @@ from dashboard.loadgen.control import get_generator
 from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services
 from queries import annotations as notes
+from queries.accounts import keys
 from queries.stats.catalog import list_sites
 from queries.stats.sites import register, registered_sites
 
@@ -39,6 +40,7 @@ def app(tmp_path):
     with dashboard_app(tmp_path / "store", rollup_interval=0) as app:
         seed(get_services(app.server).db, "s", [(NOW, "/a", 3)])
         register(get_services(app.server).db, "reg", "admin")
+        keys.create(get_services(app.server).db, "old")
         yield app
         get_generator(app.server).stop()
 
@@ -121,6 +123,23 @@ def sites_goal(client, headers=None):
         changed=("sites-goal-add.n_clicks",), headers=headers)
 
 
+def team_key_create(client, headers=None):
+    return post_callback(
+        client, ["team-key-status.children", "team-keys-changed.data", "team-key-name.value"],
+        inputs={"team-key-create.n_clicks": 1},
+        state={"team-key-name.value": "ci", "team-key-sites.value": ["reg"]},
+        changed=("team-key-create.n_clicks",), headers=headers)
+
+
+def team_key_revoke(client, headers=None):
+    button = {"index": "old", "type": "team-key-revoke"}
+    return post_callback(
+        client, ["team-key-status.children", "team-keys-changed.data"], inputs={},
+        matched=([{"id": button, "property": "n_clicks", "value": 1}],),
+        changed=(json.dumps(button, separators=(",", ":")) + ".n_clicks",),
+        headers=headers)
+
+
 def said(response) -> str:
     assert response.status_code == 200, response.get_data(as_text=True)
     return json.dumps(response.get_json()["response"])
@@ -134,7 +153,8 @@ def state_of(server) -> dict:
             "notes": notes.list_annotations(get_services(server).db),
             "sites": {site.name: (site.tz, site.origins, site.unknown_agents, site.goals)
                       for site in registered_sites(get_services(server).db)},
-            "counted": list_sites(get_services(server).db)}
+            "counted": list_sites(get_services(server).db),
+            "keys": [k.name for k in keys.listed(get_services(server).db)]}
 
 
 # -- every state-changing callback, with and without credentials --------------------------
@@ -159,6 +179,8 @@ WRITES = {
                          "Unregistered reg", lambda s: "reg" not in s["sites"]),
     "Sites delete data": (lambda c, h: sites_remove(c, "sites-delete", "s", h),
                           "Deleted s and its data", lambda s: "s" not in s["counted"]),
+    "Team create key": (team_key_create, "shown this once", lambda s: "ci" in s["keys"]),
+    "Team revoke key": (team_key_revoke, "Key old revoked", lambda s: "old" not in s["keys"]),
 }
 
 
@@ -221,6 +243,8 @@ def test_the_guarded_callbacks_are_exactly_the_state_changing_ones(app):
         "sites-save-status.children": "sites",
         "sites-edit-status.children...sites-settings.hidden": "sites",
         "sites-goal-status.children...sites-goal-value.value": "sites",
+        "team-key-status.children...team-keys-changed.data...team-key-name.value": "users",
+        "team-key-status.children...team-keys-changed.data": "users",
     }
 
 

@@ -44,6 +44,7 @@ ACTIONS = {
     "rollups": "run the rollups now",
     "notes": "add notes",
     "sites": "manage sites",
+    "users": "manage users and API keys",
 }
 
 
