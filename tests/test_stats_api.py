@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import time_machine
 from click.testing import CliRunner
-from dashkit import ADMIN_TOKEN, dashboard_app
+from dashkit import ADMIN_TOKEN, dashboard_app, page_module, post_callback
 
 import queries
 from dashboard.cli import main
@@ -241,3 +241,19 @@ def test_a_date_time_range_keeps_its_instants():
     with pytest.raises(QueryError, match="is not after"):
         dates.resolve(None, SITE, ["2015-05-17T10:00:00Z", "2015-05-17T09:00:00Z"], "UTC",
                       NOW)
+
+
+def test_the_team_page_lists_keys_to_an_admin_alone_never_the_key(served):
+    def listing(headers=None) -> str:
+        answer = post_callback(served[0].server.test_client(), ["team-keys-list.children"],
+                               inputs={"team-keys-changed.data": None}, headers=headers)
+        assert answer.status_code == 200
+        return json.dumps(answer.get_json()["response"])
+
+    key = served[2].strip()
+    shown = listing({"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert key[:12] in shown and key not in shown and '"ci"' in shown
+    assert "hbk_" not in listing() and "Sign in" in listing()
+    with served[0].server.test_request_context("/team"):
+        assert "API keys" in json.dumps(page_module("team").layout().to_plotly_json(),
+                                        default=str)

@@ -11,7 +11,7 @@ from dash import html
 from components import message
 from dashboard.pages.team import keys
 
-dash.register_page(__name__, path="/team", name="Team", title="hitboard · team", order=40)
+dash.register_page(__name__, path="/team", name="Team", title="hitboard · team", order=17)
 keys.register_key_callbacks()
 
 
