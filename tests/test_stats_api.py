@@ -131,6 +131,7 @@ def test_a_key_makes_its_hour_s_requests_then_waits(served, monkeypatch):
     ({**BASE, "filters": [["like", "visit:os", ["x"]]]}, 'Invalid filter operator "like"'),
     ({**BASE, "filters": [["is", "visit:city", ["x"]]]}, '"visit:city"'),
     ({**BASE, "filters": [["matches", "event:page", ["(unclosed"]]]}, "(unclosed"),
+    ({**BASE, "filters": [["matches", "event:page", ["a" * 201]]]}, "at most 200"),
     ({**BASE, "date_range": "yesterday"}, 'Invalid date range "yesterday"'),
     ({**BASE, "date_range": ["2015-05-17T00:00", "2015-05-18T00:00"]}, "has no offset"),
     ({**BASE, "date_range": ["2015-05-17", "2015-02-30"]}, 'Invalid date "2015-02-30"'),
@@ -173,6 +174,10 @@ def test_filters_beyond_one_value_are_counted_from_raw_events(served):
                              "filters": [["matches", "visit:os", ["^(Windows|Linux)$"]]]})
     assert regex == [([os], [by_os[os][0]]) for os in sorted(
         ("Windows", "Linux"), key=lambda os: -by_os[os][0])]
+    (page, [page_hits, _]), *_ = results(served, {**BASE, "dimensions": ["event:page"]})
+    page_is = post(served, {**BASE, "filters": [["is", "event:page", page]]}).get_json()
+    assert page_is["meta"]["source"] == "statistics"         # a page's own documents
+    assert page_is["results"][0]["metrics"][0] == page_hits
     answer = post(served, {**BASE, "metrics": ["hits"],
                            "filters": [["contains", "event:page", ["/"]]]}).get_json()
     assert answer["meta"]["source"] == "raw events"

@@ -170,10 +170,12 @@ def _filter(node: object, where: str, depth: int) -> Match | Logic:
                 else "hitboard does not filter on")
         raise QueryError(f'{where}/1: {what} "{str(dimension)[:40]}": filters take '
                          f"{', '.join(FILTERABLE)}")
-    if len(values) > MAX_VALUES or not all(isinstance(v, str | int) and not
-                                           isinstance(v, bool) for v in values):
-        raise QueryError(f"{where}/2: up to {MAX_VALUES} values, each a string")
-    values = tuple(str(v)[:MAX_TEXT] for v in values)
+    if len(values) > MAX_VALUES or not all(
+            isinstance(v, str | int) and not isinstance(v, bool) and len(str(v)) <= MAX_TEXT
+            for v in values):
+        raise QueryError(f"{where}/2: up to {MAX_VALUES} values, each a string of at most "
+                         f"{MAX_TEXT} characters")
+    values = tuple(str(v) for v in values)
     return Match(operator, dimension, values)
 
 

@@ -31,7 +31,7 @@ from ..stats.sites import site_settings
 from ..visits import reads as visit_reads
 from .filtered import matching_requests
 from .history import chart
-from .query import COUNTERS, EVENTS, STATS, VISITS
+from .query import COUNTERS, EVENTS, PAGE, STATS, VISITS
 from .stats_query import (
     COUNTED,
     EVENT_METRICS,
@@ -120,8 +120,11 @@ def _totals(db, q: StatsQuery) -> Answer:
     return Answer([((), _shown(found, q.metrics))], ", ".join(sources), notes)
 
 
-def _hits(db, q: StatsQuery, start: dt.datetime, end: dt.datetime) -> int:
-    drawn = chart(db, q.site, start, end, "day", q.tz, humans=q.humans, now=q.now)
+def _hits(db, q: StatsQuery, start: dt.datetime, end: dt.datetime,
+          pages: tuple[str, ...] = ()) -> int:
+    """People's hits (everyone's if not ``q.humans``) of the site or of ``pages`` over
+    [start, end), from the statistics: exact to the minute in any zone."""
+    drawn = chart(db, q.site, start, end, "day", q.tz, pages, humans=q.humans, now=q.now)
     return int(drawn.frame.to_numpy().sum())
 
 
@@ -135,7 +138,7 @@ def _time_series(db, q: StatsQuery) -> Answer:
         if q.granularity in ("hour", "day"):
             frame = chart(db, q.site, q.start, q.end, q.granularity, q.tz,
                           humans=q.humans, now=q.now).frame
-            columns["hits"] = {label(t, q.granularity): int(v)
+            columns["hits"] = {label(t, q.granularity, q.tz): int(v)
                                for t, v in frame.iloc[:, 0].items()}
         else:
             columns["hits"] = {name: _hits(db, q, a, b) for name, a, b in buckets}
@@ -144,7 +147,7 @@ def _time_series(db, q: StatsQuery) -> Answer:
         if q.granularity in ("hour", "day"):
             frame = dims.visitors_series(db, q.site, q.start, q.end, q.granularity, q.tz,
                                          humans=q.humans, now=q.now)
-            columns["visitors"] = {label(t, q.granularity): _count(v)
+            columns["visitors"] = {label(t, q.granularity, q.tz): _count(v)
                                    for t, v in frame["visitors"].items()}
             if not frame.attrs.get("exact", True):
                 notes.append("some buckets' visitors count the whole UTC hours nearest "
@@ -160,7 +163,8 @@ def _time_series(db, q: StatsQuery) -> Answer:
         sources.append(VISITS)
         frame = visit_reads.series(db, q.site, q.start, q.end, q.granularity, q.tz)
         for metric in wanted:
-            columns[metric] = {label(t, q.granularity): v for t, v in frame[metric].items()}
+            columns[metric] = {label(t, q.granularity, q.tz): v
+                               for t, v in frame[metric].items()}
         _quarter_note(frame.attrs["exact"], notes)
     rows = []
     for name, _, _ in buckets:
@@ -214,22 +218,25 @@ def _custom(db, q: StatsQuery) -> Answer:
 
 def _filtered(db, q: StatsQuery, events_ttl_days: int) -> Answer:
     one = simple_is(q.filters)
+    pages = (one.values[0],) if one is not None and one.counted == PAGE else ()
     if one is not None and q.dimension is None:
         frame = dims.breakdown(db, q.site, one.counted, q.start, q.end, humans=q.humans,
                                now=q.now)
         row = frame[frame["value"] == one.values[0]]
-        found = {"hits": int(row["hits"].sum()),
+        found = {"hits": _hits(db, q, q.start, q.end, pages) if pages
+                 else int(row["hits"].sum()),
                  "visitors": _count(row["visitors"].iloc[0]) if len(row) else 0}
-        notes = [] if frame.attrs.get("exact", True) else [
+        notes = [] if frame.attrs.get("exact", True) or pages else [
             approximate_note(frame.attrs["counted"], q.tz, "Hits")]
-        return Answer([((), _shown(found, q.metrics))], COUNTERS, notes)
+        return Answer([((), _shown(found, q.metrics))], STATS if pages else COUNTERS, notes)
     if one is not None and q.granularity in ("hour", "day") and q.metrics == ("hits",):
-        drawn = chart(db, q.site, q.start, q.end, q.granularity, q.tz,
-                      filter=(one.counted, one.values[0]), humans=q.humans, now=q.now)
-        rows = [((label(t, q.granularity),), {"hits": int(v)})
+        drawn = chart(db, q.site, q.start, q.end, q.granularity, q.tz, pages=pages,
+                      filter=None if pages else (one.counted, one.values[0]),
+                      humans=q.humans, now=q.now)
+        rows = [((label(t, q.granularity, q.tz),), {"hits": int(v)})
                 for t, v in drawn.frame.iloc[:, 0].items()]
         notes = [] if drawn.exact else [approximate_note(drawn.counted, q.tz, "Hits")]
-        return Answer(rows, COUNTERS, notes)
+        return Answer(rows, STATS if pages else COUNTERS, notes)
     _check_kept(db, q, events_ttl_days)
     if q.granularity is not None:
         rows = []
