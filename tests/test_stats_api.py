@@ -78,6 +78,9 @@ def test_a_key_is_printed_alone_once_and_stored_as_its_digest(served):
     assert key.startswith(ci["prefix"]) and ci["sites"] == SITE and key not in listed.stdout
     db = get_services(served[0].server).db
     assert key not in json.dumps([d for d in db[keys.COLLECTION].find()], default=str)
+    again = CliRunner().invoke(main, ["api-key", "create", "--name", "ci", "--store", store])
+    assert again.exit_code == 2 and "exists already" in again.output and "hbk_" not in \
+        again.output
 
 
 def test_a_key_reads_its_sites_the_admin_secret_and_an_unscoped_key_every_site(served):
