@@ -7,31 +7,25 @@ any range: hits from the statistics, visitors from the sketches, visits from
 ``visits.*``, goals and custom events from their cells, a dimension's values from the
 dimension counters. Anything else under filters (another operator, several values or
 filters, ``and``/``or``/``not``, a filter beside a grouping) is counted from the raw
-events, which are kept ``events_ttl_days`` after they are stored: a range holding hours
-whose events have expired is refused, naming the limit.
+events (``stats_events``), within their retention.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from collections import Counter
 from dataclasses import dataclass, field
-
-import re2
 
 from .. import validation
 from ..custom import reads as custom_reads
 from ..dimensions import reads as dims
-from ..dimensions.spans import approximate_note, floor_hour
-from ..errors import InvalidRangeError
-from ..events.expired import COLLECTION as EXPIRED
+from ..dimensions.spans import approximate_note
 from ..stats.series import bucket_edges
 from ..stats.sites import site_settings
 from ..visits import reads as visit_reads
-from .filtered import matching_requests
 from .history import chart
 from .query import COUNTERS, EVENTS, PAGE, STATS, VISITS
+from .stats_events import check_kept, from_events
 from .stats_query import (
     COUNTED,
     EVENT_METRICS,
@@ -40,8 +34,6 @@ from .stats_query import (
     PROPS,
     VISIT_METRICS,
     VISIT_PAGES,
-    Filter,
-    Match,
     StatsQuery,
     simple_is,
 )
@@ -59,10 +51,6 @@ class Answer:
     rows: list[tuple[tuple[str, ...], dict]]
     source: str
     notes: list[str] = field(default_factory=list)
-
-
-class BeyondRetentionError(InvalidRangeError):
-    pass
 
 
 def offered(dimension: str | None, filtered: bool) -> tuple[str, ...]:
@@ -237,93 +225,20 @@ def _filtered(db, q: StatsQuery, events_ttl_days: int) -> Answer:
                 for t, v in drawn.frame.iloc[:, 0].items()]
         notes = [] if drawn.exact else [approximate_note(drawn.counted, q.tz, "Hits")]
         return Answer(rows, STATS if pages else COUNTERS, notes)
-    _check_kept(db, q, events_ttl_days)
+    check_kept(db, q, events_ttl_days)
     if q.granularity is not None:
         rows = []
         for name, a, b in time_buckets(q.start, q.end, q.granularity, q.tz):
-            (_, found), = _from_events(db, q, a, b, None) or [((), {})]
+            (_, found), = from_events(db, q, a, b, None) or [((), {})]
             rows.append(((name,), _shown({"hits": found.get("hits", 0),
                                           "visitors": found.get("visitors", 0)},
                                          q.metrics)))
         return Answer(rows, EVENTS)
     by = COUNTED.get(q.dimension) if q.dimension else None
-    rows = _from_events(db, q, q.start, q.end, by)
+    rows = from_events(db, q, q.start, q.end, by)
     if by is None and not rows:
         rows = [((), {"hits": 0, "visitors": 0})]
     return Answer([(values, _shown(found, q.metrics)) for values, found in rows], EVENTS)
-
-
-def _check_kept(db, q: StatsQuery, events_ttl_days: int) -> None:
-    gone = db[EXPIRED].find_one({"site": q.site,
-                                 "hour": {"$gte": floor_hour(q.start), "$lt": q.end}},
-                                {"hour": 1}, sort=[("hour", -1)])
-    if gone is not None:
-        last = gone["hour"].replace(tzinfo=dt.UTC) + dt.timedelta(hours=1)
-        raise BeyondRetentionError(
-            "these filters are counted from raw events, which are kept "
-            f"{events_ttl_days} days after they are stored (HITBOARD_EVENTS_TTL_DAYS); "
-            f"this range holds hours whose events are gone, up to {last.isoformat()}: "
-            "ask for a later range, or one `is` filter on one value (the counters "
-            "answer it over any range)")
-
-
-def _from_events(db, q: StatsQuery, start: dt.datetime, end: dt.datetime,
-                 by: str | None) -> list[tuple[tuple[str, ...], dict]]:
-    """Hits and visitors of the raw events of [start, end) meeting the filters, per
-    value of ``by`` (None: one total row, none when nothing met them)."""
-    hits: Counter = Counter()
-    people: dict[str, set] = {}
-    for values, visitor, count in matching_requests(db, q.site, start, end, q.humans):
-        if not all(_meets(f, values) for f in q.filters):
-            continue
-        key = values.get(by, "") if by else ""
-        hits[key] += count
-        people.setdefault(key, set()).add(visitor)
-    order = sorted(hits, key=lambda k: (-hits[k], k))
-    return [((k,) if by else (), {"hits": hits[k], "visitors": len(people[k])})
-            for k in order]
-
-
-def _meets(node: Filter, values: dict) -> bool:
-    if isinstance(node, Match):
-        value = str(values.get(node.counted, ""))
-        return _matches(node, value)
-    if node.operator == "and":
-        return all(_meets(c, values) for c in node.clauses)
-    if node.operator == "or":
-        return any(_meets(c, values) for c in node.clauses)
-    return not _meets(node.clauses[0], values)
-
-
-def _matches(node: Match, value: str) -> bool:
-    base, negated = node.operator.removesuffix("_not"), node.operator.endswith("_not")
-    if base == "is":
-        met = value in node.values
-    elif base == "contains":
-        met = any(wanted in value for wanted in node.values)
-    else:
-        met = any(pattern(wanted).search(value) is not None for wanted in node.values)
-    return met != negated
-
-
-_PATTERNS: dict[str, object] = {}
-
-
-def pattern(text: str):
-    """``text`` compiled by RE2 (linear time whatever the pattern: a query cannot stall a
-    server), once per process; an invalid one is a clear error."""
-    found = _PATTERNS.get(text)
-    if found is None:
-        options = re2.Options()
-        options.log_errors = False
-        try:
-            found = re2.compile(text, options)
-        except re2.error:
-            raise InvalidRangeError(f"invalid regular expression {text[:100]!r} (RE2 "
-                                    "syntax)") from None
-        if len(_PATTERNS) < 1024:
-            _PATTERNS[text] = found
-    return found
 
 
 # -- shared pieces ------------------------------------------------------------------------
