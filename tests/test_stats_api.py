@@ -15,6 +15,7 @@ import pytest
 import time_machine
 from click.testing import CliRunner
 from dashkit import ADMIN_TOKEN, dashboard_app, page_module, post_callback
+from pymongo.errors import PyMongoError
 
 import queries
 from dashboard.cli import main
@@ -265,3 +266,15 @@ def test_the_team_page_lists_keys_to_an_admin_alone_never_the_key(served):
     with served[0].server.test_request_context("/team"):
         assert "API keys" in json.dumps(page_module("team").layout().to_plotly_json(),
                                         default=str)
+
+
+def test_a_key_the_store_cannot_check_is_a_503_and_no_failure(served, monkeypatch):
+    def unreadable(_db, _token):
+        raise PyMongoError("connection refused")
+
+    monkeypatch.setattr(keys, "check", unreadable)
+    answers = [post(served, BASE) for _ in range(6)]
+    assert {a.status_code for a in answers} == {503}
+    assert "try again" in answers[0].get_json()["error"]
+    monkeypatch.undo()
+    assert post(served, BASE).status_code == 200        # six, and never throttled

@@ -5,20 +5,31 @@ request spends one of its hour's ``HOURLY_LIMIT``."""
 
 from __future__ import annotations
 
+import logging
+
 import flask
+from pymongo.errors import PyMongoError
 
 from queries.accounts import keys
 from queries.accounts.keys import HOURLY_LIMIT, ApiKey
+from queries.errors import HitboardError
 
 from ..services import get_services
 
+log = logging.getLogger(__name__)
 KEY_SCHEME = keys.SCHEME
+UNCHECKED = object()                  # a key the store could not be asked about
 API_KEY = "hitboard_api_key"          # the request's key, once checked
 
 
-def api_key(request: flask.Request, token: str) -> ApiKey | None:
-    """The key ``token`` is (kept on the request), or None."""
-    found = keys.check(get_services().db, token)
+def api_key(request: flask.Request, token: str) -> ApiKey | object | None:
+    """The key ``token`` is (kept on the request), None, or ``UNCHECKED`` when the store
+    cannot be read (no failure is counted: the key may be right)."""
+    try:
+        found = keys.check(get_services().db, token)
+    except (HitboardError, PyMongoError) as exc:
+        log.warning("API key not checked: %s", exc)
+        return UNCHECKED
     setattr(request, API_KEY, found)
     return found
 
@@ -33,4 +44,4 @@ def spent() -> int:
     return keys.spend(get_services().db, found)
 
 
-__all__ = ["HOURLY_LIMIT", "KEY_SCHEME", "api_key", "spent"]
+__all__ = ["HOURLY_LIMIT", "KEY_SCHEME", "UNCHECKED", "api_key", "spent"]

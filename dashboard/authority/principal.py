@@ -19,7 +19,7 @@ from queries import signin_links
 from queries.errors import HitboardError
 
 from ..services import get_services
-from .keys import KEY_SCHEME, api_key
+from .keys import KEY_SCHEME, UNCHECKED, api_key
 from .sessions import (
     COOKIE,
     SESSION_SECONDS,
@@ -51,7 +51,7 @@ ACTIONS = {
 @dataclass(frozen=True)
 class Principal:
     name: str
-    via: str = ""                       # session, bearer, open; "" when not signed in
+    via: str = ""                       # session, bearer, key, open; "" when not signed in
     grants: frozenset[str] = frozenset()
     sites: frozenset[str] | None = None
 
@@ -87,7 +87,8 @@ class Refusal:
 @dataclass(frozen=True)
 class _Identity:
     principal: Principal
-    failure: str = ""          # "wrong" (a credential given and wrong), "throttled"
+    failure: str = ""          # "wrong" (a credential given and wrong), "throttled",
+    #                            "unchecked" (an API key the store could not be asked about)
     retry_after: int = 0
 
 
@@ -141,6 +142,8 @@ def _identify(request: flask.Request) -> _Identity:
         return _Identity(VISITOR, "throttled", wait)
     if is_key:
         found = api_key(request, token)
+        if found is UNCHECKED:                  # the store cannot be read: no failure
+            return _Identity(VISITOR, "unchecked")
         if found is None:
             return _failed(address, "unknown or revoked API key")
         return _Identity(Principal(found.name, "key", frozenset(),

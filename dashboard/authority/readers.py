@@ -25,6 +25,9 @@ def api_refusal() -> Refusal | None:
     identity = _identity()
     if identity.failure == "throttled":
         return _throttled(identity.retry_after)
+    if identity.failure == "unchecked":
+        return Refusal(503, "The API key cannot be checked now (the store cannot be read): "
+                            "try again.")
     if identity.failure == "wrong":
         return Refusal(401, "The API key or admin token is wrong, or the key was revoked.")
     if not identity.principal.via:
