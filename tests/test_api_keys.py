@@ -32,7 +32,8 @@ def test_a_key_is_checked_counted_and_revoked(db):
     assert keys.check(db, keys.create(db, "ci", now=NOW)).sites is None
 
 
-@pytest.mark.parametrize("name", ["", "   ", "x" * 65, "tab\there", None])
-def test_a_key_s_name_is_printable_and_short(db, name):
-    with pytest.raises(HitboardError, match="printable"):
-        keys.create(db, name)
+def test_a_key_s_name_is_printable_and_short(embedded_db):
+    for name in ("", "   ", "x" * 65, "tab\there", None):
+        with pytest.raises(HitboardError, match="printable"):
+            keys.create(embedded_db, name)
+    assert keys.listed(embedded_db) == []
