@@ -146,6 +146,9 @@ def test_a_key_makes_its_hour_s_requests_then_waits(served, monkeypatch):
     ({**BASE, "metrics": ["conversion_rate"]}, "conversion_rate"),
     ({**BASE, "metrics": ["hits"], "dimensions": ["event:page", "visit:os"]},
      "one dimension"),
+    ({**BASE, "date_range": ["1970-01-01", "2100-12-31"], "dimensions": ["time:month"]},
+     "over 1,000 month buckets"),
+    ({**BASE, "date_range": ["0001-01-01", "2015-05-17"]}, 'Invalid date "0001-01-01"'),
     ("[1, 2", "JSON"),
 ])
 def test_bad_input_is_a_400_naming_it(served, body, named):
@@ -200,6 +203,17 @@ def test_a_range_whose_raw_events_are_gone_is_refused_naming_the_limit(served):
         assert counters.status_code == 200
     finally:
         db[EXPIRED].delete_one({"_id": "gone"})
+
+
+def test_weeks_and_months_sum_their_days(served):
+    body = {**BASE, "metrics": ["hits", "visits"], "date_range": ["2015-04-01", "2015-06-30"]}
+    days = results(served, {**body, "dimensions": ["time:day"]})
+    for dimension in ("time:week", "time:month"):
+        found = results(served, {**body, "dimensions": [dimension]})
+        assert [sum(m[i] for _, m in found) for i in (0, 1)] == \
+            [sum(m[i] for _, m in days) for i in (0, 1)] != [0, 0]
+    assert [d for (d,), _ in results(served, {**body, "dimensions": ["time:month"]})] == \
+        ["2015-04-01", "2015-05-01", "2015-06-01"]
 
 
 def test_order_pages_and_total_rows(served):

@@ -9,6 +9,12 @@ from ..reads.expected import first_day
 from .errors import QueryError
 
 PRESETS = ("day", "7d", "28d", "30d", "91d", "month", "6mo", "12mo", "year", "all")
+YEARS = (1970, 2200)          # the dates a range may name (pandas counts to 2262)
+# A time dimension's buckets in one answer: a year of hours; weeks and months, whose
+# visitors are counted bucket by bucket, fewer.
+MAX_BUCKETS = {"hour": 10_000, "day": 10_000, "week": 1_000, "month": 1_000}
+BUCKET = {"hour": dt.timedelta(hours=1), "day": dt.timedelta(days=1),
+          "week": dt.timedelta(days=7), "month": dt.timedelta(days=28)}
 
 
 def resolve(db, site: str, date_range: object, tz: str,
@@ -57,6 +63,14 @@ def resolve(db, site: str, date_range: object, tz: str,
     return start.astimezone(dt.UTC), end.astimezone(dt.UTC)
 
 
+def check_buckets(start: dt.datetime, end: dt.datetime, granularity: str) -> None:
+    """A time dimension's buckets are at most ``MAX_BUCKETS``'s."""
+    if (end - start) / BUCKET[granularity] > MAX_BUCKETS[granularity]:
+        raise QueryError(f"#/dimensions: over {MAX_BUCKETS[granularity]:,} {granularity} "
+                         "buckets: "
+                         "ask for a shorter range or a longer time dimension")
+
+
 def granularity_for(start: dt.datetime, end: dt.datetime) -> str:
     """The buckets of a plain ``time`` dimension: hours over two days at most, days
     over three months at most, else months."""
@@ -90,9 +104,17 @@ def _is_date(text: str) -> bool:
 
 def _date(text: str) -> dt.date:
     try:
-        return dt.date.fromisoformat(text)
+        day = dt.date.fromisoformat(text)
     except ValueError:
         raise QueryError(f'#/date_range: Invalid date "{text[:40]}"') from None
+    return _within(day, text)
+
+
+def _within(day: dt.date, text: str) -> dt.date:
+    if not YEARS[0] <= day.year <= YEARS[1]:
+        raise QueryError(f'#/date_range: Invalid date "{text[:40]}": from {YEARS[0]} to '
+                         f"{YEARS[1]}")
+    return day
 
 
 def _instant(text: str) -> dt.datetime:
@@ -103,4 +125,5 @@ def _instant(text: str) -> dt.datetime:
     if when.tzinfo is None:
         raise QueryError(f'#/date_range: "{text[:40]}" has no offset: give dates, or '
                          "date-times with their offsets (2026-11-21T14:00:00+01:00)")
+    _within(when.date(), text)
     return when

@@ -88,6 +88,7 @@ def parse(db, body: object, now: dt.datetime | None = None) -> tuple[StatsQuery,
     granularity = None
     if dimension is not None and dimension.startswith(TIME):
         granularity = TIMES.get(dimension) or dates.granularity_for(start, end)
+        dates.check_buckets(start, end, granularity)
     for metric in metrics:
         if metric not in offered(dimension, bool(filters)):
             raise QueryError(_not_offered(metric, dimension, bool(filters)))

@@ -123,13 +123,14 @@ def _time_series(db, q: StatsQuery) -> Answer:
     sources = []
     if "hits" in q.metrics:
         sources.append(STATS)
-        if q.granularity in ("hour", "day"):
-            frame = chart(db, q.site, q.start, q.end, q.granularity, q.tz,
-                          humans=q.humans, now=q.now).frame
-            columns["hits"] = {label(t, q.granularity, q.tz): int(v)
-                               for t, v in frame.iloc[:, 0].items()}
-        else:
-            columns["hits"] = {name: _hits(db, q, a, b) for name, a, b in buckets}
+        drawn = "hour" if q.granularity == "hour" else "day"     # weeks, months: days summed
+        frame = chart(db, q.site, q.start, q.end, drawn, q.tz, humans=q.humans,
+                      now=q.now).frame
+        hits: dict[str, int] = {}
+        for t, v in frame.iloc[:, 0].items():
+            name = label(bucket_start(t, q.granularity), q.granularity, q.tz)
+            hits[name] = hits.get(name, 0) + int(v)
+        columns["hits"] = hits
     if "visitors" in q.metrics:
         sources.append(COUNTERS)
         if q.granularity in ("hour", "day"):
@@ -261,6 +262,16 @@ def time_buckets(start: dt.datetime, end: dt.datetime, granularity: str,
             edges.append(_utc(day, zone))
     return [(label(a, granularity, tz), max(a, start), min(b, end))
             for a, b in zip(edges, edges[1:], strict=False) if max(a, start) < min(b, end)]
+
+
+def bucket_start(when: dt.datetime, granularity: str) -> dt.datetime:
+    """The start of the local week (Monday) or month holding ``when`` (a local day's
+    start); an hour or a day is its own."""
+    if granularity == "week":
+        return when - dt.timedelta(days=when.weekday())
+    if granularity == "month":
+        return when.replace(day=1)
+    return when
 
 
 def _utc(day: dt.date, zone) -> dt.datetime:
