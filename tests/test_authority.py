@@ -40,7 +40,6 @@ def app(tmp_path):
     with dashboard_app(tmp_path / "store", rollup_interval=0) as app:
         seed(get_services(app.server).db, "s", [(NOW, "/a", 3)])
         register(get_services(app.server).db, "reg", "admin")
-        keys.create(get_services(app.server).db, "old")
         yield app
         get_generator(app.server).stop()
 
@@ -131,15 +130,6 @@ def team_key_create(client, headers=None):
         changed=("team-key-create.n_clicks",), headers=headers)
 
 
-def team_key_revoke(client, headers=None):
-    button = {"index": "old", "type": "team-key-revoke"}
-    return post_callback(
-        client, ["team-key-status.children", "team-keys-changed.data"], inputs={},
-        matched=([{"id": button, "property": "n_clicks", "value": 1}],),
-        changed=(json.dumps(button, separators=(",", ":")) + ".n_clicks",),
-        headers=headers)
-
-
 def said(response) -> str:
     assert response.status_code == 200, response.get_data(as_text=True)
     return json.dumps(response.get_json()["response"])
@@ -180,7 +170,6 @@ WRITES = {
     "Sites delete data": (lambda c, h: sites_remove(c, "sites-delete", "s", h),
                           "Deleted s and its data", lambda s: "s" not in s["counted"]),
     "Team create key": (team_key_create, "shown this once", lambda s: "ci" in s["keys"]),
-    "Team revoke key": (team_key_revoke, "Key old revoked", lambda s: "old" not in s["keys"]),
 }
 
 

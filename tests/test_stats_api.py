@@ -266,13 +266,30 @@ def test_a_date_time_range_keeps_its_instants():
                       NOW)
 
 
-def test_the_team_page_lists_keys_to_an_admin_alone_never_the_key(served):
+def test_the_team_page_lists_and_revokes_keys_for_an_admin_alone(served):
     def listing(headers=None) -> str:
         answer = post_callback(served[0].server.test_client(), ["team-keys-list.children"],
                                inputs={"team-keys-changed.data": None}, headers=headers)
         assert answer.status_code == 200
         return json.dumps(answer.get_json()["response"])
 
+    def revoke(name: str, headers=None) -> str:
+        button = {"index": name, "type": "team-key-revoke"}
+        answer = post_callback(
+            served[0].server.test_client(), ["team-key-status.children",
+                                             "team-keys-changed.data"], inputs={},
+            matched=([{"id": button, "property": "n_clicks", "value": 1}],),
+            changed=(json.dumps(button, separators=(",", ":")) + ".n_clicks",),
+            headers=headers)
+        return json.dumps(answer.get_json()["response"])
+
+    db = get_services(served[0].server).db
+    with time_machine.travel(NOW, tick=False):
+        keys.create(db, "to-revoke")
+    assert "Sign in" in revoke("to-revoke") and "to-revoke" in [k.name for k in keys.listed(db)]
+    assert "Key to-revoke revoked" in revoke("to-revoke", {"Authorization":
+                                                           f"Bearer {ADMIN_TOKEN}"})
+    assert "to-revoke" not in [k.name for k in keys.listed(db)]
     key = served[2].strip()
     shown = listing({"Authorization": f"Bearer {ADMIN_TOKEN}"})
     assert key[:12] in shown and key not in shown and '"ci"' in shown
@@ -292,3 +309,43 @@ def test_a_key_the_store_cannot_check_is_a_503_and_no_failure(served, monkeypatc
     assert "try again" in answers[0].get_json()["error"]
     monkeypatch.undo()
     assert post(served, BASE).status_code == 200        # six, and never throttled
+
+
+def test_goals_names_and_properties_are_breakdown_s(tmp_path):
+    """Custom events (the shared log has none): ``event:goal``, ``event:name`` and
+    ``event:props:NAME`` equal ``breakdown --by goal|event|prop``."""
+    from clikit import rows, run
+    from logkit import AGENT, write_log
+
+    from queries.api import run_query
+    from queries.custom.payload import custom_event
+    from queries.events import custom as raw
+    from queries.rollups.build import run_rollups
+
+    day = dt.datetime(2015, 5, 17, tzinfo=dt.UTC)
+    log = write_log(tmp_path / "access.log", day,
+                    [(1, 600, "/pricing"), (2, 605, "/pricing"), (2, 610, "/blog/a")])
+    store = str(tmp_path / "store")
+    with time_machine.travel(NOW, tick=False):
+        assert run(store, "ingest", str(log), "--site", "s").exit_code == 0
+        assert run(store, "goals", "add", "s", "--event", "Signup").exit_code == 0
+        assert run(store, "goals", "add", "s", "--page", "/blog/*").exit_code == 0
+        db = queries.connect(store)
+        writer = raw.writer(db)
+        writer.add(raw.document(day + dt.timedelta(minutes=602), "s", "/pricing",
+                                custom_event("Signup", {"plan": "pro"}, None),
+                                "203.0.113.1", AGENT))
+        writer.flush()
+        run_rollups(db)
+        span = ("--site", "s", "--start", "2015-05-17", "--end", "2015-05-18")
+        for dimension, by in (("event:goal", ("goal",)), ("event:name", ("event",)),
+                              ("event:props:plan", ("prop", "--prop", "plan"))):
+            expected = [([r["value"]], [int(r["conversions"]), int(r["visitors"]),
+                                        float(r["conversion_rate"])])
+                        for r in rows(run(store, "breakdown", *span, "--by", *by))]
+            answer = run_query(db, {"site_id": "s", "date_range": DAY[:1] * 2,
+                                    "metrics": ["events", "visitors", "conversion_rate"],
+                                    "dimensions": [dimension]}, 30)
+            assert [(r["dimensions"], r["metrics"]) for r in answer["results"]] == \
+                expected != [], dimension
+        db.client.close()
