@@ -26,22 +26,19 @@ def keys_card(sites: Sequence[str], disabled: bool) -> html.Section:
                className="hint"),
         html.Div(id="team-keys-list", children=html.P("Reading the keys…",
                                                       className="hint")),
-        html.H3("New key"),
-        html.Div(className="form-row", children=[
-            html.Label("Name", htmlFor="team-key-name"),
-            dcc.Input(id="team-key-name", type="text", maxLength=64, autoComplete="off",
-                      className="text-input", disabled=disabled),
-            html.P(NAME_HINT, className="hint"),
+        html.H3("New key", className="card-title"),
+        html.Div(className="site-form", children=[
+            _field("Name", "team-key-name", NAME_HINT, dcc.Input(
+                id="team-key-name", type="text", maxLength=64, autoComplete="off",
+                placeholder="ci-report", className="text-input", disabled=disabled)),
+            _field("Sites", "team-key-sites", SITES_HINT, dcc.Dropdown(
+                id="team-key-sites", options=list(sites), multi=True, disabled=disabled)),
         ]),
-        html.Div(className="form-row", children=[
-            html.Label("Sites", htmlFor="team-key-sites"),
-            dcc.Dropdown(id="team-key-sites", options=list(sites), multi=True,
-                         disabled=disabled),
-            html.P(SITES_HINT, className="hint"),
+        html.Div(className="toolbar", children=[
+            html.Button("Create key", id="team-key-create", n_clicks=0,
+                        className="btn btn-primary", disabled=disabled),
         ]),
-        html.Button("Create key", id="team-key-create", className="button",
-                    disabled=disabled),
-        html.Div(id="team-key-status"),
+        html.Div(id="team-key-status", role="status", className="status-line"),
     ])
 
 
@@ -49,15 +46,23 @@ def key_table(rows: Sequence[Mapping], disabled: bool) -> html.Table | html.P:
     """One row per key: ``name``, ``prefix``, ``sites``, ``created``, ``last_used``."""
     if not rows:
         return html.P("No API keys yet.", className="hint")
-    return html.Table(className="table", id="team-keys-table", children=[
+    return html.Table(className="totals stack-on-phone", id="team-keys-table", children=[
         html.Thead(html.Tr([html.Th(c) for c in COLUMNS])),
         html.Tbody([html.Tr([
             html.Td(row["name"]), html.Td(html.Code(f"{row['prefix']}…")),
             html.Td(row["sites"]), html.Td(row["created"]), html.Td(row["last_used"]),
             html.Td(html.Button("Revoke", id={"type": "team-key-revoke",
-                                              "index": row["name"]},
-                                className="button button-danger", disabled=disabled)),
+                                              "index": row["name"]}, n_clicks=0,
+                                className="btn btn-danger", disabled=disabled)),
         ]) for row in rows]),
+    ])
+
+
+def _field(label: str, control_id: str, hint: str, control) -> html.Div:
+    return html.Div(className="site-field", children=[
+        html.Label(label, htmlFor=control_id, className="field-label"),
+        control,
+        html.Span(hint, className="hint"),
     ])
 
 
