@@ -91,6 +91,18 @@ def test_a_key_reads_its_sites_the_admin_secret_and_an_unscoped_key_every_site(s
     assert post(served, other).status_code == 403
     assert results(served, other, ADMIN_TOKEN) == results(served, other, served[3]) \
         == results(served, BASE)
+    # a key reads the API, nothing else: no note, no callback that changes state
+    bearer = {"Authorization": f"Bearer {served[3]}"}
+    client = served[0].server.test_client()
+    note = client.post("/api/annotations", json={"text": "x"}, headers=bearer)
+    assert note.status_code in (401, 403)
+    created = post_callback(client, ["team-key-status.children", "team-keys-changed.data",
+                                     "team-key-name.value"],
+                            inputs={"team-key-create.n_clicks": 1},
+                            state={"team-key-name.value": "x", "team-key-sites.value": []},
+                            changed=("team-key-create.n_clicks",), headers=bearer)
+    assert "Key x made" not in created.get_data(as_text=True)
+    assert "x" not in [k.name for k in keys.listed(get_services(served[0].server).db)]
 
 
 def test_no_credential_a_wrong_one_and_a_revoked_key_are_refused(served, tmp_path):
