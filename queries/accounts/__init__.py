@@ -1,0 +1,1 @@
+"""Who may read what: accounts and their credentials (API keys in ``keys``)."""
