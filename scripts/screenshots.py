@@ -12,14 +12,19 @@ one command; ``tests/test_docs.py`` checks that each picture the docs name exist
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import io
 import os
+import random
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 from PIL import Image
@@ -28,20 +33,24 @@ from selenium.webdriver.chrome.options import Options
 
 ROOT = Path(__file__).resolve().parent.parent
 IMAGES = ROOT / "docs" / "images"
-WIDTHS = {"": (1280, 860), "-390": (390, 844)}     # file suffix: the window's size
+DEMO_SITE = "blog.example"        # one of the demo's sites
+BOTH_SOURCES = "www.example.org"  # a site this script feeds with a log and the beacon
+WIDE, PHONE = (1280, 900), (390, 844)
 THEMES = ("light", "dark")
-# name: (path, the themes and widths it is drawn in)
+# name: (path, the themes it is drawn in, {file suffix: viewport})
 PAGES = {
-    "history": ("/history?range=30d", THEMES, WIDTHS),
-    "present": ("/present", THEMES, WIDTHS),
-    "live": ("/", ("light",), {"": WIDTHS[""]}),
-    "sources": ("/sources", ("light",), {"": WIDTHS[""]}),
-    "sites": ("/sites", ("light",), {"": WIDTHS[""]}),
-    "data": ("/data", ("light",), {"": WIDTHS[""]}),
-    "loadgen": ("/loadgen", ("light",), {"": WIDTHS[""]}),
-    "rollups": ("/rollups", ("light",), {"": WIDTHS[""]}),
+    "history": (f"/history?site={DEMO_SITE}&range=30d", THEMES,
+                {"": (1280, 1180), "-390": PHONE}),
+    "present": (f"/present?site={DEMO_SITE}", THEMES, {"": WIDE, "-390": PHONE}),
+    "live": (f"/?site={DEMO_SITE}", ("light",), {"": WIDE}),
+    "sources": (f"/sources?site={BOTH_SOURCES}&range=today", ("light",), {"": (1280, 1100)}),
+    "sites": (f"/sites?site={DEMO_SITE}", ("light",), {"": WIDE}),
+    "data": (f"/data?site={DEMO_SITE}", ("light",), {"": WIDE}),
+    "loadgen": (f"/loadgen?site={DEMO_SITE}", ("light",), {"": WIDE}),
+    "rollups": (f"/rollups?site={DEMO_SITE}", ("light",), {"": WIDE}),
 }
 SETTLE_SECONDS = 2.0    # no Dash callback pending this long: the page is drawn
+ANIMATION_SECONDS = 1.0  # then the presenter's ticker and rows finish moving
 PAGE_LIMIT = 60.0
 
 
@@ -54,7 +63,7 @@ def free_port() -> int:
 def start_demo(store: Path, port: int) -> subprocess.Popen:
     """The demo server, ready once it says what its demo did ("demo: backfilled 30
     days ..., live traffic at ..."), which it prints after the backfill."""
-    env = {**os.environ, "HITBOARD_STORE": str(store), "HITBOARD_DEMO": "1"}
+    env = {**os.environ, "HITBOARD_STORE": str(store / "store"), "HITBOARD_DEMO": "1"}
     log = store / "serve.log"
     with log.open("w") as out:
         server = subprocess.Popen(
@@ -72,6 +81,44 @@ def start_demo(store: Path, port: int) -> subprocess.Popen:
             return server
         time.sleep(1)
     raise SystemExit("the demo did not start within 15 minutes")
+
+
+def feed_both_sources(base: str, store: Path) -> None:
+    """A site fed by its access log and by the beacon, for the Sources page: a log of the
+    last two hours ingested (its primary source), and three in four of its people's page
+    views sent to ``/hit`` too (kept apart), as a quarter of visitors blocking the script
+    would leave them. Seeded: the same picture each run."""
+    rng = random.Random(7)
+    now = dt.datetime.now(dt.UTC)
+    pages = ["/", "/pricing", "/docs/", "/docs/install", "/blog/", "/blog/launch",
+             "/blog/release-notes", "/about", "/contact", "/careers"]
+    people = [f"Mozilla/5.0 (X11; Linux x86_64) Firefox/{v}.0" for v in range(120, 132)]
+    bots = ["Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+            "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; "
+            "+https://openai.com/gptbot)", "CCBot/2.0 (https://commoncrawl.org/faq/)"]
+    lines, beacon = [], []
+    for i in range(600):
+        when = now - dt.timedelta(seconds=rng.uniform(60, 7200))
+        page = rng.choices(pages, weights=[30, 12, 10, 8, 8, 6, 5, 4, 3, 2])[0]
+        bot = rng.random() < 0.2
+        agent = rng.choice(bots if bot else people)
+        client = f"203.0.113.{rng.randrange(1, 250)}"
+        lines.append((when, f'{client} - - [{when:%d/%b/%Y:%H:%M:%S} +0000] "GET {page} '
+                            f'HTTP/1.1" 200 {rng.randrange(900, 30000)} '
+                            f'"https://news.example/item/{i % 40}" "{agent}"'))
+        if not bot and rng.random() < 0.75:
+            beacon.append(page)
+    log = store / f"{BOTH_SOURCES}.log"
+    log.write_text("".join(line + "\n" for _when, line in sorted(lines)))
+    subprocess.run([str(Path(sys.executable).parent / "hitboard"), "ingest", str(log),
+                    "--site", BOTH_SOURCES, "--store", str(store / "store")],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for page in beacon:
+        query = urllib.parse.urlencode({"site": BOTH_SOURCES, "page": page,
+                                        "referrer": "https://news.example/"})
+        with urllib.request.urlopen(f"{base}/hit?{query}", timeout=10) as answer:
+            answer.read()
+    time.sleep(5)       # the journal's batches counted, their raw events written
 
 
 def browser() -> webdriver.Chrome:
@@ -114,10 +161,12 @@ def shoot(driver: webdriver.Chrome, base: str, only: set[str] | None) -> list[Pa
             continue
         for theme in themes:
             for suffix, (width, height) in widths.items():
-                driver.set_window_size(width, height)
-                joiner = "&" if "?" in path else "?"
-                driver.get(f"{base}{path}{joiner}theme={theme}")
+                driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+                    "width": width, "height": height, "deviceScaleFactor": 1,
+                    "mobile": width < 600})
+                driver.get(f"{base}{path}&theme={theme}")
                 settled(driver)
+                time.sleep(ANIMATION_SECONDS)
                 out = IMAGES / f"{name}-{theme}{suffix}.png"
                 size = save(driver.get_screenshot_as_png(), out)
                 print(f"{out.relative_to(ROOT)}  {width}x{height}  {size / 1024:.0f} KiB")
@@ -129,7 +178,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", choices=sorted(PAGES), help="these pages only")
     parser.add_argument("--keep", action="store_true", help="keep the demo store")
-    parser.add_argument("--url", help="a demo server already running (none is started)")
+    parser.add_argument("--url", help="a demo server already running: none is started, and "
+                        "the Sources page's two-source site is not made")
     args = parser.parse_args()
     IMAGES.mkdir(parents=True, exist_ok=True)
     store = Path(tempfile.mkdtemp(prefix="hitboard-screenshots-"))
@@ -137,6 +187,7 @@ def main() -> None:
     if args.url is None:
         port = free_port()
         server = start_demo(store, port)
+        feed_both_sources(f"http://127.0.0.1:{port}", store)
     driver = browser()
     try:
         made = shoot(driver, args.url or f"http://127.0.0.1:{port}", set(args.only or ()))
@@ -145,6 +196,8 @@ def main() -> None:
         if server is not None:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=60)
+    if not args.keep:
+        shutil.rmtree(store, ignore_errors=True)
     total = sum(path.stat().st_size for path in IMAGES.glob("*.png"))
     print(f"{len(made)} pictures; docs/images holds {total / 1024 ** 2:.2f} MiB"
           + (f"; the demo store is in {store}" if args.keep else ""))
