@@ -73,7 +73,8 @@ def start_demo(store: Path, port: int) -> subprocess.Popen:
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise SystemExit(f"hitboard serve exited:\n{log.read_text()}")
-        said = [line for line in log.read_text().splitlines() if line.startswith("demo")]
+        said = [line for line in log.read_text().splitlines()
+                if line.startswith("demo") and "backfilling" not in line]
         if said:
             if "failed" in said[0] or "not started" in said[0]:
                 raise SystemExit(said[0])
@@ -187,12 +188,15 @@ def main() -> None:
     if args.url is None:
         port = free_port()
         server = start_demo(store, port)
-        feed_both_sources(f"http://127.0.0.1:{port}", store)
-    driver = browser()
+    driver = None
     try:
+        if server is not None:
+            feed_both_sources(f"http://127.0.0.1:{port}", store)
+        driver = browser()
         made = shoot(driver, args.url or f"http://127.0.0.1:{port}", set(args.only or ()))
     finally:
-        driver.quit()
+        if driver is not None:
+            driver.quit()
         if server is not None:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=60)

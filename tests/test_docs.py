@@ -77,3 +77,18 @@ def test_no_issue_number_or_commit_in_the_docs():
                                                                   ROOT / "ARCHITECTURE.md")
              for match in re.finditer(r"\bissue \d+|`[0-9a-f]{7,40}`", page.read_text())]
     assert found == []
+
+
+def test_the_configuration_page_lists_every_setting_from_its_table():
+    from dashboard.settings import SETTINGS
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "scripts" /
+                                                  "docs_hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    page = (DOCS / "configuration.md").read_text()
+    table = hooks.on_page_markdown(page, None, None, None)
+    assert hooks.MARKER in page and hooks.MARKER not in table
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == [setting.name for setting in SETTINGS]
+    assert all(f"`{setting.env}`" in table for setting in SETTINGS)
