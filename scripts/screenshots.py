@@ -31,6 +31,8 @@ from PIL import Image
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 
+import queries
+
 ROOT = Path(__file__).resolve().parent.parent
 IMAGES = ROOT / "docs" / "images"
 DEMO_SITE = "blog.example"        # one of the demo's sites
@@ -63,7 +65,9 @@ def free_port() -> int:
 def start_demo(store: Path, port: int) -> subprocess.Popen:
     """The demo server, ready once it says what its demo did ("demo: backfilled 30
     days ..., live traffic at ..."), which it prints after the backfill."""
-    env = {**os.environ, "HITBOARD_STORE": str(store / "store"), "HITBOARD_DEMO": "1"}
+    # One trusted proxy: the two-source site's beacon hits come from its log's addresses.
+    env = {**os.environ, "HITBOARD_STORE": str(store / "store"), "HITBOARD_DEMO": "1",
+           "HITBOARD_TRUSTED_PROXIES": "1"}
     log = store / "serve.log"
     with log.open("w") as out:
         server = subprocess.Popen(
@@ -108,18 +112,34 @@ def feed_both_sources(base: str, store: Path) -> None:
                             f'HTTP/1.1" 200 {rng.randrange(900, 30000)} '
                             f'"https://news.example/item/{i % 40}" "{agent}"'))
         if not bot and rng.random() < 0.75:
-            beacon.append(page)
+            beacon.append((page, agent, client))
     log = store / f"{BOTH_SOURCES}.log"
     log.write_text("".join(line + "\n" for _when, line in sorted(lines)))
     subprocess.run([str(Path(sys.executable).parent / "hitboard"), "ingest", str(log),
                     "--site", BOTH_SOURCES, "--store", str(store / "store")],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for page in beacon:
+    for page, agent, client in beacon:     # the same people, from the same addresses
         query = urllib.parse.urlencode({"site": BOTH_SOURCES, "page": page,
                                         "referrer": "https://news.example/"})
-        with urllib.request.urlopen(f"{base}/hit?{query}", timeout=10) as answer:
+        request = urllib.request.Request(f"{base}/hit?{query}", headers={
+            "User-Agent": agent, "X-Forwarded-For": client})
+        with urllib.request.urlopen(request, timeout=30) as answer:
             answer.read()
-    time.sleep(5)       # the journal's batches counted, their raw events written
+    wait_for_beacon(store / "store", len(beacon))
+
+
+def wait_for_beacon(store: Path, sent: int) -> None:
+    """Until the server has counted the beacon hits sent (kept apart: the site counts
+    its log), so the Sources page shows both sources."""
+    db = queries.connect(str(store), read_only=True)    # beside the server: readers never block
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        kept = sum(doc.get("n", 0) for doc in db["events.apart"].find(
+            {"site": BOTH_SOURCES}, {"n": 1}))
+        if kept >= sent:
+            return
+        time.sleep(2)
+    raise SystemExit(f"the beacon's {sent} hits were not counted within 5 minutes")
 
 
 def browser() -> webdriver.Chrome:
@@ -155,11 +175,10 @@ def save(png: bytes, path: Path) -> int:
     return path.stat().st_size
 
 
-def shoot(driver: webdriver.Chrome, base: str, only: set[str] | None) -> list[Path]:
+def shoot(driver: webdriver.Chrome, base: str, names: list[str]) -> list[Path]:
     made = []
-    for name, (path, themes, widths) in PAGES.items():
-        if only and name not in only:
-            continue
+    for name in names:
+        path, themes, widths = PAGES[name]
         for theme in themes:
             for suffix, (width, height) in widths.items():
                 driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
@@ -190,10 +209,16 @@ def main() -> None:
         server = start_demo(store, port)
     driver = None
     try:
-        if server is not None:
-            feed_both_sources(f"http://127.0.0.1:{port}", store)
+        base = args.url or f"http://127.0.0.1:{port}"
+        names = [name for name in PAGES if not args.only or name in args.only]
         driver = browser()
-        made = shoot(driver, args.url or f"http://127.0.0.1:{port}", set(args.only or ()))
+        # Sources last: feeding its site (an ingest on the same store) slows the demo's
+        # live traffic for a minute, which Live and the presenter would show.
+        made = shoot(driver, base, [name for name in names if name != "sources"])
+        if "sources" in names:
+            if server is not None:
+                feed_both_sources(base, store)
+            made += shoot(driver, base, ["sources"])
     finally:
         if driver is not None:
             driver.quit()
