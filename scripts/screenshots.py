@@ -54,6 +54,7 @@ PAGES = {
 SETTLE_SECONDS = 2.0    # no Dash callback pending this long: the page is drawn
 ANIMATION_SECONDS = 1.0  # then the presenter's ticker and rows finish moving
 PAGE_LIMIT = 60.0
+CACHE_SECONDS = 5
 
 
 def free_port() -> int:
@@ -66,8 +67,10 @@ def start_demo(store: Path, port: int) -> subprocess.Popen:
     """The demo server, ready once it says what its demo did ("demo: backfilled 30
     days ..., live traffic at ..."), which it prints after the backfill."""
     # One trusted proxy: the two-source site's beacon hits come from its log's addresses.
+    # Results cached CACHE_SECONDS: a page's "now" is the start of its cache bucket, so
+    # the beacon's hits show once the bucket they came in has ended.
     env = {**os.environ, "HITBOARD_STORE": str(store / "store"), "HITBOARD_DEMO": "1",
-           "HITBOARD_TRUSTED_PROXIES": "1"}
+           "HITBOARD_TRUSTED_PROXIES": "1", "HITBOARD_CACHE_SECONDS": str(CACHE_SECONDS)}
     log = store / "serve.log"
     with log.open("w") as out:
         server = subprocess.Popen(
@@ -90,7 +93,7 @@ def start_demo(store: Path, port: int) -> subprocess.Popen:
 
 def feed_both_sources(base: str, store: Path) -> None:
     """A site fed by its access log and by the beacon, for the Sources page: a log of the
-    last two hours ingested (its primary source), and three in four of its people's page
+    last two hours of today ingested (its primary source), and three in four of its people's page
     views sent to ``/hit`` too (kept apart), as a quarter of visitors blocking the script
     would leave them. Seeded: the same picture each run."""
     rng = random.Random(7)
@@ -102,8 +105,10 @@ def feed_both_sources(base: str, store: Path) -> None:
             "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; "
             "+https://openai.com/gptbot)", "CCBot/2.0 (https://commoncrawl.org/faq/)"]
     lines, beacon = [], []
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    span = max(120.0, min(7200.0, (now - midnight).total_seconds()))  # today's, as the beacon's
     for i in range(600):
-        when = now - dt.timedelta(seconds=rng.uniform(60, 7200))
+        when = now - dt.timedelta(seconds=rng.uniform(60, span))
         page = rng.choices(pages, weights=[30, 12, 10, 8, 8, 6, 5, 4, 3, 2])[0]
         bot = rng.random() < 0.2
         agent = rng.choice(bots if bot else people)
@@ -137,6 +142,7 @@ def wait_for_beacon(store: Path, sent: int) -> None:
         kept = sum(doc.get("n", 0) for doc in db["events.apart"].find(
             {"site": BOTH_SOURCES}, {"n": 1}))
         if kept >= sent:
+            time.sleep(CACHE_SECONDS + 1)
             return
         time.sleep(2)
     raise SystemExit(f"the beacon's {sent} hits were not counted within 5 minutes")
