@@ -22,18 +22,23 @@ def _cell(value):
     return value
 
 
+def zone(db, site: str) -> str:
+    """The zone whose days an export of ``site`` cuts: the site's, else UTC."""
+    return site_settings(db, site).tz or "UTC"
+
+
 def write(db, site: str, first: dt.date, end: dt.date, out: BinaryIO,
           tz: str | None = None) -> dict[str, int]:
     """Write ``site``'s days ``first`` to ``end`` (exclusive) of its zone (``tz``, else
     the site's, else UTC) to ``out`` as a ZIP; returns the rows of each file."""
-    zone = tz or site_settings(db, site).tz or "UTC"
+    zone_name = tz or zone(db, site)
     last = end - dt.timedelta(days=1)
-    span = tables.days(first, end, zone)
+    span = tables.days(first, end, zone_name)
     written = {}
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zipped:
         for name, table in TABLES.items():
             if name == "visitors":
-                rows = list(tables.visitors_rows(db, site, first, end, zone))
+                rows = list(tables.visitors_rows(db, site, first, end, zone_name))
             else:
                 rows = [row for day, lo, hi in span
                         for row in tables.day_rows(db, site, name, day, lo, hi)]
