@@ -95,31 +95,26 @@ def slices(hours: list[int]) -> list[tuple[int, int]]:
 
 def _span_in_frames(db, site: str, a: int, b: int, timeout: int, unknown_bots: bool,
                     edge: tuple[int, int], known: dict) -> set[int]:
-    """``_span_in_python``'s work on frames (``frames``): the same documents."""
-    import polars as pl
-
-    from . import frames  # Polars (~40 MB): only in a process that cuts visits
+    """``_span_in_python``'s work on columns (``frames``): the same documents."""
+    from . import frames
 
     margin = -(-timeout // HOUR_MS) * HOUR_MS
     lo, hi = a - margin, b + margin
     while True:
         views = frames.pageview_frame(db, site, lo, hi, unknown_bots, known)
         visits = frames.visits_of(views, timeout)
-        start, last = pl.col("start"), pl.col("last")
-        back = lo > edge[0] and lo > a - MAX_REACH_MS and frames.any_visit(
-            visits, (start < lo + margin) & (last >= a))
-        on = hi <= edge[1] and hi < b + MAX_REACH_MS and frames.any_visit(
-            visits, (last >= hi - timeout) & (start < b + margin))
+        start, last = visits["start"], visits["last"]
+        back = lo > edge[0] and lo > a - MAX_REACH_MS and bool(
+            ((start < lo + margin) & (last >= a)).any())
+        on = hi <= edge[1] and hi < b + MAX_REACH_MS and bool(
+            ((last >= hi - timeout) & (start < b + margin)).any())
         if not (back or on):
             break
         lo -= HOUR_MS * back
         hi += HOUR_MS * on
-    first, last_ms = lo + margin, b + margin
-    inside = views.filter(pl.col("time").is_between(first, last_ms, closed="left"))
-    quarters, pages = frames.tallied(
-        visits.filter(start.is_between(first, last_ms, closed="left")), inside)
-    parts = store.hour_parts(quarters, pages, range(first, last_ms, HOUR_MS),
-                             frames.pageview_cells(inside))
+    first, end = lo + margin, b + margin
+    quarters, pages, counted = frames.tallied(visits, views, first, end)
+    parts = store.hour_parts(quarters, pages, range(first, end, HOUR_MS), counted)
     return store.write_hours(db, site, parts)
 
 
