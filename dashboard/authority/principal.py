@@ -1,10 +1,10 @@
 """Who is asking: the :class:`Principal` of the current request and what it may do.
 
-Today there are two principals, the admin (signed in with the session cookie, a bearer
-token, or everyone when ``open_admin`` is on) and the visitor (anyone else: reading and
-``/hit`` need nothing). Accounts and roles will give principals other grants; every
-state change already asks :meth:`Principal.can` through :func:`refusal`, so none of its
-callers changes then.
+The admin (signed in with the admin secret's cookie, a bearer token, or everyone when
+``open_admin`` is on), a user (signed in with a name and password: an admin may do
+everything, a viewer reads its sites) and the visitor (anyone else). Every state change
+asks :meth:`Principal.can` through :func:`refusal`; every site read asks
+:meth:`Principal.sees` (``scope``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import flask
 from pymongo.errors import PyMongoError
 
-from queries import signin_links
+from queries import accounts, signin_links
 from queries.errors import HitboardError
 
 from ..services import get_services
@@ -24,7 +24,9 @@ from .sessions import (
     SESSION_SECONDS,
     Session,
     check_session,
+    check_user_session,
     is_https,
+    is_user_session,
     link_code,
     same_secret,
     session_value,
@@ -43,6 +45,8 @@ ACTIONS = {
     "rollups": "run the rollups now",
     "notes": "add notes",
     "sites": "manage sites",
+    "users": "manage users and API keys",
+    "shares": "manage share links",
 }
 
 
@@ -51,11 +55,16 @@ class Principal:
     name: str
     via: str = ""                       # session, bearer, open; "" when not signed in
     grants: frozenset[str] = frozenset()
+    sites: frozenset[str] | None = None
+    user: bool = False                  # a user of the store (else the admin secret's)
 
     def can(self, action: str) -> bool:
         if action not in ACTIONS:
             raise KeyError(f"unknown action {action!r}")
         return action in self.grants
+
+    def sees(self, site: str) -> bool:
+        return self.sites is None or site in self.sites
 
     @property
     def signed_in(self) -> bool:
@@ -67,6 +76,13 @@ VISITOR = Principal("visitor")
 
 def admin(via: str) -> Principal:
     return Principal("admin", via, frozenset(ACTIONS))
+
+
+def user_principal(user: accounts.User) -> Principal:
+    """An admin may do every action on every site; a viewer reads its sites."""
+    grants = frozenset(ACTIONS) if user.role == "admin" else frozenset()
+    return Principal(user.name, "session", grants,
+                     None if user.role == "admin" else user.sites, user=True)
 
 
 @dataclass(frozen=True)
@@ -125,6 +141,8 @@ def _identify(request: flask.Request) -> _Identity:
     if get_services().settings.open_admin:
         return _Identity(admin("open"))
     token, cookie = bearer_token(request), request.cookies.get(COOKIE) or None
+    if token is None and cookie is not None and is_user_session(cookie):
+        return _user_identity(request, cookie)
     expected = secret()
     if (token is None and cookie is None) or not expected:
         return _Identity(VISITOR)
@@ -145,6 +163,28 @@ def _identify(request: flask.Request) -> _Identity:
     return _failed(address, "session cookie not signed by this server")
 
 
+def _user_identity(request: flask.Request, cookie: str) -> _Identity:
+    """A user's cookie: signed with the store's key, of a user who still exists, and of
+    the user's current epoch (else signed out: the browser forgets it)."""
+    address = client_address()
+    wait = throttle().retry_after(address)
+    if wait:
+        return _Identity(VISITOR, "throttled", wait)
+    db = get_services().db
+    try:
+        state, name, epoch = check_user_session(cookie, accounts.signing_key(db))
+        user = accounts.find_user(db, name) if state is Session.VALID else None
+    except (HitboardError, PyMongoError) as exc:
+        log.warning("session not checked: %s", exc)
+        return _Identity(VISITOR)
+    if user is not None and user.epoch == epoch:
+        return _Identity(user_principal(user))
+    setattr(request, CLEAR_SESSION, True)
+    if state is Session.FORGED:
+        return _failed(address, "session cookie not signed by this store")
+    return _Identity(VISITOR)
+
+
 def _failed(address: str | None, what: str) -> _Identity:
     throttle().fail(address)
     log.warning("authentication failed from %s: %s", address, what)
@@ -163,16 +203,25 @@ def refusal(action: str, *, page: bool = True) -> Refusal | None:
     if identity.failure == "wrong":
         return Refusal(401, "Signing in failed: the admin token is wrong or no longer "
                             "valid (the server may have restarted with a new one).")
-    if not secret():
-        return Refusal(403, f"Nobody may {what} on this server: it has no admin secret "
-                            f"({NO_SECRET}).")
     if identity.principal.signed_in:
         return Refusal(403, f"You may not {what}.")
+    if not secret() and not users_exist():
+        return Refusal(403, f"Nobody may {what} on this server: it has no admin secret "
+                            f"({NO_SECRET}).")
     if page:
         return Refusal(401, f"Sign in to {what}: Sign in at the top right of the "
                             "dashboard, or open the link that hitboard serve printed.")
     return Refusal(401, f"To {what}, send the admin token: "
                         "Authorization: Bearer $HITBOARD_ADMIN_TOKEN.")
+
+
+def users_exist() -> bool:
+    """Whether the store holds a user (then every page needs signing in: ``gate``)."""
+    try:
+        return accounts.any_users(get_services().db)
+    except (HitboardError, PyMongoError) as exc:
+        log.warning("users not read: %s", exc)
+        return True           # unknown: closed rather than open
 
 
 def signin_refusal(token: object) -> Refusal | None:
@@ -231,16 +280,17 @@ def _throttled(wait: int) -> Refusal:
                         f"{minutes} minute{'s' if minutes != 1 else ''}.", wait)
 
 
-def write_session(response) -> None:
+def write_session(response, value: str | None = None) -> None:
     """Sign the browser in: ``response`` (Flask's, or a Dash callback's) sets the
-    cookie, unreadable by scripts and never sent by another site's requests."""
-    response.set_cookie(COOKIE, session_value(secret()), max_age=SESSION_SECONDS,
-                        path="/", httponly=True, samesite="Strict", secure=_secure())
+    cookie (``value``: a user's, else the admin secret's), unreadable by scripts. Lax: a
+    link in an email opens signed in; writes need JSON from this origin (``origin``)."""
+    response.set_cookie(COOKIE, value or session_value(secret()), max_age=SESSION_SECONDS,
+                        path="/", httponly=True, samesite="Lax", secure=_secure())
 
 
 def erase_session(response) -> None:
     response.set_cookie(COOKIE, "", max_age=0, expires=0, path="/", httponly=True,
-                        samesite="Strict", secure=_secure())
+                        samesite="Lax", secure=_secure())
 
 
 def _secure() -> bool:
