@@ -37,6 +37,13 @@ def sees_all() -> bool:
     return who().sites is None
 
 
+def check_all_sites() -> None:
+    """For what shows the whole store (its collections, logs, shard plan): a viewer of
+    some sites only is refused."""
+    if not sees_all():
+        raise SiteRefused()
+
+
 def install_scope(server: flask.Flask) -> None:
     server.register_error_handler(SiteRefused, _refused)
 

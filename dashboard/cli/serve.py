@@ -91,9 +91,10 @@ def _users_at_start(settings: Settings) -> list[str]:
     except (PyMongoError, HitboardError):
         return []
     if exist:
-        return [f"Every page needs signing in: {base_url(settings)}/signin"]
+        return [f"Every page asks for a name and password: {base_url(settings)}/signin"]
     return ["No user yet: anyone who reaches this server reads every page. "
-            "`hitboard user add NAME --role admin` makes every page need signing in."]
+            "`hitboard user add NAME --role admin` makes every page ask for a name "
+            "and password."]
 
 
 @click.command()

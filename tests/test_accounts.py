@@ -1,0 +1,186 @@
+"""Accounts: ``hitboard user`` adds, changes, lists and removes users; a user signs in
+with name and password on the sign-in page; the cookie holds across restarts and on a
+read-only server and ends with the user's epoch; failures are throttled per account
+name as per address; refusals say what and change nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from accountkit import PASSWORD, add_users, cheap_hashes, sign_in_as  # noqa: F401
+from click.testing import CliRunner
+from dashkit import ADMIN_TOKEN, dashboard_app
+
+from dashboard.cli import main
+from dashboard.services import get_services
+from queries import accounts
+
+
+def user_cli(store, *args, password=None):
+    return CliRunner().invoke(main, ["user", *args, "--store", str(store)],
+                              input=None if password is None else password + "\n")
+
+
+def listed(store) -> list[dict]:
+    result = user_cli(store, "list", "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_the_user_commands(tmp_path):
+    store = tmp_path / "store"
+    added = user_cli(store, "add", "ann", "--role", "viewer", "--site", "a", "--site", "b",
+                     "--password-stdin", password=PASSWORD)
+    assert added.exit_code == 0, added.output
+    assert "added ann (viewer of a, b)" in added.output
+    assert "now needs signing in" in added.output
+    assert user_cli(store, "add", "root", "--role", "admin", "--password-stdin",
+                    password=PASSWORD).exit_code == 0
+    assert [(u["name"], u["role"], u["sites"]) for u in listed(store)] == [
+        ("ann", "viewer", ["a", "b"]), ("root", "admin", None)]
+    assert user_cli(store, "set", "ann", "--site", "c").exit_code == 0
+    assert listed(store)[0]["sites"] == ["c"]
+    assert user_cli(store, "set", "ann", "--all-sites").exit_code == 0
+    assert listed(store)[0]["sites"] is None
+    assert user_cli(store, "passwd", "ann", "--password-stdin",
+                    password="another long one").exit_code == 0
+    removed = user_cli(store, "remove", "ann")
+    assert removed.exit_code == 0 and [u["name"] for u in listed(store)] == ["root"]
+    assert "No user is left" in user_cli(store, "remove", "root").output
+
+
+@pytest.mark.parametrize("args, password, said", [
+    (("add", "ann", "--role", "viewer"), "short", "10 to 1,024 characters"),
+    (("add", "ann", "--role", "viewer"), "x" * 1025, "10 to 1,024 characters"),
+    (("add", "ann", "--role", "owner"), PASSWORD, "'owner' is not one of"),
+    (("add", "ann", "--role", "admin"), PASSWORD, "exists already"),
+    (("add", "a b", "--role", "admin"), PASSWORD, "a user name is"),
+    (("add", "ann", "--role", "viewer", "--site", "no/such"), PASSWORD, "invalid site"),
+    (("set", "bob", "--role", "admin"), None, "no user named bob"),
+    (("passwd", "ann"), "short", "10 to 1,024"),
+    (("remove", "bob"), None, "no user named bob"),
+])
+def test_refusals_exit_2_and_change_nothing(tmp_path, args, password, said):
+    store = tmp_path / "store"
+    assert user_cli(store, "add", "ann", "--role", "viewer", "--password-stdin",
+                    password=PASSWORD).exit_code == 0
+    before = listed(store)
+    hashes = _hashes(store)
+    result = user_cli(store, *args, *(("--password-stdin",) if password else ()),
+                      password=password)
+    assert result.exit_code == 2 and said in result.output, result.output
+    assert listed(store) == before and _hashes(store) == hashes
+
+
+def _hashes(store) -> list[str]:
+    from dashboard.cli.common import open_db
+
+    db = open_db(str(store))
+    try:
+        return [doc["hash"] for doc in db[accounts.users.COLLECTION].find()]
+    finally:
+        db.client.close()
+
+
+@pytest.fixture
+def app(tmp_path):
+    with dashboard_app(tmp_path / "store", rollup_interval=0) as app:
+        add_users(app.server, ("ann", "viewer", ["a"]), ("root", "admin", None))
+        yield app
+
+
+def test_signing_in_with_a_name_and_password(app):
+    client = sign_in_as(app.server.test_client(), "ann", next="/history?site=a")
+    assert client.signin.status_code == 200
+    assert client.signin.get_json() == {"next": "/history?site=a"}
+    cookie = client.signin.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Max-Age=604800" in cookie
+    assert client.get("/history?site=a").status_code == 200
+    away = sign_in_as(app.server.test_client(), "ann", next="//evil.example/")
+    assert away.signin.get_json() == {"next": "/"}
+
+
+@pytest.mark.parametrize("body", [{"name": "ann", "password": "wrong password"},
+                                  {"name": "nobody", "password": PASSWORD},
+                                  {"name": "ann"}, {"secret": "not the secret"}])
+def test_a_wrong_sign_in_sets_nothing(app, body):
+    response = app.server.test_client().post("/signin", json=body)
+    assert response.status_code == 401 and "Set-Cookie" not in response.headers
+
+
+def test_a_missing_name_gets_the_same_answer(app):
+    wrong = app.server.test_client().post("/signin", json={"name": "ann", "password": "x" * 12})
+    missing = app.server.test_client().post("/signin", json={"name": "bob",
+                                                             "password": "x" * 12})
+    assert (wrong.status_code, wrong.get_json()) == (missing.status_code, missing.get_json())
+
+
+@pytest.mark.parametrize("body, status", [("not json", 415), ('["name"]', 400),
+                                          ('{"name": 1, "password": "x"}', 400),
+                                          ('{"name": "ann", "role": "admin"}', 400)])
+def test_a_malformed_sign_in_is_refused(app, body, status):
+    response = app.server.test_client().post(
+        "/signin", data=body, content_type="text/plain" if status == 415 else
+        "application/json")
+    assert response.status_code == status and "Set-Cookie" not in response.headers
+
+
+def test_the_admin_secret_signs_in_on_the_same_page(app):
+    client = app.server.test_client()
+    response = client.post("/signin", json={"secret": ADMIN_TOKEN, "next": "/sites"})
+    assert response.status_code == 200 and response.get_json() == {"next": "/sites"}
+    assert client.get("/sites").status_code == 200
+
+
+def test_five_failures_for_one_name_from_many_addresses_then_429(app):
+    for n in range(5):
+        failed = app.server.test_client().post(
+            "/signin", json={"name": "ann", "password": "wrong password"},
+            environ_base={"REMOTE_ADDR": f"198.51.100.{n}"})
+        assert failed.status_code == 401
+    refused = sign_in_as(app.server.test_client(), "ann").signin
+    assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0
+    assert "Set-Cookie" not in refused.headers
+    assert sign_in_as(app.server.test_client(), "root").signin.status_code == 200
+
+
+@pytest.mark.parametrize("change", [
+    lambda db: accounts.set_password(db, "ann", "a new password"),
+    lambda db: accounts.set_user(db, "ann", sites=["a", "b"]),
+    lambda db: accounts.bump_epoch(db, "ann"),
+    lambda db: accounts.remove_user(db, "ann"),
+])
+def test_the_epoch_signs_out_everywhere(app, change):
+    client = sign_in_as(app.server.test_client(), "ann")
+    assert client.get("/history?site=a").status_code == 200
+    change(get_services(app.server).db)
+    response = client.get("/history?site=a")
+    assert response.status_code == 303 and response.headers["Location"].startswith("/signin")
+    assert "hitboard_session=;" in response.headers.get("Set-Cookie", "")
+
+
+def test_the_cookie_holds_after_a_restart_and_on_a_read_only_server(app, tmp_path):
+    cookie = sign_in_as(app.server.test_client(), "ann").signin.headers["Set-Cookie"]
+    value = cookie.split(";")[0].split("=", 1)[1]
+    get_services(app.server).close()
+    for readonly in (False, True):
+        with dashboard_app(tmp_path / "store", rollup_interval=0, readonly=readonly,
+                           admin_token="another secret after a restart") as again:
+            client = again.server.test_client()
+            client.set_cookie("hitboard_session", value)
+            assert client.get("/history?site=a").status_code == 200
+            forged = again.server.test_client()
+            forged.set_cookie("hitboard_session", value[:-4] + "0000")
+            assert forged.get("/history?site=a").status_code == 303
+
+
+def test_a_viewer_changes_nothing_and_an_admin_user_may(app):
+    viewer = sign_in_as(app.server.test_client(), "ann")
+    note = {"site": "a", "text": "deployed", "kind": "deploy"}
+    refused = viewer.post("/api/annotations", json=note)
+    assert refused.status_code == 403
+    admin = sign_in_as(app.server.test_client(), "root")
+    assert admin.post("/api/annotations", json=note).status_code == 201
+    listed_notes = admin.get("/api/annotations?site=a").get_json()["annotations"]
+    assert [(n["text"], n["author"]) for n in listed_notes] == [("deployed", "root")]
