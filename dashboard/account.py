@@ -26,13 +26,16 @@ def account_area():
     """What the top bar shows about the viewer: nothing to sign in to on a read-only
     server, one without an admin secret, or outside a request (Dash checks the layout
     as the app is built)."""
-    return account_box(_state())
+    state = _state()
+    return account_box(state, who().name if state == "user" else "")
 
 
 def _state() -> str:
     if not flask.has_request_context():
         return "none"
     settings = get_services().settings
+    if who().user:
+        return "user"
     if settings.readonly:
         return "none"
     if settings.open_admin:

@@ -221,6 +221,8 @@ def test_the_guarded_callbacks_are_exactly_the_state_changing_ones(app):
         "sites-save-status.children": "sites",
         "sites-edit-status.children...sites-settings.hidden": "sites",
         "sites-goal-status.children...sites-goal-value.value": "sites",
+        "team-add-status.children...team-changed.data...team-add-password.value": "users",
+        "team-change-status.children...team-changed.data...team-password.value": "users",
     }
 
 
