@@ -189,3 +189,16 @@ def test_a_viewer_changes_nothing_and_an_admin_user_may(app):
     assert admin.post("/api/annotations", json=note).status_code == 201
     listed_notes = admin.get("/api/annotations?site=a").get_json()["annotations"]
     assert [(n["text"], n["author"]) for n in listed_notes] == [("deployed", "root")]
+
+
+def test_a_store_that_cannot_say_keeps_the_last_answer(app, monkeypatch):
+    from pymongo.errors import ServerSelectionTimeoutError
+
+    client = app.server.test_client()
+    assert client.get("/history").status_code == 303
+
+    def down(_db):
+        raise ServerSelectionTimeoutError("the store is down")
+
+    monkeypatch.setattr(accounts, "any_users", down)
+    assert client.get("/history").status_code == 303            # still closed

@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 EXTENSION_KEY = "hitboard.authority"
 IDENTITY = "hitboard_identity"              # attributes of the current request
 CLEAR_SESSION = "hitboard_clear_session"
+USERS_SEEN = "hitboard.authority.users_seen"      # the last answer of users_exist()
 NO_SECRET = "start it with `hitboard serve`, or set HITBOARD_ADMIN_TOKEN"
 
 # Every action a principal may be granted, and what it does, for messages.
@@ -216,12 +217,17 @@ def refusal(action: str, *, page: bool = True) -> Refusal | None:
 
 
 def users_exist() -> bool:
-    """Whether the store holds a user (then every page needs signing in: ``gate``)."""
+    """Whether the store holds a user (then every page needs signing in: ``gate``).
+    When the store cannot say, the last answer this process had; with none, no: a
+    store that answers nothing shows nothing of any site either, and its pages say why."""
+    app = flask.current_app
     try:
-        return accounts.any_users(get_services().db)
+        found = accounts.any_users(get_services().db)
     except (HitboardError, PyMongoError) as exc:
         log.warning("users not read: %s", exc)
-        return True           # unknown: closed rather than open
+        return app.extensions.get(USERS_SEEN, False)
+    app.extensions[USERS_SEEN] = found
+    return found
 
 
 def signin_refusal(token: object) -> Refusal | None:
