@@ -39,6 +39,9 @@ def account_box(state: str, name: str = "") -> html.Div:
                       className="account-who"),
             html.Button("Sign out", id="account-signout", n_clicks=0,
                         className="btn btn-small"),
+            html.Button("Sign out everywhere", id="account-signout-all", n_clicks=0,
+                        className="btn btn-small", hidden=state != "user",
+                        title="End this user's sessions in every browser"),
         ]),
         html.Span("Open admin", className="account-open", hidden=state != "open",
                   title="HITBOARD_OPEN_ADMIN is on: anyone who reaches this server can "

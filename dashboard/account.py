@@ -16,6 +16,7 @@ import flask
 from dash import Input, Output, State, ctx, no_update
 
 from components.account import account_box
+from queries import accounts
 
 from .authority import who
 from .authority.principal import erase_session, secret, typed_refusal, write_session
@@ -58,6 +59,15 @@ def sign_out(_clicks):
     return time.time()
 
 
+def sign_out_everywhere(_clicks):
+    """A user ends its sessions in every browser (its epoch moves on), this one too."""
+    principal = who()
+    if principal.user:
+        accounts.bump_epoch(get_services().db, principal.name)
+    erase_session(ctx.response)
+    return time.time()
+
+
 def register_account_callbacks(app: dash.Dash) -> None:
     app.callback(
         Output("account-status", "children"),
@@ -72,6 +82,11 @@ def register_account_callbacks(app: dash.Dash) -> None:
         Input("account-signout", "n_clicks"),
         prevent_initial_call=True,
     )(sign_out)
+    app.callback(
+        Output("account-done", "data", allow_duplicate=True),
+        Input("account-signout-all", "n_clicks"),
+        prevent_initial_call=True,
+    )(sign_out_everywhere)
     app.clientside_callback(
         "function(done) { if (done) { window.location.reload(); } return null; }",
         Output("account-reloaded", "data"),

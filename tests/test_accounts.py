@@ -202,3 +202,16 @@ def test_a_store_that_cannot_say_keeps_the_last_answer(app, monkeypatch):
 
     monkeypatch.setattr(accounts, "any_users", down)
     assert client.get("/history").status_code == 303            # still closed
+
+
+def test_a_user_signs_itself_out_everywhere_from_the_top_bar(app):
+    here, there = (sign_in_as(app.server.test_client(), "ann") for _ in range(2))
+    assert there.get("/history?site=a").status_code == 200
+    key = next(key for key, spec in app.callback_map.items()
+               if [i["id"] for i in spec["inputs"]] == ["account-signout-all"])
+    body = {"output": key, "outputs": {"id": "account-done", "property": key.split(".")[1]},
+            "inputs": [{"id": "account-signout-all", "property": "n_clicks", "value": 1}],
+            "state": [], "changedPropIds": ["account-signout-all.n_clicks"]}
+    done = here.post("/_dash-update-component", json=body)
+    assert done.status_code == 200 and "hitboard_session=;" in done.headers["Set-Cookie"]
+    assert there.get("/history?site=a").status_code == 303
