@@ -215,3 +215,20 @@ def test_a_user_signs_itself_out_everywhere_from_the_top_bar(app):
     done = here.post("/_dash-update-component", json=body)
     assert done.status_code == 200 and "hitboard_session=;" in done.headers["Set-Cookie"]
     assert there.get("/history?site=a").status_code == 303
+
+
+def test_users_on_every_backend(db):
+    """The store's side of accounts, as every backend runs it (embedded, wire, mongomock)."""
+    assert not accounts.any_users(db) and accounts.signing_key(db) is None
+    accounts.add_user(db, "ann", "viewer", PASSWORD, ["b", "a"])
+    key = accounts.signing_key(db)
+    assert key and accounts.signing_key(db, create=True) == key
+    with pytest.raises(accounts.UserError):
+        accounts.add_user(db, "ann", "admin", PASSWORD)
+    assert accounts.authenticate(db, "ann", PASSWORD).sites == frozenset({"a", "b"})
+    assert accounts.authenticate(db, "ann", "not the password") is None
+    changed = accounts.set_user(db, "ann", role="admin", all_sites=True)
+    assert (changed.role, changed.sites, changed.epoch) == ("admin", None, 1)
+    assert accounts.bump_epoch(db, "ann").epoch == 2
+    accounts.remove_user(db, "ann")
+    assert not accounts.any_users(db) and accounts.find_user(db, "ann") is None
