@@ -21,6 +21,7 @@ from .authority import register_authority
 from .loadgen import extension as loadgen
 from .routes import annotations_api, beacon, health
 from .services import Services
+from .share import register_share
 
 Extension = Callable[[flask.Flask, Services], None]
 
@@ -28,7 +29,7 @@ Extension = Callable[[flask.Flask, Services], None]
 def hooks() -> tuple[Extension, ...]:
     return (register_authority, health.register_health, loadgen.register_loadgen,
             beacon.register_beacon, rollup_job.register_rollups,
-            annotations_api.register_annotations_api)
+            annotations_api.register_annotations_api, register_share)
 
 
 def install(server: flask.Flask, services: Services) -> None:

@@ -15,6 +15,7 @@ from .dimensions.counters import COLLECTIONS as DIMENSION_COUNTERS
 from .events import expired
 from .events.custom import COLLECTION as CUSTOM_EVENTS
 from .rollups.build import BACKFILLED
+from .shares import COLLECTION as SHARES
 from .stats import schema
 from .stats.sites import unregister
 from .validation import site as checked_site
@@ -22,7 +23,7 @@ from .visits.store import MONTHS, VISITS
 
 BY_METADATA = (schema.DAILY, schema.MONTHLY, *DIMENSION_COUNTERS, *sketches.COLLECTIONS)
 BY_SITE = (schema.EVENTS, schema.APART, expired.COLLECTION, *schema.ROLLUPS.values(), BACKFILLED,
-           VISITS, MONTHS, CUSTOM_EVENTS, ANNOTATIONS)
+           VISITS, MONTHS, CUSTOM_EVENTS, ANNOTATIONS, SHARES)
 
 
 def remove(db, site: str) -> dict[str, int]:

@@ -26,6 +26,7 @@ from dashboard.loadgen.control import get_generator
 from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services
 from queries import annotations as notes
+from queries import shares
 from queries.stats.catalog import list_sites
 from queries.stats.sites import register, registered_sites
 
@@ -121,6 +122,15 @@ def sites_goal(client, headers=None):
         changed=("sites-goal-add.n_clicks",), headers=headers)
 
 
+def sites_share(client, headers=None):
+    return post_callback(
+        client, ["sites-share-status.children", "sites-share-password.value"],
+        inputs={"sites-share-create.n_clicks": 1}, matched=([],),
+        state={"sites-edit-name.data": "s", "sites-share-filter.value": "page:/a",
+               "sites-share-password.value": "", "sites-share-origins.value": ""},
+        changed=("sites-share-create.n_clicks",), headers=headers)
+
+
 def said(response) -> str:
     assert response.status_code == 200, response.get_data(as_text=True)
     return json.dumps(response.get_json()["response"])
@@ -134,7 +144,8 @@ def state_of(server) -> dict:
             "notes": notes.list_annotations(get_services(server).db),
             "sites": {site.name: (site.tz, site.origins, site.unknown_agents, site.goals)
                       for site in registered_sites(get_services(server).db)},
-            "counted": list_sites(get_services(server).db)}
+            "counted": list_sites(get_services(server).db),
+            "shares": [(x.site, x.filter_text) for x in shares.listed(get_services(server).db)]}
 
 
 # -- every state-changing callback, with and without credentials --------------------------
@@ -157,6 +168,8 @@ WRITES = {
                        lambda s: [g.value for g in s["sites"]["reg"][3]] == ["Signup"]),
     "Sites unregister": (lambda c, h: sites_remove(c, "sites-unregister", "reg", h),
                          "Unregistered reg", lambda s: "reg" not in s["sites"]),
+    "Sites share link": (sites_share, "Copy the link now",
+                         lambda s: s["shares"] == [("s", "page:/a")]),
     "Sites delete data": (lambda c, h: sites_remove(c, "sites-delete", "s", h),
                           "Deleted s and its data", lambda s: "s" not in s["counted"]),
 }
@@ -221,6 +234,7 @@ def test_the_guarded_callbacks_are_exactly_the_state_changing_ones(app):
         "sites-save-status.children": "sites",
         "sites-edit-status.children...sites-settings.hidden": "sites",
         "sites-goal-status.children...sites-goal-value.value": "sites",
+        "sites-share-status.children...sites-share-password.value": "shares",
         "team-add-status.children...team-changed.data...team-add-password.value": "users",
         "team-change-status.children...team-changed.data...team-password.value": "users",
     }

@@ -59,13 +59,13 @@ class Principal:
     sites: frozenset[str] | None = None
     user: bool = False                  # a user of the store (else the admin secret's)
 
+    def sees(self, site: str) -> bool:
+        return self.sites is None or site in self.sites
+
     def can(self, action: str) -> bool:
         if action not in ACTIONS:
             raise KeyError(f"unknown action {action!r}")
         return action in self.grants
-
-    def sees(self, site: str) -> bool:
-        return self.sites is None or site in self.sites
 
     @property
     def signed_in(self) -> bool:

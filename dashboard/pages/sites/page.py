@@ -37,6 +37,7 @@ from components.sites import (
     goal_list,
     goals_card,
     settings_form,
+    shares_card,
     site_summary,
     sites_table,
 )
@@ -46,11 +47,13 @@ from dashboard.authority.scope import check_site
 from dashboard.authority.sessions import base_url
 from dashboard.feedback import describe
 from dashboard.pages.sites import view as view
+from dashboard.pages.sites.shares import register_share_callbacks, shares_not_allowed
 from dashboard.services import get_services
 from dashboard.shell import time_zones
 from dashboard.state import ShellState, from_kwargs, parse_search
 
 dash.register_page(__name__, path=view.PATH, name="Sites", title="hitboard · sites", order=15)
+register_share_callbacks()
 
 READ_ONLY = ("This server is read-only (HITBOARD_READONLY): change sites with "
              "`hitboard site` on its host.")
@@ -127,6 +130,7 @@ def _editing(name: str | None, query, disabled: bool) -> list:
                           time_zones(), disabled, settings.visit_minutes,
                           settings.primary_source),
             goals_card(disabled),
+            shares_card(shares_not_allowed() is not None),
             tag_section(view.script_url(_base()), settings.name),
             danger_zone(settings.name, disabled),
         ]),
@@ -136,7 +140,8 @@ def _editing(name: str | None, query, disabled: bool) -> list:
 def _no_settings() -> html.Div:
     """The settings' components, empty and hidden, for the callbacks to find."""
     return html.Div(id="sites-settings", hidden=True, children=[
-        settings_form(None, "human", (), (), True), goals_card(True), danger_zone("", True)])
+        settings_form(None, "human", (), (), True), goals_card(True), shares_card(True),
+        danger_zone("", True)])
 
 
 def _when(moment, tz: str) -> str | None:
