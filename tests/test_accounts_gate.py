@@ -111,7 +111,12 @@ def test_a_visitor_meets_only_the_sign_in_page(users):
 
 
 def test_the_exempt_paths_stay_open(users):
+    from queries import shares
+
     client = users.server.test_client()
+    token, _ = shares.create(get_services(users.server).db, SECRET_SITE)
+    assert client.get(f"/share/{token}").status_code == 200           # a share link's page
+    assert client.get(f"/share/{token}/data").status_code not in (303, 401)   # its data
     assert client.get("/healthz").status_code == 200
     assert client.get("/hit.js").status_code == 200
     assert client.get("/signin").status_code == 200
