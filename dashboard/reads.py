@@ -17,17 +17,14 @@ from typing import TypeVar
 import pandas as pd
 
 import queries
-from queries import validation
-from queries.dimensions.pages import ranked_pages
-from queries.stats.kpis import HitTotals, hit_totals
+from queries.reads import live
+from queries.reads.live import HitTotals
 
 from .authority.scope import check_site, sees_all, visible
 from .cache import bucket_start
 from .services import get_services
 
 T = TypeVar("T")
-TOP_N = 10
-MINUTE = dt.timedelta(minutes=1)
 MAX_STALE_BUCKETS = 1
 
 
@@ -100,14 +97,6 @@ def resolve_site(site: str | None, fresh: bool = False) -> str | None:
     return known[0] if known else None
 
 
-def todays_top(db, site: str, now: dt.datetime, tz: str, humans: bool = True) -> pd.DataFrame:
-    """"Top pages today" wherever it shows (Live, the presenter's list and its top view):
-    people's page views since local midnight as History ranks them, bots left out
-    unless ``humans`` is false, static files left out."""
-    return ranked_pages(db, site, validation.local_midnight(now, tz), now + MINUTE, n=TOP_N,
-                        humans=humans)
-
-
 @dataclass(frozen=True)
 class LiveSnapshot:
     """Everything the live page shows, as of ``as_of`` (a bucket start)."""
@@ -132,14 +121,8 @@ def live_snapshot(site: str, pages: tuple[str, ...], tz: str, window_minutes: in
 
     def compute() -> LiveSnapshot:
         now = dt.datetime.fromtimestamp(bucket * seconds, dt.UTC)
-        minute = now.replace(second=0, microsecond=0)     # the current one: even at :00
-        return LiveSnapshot(
-            as_of=now,
-            series=queries.minute_series(db, site, minute - dt.timedelta(minutes=window_minutes),
-                                         minute + dt.timedelta(minutes=1), pages=pages, tz=tz),
-            totals=hit_totals(db, site, now, pages=pages, tz=tz),
-            top=todays_top(db, site, now, tz, humans),
-        )
+        return LiveSnapshot(now, *live.snapshot(db, site, pages, tz, now, window_minutes,
+                                                humans))
 
     key = ("live", site, pages, tz, window_minutes, humans)
     return services.cache.get_or_refresh(key, bucket, compute, timeout=60,

@@ -166,3 +166,14 @@ def test_with_no_user_nothing_changes(tmp_path):
         assert client.get("/history").status_code == 200
         assert client.get("/_dash-layout").status_code == 200
         assert client.get("/api/annotations").status_code == 200
+
+
+def test_an_api_key_opens_no_page_callback_or_other_api(users):
+    from queries.accounts import keys
+
+    token = keys.create(get_services(users.server).db, "script", ["open.example"])
+    client = users.server.test_client()
+    auth = {"Authorization": f"Bearer {token}"}
+    assert client.get("/history?site=open.example", headers=auth).status_code == 303
+    assert client.get("/_dash-layout", headers=auth).status_code == 401
+    assert client.get("/api/annotations?site=open.example", headers=auth).status_code == 401

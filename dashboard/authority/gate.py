@@ -5,6 +5,7 @@ one answers 303 to the sign-in page (``next``: where it was going); anything els
 (Dash's layout and callbacks, ``/api/*``, downloads) answers 401. With no user nothing
 changes: reading stays open, as before accounts existed.
 
+An API key opens nothing here: it reads the Stats API only (``/api/v2/``, exempt).
 A signed-in viewer asking a page for another site (``?site=``) is refused here too
 (403, the same words whether the site exists or not); its callbacks are refused by
 ``scope`` wherever the site is read.
@@ -45,7 +46,7 @@ def gate_refusal(request: flask.Request) -> flask.Response | None:
         return None
     identity = _identity()
     principal = identity.principal
-    if principal.via:
+    if principal.via and principal.via != "key":      # an API key reads /api/v2/ only
         named = [request.args.get(key) for key in SITE_ARGS]
         if is_page(request) and not all(principal.sees(site) for site in named if site):
             return _text(403, REFUSED)

@@ -19,6 +19,7 @@ from queries import accounts, signin_links
 from queries.errors import HitboardError
 
 from ..services import get_services
+from .keys import KEY_SCHEME, UNCHECKED, api_key
 from .sessions import (
     COOKIE,
     SESSION_SECONDS,
@@ -54,7 +55,7 @@ ACTIONS = {
 @dataclass(frozen=True)
 class Principal:
     name: str
-    via: str = ""                       # session, bearer, open; "" when not signed in
+    via: str = ""                       # session, bearer, key, open; "" when not signed in
     grants: frozenset[str] = frozenset()
     sites: frozenset[str] | None = None
     user: bool = False                  # a user of the store (else the admin secret's)
@@ -98,7 +99,8 @@ class Refusal:
 @dataclass(frozen=True)
 class _Identity:
     principal: Principal
-    failure: str = ""          # "wrong" (a credential given and wrong), "throttled"
+    failure: str = ""          # "wrong" (a credential given and wrong), "throttled",
+    #                            "unchecked" (an API key the store could not be asked about)
     retry_after: int = 0
 
 
@@ -145,12 +147,21 @@ def _identify(request: flask.Request) -> _Identity:
     if token is None and cookie is not None and is_user_session(cookie):
         return _user_identity(request, cookie)
     expected = secret()
-    if (token is None and cookie is None) or not expected:
+    is_key = token is not None and token.startswith(KEY_SCHEME)
+    if (token is None and cookie is None) or not (expected or is_key):
         return _Identity(VISITOR)
     address = client_address()
     wait = throttle().retry_after(address)
     if wait:
         return _Identity(VISITOR, "throttled", wait)
+    if is_key:
+        found = api_key(request, token)
+        if found is UNCHECKED:                  # the store cannot be read: no failure
+            return _Identity(VISITOR, "unchecked")
+        if found is None:
+            return _failed(address, "unknown or revoked API key")
+        return _Identity(Principal(found.name, "key", frozenset(),
+                                   None if found.sites is None else frozenset(found.sites)))
     if token is not None:
         if same_secret(token, expected):
             return _Identity(admin("bearer"))

@@ -1,6 +1,7 @@
-"""Accounts: the users who sign in to the dashboard (``users``), their passwords
-(``passwords``, argon2id) and the key their session cookies are signed with
-(``signing``), all kept in the store so every worker and every restart agree."""
+"""Who may read what: the users who sign in to the dashboard (``users``), their
+passwords (``passwords``, argon2id), the key their session cookies are signed with
+(``signing``) and the API keys (``keys``), all kept in the store so every worker and
+every restart agree."""
 
 from .passwords import MAX_PASSWORD, MIN_PASSWORD, check_password
 from .signing import signing_key

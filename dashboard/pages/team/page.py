@@ -1,5 +1,6 @@
-"""Team: the users who sign in, as ``hitboard user`` keeps them (``users``: its
-section's callbacks). Only admins see and change them; anyone else sees why."""
+"""/team: an admin manages who reads this server: the users who sign in (``users``, as
+``hitboard user`` keeps them) and the API keys (``keys``); each section is its own
+layout piece and callbacks. Only admins see and change them; anyone else sees why."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from dash import dcc, html
 
 from components import message
 from components.team import add_user_form, change_user_form
-from dashboard.pages.team import users
+from dashboard.pages.team import keys, users
 
 PATH = "/team"
 dash.register_page(__name__, path=PATH, name="Team", title="hitboard · team", order=17)
 users.register_user_callbacks()
+keys.register_key_callbacks()
 
 
 def layout(**_query):
@@ -28,4 +30,5 @@ def layout(**_query):
         add_user_form(disabled),
         change_user_form(disabled),
         dcc.Store(id="team-changed"),
+        keys.section(disabled),
     ])
