@@ -20,6 +20,7 @@ import queries
 from queries.reads import live
 from queries.reads.live import HitTotals
 
+from .authority.scope import check_site, sees_all, visible
 from .cache import bucket_start
 from .services import get_services
 
@@ -60,9 +61,11 @@ def derived(fn: Callable[..., T], *args, given: dict, seconds: int, **kwargs) ->
 
 
 def sites() -> list[str]:
-    """Known sites; without the synthetic ones when the hide_synthetic setting says so."""
+    """Known sites the principal reads; without the synthetic ones when the
+    hide_synthetic setting says so."""
     hide = get_services().settings.hide_synthetic
-    return shared(queries.list_sites, include_synthetic=not hide, seconds=history_seconds())
+    return visible(shared(queries.list_sites, include_synthetic=not hide,
+                          seconds=history_seconds()))
 
 
 def synthetic_sites() -> set[str]:
@@ -70,24 +73,27 @@ def synthetic_sites() -> set[str]:
 
 
 def site_pages(site: str) -> list[str]:
-    return shared(queries.list_pages, site, seconds=history_seconds())
+    return shared(queries.list_pages, check_site(site), seconds=history_seconds())
 
 
 def first_pages(site: str, n: int) -> list[str]:
-    return shared(queries.first_pages, site, n, seconds=history_seconds())
+    return shared(queries.first_pages, check_site(site), n, seconds=history_seconds())
 
 
 def resolve_site(site: str | None, fresh: bool = False) -> str | None:
     """The site the URL names, else the most recently active real site (a synthetic
     one only when there is no other), else None (empty store). ``fresh``: while the
     store looks empty, look again every live bucket, so the live page shows the first
-    hits without waiting for the history cache to expire."""
+    hits without waiting for the history cache to expire. A viewer's choice is among
+    its sites; another site named is refused (``scope``)."""
     if site:
-        return site
+        return check_site(site)
     hide = get_services().settings.hide_synthetic
     known = shared(queries.recent_sites, include_synthetic=not hide, seconds=history_seconds())
     if not known and fresh:
         known = shared(queries.recent_sites, seconds=live_seconds())
+    if not sees_all():
+        known = visible(known) or visible(sites())
     return known[0] if known else None
 
 

@@ -13,7 +13,7 @@ COMMAND_MODULES = {
     "visitors": "dimensions", "compact-visitors": "dimensions", "migrate": "store",
     "annotate": "annotate", "annotations": "annotate", "site": "site", "goals": "goals",
     "signin-link": "signin", "share": "share", "export": "transfer", "import": "transfer",
-    "api-key": "apikey", "query": "query",
+    "api-key": "apikey", "query": "query", "user": "users",
 }
 
 

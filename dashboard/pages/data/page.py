@@ -24,6 +24,7 @@ from components import message
 from components.shardadvice import shard_advice
 from components.storetables import collections_table, logs_table, plans_table, quarantine_table
 from dashboard import reads
+from dashboard.authority.scope import check_all_sites
 from dashboard.feedback import describe
 from dashboard.services import get_services
 from dashboard.settings import env_name
@@ -126,6 +127,7 @@ def _retention(days: int) -> html.Ul:
 @callback(Output("data-content", "children"), Input("url", "search"))
 def show(search):
     """The store: the logs ingested, each collection and the retention."""
+    check_all_sites()
     shell = ShellState.from_query(parse_search(search))
     db = get_services().db
     store = queries.redact(get_services().settings.store)
@@ -176,6 +178,7 @@ def show_plans(search):
 def show_shard_advice(search):
     """The shard-key simulation, shared by every viewer for the history cache's time, and
     the time of the documents it read."""
+    check_all_sites()
     shell = ShellState.from_query(parse_search(search))
     try:
         plan, read_at = reads.shared(_shard_plan, seconds=reads.history_seconds())

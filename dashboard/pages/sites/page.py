@@ -43,6 +43,7 @@ from components.sites import (
 )
 from components.sites import tracking_tag as tag_section
 from dashboard.authority import refusal, requires
+from dashboard.authority.scope import check_site
 from dashboard.authority.sessions import base_url
 from dashboard.feedback import describe
 from dashboard.pages.sites import view as view
@@ -109,6 +110,7 @@ def _editing(name: str | None, query, disabled: bool) -> list:
     if name is None:          # the list is shown
         return [back, html.Div(id="sites-edit-status"), _no_settings()]
     tz = view.zone_shown(ShellState.from_query(query).tz)
+    check_site(name)
     try:
         site = view.edited(get_services().db, name)
     except Exception as exc:  # a failing store: a message, not a traceback
@@ -262,6 +264,7 @@ def show_goals(name, _status):
     """The site's goals, as the registry holds them now (again after each change)."""
     if not name:
         return None
+    check_site(name)
     try:
         return goal_list(view.goals_of(get_services().db, name), not_allowed() is not None)
     except Exception as exc:
