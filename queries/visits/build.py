@@ -26,9 +26,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ..dimensions import assets
+from ..dimensions.assets import page_of
 from ..dimensions.classify import is_bot_agent
-from ..dimensions.encoding import clean
 from ..events import custom as raw
 from ..events import reads as event_reads
 from ..stats import schema
@@ -202,13 +201,6 @@ def custom_events(db, site: str, lo: int, hi: int, unknown_bots: bool) -> list[P
                      engaged=doc.get("engaged"))
             for doc in raw.between(db, site, schema.from_epoch_ms(lo), schema.from_epoch_ms(hi))
             if not is_bot_agent(doc["user_agent"], unknown_bots)]
-
-
-def page_of(path: str | None, known: dict) -> str | None:
-    """The page a path is, None for an asset (``known``: paths seen, their pages)."""
-    if path not in known:
-        known[path] = clean(path) if path and assets.kind(path) == assets.PAGE else None
-    return known[path]
 
 
 def answered(columns: dict) -> list[bool]:

@@ -21,11 +21,11 @@ from typing import NamedTuple
 import numpy as np
 
 from ..dimensions import sketches
+from ..dimensions.assets import page_of
 from ..dimensions.classify import is_bot_agent
 from ..events import reads as event_reads
 from ..stats import schema
 from . import cells
-from .build import page_of
 from .sessions import QUARTER_MS
 
 COLUMNS = ("host", "user_agent", "path", "method", "status")
