@@ -86,18 +86,20 @@ def deliver(services, *, claim_id: str, site: str, channel: str, to: str, subjec
 
 def _attempt(services, doc: dict) -> str:
     """One attempt of a delivery marked ``sending``; its outcome recorded."""
-    error = ""
+    error, final = "", False
     try:
         _send(services, doc)
     except ChannelError as exc:
         error = str(exc)
+    except ValueError as exc:       # a header with CR/LF: no attempt can send it
+        error, final = f"not sendable: {exc}"[:300], True
     except Exception as exc:        # a bad message or a bug: logged, retried like the rest
         log.exception("delivery %s failed", doc["_id"])
         error = f"{type(exc).__name__}: {exc}"[:300]
     attempt, now = doc["attempt"], _now()
     if not error:
         state, change = "sent", {"$unset": {"message": ""}}
-    elif attempt <= len(BACKOFF):
+    elif attempt <= len(BACKOFF) and not final:
         state, change = "queued", {"$set": {"next_at": now + BACKOFF[attempt - 1]}}
     else:
         state, change = "failed", {"$unset": {"message": ""}}
