@@ -4,8 +4,10 @@ log; a visitor sees neither recipients nor the log, and changes nothing."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from dashkit import ADMIN_TOKEN, dashboard_app, post_callback
+from dashkit import ADMIN_TOKEN, dashboard_app, page_module, post_callback
 
 from dashboard.services import get_services
 from queries.notify.subscriptions import reports_of
@@ -39,7 +41,8 @@ def change(client, to, period="week", hour=8, headers=ADMIN, remove=None):
         client, CHANGE, {"sites-report-add.n_clicks": 0 if remove else 1},
         {"sites-edit-name.data": "blog", "sites-report-period.value": period,
          "sites-report-to.value": to, "sites-report-hour.value": hour},
-        changed=(("{\"index\":\"%s\",\"type\":\"sites-report-remove\"}.n_clicks" % remove,)
+        changed=((json.dumps({"index": remove, "type": "sites-report-remove"},
+                             separators=(",", ":")) + ".n_clicks",)
                  if remove else ("sites-report-add.n_clicks",)),
         headers=headers, matched=matched)
 
@@ -83,3 +86,12 @@ def test_a_visitor_sees_no_recipient_and_changes_nothing(server):
     assert "eve@example.com" not in [r["to"] for r in reports_of(get_services(server).db,
                                                                   "blog")]
     assert "sign in" in refused.lower()
+
+
+def test_the_section_is_on_the_sites_own_page_and_closed_to_a_visitor(server):
+    for headers, disabled in ((ADMIN, False), ({}, True)):
+        with server.test_request_context("/sites?edit=blog", headers=headers):
+            page = page_module("sites").layout(edit="blog")
+        found = {c.id: c for c in page._traverse() if isinstance(getattr(c, "id", None), str)}
+        assert found["sites-report-add"].disabled is disabled
+        assert found["sites-report-to"].disabled is disabled

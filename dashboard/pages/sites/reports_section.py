@@ -14,7 +14,7 @@ from dashboard.authority import refusal, requires
 from dashboard.feedback import describe
 from dashboard.services import get_services
 from queries.notify.deliveries import delivery_log
-from queries.notify.periods import DEFAULT_HOUR, PERIODS
+from queries.notify.periods import DEFAULT_HOUR
 from queries.notify.subscriptions import add_report, remove_report, reports_of
 
 LOG_ROWS = 20
@@ -40,13 +40,20 @@ def reports_card(disabled: bool) -> html.Section:
                "and referrers, goals and notes.", className="hint"),
         html.Div(id="sites-report-list"),
         html.Div(className="goal-form", children=[
-            dcc.Dropdown(id="sites-report-period", options=list(PERIODS), value="week",
-                         clearable=False, disabled=disabled, className="goal-kind"),
+            dcc.RadioItems(id="sites-report-period", value="week", inline=True,
+                           className="segmented",
+                           options=[{"label": label, "value": value, "disabled": disabled}
+                                    for value, label in (("week", "Weekly"),
+                                                         ("month", "Monthly"))]),
+            html.Label("Address", htmlFor="sites-report-to", className="visually-hidden"),
             dcc.Input(id="sites-report-to", type="email", value="", maxLength=254,
                       placeholder="name@example.com", autoComplete="off",
-                      className="text-input", disabled=disabled),
+                      className="text-input goal-input", disabled=disabled),
+            html.Label("at", htmlFor="sites-report-hour", className="hint"),
             dcc.Input(id="sites-report-hour", type="number", min=0, max=23, step=1,
-                      value=DEFAULT_HOUR, className="text-input", disabled=disabled),
+                      value=DEFAULT_HOUR, className="text-input", disabled=disabled,
+                      style={"width": "5em"}),
+            html.Span(":00", className="hint"),
             html.Button("Add report", id="sites-report-add", n_clicks=0, className="btn",
                         disabled=disabled),
         ]),
