@@ -232,3 +232,16 @@ def test_the_servers_thread_and_notify_run_share_the_claims(store, db):
             assert notify_job(app.server) is None
     assert len(inbox.messages) == 1
     assert [r["result"] for r in delivery_log(db)] == ["sent"]
+
+
+def test_one_chart_per_period_and_a_broken_subscription_blocks_no_other(db, store, caplog):
+    for to in ("ann@example.com", "bob@example.com"):
+        add_report(db, "s", "week", to, 8, now=utc(2026, 3, 1))
+    db["sites"].insert_one({"_id": "broken", "reports": [{"period": "week", "hour": "8",
+                                                          "to": "eve@example.com"}]})
+    drawn = []
+    with smtp_server() as (url, inbox), time_machine.travel(utc(2026, 3, 9, 9), tick=False):
+        ctx = context(db, store, lambda frame, gran: drawn.append(gran) or PNG, smtp_url=url)
+        assert reports.run_due(ctx, utc(2026, 3, 9, 9)) == ["sent", "sent"]
+    assert drawn == ["day"] and len(inbox.messages) == 2
+    assert "the week report of broken to eve@example.com could not be built" in caplog.text

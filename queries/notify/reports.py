@@ -34,21 +34,31 @@ def claim_id(site: str, period: str, start: dt.datetime, to: str) -> str:
 
 
 def run_due(services, now: dt.datetime) -> list[str]:
-    """Send every subscription's latest due report not sent yet; their results."""
-    results = []
+    """Send every subscription's latest due report not sent yet; their results. One
+    that cannot be built (a store error) is logged and tried again at the next run; the
+    others go on. A chart is drawn once per site and period, whatever its recipients."""
+    results, charts = [], {}
     for sub in all_reports(services.db):
-        tz = site_settings(services.db, sub["site"]).tz or "UTC"
-        due = last_send(sub["period"], sub["hour"], now, tz)
-        since = sub.get("since")
-        if since is not None and due < _aware(since):
-            continue                  # due before it was subscribed to
-        start, end = period_before(sub["period"], due, tz)
-        key = claim_id(sub["site"], sub["period"], start, sub["to"])
-        if services.db[deliveries.CLAIMS].find_one({"_id": key}, {"_id": 1}):
-            continue                  # sent (or being sent): nothing to build
-        results.append(deliver_report(services, sub["site"], sub["period"], start, end, tz,
-                                      sub["to"], sub.get("token"), key))
+        try:
+            results.extend(_due(services, sub, now, charts))
+        except Exception:
+            log.exception("the %s report of %s to %s could not be built", sub.get("period"),
+                          sub.get("site"), sub.get("to"))
     return results
+
+
+def _due(services, sub: dict, now: dt.datetime, charts: dict) -> list[str]:
+    tz = site_settings(services.db, sub["site"]).tz or "UTC"
+    due = last_send(sub["period"], sub["hour"], now, tz)
+    since = sub.get("since")
+    if since is not None and due < _aware(since):
+        return []                 # due before it was subscribed to
+    start, end = period_before(sub["period"], due, tz)
+    key = claim_id(sub["site"], sub["period"], start, sub["to"])
+    if services.db[deliveries.CLAIMS].find_one({"_id": key}, {"_id": 1}):
+        return []                 # sent (or being sent): nothing to build
+    return [deliver_report(services, sub["site"], sub["period"], start, end, tz, sub["to"],
+                           sub.get("token"), key, charts)]
 
 
 def send_report(services, site: str, period: str, to: str, end: dt.datetime) -> str:
@@ -61,19 +71,27 @@ def send_report(services, site: str, period: str, to: str, end: dt.datetime) -> 
     return deliver_report(services, site, period, start, stop, tz, to, token, key)
 
 
-def deliver_report(services, site, period, start, end, tz, to, token, key) -> str:
-    fields = message(services, site, period, start, end, tz, token)
+def deliver_report(services, site, period, start, end, tz, to, token, key,
+                   charts: dict | None = None) -> str:
+    fields = message(services, site, period, start, end, tz, token, charts)
     return deliveries.deliver(services, claim_id=key, site=site, channel="email", to=to,
                               **fields)
 
 
 def message(services, site: str, period: str, start: dt.datetime, end: dt.datetime,
-            tz: str, token: str | None) -> dict:
+            tz: str, token: str | None, charts: dict | None = None) -> dict:
     """``deliver``'s keyword arguments for the report: subject, text, html, images,
-    headers (RFC 8058's one-click unsubscribe when it is a subscription's)."""
+    headers (RFC 8058's one-click unsubscribe when it is a subscription's). ``charts``:
+    those drawn already in this run, by site, period and start."""
     base = public_base(services.settings)
     report = gather(services.db, site, period, start, end, tz, base)
-    png, note = _chart(services, report)
+    drawn = (site, period, start, tz)
+    if charts is not None and drawn in charts:
+        png, note = charts[drawn]
+    else:
+        png, note = _chart(services, report)
+        if charts is not None:
+            charts[drawn] = png, note
     unsubscribe = f"{base}/unsubscribe/{token}" if token else None
     headers = ({"List-Unsubscribe": f"<{unsubscribe}>",
                 "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"} if token else {})
