@@ -147,3 +147,27 @@ def test_an_unknown_smtp_scheme_is_refused_naming_the_setting():
     from dashboard.settings import InvalidSettingError, resolve
     with pytest.raises(InvalidSettingError, match="smtp_url"):
         resolve({"smtp_url": "http://mail.example.com"}, environ={})
+
+
+def test_notify_test_signs_a_webhook_and_the_log_shows_it(tmp_path):
+    from click.testing import CliRunner
+    from clikit import rows, run
+
+    from dashboard.cli import main
+
+    store = str(tmp_path / "cli-store")
+    with webhook_receiver("k3y") as (url, hooks), \
+            time_machine.travel(AT, tick=False) as clock:
+        sent = run(store, "notify", "test", "--to", url + "/t", "--secret", "k3y")
+        clock.shift(dt.timedelta(seconds=1))        # the log's order: newest first
+        hooks.answers = [500]
+        failed = run(store, "notify", "test", "--to", url + "/t")
+        refused = CliRunner().invoke(main, ["notify", "test", "--to", "ftp://x",
+                                            "--store", store])
+    assert (sent.exit_code, sent.stdout.strip()) == (0, "sent")
+    assert failed.exit_code == 1 and "queued: webhook answered HTTP 500" in failed.stdout
+    assert refused.exit_code == 2 and "not an http(s) URL" in refused.output
+    assert [h["signed"] for h in hooks.received] == [True, False]
+    logged = rows(run(store, "notify", "log", "-n", "5"))
+    assert [(r["channel"], r["result"], r["attempt"]) for r in logged] == [
+        ("webhook", "queued", "1"), ("webhook", "sent", "1")]
