@@ -10,7 +10,6 @@ import pytest
 import time_machine
 from notifykit import context, smtp_server, webhook_receiver
 
-import queries
 from queries.notify import channels, deliveries
 from queries.notify.deliveries import DELIVERIES, deliver, delivery_log
 
@@ -18,11 +17,10 @@ AT = dt.datetime(2026, 3, 16, 7, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture
-def db(tmp_path):
-    database = queries.connect(str(tmp_path / "store"))
-    deliveries.ensure_notify_indexes(database)
-    yield database
-    database.client.close()
+def db(db):
+    """Each backend's database (tests/conftest.py), with the deliveries' indexes."""
+    deliveries.ensure_notify_indexes(db)
+    return db
 
 
 def _send(ctx, claim_id="c1", **fields):
