@@ -10,6 +10,7 @@ import click
 
 from queries import validation
 from queries.notify import reports as report_sends
+from queries.notify.channels import check_address
 from queries.notify.deliveries import compose_email, ensure_notify_indexes
 from queries.notify.periods import DEFAULT_HOUR, PERIODS, period_before
 from queries.notify.subscriptions import add_report, all_reports, remove_report
@@ -102,6 +103,7 @@ def send(site, period, to, end, out, store):
             raise validation.InvalidRangeError(f"site {site!r} is not registered")
         until = validation.parse_time(end, tz) if end else dt.datetime.now(dt.UTC)
         if out is not None:
+            to = check_address(to)
             start, stop = period_before(period, until, tz)
             fields = report_sends.message(ctx, site, period, start, stop, tz, None)
             mail = compose_email(settings, to=to, **fields)

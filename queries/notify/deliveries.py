@@ -205,8 +205,9 @@ def delivery_log(db, site: str | None = None, n: int = 50) -> list[dict]:
     attempt and its result."""
     query = {} if site is None else {"site": site}
     found = db[DELIVERIES].find(query, {"message": 0}).sort("at", -1).limit(max(int(n), 0))
-    return [{"at": validation.stored_time(doc["at"]), "site": doc.get("site"), "channel": doc.get("channel"),
-             "to": doc.get("to"), "subject": doc.get("subject"), "attempt": doc.get("attempt"),
+    return [{"at": validation.stored_time(doc["at"]), "site": doc.get("site"),
+             "channel": doc.get("channel"), "to": doc.get("to"),
+             "subject": doc.get("subject"), "attempt": doc.get("attempt"),
              "result": doc.get("state"), "error": doc.get("error", "")} for doc in found]
 
 
