@@ -17,9 +17,13 @@ log = logging.getLogger(__name__)
 
 def steps() -> list[tuple[str, Callable]]:
     found = [("retries", deliveries.run_due), ("reports", reports.run_due)]
-    if importlib.util.find_spec("queries.alerts") is not None:   # w48alerts' checker
-        from queries.alerts import check
-        found.append(("alerts", check.run_due))
+    if importlib.util.find_spec("queries.alerts") is not None:   # the alerts' checker
+        try:
+            from queries.alerts import check
+        except Exception:             # the other steps still run
+            log.exception("notifications: the alerts' checker cannot be loaded")
+        else:
+            found.append(("alerts", check.run_due))
     return found
 
 
