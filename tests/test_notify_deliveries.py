@@ -169,3 +169,17 @@ def test_notify_test_signs_a_webhook_and_the_log_shows_it(tmp_path):
     logged = rows(run(store, "notify", "log", "-n", "5"))
     assert [(r["channel"], r["result"], r["attempt"]) for r in logged] == [
         ("webhook", "queued", "1"), ("webhook", "sent", "1")]
+
+
+def test_one_failing_step_of_the_scheduler_stops_no_other(monkeypatch, caplog):
+    from queries.notify import jobs
+
+    ran = []
+
+    def broken(services, now):
+        raise RuntimeError("store gone")
+
+    monkeypatch.setattr(jobs, "steps", lambda: [("retries", broken),
+                                                ("reports", lambda s, n: ran.append(n))])
+    jobs.run_due(None, AT)
+    assert ran == [AT] and "the retries step failed" in caplog.text
