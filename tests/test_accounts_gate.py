@@ -90,7 +90,7 @@ def test_a_visitor_meets_only_the_sign_in_page(users):
     client = users.server.test_client()
     for path in routes(users.server):
         if path in EXEMPT or path.startswith(("/assets/", "/_dash-component-suites/",
-                                              "/share/", "/api/v2/")):
+                                              "/share/", "/api/v2/", "/unsubscribe/")):
             continue
         for method in ("GET", "POST"):
             response = client.open(path + f"?site={SECRET_SITE}", method=method,
@@ -123,6 +123,7 @@ def test_the_exempt_paths_stay_open(users):
     assert client.get("/_dash-dependencies").status_code == 200
     assert client.get("/share/no-such-token").status_code != 303      # its own credential
     assert client.get("/api/v2/query").status_code != 303
+    assert client.get("/unsubscribe/no-such-token").status_code not in (303, 401)  # an email's
 
 
 def test_a_viewer_of_another_site_meets_nothing_of_it(users):

@@ -250,6 +250,7 @@ def test_the_guarded_callbacks_are_exactly_the_state_changing_ones(app):
         "team-change-status.children...team-changed.data...team-password.value": "users",
         "team-key-status.children...team-keys-changed.data...team-key-name.value": "users",
         "team-key-status.children...team-keys-changed.data": "users",
+        "sites-report-status.children...sites-report-to.value": "notify",
     }
 
 

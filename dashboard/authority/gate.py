@@ -1,9 +1,9 @@
 """Once the store holds a user, every request needs a principal except those that carry
 their own credential or none by nature: the beacon, health checks, signing in, share
-links, the Stats API v2 (its bearer key), and Dash's static files. A page asked without
-one answers 303 to the sign-in page (``next``: where it was going); anything else
-(Dash's layout and callbacks, ``/api/*``, downloads) answers 401. With no user nothing
-changes: reading stays open, as before accounts existed.
+links, the Stats API v2 (its bearer key), an email's unsubscribe link, and Dash's static
+files. A page asked without one answers 303 to the sign-in page (``next``: where it was
+going); anything else (Dash's layout and callbacks, ``/api/*``, downloads) answers 401.
+With no user nothing changes: reading stays open, as before accounts existed.
 
 An API key opens nothing here: it reads the Stats API only (``/api/v2/``, exempt).
 A signed-in viewer asking a page for another site (``?site=``) is refused here too
@@ -23,7 +23,8 @@ from .scope import REFUSED
 from .sessions import SIGNIN_PATH
 
 EXEMPT_PATHS = frozenset({"/hit", "/hit.js", "/healthz", SIGNIN_PATH, "/_dash-dependencies"})
-EXEMPT_PREFIXES = ("/share/", "/api/v2/", "/assets/", "/_dash-component-suites/")
+EXEMPT_PREFIXES = ("/share/", "/api/v2/", "/unsubscribe/", "/assets/",
+                   "/_dash-component-suites/")
 FILE_SUFFIXES = (".csv", ".zip", ".json", ".txt")
 PAGE_METHODS = frozenset({"GET", "HEAD"})
 SITE_ARGS = ("site", "edit")            # where a page's address names a site

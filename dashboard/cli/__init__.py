@@ -13,7 +13,8 @@ COMMAND_MODULES = {
     "visitors": "dimensions", "compact-visitors": "dimensions", "migrate": "store",
     "annotate": "annotate", "annotations": "annotate", "site": "site", "goals": "goals",
     "signin-link": "signin", "share": "share", "export": "transfer", "import": "transfer",
-    "api-key": "apikey", "query": "query", "user": "users",
+    "api-key": "apikey", "query": "query", "user": "users", "notify": "notify",
+    "reports": "reports",
 }
 
 
