@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pymongo import InsertOne, UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
 
-from .. import bulk
 from ..errors import DUPLICATE_KEY
 from ..processes import halt_point
 from ..quarantine import transient
@@ -169,10 +168,11 @@ class GuardedWrites:
                               "errmsg": f"{len(keys)} upserts kept racing other writers"})
 
     def _absent(self, coll: str, keys: list[tuple[str, str]]) -> set[tuple[str, str]]:
-        """Those of ``keys`` whose document the store does not hold (one look-up by
-        ``_id``, a few hundred ids a statement)."""
+        """Those of ``keys`` whose document the embedded store does not hold: one
+        look-up by ``_id``, answered from the keys alone (a keyed table's ``$in`` is
+        split in statements that fit)."""
         ids = [key[1] for key in keys]
-        stored = {doc["_id"] for doc in bulk.find_by_ids(self.db[coll], ids, {"_id": 1})}
+        stored = {doc["_id"] for doc in self.db[coll].find({"_id": {"$in": ids}}, {"_id": 1})}
         return {key for key in keys if key[1] not in stored}
 
     def _insert(self, seq: int, key: tuple[str, str], doc: Increment,
