@@ -46,8 +46,8 @@ class Counted:
         return sum(self.sites.values())
 
     def into(self, hits, dimensions=None) -> None:
-        """Hand the counts to a HitRecorder and (if any) a DimensionRecorder."""
-        if self.hits:
+        """Hand the counts to a HitRecorder and a DimensionRecorder (each if given)."""
+        if hits is not None and self.hits:
             hits.add_pending(self.hits, self.bots)
         if dimensions is not None and self.units:
             dimensions.add_pending(self.units)
