@@ -226,5 +226,6 @@ def visit_rows(cells: list[tuple[str, str, dt.datetime, list[Visit]]]) -> pl.Dat
     the site is the page's own host."""
     rows = [(site, page, when, *visit) for site, page, when, visits in cells
             for visit in visits]
-    frame = pl.DataFrame(rows, schema=_ROWS, orient="row")
+    columns = zip(*rows, strict=True) if rows else ([] for _ in _ROWS)
+    frame = pl.DataFrame(dict(zip(_ROWS, columns, strict=True)), schema=_ROWS)
     return frame.with_columns(pl.col("page").alias("path"), pl.col("site").alias("vhost"))
