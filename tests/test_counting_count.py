@@ -60,3 +60,30 @@ def test_rows_without_weights_count_one_hit_each_and_bots_apart():
     assert hits == 3 and len(counted.units) == 2
     assert CountStep(unknown_bots=True).count(rows).bots[("s", "/b", 2026, 11, 22)] == {659: 1}
     assert CountStep(dimensions=False).count(rows).units == {}
+
+
+class Taken:
+    """A recorder that keeps what the count step hands it."""
+
+    def __init__(self):
+        self.bots = {}
+
+    def add_pending(self, pending, bots=None):
+        for key, minutes in (bots or {}).items():
+            for minute, n in minutes.items():
+                self.bots[key, minute] = self.bots.get((key, minute), 0) + n
+
+
+def test_a_beacon_batch_counts_agentless_hits_as_bots_only_where_its_site_said_so(embedded_db):
+    from queries.journal.batch import Writers
+    from queries.journal.records import Pageview
+
+    writers = Writers(embedded_db, "jtest-1")
+    writers.close()
+    writers.stats = writers.dims = Taken()
+    views = [Pageview(T0, site, "/", "", None, "192.0.2.9", "GET", None, None, flag)
+             for site, flag in (("a", True), ("b", False), ("a", True))]
+    writers.count(views)
+    assert writers.stats.bots == {(("a", "/", 2026, 11, 21), 659): 2}
+    writers.count(views[1:2])
+    assert writers.stats.bots == {(("a", "/", 2026, 11, 21), 659): 2}

@@ -126,7 +126,10 @@ class Writers:
             lookup(frame, ["referer"], _host, pl.String, name="vhost"),
             pl.col("page").alias("path"), pl.lit(None, pl.Int64).alias("status"),
             pl.col("address").alias("host"), pl.col("agent").alias("user_agent"))
-        for (flag,), rows in frame.partition_by("unknown_bots", as_dict=True).items():
+        flags = frame["unknown_bots"]
+        parts = (frame.partition_by("unknown_bots", as_dict=True).items() if flags.n_unique() > 1
+                 else [((flags[0],), frame)])
+        for (flag,), rows in parts:
             self.steps[flag].count(rows).into(self.stats, self.dims)
 
     def _checked(self, hit: records.Pageview) -> records.Pageview:
