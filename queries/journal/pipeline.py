@@ -44,6 +44,7 @@ BATCH_BYTES = 4 << 20
 # Records are decoded every FEED_INTERVAL seconds, a little at a time beside the requests,
 # and counted (the count step, then written) once a flush interval, as the recorders flush.
 FEED_INTERVAL = 0.05
+COUNT_SLICE = 256          # page views of a growing batch counted together, before it is due
 ROTATE_BYTES = 16 << 20     # a generation fully counted and this large gives way to a new one
 MAX_BACKLOG = 256 << 20     # bytes of records waiting, past which hits are refused
 
@@ -246,6 +247,7 @@ class Pipeline:
             data = self.file.read(start, BATCH_BYTES - growing.length)
             if data:
                 growing.add(writers.feed(state.gen, start, data, self.quarantine), data)
+                writers.count_fed(growing, COUNT_SLICE)
         if not growing.length:
             self._rotate_if_large(slot, writers, state)
             return False
