@@ -100,14 +100,13 @@ def dimensions_phase(db, model: TrafficModel, args) -> None:
             return result
 
         dimensions.flush = timed_flush
-        original = dimensions.record_many
+        original = dimensions.add_pending
 
-        def counting_record_many(hits):
-            hits = list(hits)
-            counted[1] += sum(n for *_, n in hits)
-            original(hits)
+        def counting_add_pending(units):
+            counted[1] += sum(map(dimensions.counts.hits, units.values()))
+            original(units)
 
-        dimensions.record_many = counting_record_many
+        dimensions.add_pending = counting_add_pending
         hits = backfill_dimensions(dimensions, model, args.rate, args.days, NOW)
     wall, cpu = meter.total()
     print(f"dimensions: {hits:,} hits, {wall:.1f} s wall, {cpu:.1f} s CPU")

@@ -129,14 +129,21 @@ class CountedEvents(Counted):
 
 
 class Tap:
-    """The load generator's recorder, seen from the schedule: what ``record`` took."""
+    """The load generator's recorder, seen from the schedule: what ``add_pending`` took
+    (the count step's hits per page, UTC day and minute)."""
 
     def __init__(self, counted: CountedHits):
         self.counted = counted
 
-    def record(self, site: str, page: str, ts, n: int = 1, bots: int = 0) -> None:
-        self.counted.writer.record(site, page, ts, n, bots=bots)
-        self.counted.taken += [Hit(site, page, ts, i < bots) for i in range(n)]
+    def add_pending(self, pending: dict, bots: dict | None = None) -> None:
+        self.counted.writer.add_pending(pending, bots)
+        for key, minutes in pending.items():
+            site, page, year, month, day = key
+            robots = (bots or {}).get(key, {})
+            for minute, n in minutes.items():
+                ts = dt.datetime(year, month, day, minute // 60, minute % 60, tzinfo=dt.UTC)
+                self.counted.taken += [Hit(site, page, ts, i < robots.get(minute, 0))
+                                       for i in range(n)]
 
     def status(self):
         return self.counted.writer.status()

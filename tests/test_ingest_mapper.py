@@ -100,13 +100,13 @@ def test_a_mapper_keeps_its_coder_from_chunk_to_chunk_until_it_is_full(monkeypat
     chunk = b"".join([line("/a"), line("/b", 404), line("/c", agent="Googlebot/2.1")])
     mapper = LineMapper()
     first = mapper.map_chunk(chunk, 0, "s", 1, None)
-    coder = mapper._coder
+    coder = mapper.step._coder
     assert mapper.map_chunk(chunk, 0, "s", 1, None).units == first.units
-    assert mapper._coder is coder and not coder.full
+    assert mapper.step._coder is coder and not coder.full
     monkeypatch.setattr(RecordCoder, "MAX_ENTRIES", 3)
     assert coder.full
     assert mapper.map_chunk(chunk, 0, "s", 1, None).units == first.units
-    assert mapper._coder is not coder
+    assert mapper.step._coder is not coder
 
 
 LOG = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"

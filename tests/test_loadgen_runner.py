@@ -19,10 +19,12 @@ class FakeRecorder:
         self.calls = []
         self.refuse = refuse
 
-    def record(self, site, page, ts=None, n=1, bots=0):
+    def add_pending(self, pending, bots=None):
+        """The count step's hits, a call per page and minute."""
         if self.refuse:
             raise RecorderOverloadedError("full")
-        self.calls.append((site, page, ts, n))
+        for (site, page, *day), minutes in pending.items():
+            self.calls.extend((site, page, (*day, minute), n) for minute, n in minutes.items())
 
     def status(self):
         return RecorderStatus(db_operations=len(self.calls))

@@ -21,14 +21,14 @@ def _runs_on(visits) -> list[bool]:
 
 
 def test_same_seed_same_visits_other_seed_differs():
-    a, b, c = (SyntheticVisitors(None, seed) for seed in (4, 4, 5))
+    a, b, c = (SyntheticVisitors(seed) for seed in (4, 4, 5))
     assert a.draw_many("s.example", CELLS) == b.draw_many("s.example", CELLS)
     assert a.draw("s.example", 50) == b.draw("s.example", 50)
     assert a.draw_many("s.example", CELLS) != c.draw_many("s.example", CELLS)
 
 
 def test_each_cells_hits_are_shared_by_its_visits():
-    drawn = SyntheticVisitors(None, 1).draw_many("s.example", CELLS)
+    drawn = SyntheticVisitors(1).draw_many("s.example", CELLS)
     assert [sum(v.share for v in visits) for visits in drawn] == CELLS
     assert all(v.share >= 1 for visits in drawn for v in visits)
     big = drawn[-1]
@@ -41,7 +41,7 @@ def test_a_visit_runs_on_to_the_next_cells_and_calls_from_the_site_itself():
     come from the site itself (bots: no referrer), without the landing's campaign (but
     for the few new visits of whoever made the one before: the busiest people and bots
     come back often)."""
-    visitors = SyntheticVisitors(None, 3)
+    visitors = SyntheticVisitors(3)
     for visits in ([v for cell in visitors.draw_many("s.example", [1] * 20_000) for v in cell],
                    [visitors.draw("s.example", 1)[0] for _ in range(20_000)]):
         runs_on = _runs_on(visits)
@@ -55,13 +55,13 @@ def test_a_visit_runs_on_to_the_next_cells_and_calls_from_the_site_itself():
 
 
 def test_a_huge_cell_is_at_most_max_visits_longer_ones():
-    visits = SyntheticVisitors(None, 4).draw("s.example", 50_000_000)
+    visits = SyntheticVisitors(4).draw("s.example", 50_000_000)
     assert len(visits) == MAX_VISITS
     assert sum(v.share for v in visits) == 50_000_000
 
 
 def test_visits_mix_people_and_bots_and_name_the_site_as_referrer():
-    visitors = SyntheticVisitors(None, 2)
+    visitors = SyntheticVisitors(2)
     visits = [v for cell in visitors.draw_many("s.example", [4] * 20_000) for v in cell]
     landings = [b for b, going_on in zip(visits[1:], _runs_on(visits), strict=True)
                 if not going_on]

@@ -141,6 +141,7 @@ class RecordCoder:
             "campaign": _Numbered(self, _utm),
             "agent": _Numbered(self, lambda agent: _agent_of(agent, unknown_bots)[0]),
             "country": _Numbered(self, _country),
+            "drawn": _Numbered(self, _drawn_country),
             "request": _Numbered(self, lambda given: _request(*given)),
         }
         self._values = _Values(self._parts)
@@ -148,9 +149,11 @@ class RecordCoder:
     def numbering(self, part: str):
         """A function from the inputs of ``part`` (one of :attr:`PARTS`, its input
         columns as arguments) to the number of what they give, classified on first
-        sight: the frame of a chunk's lines calls it once per distinct input."""
+        sight: the frame of a chunk's lines calls it once per distinct input.
+        ``drawn``, the country part of hits that may name their country, takes
+        ``(host, country)``."""
         table = self._tables[part]
-        if len(self.PARTS[part]) == 1:
+        if part != "drawn" and len(self.PARTS[part]) == 1:
             return table.__getitem__
         return lambda *given: table[given]
 
@@ -171,6 +174,12 @@ class RecordCoder:
             number = self._numbers[part] = len(self._parts)
             self._parts.append(part)
         return number
+
+
+def _drawn_country(given: tuple[str | None, str | None]) -> tuple:
+    """A country given with the hit (synthetic traffic), else its address's."""
+    address, country = given
+    return _country(address) if country is None else (("country", clean(country)),)
 
 
 class _Numbered(dict):

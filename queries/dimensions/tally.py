@@ -5,7 +5,7 @@ DimensionRecorder's pending format (``counters``)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import islice
+from itertools import islice, repeat
 
 import polars as pl
 
@@ -23,7 +23,9 @@ _KEY = tuple(f"k{i}" for i in range(len(RecordCoder.PARTS)))
 
 def pending(coder: RecordCoder, lines: pl.DataFrame) -> dict:
     """{hour unit: ({values: hits}, {(visitor, values)})}, the DimensionRecorder's
-    pending units (``counters._add`` keeps them so), of ``lines`` (:data:`COLUMNS`).
+    pending units (``counters._add`` keeps them so), of ``lines`` (:data:`COLUMNS`;
+    optional: ``n``, the hits a row stands for, else one; ``country``, a country given
+    with the hit, else its address's).
 
     Each part of a line's ``RecordCoder`` key is classified once per distinct input and
     joined back; hits are counted per (site, UTC hour, key) by a group-by, in the order
@@ -34,14 +36,18 @@ def pending(coder: RecordCoder, lines: pl.DataFrame) -> dict:
     if lines.height == 0:
         return {}
     time = pl.col("time")
+    weighted = "n" in lines.columns
     keyed = lines.select(
         "site", time.dt.year().alias("year"), time.dt.month().alias("month"),
         time.dt.day().alias("day"), time.dt.hour().alias("hour"), "host", "user_agent",
-        *(lookup(lines, list(inputs), coder.numbering(part), pl.UInt32, name=name)
-          for name, (part, inputs) in zip(_KEY, RecordCoder.PARTS.items(), strict=True)))
+        *(lookup(lines, columns, coder.numbering(part), pl.UInt32, name=name)
+          for name, (part, columns) in zip(_KEY, map(_inputs, RecordCoder.PARTS.items(),
+                                                     repeat(lines.columns)), strict=True)),
+        *(["n"] if weighted else []))
     units = keyed.select(_HOUR).unique(maintain_order=True).with_row_index("unit")
     keyed = keyed.join(units, on=list(_HOUR), how="left", maintain_order="left")
-    counts = keyed.group_by(["unit", *_KEY], maintain_order=True).len().sort(
+    groups = keyed.group_by(["unit", *_KEY], maintain_order=True)
+    counts = (groups.agg(pl.col("n").sum().alias("len")) if weighted else groups.len()).sort(
         "unit", maintain_order=True)
     visitor = pl.concat_str(pl.col("host").fill_null(""), pl.lit("\x00"),
                             pl.col("user_agent").fill_null("")).alias("visitor")
@@ -57,6 +63,15 @@ def pending(coder: RecordCoder, lines: pl.DataFrame) -> dict:
                                     strict=True)), set(islice(visitors, seen)))
         start += n
     return out
+
+
+def _inputs(part: tuple[str, tuple[str, ...]], columns: list[str]) -> tuple[str, list[str]]:
+    """A key part's numbering and its input columns: a country given with the hits
+    (a ``country`` column) replaces the address's."""
+    name, inputs = part
+    if name == "country" and "country" in columns:
+        return "drawn", ["host", "country"]
+    return name, list(inputs)
 
 
 def _runs(frame: pl.DataFrame) -> list[int]:

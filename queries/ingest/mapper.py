@@ -26,8 +26,8 @@ from operator import add
 import polars as pl
 
 from .. import validation
-from ..dimensions.classify import RecordCoder, is_bot_agent
-from ..dimensions.tally import COLUMNS, lookup, pending
+from ..counting.count import CountStep
+from ..dimensions.tally import lookup
 from ..errors import InvalidPageError, InvalidSiteError
 from ..events.writer import LOG_FIELDS, EventTotals, EventWriter
 from ..stats.sites import primary_source
@@ -68,9 +68,8 @@ class LineMapper:
         self.dimensions = dimensions
         self._sites: dict[str, str | None] = {}
         self._names: dict[tuple[str, str], str | None] = {}
-        self._coder: RecordCoder | None = None   # kept from chunk to chunk
         self.unknown_bots = unknown_bots
-        self._bots = _BotAgents(unknown_bots)
+        self.step = CountStep(unknown_bots, dimensions)      # kept from chunk to chunk
         self._apart: _ApartSites | None = None
         self._apart_events: EventWriter | None = None
 
@@ -118,9 +117,10 @@ class LineMapper:
             if kept.height and self._apart_events is not None:
                 _write(self._apart_events, kept, stream)
             parsed = parsed.filter(~apart)
-        self._hits(parsed, tally)
-        if self.dimensions and parsed.height:
-            tally.units = pending(self._chunk_coder(), parsed.select(COLUMNS))
+        counted = self.step.count(parsed)
+        tally.hits, tally.bots, tally.units = counted.hits, counted.bots, counted.units
+        tally.sites.update(counted.sites)
+        tally.parsed, tally.first, tally.last = parsed.height, counted.first, counted.last
         if events is not None and parsed.height:
             _write(events, parsed, stream)
         return tally
@@ -149,32 +149,6 @@ class LineMapper:
             parsed = parsed.drop_nulls("page")
         return parsed
 
-    def _hits(self, parsed: pl.DataFrame, tally: Tally) -> None:
-        """The hits (and the bots among them) per (site, page, UTC day) and minute,
-        the sites' hits and the first and last times: counted by group-bys."""
-        if parsed.height == 0:
-            return
-        time = pl.col("time")
-        day = parsed.select(
-            "site", "page", time.dt.year().alias("year"), time.dt.month().alias("month"),
-            time.dt.day().alias("day"),
-            (time.dt.hour().cast(pl.Int32) * 60 + time.dt.minute()).alias("minute"),
-            lookup(parsed, ["user_agent"], self._bots.__getitem__, pl.Boolean,
-                          name="bot"))
-        tally.hits.update(_minutes(day))
-        tally.bots.update(_minutes(day.filter("bot")))
-        for site, n in day.group_by("site", maintain_order=True).len().iter_rows():
-            tally.sites[site] += n
-        tally.parsed = parsed.height
-        first, last = parsed.select(time.min().alias("first"), time.max().alias("last")).row(0)
-        tally.first, tally.last = first.replace(tzinfo=dt.UTC), last.replace(tzinfo=dt.UTC)
-
-    def _chunk_coder(self) -> RecordCoder:
-        """The coder of the next chunk: the last one's, until it is full."""
-        if self._coder is None or self._coder.full:
-            self._coder = RecordCoder(self.unknown_bots)   # what it knew is classified again
-        return self._coder
-
     def _site(self, name: str) -> str | None:
         if name not in self._sites:
             try:
@@ -195,21 +169,6 @@ class LineMapper:
         return name
 
 
-class _BotAgents(dict):
-    """User agent -> whether it is a bot, classified on first sight (a log repeats its
-    agents: a dictionary look-up a line), forgotten past ``MAX_NAMES`` agents."""
-
-    def __init__(self, unknown_bots: bool):
-        super().__init__()
-        self.unknown_bots = unknown_bots
-
-    def __missing__(self, agent: str | None) -> bool:
-        if len(self) >= MAX_NAMES:
-            self.clear()
-        bot = self[agent] = is_bot_agent(agent, self.unknown_bots)
-        return bot
-
-
 class _ApartSites(dict):
     """Site -> whether its lines are kept apart (its primary source is not its logs),
     read once per site and mapper."""
@@ -226,24 +185,6 @@ class _ApartSites(dict):
 def _count(counter: Counter, lines: pl.DataFrame, column: str) -> None:
     for value, n in lines.group_by(column, maintain_order=True).len().iter_rows():
         counter[value] += n
-
-
-def _minutes(day: pl.DataFrame) -> dict:
-    """{(site, page, year, month, day): {minute: hits}} of lines' ``day`` columns, in the
-    order they first appear: counted by a group-by, the groups of a key made contiguous
-    by a stable sort on where the key first appears; Python runs per key."""
-    unit = ["site", "page", "year", "month", "day"]
-    counted = day.group_by([*unit, "minute"], maintain_order=True).len().with_row_index("i")
-    counted = counted.with_columns(pl.col("i").min().over(unit).alias("first")).sort(
-        "first", maintain_order=True)
-    runs = counted["first"].rle().struct.unnest()
-    keys = counted.select(unit).gather(runs["len"].cum_sum() - runs["len"])
-    minutes, hits = counted["minute"].to_list(), counted["len"].to_list()
-    out, start = {}, 0
-    for key, n in zip(keys.iter_rows(), runs["len"].to_list(), strict=True):
-        out[key] = dict(zip(minutes[start:start + n], hits[start:start + n], strict=True))
-        start += n
-    return out
 
 
 def _write(events: EventWriter, lines: pl.DataFrame, stream: int) -> None:

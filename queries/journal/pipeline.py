@@ -5,9 +5,10 @@ of at most ``BATCH_BYTES``, every ``flush_interval`` seconds, as ``hitboard inge
 counts a log (``queries.ingest.session``), each batch in four steps:
 
 (a) the intent: the batch's end and its flush number ``seq`` saved in the slot's state;
-(b) its raw events, custom events and hits kept apart inserted under ``_id`` s made of
-    the slot's writer, generation and the batch (or record) they come from, so that
-    sending them again stores each once;
+(b) its page views counted (``queries.counting.count``, the batch's as columns, into
+    the recorders' memory); its raw events, custom events and hits kept apart inserted
+    under ``_id`` s made of the slot's writer, generation and the batch (or record)
+    they come from, so that sending them again stores each once;
 (c) its dimensions and hits flushed by recorders whose guard id is the slot's writer,
     numbered ``seq``;
 (d) the state's ``done`` moved to the batch's end.
@@ -40,9 +41,10 @@ from .log import JournalError, JournalFile, Slot, State, read_file
 
 log = logging.getLogger(__name__)
 BATCH_BYTES = 4 << 20
-# Records are fed to the recorders every FEED_INTERVAL seconds, a little at a time beside
-# the requests, and counted (written) once a flush interval, as the recorders flush.
+# Records are decoded every FEED_INTERVAL seconds, a little at a time beside the requests,
+# and counted (the count step, then written) once a flush interval, as the recorders flush.
 FEED_INTERVAL = 0.05
+COUNT_SLICE = 256          # page views of a growing batch counted together, before it is due
 ROTATE_BYTES = 16 << 20     # a generation fully counted and this large gives way to a new one
 MAX_BACKLOG = 256 << 20     # bytes of records waiting, past which hits are refused
 
@@ -245,6 +247,7 @@ class Pipeline:
             data = self.file.read(start, BATCH_BYTES - growing.length)
             if data:
                 growing.add(writers.feed(state.gen, start, data, self.quarantine), data)
+                writers.count_fed(growing, COUNT_SLICE)
         if not growing.length:
             self._rotate_if_large(slot, writers, state)
             return False

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..counting.count import CountStep
 from ..dimensions.assets import page_of
 from ..dimensions.classify import is_bot_agent
 from ..jobs.backfill import BackfillTotals, DayCounts, Progress, backfill, check_days
@@ -19,7 +20,7 @@ from ..visits.build import backfilled
 from ..visits.sessions import HOUR_MS, MINUTE_MS, QUARTER_MS, Pageview
 from .events import history_events
 from .model import TrafficModel
-from .visitors import SyntheticVisitors
+from .visitors import SyntheticVisitors, visit_rows
 
 
 def history(model: TrafficModel, rate: float, days: int, now: dt.datetime) -> Iterator[DayCounts]:
@@ -56,24 +57,28 @@ def with_visitors(items: Iterable[DayCounts], dimensions, seed: int,
                   visits: Callable[[str, list[Pageview], list], object] | None = None
                   ) -> Iterator[DayCounts]:
     """Each site-day of ``items`` cut into visits, hour by hour (a visit runs on to
-    other pages of its hour), their dimensions recorded and flushed day by day; yielded
+    other pages of its hour), their dimensions counted (the count step's, into
+    ``dimensions``) and flushed day by day; yielded
     with the bot hits among its minutes (the visits' bots' shares, drawn among the
     minutes of their page and hour). ``visits(site, runs, views)``, if given, gets each
     site-day's pageviews (``visit_runs``, ``people_views``)."""
-    visitors = SyntheticVisitors(dimensions, seed)
+    visitors, step = SyntheticVisitors(seed), CountStep()
     for counts in items:
         by_hour = counts.counts.reshape(len(counts.pages), 24, 60).sum(axis=2).T
         hours, pages = by_hour.nonzero()
         cells = by_hour[hours, pages]
         drawn = visitors.draw_many(counts.site, cells)
-        visitors.record_cells([
+        counted = step.count(visit_rows([
             (counts.site, counts.pages[page],
              counts.day + dt.timedelta(hours=hour, minutes=30), visits)
             for page, hour, visits in zip(pages.tolist(), hours.tolist(), drawn,
-                                          strict=True)])
+                                          strict=True)]))
+        counted.into(None, dimensions)
         dimensions.flush()
-        bots = np.array([sum(v.share for v in visits if is_bot_agent(v.agent))
-                         for visits in drawn], dtype=np.int64)
+        day = (counts.site, counts.day.year, counts.day.month, counts.day.day)
+        bots = np.array([counted.bots.get((day[0], counts.pages[page], *day[1:]), {}).get(
+            hour * 60 + 30, 0) for page, hour in zip(pages.tolist(), hours.tolist(),
+                                                      strict=True)], dtype=np.int64)
         rng = np.random.default_rng(zlib.crc32(f"{counts.site}/{counts.day:%Y%m%d}".encode()))
         robots = bot_minutes(counts.counts, pages, hours, bots, rng)
         if visits is not None:

@@ -1,9 +1,11 @@
 """The load generator's engine: a thread that feeds a HitRecorder at a target rate.
 
 Every tick it draws how many hits arrived since the last one (Poisson around the target,
-times the diurnal cycle and any spike), splits them over pages by popularity and records
-each page's share with one ``record(site, page, ts, n)``: the work per tick depends on the
-number of pages, not on the rate, which is how 20,000 hits/s fit in one Python thread.
+times the diurnal cycle and any spike), splits them over pages by popularity, cuts each
+page's share into visits and counts them as rows of the count step
+(``queries.counting.count``, a row per visit holding its hits): the work per tick
+depends on the pages and visits, not on the rate, which is how 20,000 hits/s fit in one
+Python thread.
 The clock is injectable, so a test drives ``step()`` through simulated time.
 """
 
@@ -18,11 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import polars as pl
 
-from ..dimensions.classify import is_bot_agent
+from ..counting.count import CountStep
 from ..errors import HitboardError, InvalidRangeError
 from .model import TrafficModel
-from .visitors import SyntheticVisitors
+from .visitors import SyntheticVisitors, visit_rows
 
 log = logging.getLogger(__name__)
 MIN_RATE = 1
@@ -34,6 +37,7 @@ MAX_STEP_S = 1.0
 WINDOW_S = 5.0
 SPIKE_FACTOR = 10.0
 SPIKE_SECONDS = 30.0
+_CELLS = {"site": pl.String, "page": pl.String, "n": pl.Int64}
 
 
 def check_rate(rate, limit: float = MAX_RATE) -> float:
@@ -85,8 +89,9 @@ class LoadRunner:
         # A DimensionRecorder: referrers, browsers, countries, bots and visitors per hit.
         # The visits are drawn for the raw events too: they are the same requests.
         self._dimensions = dimensions
-        self._visitors = (SyntheticVisitors(dimensions, model.seed)
+        self._visitors = (SyntheticVisitors(model.seed)
                           if dimensions is not None or events is not None else None)
+        self._step = CountStep(dimensions=dimensions is not None)
         self._rng = np.random.default_rng([model.seed, 1])
         self._cells = model.cells()
         self._lock = threading.Lock()
@@ -189,27 +194,33 @@ class LoadRunner:
         return sent
 
     def _record(self, counts: np.ndarray, span: float) -> int:
+        """The tick's hits counted (their visits, if drawn, as the count step's rows;
+        else a row per page), then handed to the raw events: the hits sent."""
         when = self._wall()
-        sent = 0
-        cells = []
-        for index in np.flatnonzero(counts):
-            site, page = self._cells[index]
-            n = int(counts[index])
-            visits = None if self._visitors is None else self._visitors.draw(site, n)
-            bots = sum(v.share for v in visits if is_bot_agent(v.agent)) if visits else 0
+        indexes = np.flatnonzero(counts)
+        pages = [self._cells[i] for i in indexes.tolist()]
+        hits = counts[indexes].tolist()
+        if self._visitors is None:
+            cells = []
+            rows = pl.DataFrame({"site": [site for site, _ in pages],
+                                 "page": [page for _, page in pages], "n": hits},
+                                schema=_CELLS).with_columns(
+                pl.lit(when, pl.Datetime("us", "UTC")).alias("time"),
+                pl.lit(None, pl.String).alias("user_agent"))
+        else:
+            cells = [(site, page, n, self._visitors.draw(site, n))
+                     for (site, page), n in zip(pages, hits, strict=True)]
+            rows = visit_rows([(site, page, when, visits) for site, page, _, visits in cells])
+        counted = self._step.count(rows)
+        try:
+            counted.into(self.recorder)
+        except HitboardError as exc:
+            self.errors += counted.total
+            self.last_error = str(exc)
+            return 0
+        if self._dimensions is not None and counted.units:
             try:
-                self.recorder.record(site, page, when, n, bots=bots)
-            except HitboardError as exc:
-                self.errors += n
-                self.last_error = str(exc)
-                continue
-            sent += n
-            if visits is not None:
-                cells.append((site, page, n, visits))
-        if self._dimensions is not None and cells:
-            try:
-                self._visitors.record_cells([(site, page, when, visits)
-                                             for site, page, _, visits in cells])
+                counted.into(None, self._dimensions)
             except HitboardError as exc:
                 self.errors += 1
                 self.last_error = f"dimensions: {exc}"
@@ -219,7 +230,7 @@ class LoadRunner:
             except HitboardError as exc:
                 self.errors += 1
                 self.last_error = f"raw events: {exc}"
-        return sent
+        return counted.total
 
     def _sample_db_operations(self, now: float) -> None:
         if self._ops and now - self._ops[-1][0] < 1.0:

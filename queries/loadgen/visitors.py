@@ -3,10 +3,11 @@ country; a few return often, most rarely: Zipf), a bot share, a referrer mix, UT
 campaigns and status codes. Hits come in visits of a few views (``VIEWS_PER_VISIT`` on
 average), which run on from page to page and from one call to the next, so a visitor
 views several pages, arrives from one referrer and moves on from the site itself. Each
-piece of a visit on one page (a :class:`Visit`) is recorded into a ``DimensionRecorder``
-and handed to the raw events (``events.EventFeed``), so the same hit is the same request
-in both: same agent (bot or human), referrer, campaign, status and client, and so the
-same visitor (address, agent) for the sketches and for the events.
+piece of a visit on one page (a :class:`Visit`) is a row of the count step
+(:func:`visit_rows`, ``queries.counting.count``) and is handed to the raw events
+(``events.EventFeed``), so the same hit is the same request in both: same agent (bot or
+human), referrer, campaign, status and client, and so the same visitor (address, agent)
+for the sketches and for the events.
 
 Clients come from the documentation address ranges (RFC 3849 for the population, one
 address each; RFC 5737 for the bots), so no real host is named; a visitor's country is
@@ -20,8 +21,7 @@ import datetime as dt
 from typing import NamedTuple
 
 import numpy as np
-
-from ..dimensions import classify
+import polars as pl
 
 POPULATION = 200_000
 ZIPF_S = 0.7
@@ -119,13 +119,12 @@ def bot_host(index: int) -> str:
 
 
 class SyntheticVisitors:
-    """``draw_many(site, counts)`` cuts cells of hits into visits, and ``record_cells``
-    counts them into the dimension recorder. Draws are numpy's, a whole batch of
-    cells at a time: a backfilled day is tens of thousands of visits. Same seed, same
-    calls, same visits."""
+    """``draw_many(site, counts)`` cuts cells of hits into visits (:func:`visit_rows`
+    makes them the count step's rows). Draws are numpy's, a whole batch of cells at a
+    time: a backfilled day is tens of thousands of visits. Same seed, same calls, same
+    visits."""
 
-    def __init__(self, dimensions, seed: int = 0):
-        self.dimensions = dimensions
+    def __init__(self, seed: int = 0):
         rng = self._rng = np.random.default_rng([seed, 3])
         self._agents = _pick(rng, AGENTS, POPULATION)
         self._countries = _pick(rng, COUNTRIES, POPULATION)
@@ -214,13 +213,19 @@ class SyntheticVisitors:
                                 own, queries[campaign]))
         return out
 
-    def record_cells(self, cells: list[tuple[str, str, dt.datetime, list[Visit]]]) -> None:
-        """The visits of ``(site, page, when, visits)`` cells, classified as their raw
-        events will be (the visitor is the (address, agent) pair; the drawn country
-        overrides the address's), recorded at once."""
-        self.dimensions.record_many(
-            (site, page, when, classify(site, page, query=visit.query, status=visit.status,
-                                        referrer_url=visit.referrer, agent=visit.agent,
-                                        address=visit.host, country=visit.country,
-                                        vhost=site), visit.share)
-            for site, page, when, visits in cells for visit in visits)
+
+_ROWS = {"site": pl.String, "page": pl.String, "time": pl.Datetime("us", "UTC"),
+         "n": pl.Int64, "user_agent": pl.String, "host": pl.String, "country": pl.String,
+         "referrer": pl.String, "query": pl.String, "status": pl.Int64}
+
+
+def visit_rows(cells: list[tuple[str, str, dt.datetime, list[Visit]]]) -> pl.DataFrame:
+    """The visits of ``(site, page, when, visits)`` cells as the count step's rows, a
+    row per visit (its hits in ``n``), classified as their raw events will be: the
+    visitor is the (address, agent) pair, the drawn country overrides the address's,
+    the site is the page's own host."""
+    rows = [(site, page, when, *visit) for site, page, when, visits in cells
+            for visit in visits]
+    columns = zip(*rows, strict=True) if rows else ([] for _ in _ROWS)
+    frame = pl.DataFrame(dict(zip(_ROWS, columns, strict=True)), schema=_ROWS)
+    return frame.with_columns(pl.col("page").alias("path"), pl.col("site").alias("vhost"))
