@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from .dimensions import counters, sketches
 from .events.custom import COLLECTION as CUSTOM_EVENTS
 from .events.expired import COLLECTION as EXPIRED
+from .imports.store import DAYS as IMPORTED_DAYS
 from .rollups.build import BACKFILLED
 from .stats import schema
 from .visits.store import MONTHS, VISITS
@@ -62,6 +63,11 @@ REPRESENTATIONS = (
         "custom events", (CUSTOM_EVENTS,), "event, as sent",
         "the visits' and custom events' recompute", "events_ttl_days",
         "EventWriter (the beacon)"),
+    Representation(
+        "imported days", (IMPORTED_DAYS,), "site and day of its zone, as imported",
+        "visitors, visits, pageviews, bounces, duration and breakdowns of days another "
+        "tool counted (Plausible's CSV layout), added per day or longer", "for ever",
+        "hitboard import"),
 )
 
 
