@@ -20,9 +20,12 @@ from dashboard.authority.principal import EXTENSION_KEY
 from dashboard.authority.throttle import FailureThrottle
 from dashboard.services import get_services
 from queries import shares
+from queries.accounts.users import add_user, remove_user
 from queries.stats.sites import register
 
 OTHER, SECRET = "other.example", "/secret-launch"
+OPEN = ("/hit", "/healthz", "/signin", "/share/", "/api/v2/", "/unsubscribe/", "/assets/",
+        "/_dash-component-suites/", "/_dash-dependencies")     # the gate's exempt paths
 ROUTES = ("", "/data", "/live", "/history.csv")
 SNOOPING = (f"?site={OTHER}&filter=page:{SECRET}&page={SECRET}&range=30d"
             f"&embed=true&theme=dark")
@@ -209,11 +212,21 @@ def _callbacks(app):
                                                            for i in spec["inputs"]]}
 
 
-def test_a_holder_meets_every_route_and_callback_as_a_stranger(app, db):
+@pytest.fixture(params=[False, True], ids=["no users", "users"])
+def users_exist(request, db):
+    """With no user reading is open to all; once one exists a stranger is refused."""
+    if request.param:
+        add_user(db, "ana", "admin", "a long enough password")
+    yield request.param
+    if request.param:
+        remove_user(db, "ana")
+
+
+def test_a_holder_meets_every_route_and_callback_as_a_stranger(app, db, users_exist):
     """The link's token and its unlock cookie, sent to every other route and callback
     (the cookie at ``/``, as a holder might forge it), change no answer: the share
-    grants nothing outside ``/share/<token>``. Where strangers are refused (once users
-    exist), so is the holder."""
+    grants nothing outside ``/share/<token>``. Once users exist, strangers are refused
+    (303 to sign in, or 401), and so is the holder."""
     token, _ = shares.create(db, "s", password=PASSWORD)
     holder, stranger = app.server.test_client(), app.server.test_client()
     cookie = unlock(holder, token, PASSWORD).headers["Set-Cookie"].split(";")[0]
@@ -223,6 +236,8 @@ def test_a_holder_meets_every_route_and_callback_as_a_stranger(app, db):
     for path in _get_routes(app):
         mine = holder.get(f"{path}?share={token}", headers=extra).status_code
         assert mine == stranger.get(f"{path}?share={token}").status_code, path
+        if users_exist and not path.startswith(OPEN):
+            assert mine in (303, 401), path
     posted = 0
     for key, body in _callbacks(app):
         mine = holder.post("/_dash-update-component", data=json.dumps(body),
@@ -230,6 +245,7 @@ def test_a_holder_meets_every_route_and_callback_as_a_stranger(app, db):
         theirs = stranger.post("/_dash-update-component", data=json.dumps(body),
                                content_type="application/json")
         assert mine.status_code == theirs.status_code, key
+        assert mine.status_code == 401 or not users_exist, key
         posted += 1
     assert posted >= 30
 
