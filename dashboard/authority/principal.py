@@ -45,6 +45,7 @@ ACTIONS = {
     "sites": "manage sites",
     "users": "manage users and API keys",
     "shares": "manage share links",
+    "notify": "manage notifications",
 }
 
 

@@ -12,7 +12,7 @@ COMMAND_MODULES = {
     "shard-plan": "shard", "shard": "shard", "breakdown": "dimensions",
     "visitors": "dimensions", "compact-visitors": "dimensions", "migrate": "store",
     "annotate": "annotate", "annotations": "annotate", "site": "site", "goals": "goals",
-    "signin-link": "signin", "share": "share",
+    "signin-link": "signin", "share": "share", "alerts": "alerts",
 }
 
 

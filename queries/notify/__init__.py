@@ -1,0 +1,2 @@
+"""Notifications: alerts (and, with w48mail, email reports) delivered by email or
+webhook, each send claimed once."""
