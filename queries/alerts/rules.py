@@ -38,13 +38,15 @@ def check_kind(value) -> str:
 
 def check_minutes(value) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise AlertError(f"--for is whole minutes from 1 to {MAX_MINUTES:,}")
+        raise AlertError(f"the window (--for) is whole minutes from 1 to {MAX_MINUTES:,}")
     try:
         minutes = int(value)
     except ValueError:
-        raise AlertError(f"--for is whole minutes from 1 to {MAX_MINUTES:,}") from None
+        raise AlertError(f"the window (--for) is whole minutes from 1 to "
+                         f"{MAX_MINUTES:,}") from None
     if not 1 <= minutes <= MAX_MINUTES:
-        raise AlertError(f"--for {minutes} is outside 1–{MAX_MINUTES:,} minutes")
+        raise AlertError(f"the window (--for) of {minutes} minutes is outside "
+                         f"1–{MAX_MINUTES:,}")
     return minutes
 
 
