@@ -90,3 +90,18 @@ def test_the_banner_shows_the_open_incident_of_the_alerts(app):
     incidents.resolve(db, incident, end + dt.timedelta(minutes=20))
     get_services(app.server).cache.clear()
     assert live_notes.live_banner(1, "?site=s&tz=UTC") is None
+
+
+def test_the_banner_leaves_the_note_to_alerts_watching_that_direction(app):
+    from queries.alerts.rules import add_alert
+    from queries.stats.sites import register
+
+    db = get_services(app.server).db
+    register(db, "s", "admin")
+    add_alert(db, "s", "above", 15, email="ops@example.com")
+    end = reads.now(60).replace(second=0)
+    window = [end - dt.timedelta(minutes=m) for m in range(1, 61)]
+    seed(db, "s", [(t - dt.timedelta(days=7 * w), "/a", 1) for w in range(1, 9) for t in window]
+         + [(t, "/a", 4) for t in window])
+    assert live_notes.live_banner(1, "?site=s&tz=UTC").className == "notice banner banner-above"
+    assert notes.list_annotations(db, "s") == []

@@ -126,6 +126,13 @@ def all_alerts(db, site: str | None = None, secrets_too: bool = False) -> list[d
             for a in doc.get("alerts") or () if isinstance(a, dict) and "id" in a]
 
 
+def watched(db, site: str) -> frozenset[str]:
+    """The kinds the site's whole-site alerts watch: their checker notes those
+    incidents, so Live's banner does not note them again."""
+    return frozenset(a["kind"] for a in _stored(db, validation.site(site))
+                     if not a.get("page") and a.get("kind") in KINDS)
+
+
 def active_from(db, site: str) -> dt.datetime | None:
     """The first UTC day the site's alerts can fire: ``MIN_WEEKS`` weeks after its first
     day of traffic (None: no traffic yet)."""

@@ -19,7 +19,7 @@ from dashboard.pages.live.pacer import PACER
 from dashboard.services import get_services
 from dashboard.state import ShellState, parse_search
 from queries import annotations as notes
-from queries.alerts import incidents
+from queries.alerts import incidents, rules
 from queries.errors import HitboardError
 from queries.reads import expected
 
@@ -93,7 +93,11 @@ def live_banner(_n, search):
 
 
 def _record_excursion(site: str, found: expected.Excursion) -> None:
+    """Note it, unless the site's alerts watch that direction (their incident is the
+    note)."""
     try:
+        if found.direction in reads.shared(rules.watched, site, seconds=60):
+            return
         notes.record_excursion(get_services().db, site, found.hour, found.direction,
                                found.text)
     except HitboardError:
