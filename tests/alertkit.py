@@ -48,7 +48,8 @@ def recorded(monkeypatch) -> list[dict]:
     return calls
 
 
-def sent(calls: list[dict]) -> list[tuple[str, str, str]]:
-    """(state, kind, to) of the sends that went out."""
-    return [(c["payload"]["event"], c["payload"]["kind"], c["to"]) for c in calls
+def sent(calls: list[dict]) -> list[tuple[str, str]]:
+    """(state, to) of the sends that went out; the state from the claim
+    (``alert/<incident>/<state>/<alert id>``)."""
+    return [(c["claim_id"].rsplit("/", 2)[1], c["to"]) for c in calls
             if c["result"] == "sent"]

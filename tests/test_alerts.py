@@ -44,7 +44,8 @@ def test_a_burst_through_hit_gives_one_alert_and_one_recovery(tmp_path, frozen_c
         db = counted(app).db
         steady(db, "blog", day, 35)
         email = add_alert(db, "blog", "above", 15, email="ops@example.com")
-        hook = add_alert(db, "blog", "above", 15, webhook="https://hooks.example.com/a")
+        hook = add_alert(db, "blog", "above", 15, webhook="https://hooks.example.com/a",
+                         fmt="json")
         client = app.server.test_client()
         for _ in range(60):
             assert client.get("/hit?site=blog&page=/a").status_code == 200
@@ -52,23 +53,25 @@ def test_a_burst_through_hit_gives_one_alert_and_one_recovery(tmp_path, frozen_c
         # The burst's minute (and the next, should the clock have crossed it) in the window.
         for later in (2, 3, 9, 15):                 # outside, still outside
             check.run_due(served, minute + later * MINUTE)
-        assert sent(recorded) == [("alert", "above", "ops@example.com"),
-                                  ("alert", "above", "https://hooks.example.com/a")]
+        assert sent(recorded) == [("alert", "ops@example.com"),
+                                  ("alert", "https://hooks.example.com/a")]
         for later in (17, 19, 40, 75):              # back inside, and staying there
             check.run_due(served, minute + later * MINUTE)
-        assert sent(recorded)[2:] == [("resolved", "above", "ops@example.com"),
-                                      ("resolved", "above", "https://hooks.example.com/a")]
+        assert sent(recorded)[2:] == [("resolved", "ops@example.com"),
+                                      ("resolved", "https://hooks.example.com/a")]
         (note,) = anomalies(db, "blog")
         assert note["time"] == minute + 2 * MINUTE
         assert note["text"].startswith("Traffic above the expected range: ")
         (doc,) = incident_docs(db, "blog")
         assert doc["direction"] == "above"
         assert doc["resolved"].replace(tzinfo=dt.UTC) == minute + 17 * MINUTE
-        first = recorded[0]
-        assert first["subject"] == "[hitboard] blog: traffic above the expected range"
+        mail, posted = recorded[:2]
+        assert mail["subject"] == "[hitboard] blog: traffic above the expected range"
+        assert mail["payload"] is None and "expected 30–30 (median 30" in mail["text"]
+        assert (posted["payload"]["event"], posted["payload"]["kind"]) == ("alert", "above")
         assert ("/history?site=blog&tz=UTC&range=custom&start="
-                in first["payload"]["links"]["history"])
-        assert first["payload"]["expected"]["median"] == 30
+                in posted["payload"]["links"]["history"])
+        assert posted["payload"]["expected"]["median"] == 30
         assert {c["claim_id"].rsplit("/", 1)[1] for c in recorded} == {email["id"], hook["id"]}
 
 
@@ -101,7 +104,7 @@ def test_stopped_traffic_gives_one_alert_beside_a_second_worker(tmp_path, record
                 run.start()
             for run in runs:
                 run.join()
-        assert sent(recorded) == [("alert", "stopped", "ops@example.com")]
+        assert sent(recorded) == [("alert", "ops@example.com")]
         (doc,) = incident_docs(first, "shop")
         assert doc["direction"] == "stopped" and doc["resolved"] is None
         assert doc["time"].replace(tzinfo=dt.UTC) == day + dt.timedelta(hours=12, minutes=15)
@@ -123,7 +126,7 @@ def test_a_new_incident_in_the_same_direction_waits_an_hour(embedded_db, recorde
     check.run_due(services(db), day + dt.timedelta(hours=12, minutes=10))
     assert sent(recorded) == []                         # 40 minutes after: quiet
     check.run_due(services(db), day + dt.timedelta(hours=12, minutes=31))
-    assert sent(recorded) == [("alert", "stopped", "ops@example.com")]
+    assert sent(recorded) == [("alert", "ops@example.com")]
 
 
 def test_no_alert_under_four_weeks_of_history(embedded_db, recorded):
@@ -149,7 +152,7 @@ def test_muted_while_the_load_generator_runs_unless_asked(embedded_db, recorded)
     assert sent(recorded) == [] and incident_docs(db, site) == []
     add_alert(db, site, "stopped", 15, email="told@example.com", during_loadgen=True)
     check.run_due(services(db), day + dt.timedelta(hours=13, minutes=1))
-    assert sent(recorded) == [("alert", "stopped", "told@example.com")]
+    assert sent(recorded) == [("alert", "told@example.com")]
     remember_running(db, False, day)
     check.run_due(services(db), day + dt.timedelta(hours=13, minutes=2))
-    assert sent(recorded)[1:] == [("alert", "stopped", "muted@example.com")]
+    assert sent(recorded)[1:] == [("alert", "muted@example.com")]

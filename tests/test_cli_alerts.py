@@ -46,16 +46,17 @@ def test_add_list_remove(store, frozen_clock):
     assert f"s's alerts start on {first + dt.timedelta(weeks=4):%Y-%m-%d}" in added.output
     hooked = run(store, "alerts", "add", "--site", "new", "--kind", "above", "--for", "60",
                  "--page", "/pricing", "--webhook", "https://hooks.example.com/x",
-                 "--during-loadgen")
+                 "--during-loadgen", "--format", "json")
     assert hooked.exit_code == 0, hooked.output
     secret = [a for a in stored(store) if a["site"] == "new"][0]["secret"]
     assert "webhook secret (shown once;" in hooked.output and secret in hooked.output
     assert "new has no traffic yet" in hooked.output
     listed = rows(run(store, "alerts", "list"))
-    assert [(r["site"], r["page"], r["kind"], r["for"], r["channel"], r["to"],
+    assert [(r["site"], r["page"], r["kind"], r["for"], r["channel"], r["to"], r["format"],
              r["during_loadgen"]) for r in listed] == [
-        ("new", "/pricing", "above", "60", "webhook", "https://hooks.example.com/x", "True"),
-        ("s", "*", "stopped", "15", "email", "ops@example.com", "False")]
+        ("new", "/pricing", "above", "60", "webhook", "https://hooks.example.com/x", "json",
+         "True"),
+        ("s", "*", "stopped", "15", "email", "ops@example.com", "", "False")]
     assert secret not in run(store, "alerts", "list", "--format", "json").output
     assert [r["site"] for r in rows(run(store, "alerts", "list", "--site", "s"))] == ["s"]
     removed = run(store, "alerts", "remove", listed[0]["id"])
@@ -79,6 +80,8 @@ def test_add_list_remove(store, frozen_clock):
     (("--site", "s", "--kind", "above", "--webhook", "ftp://example.com/x"),
      "not an http(s) URL"),
     (("--site", "s", "--kind", "above"), "one channel"),
+    (("--site", "s", "--kind", "above", "--email", "a@example.com", "--format", "json"),
+     "give --webhook"),
     (("--site", "s", "--kind", "above", "--email", "a@example.com", "--webhook",
       "https://example.com/x"), "one channel"),
 ])

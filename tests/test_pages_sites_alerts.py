@@ -43,6 +43,7 @@ def change(client, to, kind="stopped", minutes=15, how="email", page="", headers
         {"sites-edit-name.data": "blog", "sites-alert-kind.value": kind,
          "sites-alert-for.value": minutes, "sites-alert-page.value": page,
          "sites-alert-channel.value": how, "sites-alert-to.value": to,
+         "sites-alert-json.value": ["json"] if how == "webhook" else [],
          "sites-alert-loadgen.value": []},
         changed=((json.dumps({"index": remove, "type": "sites-alert-remove"},
                              separators=(",", ":")) + ".n_clicks",)
@@ -64,8 +65,8 @@ def test_the_admin_adds_an_alert_sees_it_and_removes_it(server):
     added = change(client, "https://hooks.example.com/<b>", "above", 30, "webhook",
                    "/pricing").get_data(as_text=True)
     (alert,) = alerts_of(db, "blog", secrets_too=True)
-    assert (alert["kind"], alert["for"], alert["page"], alert["webhook"]) == (
-        "above", 30, "/pricing", "https://hooks.example.com/<b>")
+    assert (alert["kind"], alert["for"], alert["page"], alert["webhook"], alert["format"]) == (
+        "above", 30, "/pricing", "https://hooks.example.com/<b>", "json")
     assert "Added: above the range for 30 minutes" in added and alert["secret"] in added
     page = shown(client)
     assert "hooks.example.com" in page

@@ -9,6 +9,7 @@ import click
 
 from queries.alerts.rules import (
     DEFAULT_MINUTES,
+    FORMATS,
     KINDS,
     MAX_MINUTES,
     AlertError,
@@ -21,7 +22,7 @@ from queries.alerts.rules import (
 from .common import shown, store_option
 from .stats import _database, _emit, format_option
 
-COLUMNS = ("id", "site", "page", "kind", "for", "channel", "to", "during_loadgen")
+COLUMNS = ("id", "site", "page", "kind", "for", "channel", "to", "format", "during_loadgen")
 
 
 @click.group()
@@ -38,14 +39,16 @@ def alerts() -> None:
 @click.option("--email", default=None, metavar="ADDR", help="Tell this address.")
 @click.option("--webhook", default=None, metavar="URL",
               help="POST JSON to this http(s) URL, signed with a secret shown once.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="A webhook's body: Slack/Mattermost's {\"text\": …}, or hitboard's JSON.")
 @click.option("--during-loadgen", is_flag=True,
               help="Also while the load generator runs on the site (muted by default).")
 @store_option
-def add(site, page, kind, minutes, email, webhook, during_loadgen, store):
+def add(site, page, kind, minutes, email, webhook, fmt, during_loadgen, store):
     """Tell ADDR or URL when SITE's traffic runs KIND for MINUTES."""
     with _database(store, read_only=False) as db:
         alert = add_alert(db, site, kind, minutes, page=page, email=email, webhook=webhook,
-                          during_loadgen=during_loadgen)
+                          during_loadgen=during_loadgen, fmt=fmt)
         since = active_from(db, site)
     to = alert.get("email") or alert["webhook"]
     click.echo(shown(f"added alert {alert['id']}: {alert['kind']} for {alert['for']} minutes "
@@ -67,12 +70,12 @@ def add(site, page, kind, minutes, email, webhook, during_loadgen, store):
 @format_option
 @store_option
 def list_alerts(site, fmt, store):
-    """Every alert: id,site,page,kind,for,channel,to,during_loadgen."""
+    """Every alert: id,site,page,kind,for,channel,to,format,during_loadgen."""
     with _database(store, read_only=True) as db:
         found = all_alerts(db, site)
     rows = [{"id": a["id"], "site": a["site"], "page": a["page"] or "*", "kind": a["kind"],
              "for": a["for"], "channel": "email" if a.get("email") else "webhook",
-             "to": a.get("email") or a.get("webhook"),
+             "to": a.get("email") or a.get("webhook"), "format": a.get("format", ""),
              "during_loadgen": bool(a["during_loadgen"])} for a in found]
     _emit(rows, COLUMNS, fmt)
 

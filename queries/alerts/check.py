@@ -100,6 +100,8 @@ def _tell(services, state, incident, alerts, kind, site, page, band, tz) -> int:
                                    tz=tz, base=_base(services.settings),
                                    incident=str(incident["_id"]),
                                    since=validation.stored_time(incident["time"]))
+        if how == "email" or alert.get("format") != "json":
+            content["payload"] = None       # a webhook's body: Slack's {"text": …}
         result = deliveries.deliver(services, claim_id=key, site=site, channel=how, to=to,
                                     **content)
         sent += result in ("sent", "queued")

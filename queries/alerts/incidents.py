@@ -17,6 +17,8 @@ from .. import validation
 
 # A new incident in the same direction waits this long after the previous one is resolved.
 QUIET = dt.timedelta(minutes=60)
+# An open incident not seen outside for this long is not shown: its checker stopped.
+STALE = dt.timedelta(minutes=15)
 
 
 def incident_key(site: str, page: str | None, direction: str, minutes: int) -> str:
@@ -68,9 +70,9 @@ def resolve(db, incident: dict, end: dt.datetime) -> bool:
 
 
 def open_incidents(db, site: str, now: dt.datetime, page: str | None = None) -> list[dict]:
-    """The site's (page's) incidents still open and seen outside within a day of
-    ``now``, newest first: what Live's banner shows."""
-    since = validation.timestamp(now) - dt.timedelta(days=1)
+    """The site's (page's) incidents still open and seen outside lately (``STALE``),
+    newest first: what Live's banner shows."""
+    since = validation.timestamp(now) - STALE
     return list(db[notes.COLLECTION].find(
         {"site": site, "kind": "anomaly", "incident": {"$exists": True}, "resolved": None,
          "page": page,

@@ -1,7 +1,8 @@
 """Who is told of what: the ``alerts`` list of a site's registry record, beside its
-goals: ``{id, page, kind, for, email | webhook, secret, during_loadgen}``. ``page`` is
+goals: ``{id, page, kind, for, email | webhook, secret, format, during_loadgen}``. ``page`` is
 None for the whole site; ``for`` the window in minutes; a webhook's ``secret`` signs its
-bodies (shown once, when the alert is added)."""
+bodies (shown once, when the alert is added), its ``format`` the body: ``text`` (Slack's
+and Mattermost's ``{"text": …}``) or ``json`` (hitboard's whole document)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ..reads.expected import MIN_WEEKS, first_day
 from ..stats import schema
 
 KINDS = ("above", "below", "stopped")
+FORMATS = ("text", "json")  # a webhook's body: Slack/Mattermost's {"text": …}, or all of it
 DEFAULT_MINUTES = 15
 MAX_MINUTES = 1440
 MAX_ALERTS = 50             # a site
@@ -80,7 +82,7 @@ def check_page(value) -> str | None:
 
 def add_alert(db, site: str, kind: str, minutes=DEFAULT_MINUTES, *, page=None,
               email: str | None = None, webhook: str | None = None,
-              during_loadgen: bool = False) -> dict:
+              during_loadgen: bool = False, fmt: str = "text") -> dict:
     """Store one alert for a registered site; the alert, its webhook's ``secret``
     included (shown once: ``alerts_of`` leaves it out)."""
     name = _registered(db, site)
@@ -89,10 +91,15 @@ def add_alert(db, site: str, kind: str, minutes=DEFAULT_MINUTES, *, page=None,
     if (email is None) == (webhook is None):
         raise AlertError("give the alert one channel: --email ADDR or --webhook URL")
     if email is not None:
+        if fmt != "text":
+            raise AlertError("--format json is a webhook's body: give --webhook URL")
         alert["email"] = check_address(email)
     else:
         alert["webhook"] = check_url(webhook)
         alert["secret"] = secrets.token_urlsafe(24)
+        if fmt not in FORMATS:
+            raise AlertError(f"unknown format {str(fmt)[:20]!r}: text or json")
+        alert["format"] = fmt
     held = _stored(db, name)
     if len(held) >= MAX_ALERTS:
         raise AlertError(f"at most {MAX_ALERTS} alerts a site")
@@ -147,7 +154,7 @@ def channel(alert: dict) -> tuple[str, str]:
 
 def _shown(alert: dict, secrets_too: bool) -> dict:
     shown = {key: alert.get(key) for key in ("id", "page", "kind", "for", "during_loadgen")}
-    shown.update({k: alert[k] for k in ("email", "webhook") if alert.get(k)})
+    shown.update({k: alert[k] for k in ("email", "webhook", "format") if alert.get(k)})
     if secrets_too and alert.get("secret"):
         shown["secret"] = alert["secret"]
     return shown

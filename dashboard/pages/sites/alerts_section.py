@@ -73,6 +73,9 @@ def alerts_card(disabled: bool) -> html.Section:
             dcc.Input(id="sites-alert-to", type="text", value="", maxLength=2000,
                       placeholder="name@example.com or https://hooks…", autoComplete="off",
                       className="text-input goal-input", disabled=disabled),
+            dcc.Checklist(id="sites-alert-json", value=[],
+                          options=[{"label": " webhook: hitboard's JSON (not Slack's text)",
+                                    "value": "json", "disabled": disabled}]),
             dcc.Checklist(id="sites-alert-loadgen", value=[],
                           options=[{"label": " also while the load generator runs",
                                     "value": "yes", "disabled": disabled}]),
@@ -103,6 +106,7 @@ def _listed(rows: list[dict], disabled: bool):
             html.Code(row["page"] or "whole site", className="goal-value"),
             html.Span("→", className="hint"),
             html.Code(row.get("email") or row.get("webhook"), className="goal-value"),
+            html.Span("JSON", className="hint") if row.get("format") == "json" else None,
             html.Span("during load tests too", className="hint")
             if row["during_loadgen"] else None,
             html.Button("Remove", id={"type": "sites-alert-remove", "index": row["id"]},
@@ -145,11 +149,12 @@ def register_alert_callbacks() -> None:
         State("sites-alert-page", "value"),
         State("sites-alert-channel", "value"),
         State("sites-alert-to", "value"),
+        State("sites-alert-json", "value"),
         State("sites-alert-loadgen", "value"),
         prevent_initial_call=True,
     )
     @requires("notify", refused=_refused)
-    def change_alerts(_add, _removes, name, kind, minutes, page, how, to, loadgen):
+    def change_alerts(_add, _removes, name, kind, minutes, page, how, to, body, loadgen):
         """Add the form's alert, or remove the one whose button was clicked."""
         if not _clicked() or not name:
             return no_update, no_update
@@ -159,7 +164,8 @@ def register_alert_callbacks() -> None:
             if isinstance(trigger, dict):
                 remove_alert(db, str(trigger["index"]), site=name)
                 return message("Removed the alert.", "info"), no_update
-            channel = {"webhook": to} if how == "webhook" else {"email": to}
+            channel = ({"webhook": to, "fmt": "json" if body else "text"} if how == "webhook"
+                       else {"email": to})
             alert = add_alert(db, name, kind, DEFAULT_MINUTES if minutes is None else minutes,
                               page=page or None, during_loadgen=bool(loadgen), **channel)
         except Exception as exc:
