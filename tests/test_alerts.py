@@ -114,8 +114,8 @@ def test_stopped_traffic_gives_one_alert_beside_a_second_worker(tmp_path, record
         first.client.close()
 
 
-def test_a_new_incident_in_the_same_direction_waits_an_hour(embedded_db, recorded):
-    db = embedded_db
+def test_a_new_incident_in_the_same_direction_waits_an_hour(db, recorded):
+    """On every backend: the registry's alerts, the incident's note and the claims."""
     day = dt.datetime(2026, 3, 18, tzinfo=dt.UTC)
     register(db, "shop", "admin")
     steady(db, "shop", day, 35, stop_at=12 * 60)
