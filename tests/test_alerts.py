@@ -44,7 +44,7 @@ def test_a_burst_through_hit_gives_one_alert_and_one_recovery(tmp_path, frozen_c
         db = counted(app).db
         steady(db, "blog", day, 35)
         email = add_alert(db, "blog", "above", 15, email="ops@example.com")
-        hook = add_alert(db, "blog", "above", 15, webhook="https://hooks.example.com/a",
+        hook = add_alert(db, "blog", "above", 15, webhook="http://127.0.0.1:9/a",
                          fmt="json")
         client = app.server.test_client()
         for _ in range(60):
@@ -54,11 +54,11 @@ def test_a_burst_through_hit_gives_one_alert_and_one_recovery(tmp_path, frozen_c
         for later in (2, 3, 9, 15):                 # outside, still outside
             check.run_due(served, minute + later * MINUTE)
         assert sent(recorded) == [("alert", "ops@example.com"),
-                                  ("alert", "https://hooks.example.com/a")]
+                                  ("alert", "http://127.0.0.1:9/a")]
         for later in (17, 19, 40, 75):              # back inside, and staying there
             check.run_due(served, minute + later * MINUTE)
         assert sent(recorded)[2:] == [("resolved", "ops@example.com"),
-                                      ("resolved", "https://hooks.example.com/a")]
+                                      ("resolved", "http://127.0.0.1:9/a")]
         (note,) = anomalies(db, "blog")
         assert note["time"] == minute + 2 * MINUTE
         assert note["text"].startswith("Traffic above the expected range: ")
