@@ -14,12 +14,15 @@ from queries.jobs.backfill import DayCounts
 PER_MINUTE = 2          # steady traffic: 30 hits in 15 minutes, a band of [30, 30]
 
 
-def steady(db, site: str, day: dt.datetime, days: int, stop_at: int | None = None) -> None:
+def steady(db, site: str, day: dt.datetime, days: int, stop_at: int | None = None,
+           weekdays_only: bool = False) -> None:
     """``days`` whole UTC days before ``day`` with ``PER_MINUTE`` hits a minute on /a, and
-    ``day`` itself the same up to minute ``stop_at`` of it (None: the whole day)."""
+    ``day`` itself the same up to minute ``stop_at`` of it (None: the whole day).
+    ``weekdays_only``: of the past days, only ``day``'s weekday and the first (all the
+    band of a window inside ``day`` reads, in a fifth of the documents)."""
     items = [DayCounts(site, day - dt.timedelta(days=k), ["/a"],
                        np.full((1, 1440), PER_MINUTE, dtype=np.int64))
-             for k in range(days, 0, -1)]
+             for k in range(days, 0, -1) if not weekdays_only or k % 7 == 0 or k == days]
     today = np.full((1, 1440), PER_MINUTE, dtype=np.int64)
     if stop_at is not None:
         today[:, stop_at:] = 0

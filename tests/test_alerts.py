@@ -94,7 +94,7 @@ def test_stopped_traffic_gives_one_alert_beside_a_second_worker(tmp_path, record
     second = queries.connect(store)
     try:
         register(first, "shop", "admin")
-        steady(first, "shop", day, 35, stop_at=12 * 60)     # stops at 12:00
+        steady(first, "shop", day, 35, stop_at=12 * 60, weekdays_only=True)     # stops at 12:00
         add_alert(first, "shop", "stopped", 15, email="ops@example.com")
         moments = [day + dt.timedelta(hours=12, minutes=12, seconds=30 * k) for k in range(16)]
         for moment in moments:
@@ -118,7 +118,7 @@ def test_a_new_incident_in_the_same_direction_waits_an_hour(db, recorded):
     """On every backend: the registry's alerts, the incident's note and the claims."""
     day = dt.datetime(2026, 3, 18, tzinfo=dt.UTC)
     register(db, "shop", "admin")
-    steady(db, "shop", day, 35, stop_at=12 * 60)
+    steady(db, "shop", day, 35, stop_at=12 * 60, weekdays_only=True)
     add_alert(db, "shop", "stopped", 5, email="ops@example.com")
     incident = incidents.open_incident(db, "shop", None, "stopped", 5,
                                        day + dt.timedelta(hours=11), "earlier")
@@ -133,7 +133,7 @@ def test_no_alert_under_four_weeks_of_history(embedded_db, recorded):
     db = embedded_db
     day = dt.datetime(2026, 3, 18, tzinfo=dt.UTC)
     register(db, "shop", "admin")
-    steady(db, "shop", day, 20, stop_at=12 * 60)
+    steady(db, "shop", day, 20, stop_at=12 * 60, weekdays_only=True)
     add_alert(db, "shop", "stopped", 15, email="ops@example.com")
     check.run_due(services(db), day + dt.timedelta(hours=13))
     assert sent(recorded) == [] and incident_docs(db, "shop") == []
@@ -145,7 +145,7 @@ def test_muted_while_the_load_generator_runs_unless_asked(embedded_db, recorded)
     day = dt.datetime(2026, 3, 18, tzinfo=dt.UTC)
     site = "shop.example"
     register_synthetic(db, [site])
-    steady(db, site, day, 35, stop_at=12 * 60)
+    steady(db, site, day, 35, stop_at=12 * 60, weekdays_only=True)
     add_alert(db, site, "stopped", 15, email="muted@example.com")
     remember_running(db, True, day)
     check.run_due(services(db), day + dt.timedelta(hours=13))
