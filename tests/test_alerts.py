@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 
+import numpy as np
 import pytest
 from alertkit import recorded as recorded_sends
 from alertkit import sent, services, steady
@@ -156,3 +157,24 @@ def test_muted_while_the_load_generator_runs_unless_asked(embedded_db, recorded)
     remember_running(db, False, day)
     check.run_due(services(db), day + dt.timedelta(hours=13, minutes=2))
     assert sent(recorded)[1:] == [("alert", "muted@example.com")]
+
+
+def test_a_recovery_cut_off_after_its_incident_was_resolved_is_sent_by_the_next_run(
+        embedded_db, recorded):
+    """A worker killed between resolving the incident and sending: the next run sends
+    the "back to normal" once, and only to the channel told of the start."""
+    db = embedded_db
+    day = dt.datetime(2026, 3, 18, tzinfo=dt.UTC)
+    register(db, "shop", "admin")
+    steady(db, "shop", day, 35, stop_at=12 * 60, weekdays_only=True)
+    add_alert(db, "shop", "stopped", 15, email="ops@example.com")
+    check.run_due(services(db), day + dt.timedelta(hours=12, minutes=20))
+    add_alert(db, "shop", "stopped", 15, email="late@example.com")     # after the start
+    (doc,) = incident_docs(db, "shop")
+    back = np.zeros((1, 1440), dtype=np.int64)
+    back[:, 12 * 60 + 30:] = 2                                          # back at 12:30
+    queries.backfill(db, [queries.DayCounts("shop", day, ["/a"], back)])
+    incidents.resolve(db, doc, day + dt.timedelta(hours=12, minutes=31))   # then killed
+    for minutes in (32, 33):
+        check.run_due(services(db), day + dt.timedelta(hours=12, minutes=minutes))
+    assert sent(recorded) == [("alert", "ops@example.com"), ("resolved", "ops@example.com")]
