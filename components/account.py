@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from dash import dcc, html
 
-STATES = ("visitor", "admin", "open", "none")
+STATES = ("visitor", "admin", "user", "open", "none")
 
 
-def account_box(state: str) -> html.Div:
-    """``state``: visitor (may sign in), admin (signed in), open (everyone may change
-    state) or none (nothing to sign in to)."""
+def account_box(state: str, name: str = "") -> html.Div:
+    """``state``: visitor (may sign in), admin (signed in with the admin secret), user
+    (signed in as ``name``), open (everyone may change state) or none (nothing to sign
+    in to)."""
     if state not in STATES:
         raise ValueError(f"unknown account state {state!r}")
     return html.Div(id="account", className="account", **{"data-state": state}, children=[
@@ -33,10 +34,14 @@ def account_box(state: str) -> html.Div:
                 html.Div(id="account-status", className="hint", role="status"),
             ]),
         ]),
-        html.Div(className="account-in", hidden=state != "admin", children=[
-            html.Span("Signed in", className="account-who"),
+        html.Div(className="account-in", hidden=state not in ("admin", "user"), children=[
+            html.Span(f"Signed in as {name}" if state == "user" else "Signed in",
+                      className="account-who"),
             html.Button("Sign out", id="account-signout", n_clicks=0,
                         className="btn btn-small"),
+            html.Button("Sign out everywhere", id="account-signout-all", n_clicks=0,
+                        className="btn btn-small", hidden=state != "user",
+                        title="End this user's sessions in every browser"),
         ]),
         html.Span("Open admin", className="account-open", hidden=state != "open",
                   title="HITBOARD_OPEN_ADMIN is on: anyone who reaches this server can "

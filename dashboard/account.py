@@ -16,6 +16,7 @@ import flask
 from dash import Input, Output, State, ctx, no_update
 
 from components.account import account_box
+from queries import accounts
 
 from .authority import who
 from .authority.principal import erase_session, secret, typed_refusal, write_session
@@ -26,13 +27,16 @@ def account_area():
     """What the top bar shows about the viewer: nothing to sign in to on a read-only
     server, one without an admin secret, or outside a request (Dash checks the layout
     as the app is built)."""
-    return account_box(_state())
+    state = _state()
+    return account_box(state, who().name if state == "user" else "")
 
 
 def _state() -> str:
     if not flask.has_request_context():
         return "none"
     settings = get_services().settings
+    if who().user:
+        return "user"
     if settings.readonly:
         return "none"
     if settings.open_admin:
@@ -55,6 +59,15 @@ def sign_out(_clicks):
     return time.time()
 
 
+def sign_out_everywhere(_clicks):
+    """A user ends its sessions in every browser (its epoch moves on), this one too."""
+    principal = who()
+    if principal.user:
+        accounts.bump_epoch(get_services().db, principal.name)
+    erase_session(ctx.response)
+    return time.time()
+
+
 def register_account_callbacks(app: dash.Dash) -> None:
     app.callback(
         Output("account-status", "children"),
@@ -69,6 +82,11 @@ def register_account_callbacks(app: dash.Dash) -> None:
         Input("account-signout", "n_clicks"),
         prevent_initial_call=True,
     )(sign_out)
+    app.callback(
+        Output("account-done", "data", allow_duplicate=True),
+        Input("account-signout-all", "n_clicks"),
+        prevent_initial_call=True,
+    )(sign_out_everywhere)
     app.clientside_callback(
         "function(done) { if (done) { window.location.reload(); } return null; }",
         Output("account-reloaded", "data"),

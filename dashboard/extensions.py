@@ -19,7 +19,8 @@ import flask
 from . import rollup_job
 from .authority import register_authority
 from .loadgen import extension as loadgen
-from .routes import annotations_api, beacon, health
+from .notify import register_notify
+from .routes import annotations_api, api_v2, beacon, health, unsubscribe
 from .services import Services
 from .share import register_share
 
@@ -29,7 +30,8 @@ Extension = Callable[[flask.Flask, Services], None]
 def hooks() -> tuple[Extension, ...]:
     return (register_authority, health.register_health, loadgen.register_loadgen,
             beacon.register_beacon, rollup_job.register_rollups,
-            annotations_api.register_annotations_api, register_share)
+            annotations_api.register_annotations_api, register_share,
+            api_v2.register_stats_api, register_notify, unsubscribe.register_unsubscribe)
 
 
 def install(server: flask.Flask, services: Services) -> None:

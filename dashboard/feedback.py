@@ -6,6 +6,7 @@ import logging
 
 import queries
 
+from .authority.scope import SiteRefused
 from .frontdoor.callback_guard import BAD_INPUT, dispatching, raised_at
 
 log = logging.getLogger(__name__)
@@ -14,7 +15,10 @@ log = logging.getLogger(__name__)
 def describe(exc: Exception) -> str:
     """What to show a viewer: our own errors say what to fix; anything else is named
     and logged with its traceback, but for the errors a callback's values of the wrong
-    type raise (anyone may post any): one line saying where."""
+    type raise (anyone may post any): one line saying where. A site refused to the
+    viewer is no failed read: it goes on, to refuse the whole request (403)."""
+    if isinstance(exc, SiteRefused):
+        raise exc
     if isinstance(exc, queries.HitboardError):
         return str(exc)
     if dispatching.get() and isinstance(exc, BAD_INPUT):

@@ -30,6 +30,9 @@ import flask
 from dash import dcc, html, no_update
 from dash._pages import _parse_query_string, _path_to_page
 
+from .authority import who
+from .authority.scope import SiteRefused
+
 LOG = logging.getLogger(__name__)
 # Dash's own ids for the page container (dash.page_container's children).
 LOCATION, CONTENT, STORE, DUMMY = ("_pages_location", "_pages_content", "_pages_store",
@@ -96,14 +99,16 @@ def draw_ahead(index: str) -> str:
         for stale in [k for k, (until, _) in _ahead.items() if until < now]:
             _ahead.pop(stale)[1].cancel()
         if key not in _ahead and len(_ahead) < MAX_AHEAD:
-            work = flask.copy_current_request_context(lambda: _page(*key[2:]))
+            work = flask.copy_current_request_context(lambda: _page(*key[2:4]))
             _ahead[key] = (now + AHEAD_S, _DRAWER.submit(work))
     return index
 
 
-def _key(path: str, search: str) -> tuple[int, str, str, str]:
-    """A drawing's place in ``_ahead``: this app's, for this host, path and query."""
-    return id(flask.current_app._get_current_object()), flask.request.host, path, search
+def _key(path: str, search: str) -> tuple:
+    """A drawing's place in ``_ahead``: this app's, for this host, path, query and
+    principal (a viewer is never handed a page drawn for someone who sees more)."""
+    return id(flask.current_app._get_current_object()), flask.request.host, path, search, \
+        who()
 
 
 def _drawn(address: dict):
@@ -146,6 +151,8 @@ def _page(pathname: str, search: str):
     try:
         content = layout(**{**variables, **_parse_query_string(search)}) \
             if callable(layout) else layout
+    except SiteRefused:
+        raise                   # a 403 for the whole layout: nothing of the site
     except Exception:  # noqa: BLE001 -- the router draws it again and reports the error
         LOG.exception("the page at %s%s could not be drawn in the first layout",
                       pathname, search)

@@ -19,7 +19,7 @@ from dash import Input, Output, Patch, State, callback, html, no_update
 from components import message
 from components.annotations import NOTES_AXIS, inside, note_form, note_trace
 from dashboard import reads
-from dashboard.authority import refusal, requires
+from dashboard.authority import refusal, requires, who
 from dashboard.feedback import describe
 from dashboard.services import get_services
 from dashboard.state import ShellState, parse_search
@@ -84,10 +84,11 @@ def add_note(prefix: str, chart_index: ChartIndex,
                 raise HitboardError("click the chart (or type a time) to say when")
             at = validation.parse_time(str(when).strip().replace(" ", "T"), shell.tz)
             site = reads.resolve_site(shell.site)
+            author = who().name if who().user else ""     # a user's notes carry its name
             note = {"site": site, "time": validation.timestamp(at), "text": text or "",
-                    "kind": kind or "note", "author": ""}
+                    "kind": kind or "note", "author": author}
             note["id"] = notes.add_annotation(get_services().db, site, at, text or "",
-                                              kind or "note")
+                                              kind or "note", author or None)
         except HitboardError as exc:
             return failed(str(exc))
         note["text"] = notes.check_text(note["text"])

@@ -17,16 +17,14 @@ from typing import TypeVar
 import pandas as pd
 
 import queries
-from queries import validation
-from queries.dimensions.pages import ranked_pages
-from queries.stats.kpis import HitTotals, hit_totals
+from queries.reads import live
+from queries.reads.live import HitTotals
 
+from .authority.scope import check_site, sees_all, visible
 from .cache import bucket_start
 from .services import get_services
 
 T = TypeVar("T")
-TOP_N = 10
-MINUTE = dt.timedelta(minutes=1)
 MAX_STALE_BUCKETS = 1
 
 
@@ -63,9 +61,11 @@ def derived(fn: Callable[..., T], *args, given: dict, seconds: int, **kwargs) ->
 
 
 def sites() -> list[str]:
-    """Known sites; without the synthetic ones when the hide_synthetic setting says so."""
+    """Known sites the principal reads; without the synthetic ones when the
+    hide_synthetic setting says so."""
     hide = get_services().settings.hide_synthetic
-    return shared(queries.list_sites, include_synthetic=not hide, seconds=history_seconds())
+    return visible(shared(queries.list_sites, include_synthetic=not hide,
+                          seconds=history_seconds()))
 
 
 def synthetic_sites() -> set[str]:
@@ -73,33 +73,28 @@ def synthetic_sites() -> set[str]:
 
 
 def site_pages(site: str) -> list[str]:
-    return shared(queries.list_pages, site, seconds=history_seconds())
+    return shared(queries.list_pages, check_site(site), seconds=history_seconds())
 
 
 def first_pages(site: str, n: int) -> list[str]:
-    return shared(queries.first_pages, site, n, seconds=history_seconds())
+    return shared(queries.first_pages, check_site(site), n, seconds=history_seconds())
 
 
 def resolve_site(site: str | None, fresh: bool = False) -> str | None:
     """The site the URL names, else the most recently active real site (a synthetic
     one only when there is no other), else None (empty store). ``fresh``: while the
     store looks empty, look again every live bucket, so the live page shows the first
-    hits without waiting for the history cache to expire."""
+    hits without waiting for the history cache to expire. A viewer's choice is among
+    its sites; another site named is refused (``scope``)."""
     if site:
-        return site
+        return check_site(site)
     hide = get_services().settings.hide_synthetic
     known = shared(queries.recent_sites, include_synthetic=not hide, seconds=history_seconds())
     if not known and fresh:
         known = shared(queries.recent_sites, seconds=live_seconds())
+    if not sees_all():
+        known = visible(known) or visible(sites())
     return known[0] if known else None
-
-
-def todays_top(db, site: str, now: dt.datetime, tz: str, humans: bool = True) -> pd.DataFrame:
-    """"Top pages today" wherever it shows (Live, the presenter's list and its top view):
-    people's page views since local midnight as History ranks them, bots left out
-    unless ``humans`` is false, static files left out."""
-    return ranked_pages(db, site, validation.local_midnight(now, tz), now + MINUTE, n=TOP_N,
-                        humans=humans)
 
 
 @dataclass(frozen=True)
@@ -126,14 +121,8 @@ def live_snapshot(site: str, pages: tuple[str, ...], tz: str, window_minutes: in
 
     def compute() -> LiveSnapshot:
         now = dt.datetime.fromtimestamp(bucket * seconds, dt.UTC)
-        minute = now.replace(second=0, microsecond=0)     # the current one: even at :00
-        return LiveSnapshot(
-            as_of=now,
-            series=queries.minute_series(db, site, minute - dt.timedelta(minutes=window_minutes),
-                                         minute + dt.timedelta(minutes=1), pages=pages, tz=tz),
-            totals=hit_totals(db, site, now, pages=pages, tz=tz),
-            top=todays_top(db, site, now, tz, humans),
-        )
+        return LiveSnapshot(now, *live.snapshot(db, site, pages, tz, now, window_minutes,
+                                                humans))
 
     key = ("live", site, pages, tz, window_minutes, humans)
     return services.cache.get_or_refresh(key, bucket, compute, timeout=60,

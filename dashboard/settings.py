@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from queries.errors import HitboardError
+from queries.notify.channels import check_address, smtp_server
 
 
 class InvalidSettingError(HitboardError):
@@ -80,6 +81,18 @@ def _public_url(text: str) -> str | None:
         raise ValueError(f"a public address has no query, fragment or password: {text!r}")
     parts.port  # noqa: B018 -- raises ValueError on a port out of range
     return text.strip().rstrip("/")
+
+
+def _smtp_url(text: str) -> str | None:
+    """``smtp://[user:pass@]host[:port]`` or ``smtps://...``; another scheme is refused."""
+    if not text:
+        return None
+    smtp_server(text.strip())
+    return text.strip()
+
+
+def _mail_from(text: str) -> str | None:
+    return check_address(text) if text else None
 
 
 _SIZE = re.compile(r"\s*(\d+)\s*(?:([KM])(?:I?B)?)?\s*", re.IGNORECASE)
@@ -171,6 +184,14 @@ SETTINGS: tuple[Setting, ...] = (
             "nothing of its own)", _non_negative_int),
     Setting("rollup_interval", 60, "seconds between the server's rollup runs (0: never; "
             "`hitboard rollup` can run them instead)", _non_negative_int),
+    Setting("notify_interval", 60, "seconds between the server's runs of due "
+            "notifications: reports, alerts, retries (0: never; `hitboard notify run` can "
+            "run them instead)", _non_negative_int),
+    Setting("smtp_url", None, "the mail server reports and alerts go through: "
+            "smtp://[user:pass@]host[:port] (STARTTLS when offered, required with "
+            "credentials) or smtps://... (TLS from the start)", _smtp_url),
+    Setting("mail_from", None, "the sender of reports and alerts (unset: hitboard@ the "
+            "public host)", _mail_from),
     Setting("ingest_jobs", min(2, os.cpu_count() or 1), "threads `hitboard ingest` maps "
             "a log's lines with (Polars'; the ingest is one process)", _positive_int),
     Setting("events_ttl_days", 30, "days raw events are kept after ingestion, and until "

@@ -10,6 +10,7 @@ from .annotations import ensure_annotation_indexes
 from .dimensions import ensure_indexes as ensure_dimension_indexes
 from .events.collection import ensure_event_indexes
 from .events.custom import ensure_custom_indexes
+from .imports.store import ensure_indexes as ensure_import_indexes
 from .rollups.build import ensure_rollup_indexes
 from .stats import schema
 from .visits.store import ensure_visit_indexes
@@ -21,4 +22,5 @@ def ensure_indexes(db) -> list[str]:
              for name in (schema.DAILY, schema.MONTHLY)]
     return (names + ensure_event_indexes(db) + ensure_rollup_indexes(db)
             + ensure_dimension_indexes(db) + ensure_annotation_indexes(db)
-            + ensure_visit_indexes(db) + ensure_custom_indexes(db))
+            + ensure_visit_indexes(db) + ensure_custom_indexes(db)
+            + ensure_import_indexes(db))

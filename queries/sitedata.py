@@ -14,6 +14,7 @@ from .dimensions import sketches
 from .dimensions.counters import COLLECTIONS as DIMENSION_COUNTERS
 from .events import expired
 from .events.custom import COLLECTION as CUSTOM_EVENTS
+from .imports.store import COLLECTIONS as IMPORTED
 from .rollups.build import BACKFILLED
 from .shares import COLLECTION as SHARES
 from .stats import schema
@@ -23,7 +24,7 @@ from .visits.store import MONTHS, VISITS
 
 BY_METADATA = (schema.DAILY, schema.MONTHLY, *DIMENSION_COUNTERS, *sketches.COLLECTIONS)
 BY_SITE = (schema.EVENTS, schema.APART, expired.COLLECTION, *schema.ROLLUPS.values(), BACKFILLED,
-           VISITS, MONTHS, CUSTOM_EVENTS, ANNOTATIONS, SHARES)
+           VISITS, MONTHS, CUSTOM_EVENTS, ANNOTATIONS, SHARES, *IMPORTED)
 
 
 def remove(db, site: str) -> dict[str, int]:

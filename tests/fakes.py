@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 
 import pytest
+from pymongo import InsertOne
 from pymongo.errors import AutoReconnect, BulkWriteError
 
 import queries
@@ -87,8 +88,10 @@ def lose_insert_race(collection, requests, ordered):
     """Another writer creates every document between our filter and our insert, so each
     upsert fails with a duplicate key although ours was not applied."""
     for request in requests:
-        doc_id = request._filter["_id"]
-        meta = request._doc["$setOnInsert"]["metadata"]
+        if isinstance(request, InsertOne):      # a new document, sent whole
+            doc_id, meta = request._doc["_id"], request._doc["metadata"]
+        else:
+            doc_id, meta = request._filter["_id"], request._doc["$setOnInsert"]["metadata"]
         field = "daily" if collection.name == schema.DAILY else "monthly"
         collection.update_one({"_id": doc_id},
                               {"$inc": {field: 1000}, "$setOnInsert": {"metadata": meta}},
@@ -141,6 +144,9 @@ class UnseenDatabase:
 
     def __getitem__(self, name):
         return UnseenCollection(self._db[name])
+
+    def __getattr__(self, name):
+        return getattr(self._db, name)
 
 
 def stored_events(db, site: str | None = None) -> list[dict]:

@@ -163,8 +163,8 @@ def test_navigation_keeps_the_shell_state_and_marks_the_current_page(app):
 
 def test_the_sites_page_is_in_the_navigation_among_the_operations_pages(app):
     links = shell.nav_links("/sites", "?site=alpha&tz=UTC&edit=alpha")
-    assert [link.children for link in links][-4:] == ["Data", "Sites", "Load generator",
-                                                     "Present"]
+    assert [link.children for link in links][-5:] == ["Data", "Sites", "Team",
+                                                     "Load generator", "Present"]
     sites = next(link for link in links if link.children == "Sites")
     assert sites.href == "/sites?site=alpha&tz=UTC" and "active" in sites.className
     assert sites.id == "nav-sites"

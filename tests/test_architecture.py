@@ -9,6 +9,7 @@ import re
 from functools import cache
 from pathlib import Path
 
+import mapkit
 import pytest
 from wallclock import check, scan
 
@@ -198,20 +199,121 @@ def test_a_page_folder_is_imported_by_its_own_modules_only():
     assert {page_of(name) for name in modules()} >= {"history", "live", "present", "sites"}
 
 
-def test_the_map_names_every_module_and_no_file_that_is_gone():
+# The folders that hold a representation; which of them answers a chart is queries/reads/'s
+# choice. A charting page may import from them only what reads nothing:
+REPRESENTATIONS = ("stats", "dimensions", "events", "visits", "rollups", "custom")
+READ_NOTHING = {
+    "queries.dimensions.encoding",   # dimension names and value limits
+    "queries.stats.series",          # bucket_edges: where a zone's buckets start
+}
+# What a charting page may take from ``import queries``: the registry, errors, the store.
+QUERIES_ATTRIBUTES = {"HitboardError", "is_embedded", "list_sites", "redact", "site_span"}
+CHARTING_PAGES = ("history", "live", "present", "data", "sources")
+
+
+def test_charting_pages_get_their_representation_from_queries_reads():
+    """History, Live, the presenter, the Data page and Sources read through
+    ``queries/reads/`` (and the cache): none imports a representation's module or calls
+    ``queries.<a read>``, so none chooses which representation answers it."""
+    pages = [name for name in modules() if name.split(".")[:3] in
+             (["dashboard", "pages", page] for page in CHARTING_PAGES)]
+    wrong = sorted(f"{name} imports {target}" for name in pages
+                   for target in map(first_party, imported(name))
+                   if target and target.split(".")[:2] in
+                   (["queries", folder] for folder in REPRESENTATIONS)
+                   and target not in READ_NOTHING)
+    wrong += sorted(f"{name} calls queries.{node.attr}" for name in pages
+                    for node in ast.walk(tree(name))
+                    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id == "queries" and node.attr not in QUERIES_ATTRIBUTES)
+    assert len(pages) > 10 and wrong == []
+
+
+def test_the_map_names_every_module_by_its_path_and_no_file_that_is_gone():
     """ARCHITECTURE.md is the newcomer's map: each module of the three packages is named
-    in it (by its file name, or its stem in a list such as ``matcher/updater``), and each
-    file it names exists."""
+    in its tree where it lives (``reads/live.py`` under ``reads/``; the word "live", or a
+    ``live.py`` elsewhere, does not name it), and each file it names exists: in the tree
+    by path, elsewhere in the text by path from the root or a package, else by name."""
     text = (ROOT / "ARCHITECTURE.md").read_text()
-    words = set(re.findall(r"[\w]+", text))
-    unnamed = sorted(str(path.relative_to(ROOT)) for path in modules().values()
-                     if path.name != "__init__.py" and path.stem not in words)
-    assert unnamed == []
+    assert mapkit.unnamed(text, ROOT, PACKAGES) == []
+    _named, gone = mapkit.read_map(text, ROOT)
+    assert gone == []
     present = {path.name for folder in (*PACKAGES, "assets", "tests", "bench", "scripts")
                for path in (ROOT / folder).rglob("*")}
-    gone = sorted(name for name in set(re.findall(r"\b\w+\.(?:py|js|css)\b", text))
-                  if name not in present)
-    assert gone == []
+    bases = [ROOT, *(ROOT / package for package in PACKAGES)]
+    missing = sorted(name for name in set(mapkit.FILE.findall(text))
+                     if ("/" in name and not any((base / name).is_file() for base in bases))
+                     or ("/" not in name and name not in present))
+    assert missing == []
+
+
+def _defines(name: str) -> set[str]:
+    """The names a module defines or imports at its top level."""
+    found = set()
+    for node in tree(name).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {t.id for target in targets for t in ast.walk(target)
+                     if isinstance(t, ast.Name)}
+            found |= names
+            if "__all__" in names and node.value is not None:     # lazy exports too
+                found.update(c.value for c in ast.walk(node.value)
+                             if isinstance(c, ast.Constant) and isinstance(c.value, str))
+    return found
+
+
+DOTTED = re.compile(r"``((?:queries|dashboard|components)(?:\.\w+)+)``")
+SLASHED = re.compile(r"(?<![\w/.])((?:\w+/)+\w+\.(?:py|js|css))\b")
+
+
+def test_every_module_a_docstring_or_comment_names_exists():
+    """A module's text that names another (``queries.stats.counts``, ``stats/counts.py``,
+    ``queries.store.connection.atomic``) names one that exists: a module moved or renamed
+    leaves no reference behind."""
+    bases = [ROOT, *(ROOT / package for package in PACKAGES)]
+    wrong = []
+    for name, path in sorted(modules().items()):
+        text = path.read_text()
+        for dotted in sorted(set(DOTTED.findall(text))):
+            parts = dotted.split(".")
+            owner = next((".".join(parts[:i]) for i in range(len(parts), 0, -1)
+                          if ".".join(parts[:i]) in modules()), None)
+            rest = parts[len(owner.split(".")):] if owner else parts
+            if owner is None or (rest and rest[0] not in _defines(owner)):
+                wrong.append(f"{name}: {dotted}")
+        for slashed in sorted(set(SLASHED.findall(text))):
+            places = [*bases, *(parent for parent in path.parents if ROOT in parent.parents)]
+            if not any((place / slashed).is_file() for place in places):
+                wrong.append(f"{name}: {slashed}")
+    assert wrong == []
+
+
+SMALL_MAP = """## The folders
+
+```
+pkg/                     every read
+  reads/                 reads across representations
+    history.py           History's read door
+  dimensions/            who the traffic is (counters.py; live.py the recent window)
+                         and the word live
+```
+"""
+
+
+def test_the_map_is_read_by_path_not_by_word(tmp_path):
+    for path in ("pkg/reads/history.py", "pkg/reads/live.py", "pkg/dimensions/counters.py",
+                 "pkg/dimensions/live.py"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("")
+    assert mapkit.unnamed(SMALL_MAP, tmp_path, ("pkg",)) == ["pkg/reads/live.py"]
+    text = SMALL_MAP.replace("    history.py ", "    history.py live.py")
+    assert mapkit.unnamed(text, tmp_path, ("pkg",)) == []
+    _named, gone = mapkit.read_map(SMALL_MAP.replace("counters.py", "tally.py"), tmp_path)
+    assert gone == ["tally.py"]
 
 
 def test_no_test_reads_the_wall_clock_outside_a_frozen_clock():

@@ -27,6 +27,7 @@ from dashboard.rollup_job import rollup_job
 from dashboard.services import get_services
 from queries import annotations as notes
 from queries import shares
+from queries.accounts import keys
 from queries.stats.catalog import list_sites
 from queries.stats.sites import register, registered_sites
 
@@ -131,6 +132,14 @@ def sites_share(client, headers=None):
         changed=("sites-share-create.n_clicks",), headers=headers)
 
 
+def team_key_create(client, headers=None):
+    return post_callback(
+        client, ["team-key-status.children", "team-keys-changed.data", "team-key-name.value"],
+        inputs={"team-key-create.n_clicks": 1},
+        state={"team-key-name.value": "ci", "team-key-sites.value": ["reg"]},
+        changed=("team-key-create.n_clicks",), headers=headers)
+
+
 def said(response) -> str:
     assert response.status_code == 200, response.get_data(as_text=True)
     return json.dumps(response.get_json()["response"])
@@ -145,7 +154,8 @@ def state_of(server) -> dict:
             "sites": {site.name: (site.tz, site.origins, site.unknown_agents, site.goals)
                       for site in registered_sites(get_services(server).db)},
             "counted": list_sites(get_services(server).db),
-            "shares": [(x.site, x.filter_text) for x in shares.listed(get_services(server).db)]}
+            "shares": [(x.site, x.filter_text) for x in shares.listed(get_services(server).db)],
+            "keys": [k.name for k in keys.listed(get_services(server).db)]}
 
 
 # -- every state-changing callback, with and without credentials --------------------------
@@ -172,6 +182,7 @@ WRITES = {
                          lambda s: s["shares"] == [("s", "page:/a")]),
     "Sites delete data": (lambda c, h: sites_remove(c, "sites-delete", "s", h),
                           "Deleted s and its data", lambda s: "s" not in s["counted"]),
+    "Team create key": (team_key_create, "shown this once", lambda s: "ci" in s["keys"]),
 }
 
 
@@ -236,6 +247,11 @@ def test_the_guarded_callbacks_are_exactly_the_state_changing_ones(app):
         "sites-goal-status.children...sites-goal-value.value": "sites",
         "sites-share-status.children...sites-share-password.value": "shares",
         "sites-alert-status.children...sites-alert-to.value": "notify",
+        "team-add-status.children...team-changed.data...team-add-password.value": "users",
+        "team-change-status.children...team-changed.data...team-password.value": "users",
+        "team-key-status.children...team-keys-changed.data...team-key-name.value": "users",
+        "team-key-status.children...team-keys-changed.data": "users",
+        "sites-report-status.children...sites-report-to.value": "notify",
     }
 
 

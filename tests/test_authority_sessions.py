@@ -1,5 +1,5 @@
 """Signing in: the secret `hitboard serve` makes and prints, the same in
-every worker; the sign-in link's cookie (HttpOnly, SameSite=Strict, Secure behind https)
+every worker; the sign-in link's cookie (HttpOnly, SameSite=Lax, Secure behind https)
 and its clean redirect; sign in and out from the page; forged, expired and throttled
 credentials; open admin and a server without a secret."""
 
@@ -52,7 +52,7 @@ def cookie_header(response) -> str:
 
 # -- the sign-in link --------------------------------------------------------------------
 
-def test_the_link_sets_a_strict_http_only_cookie_and_leaves_a_clean_url(server):
+def test_the_link_sets_a_lax_http_only_cookie_and_leaves_a_clean_url(server):
     client = server.test_client()
     response = client.get("/signin", query_string={"code": signin_code(server),
                                                    "next": "/loadgen"})
@@ -60,7 +60,7 @@ def test_the_link_sets_a_strict_http_only_cookie_and_leaves_a_clean_url(server):
     assert response.headers["Cache-Control"] == "no-store"
     assert response.headers["Referrer-Policy"] == "no-referrer"
     flags = cookie_header(response)
-    assert "HttpOnly" in flags and "SameSite=Strict" in flags and "Path=/" in flags
+    assert "HttpOnly" in flags and "SameSite=Lax" in flags and "Path=/" in flags
     assert "Secure" not in flags                                # plain http
     assert ADMIN_TOKEN not in flags                             # an HMAC, not the secret
     assert can_add_notes(client) == 201
@@ -105,7 +105,8 @@ def test_a_wrong_link_sets_nothing(server):
     client = server.test_client()
     response = client.get("/signin", query_string={"code": "not-it"})
     assert response.status_code == 401 and "Set-Cookie" not in response.headers
-    assert client.get("/signin").status_code == 400
+    page = client.get("/signin")                # no code: the sign-in page
+    assert page.status_code == 200 and "Sign in to hitboard" in page.get_data(as_text=True)
     secret = client.get("/signin", query_string={"token": ADMIN_TOKEN})  # the old link
     assert secret.status_code == 400 and "Set-Cookie" not in secret.headers
     assert "hitboard signin-link" in secret.get_data(as_text=True)
@@ -207,7 +208,7 @@ def test_signing_in_and_out_from_the_page(server):
     assert client.get_cookie(COOKIE) is None
     right = account(client, ADMIN_TOKEN)
     assert "Signed in." in right.get_data(as_text=True)
-    assert "HttpOnly" in cookie_header(right) and "SameSite=Strict" in cookie_header(right)
+    assert "HttpOnly" in cookie_header(right) and "SameSite=Lax" in cookie_header(right)
     assert can_add_notes(client) == 201
     out = post_callback(client, ["account-done.data"], inputs={"account-signout.n_clicks": 1},
                         changed=("account-signout.n_clicks",))

@@ -148,3 +148,44 @@ def test_id_look_ups_search_the_key_and_never_scan(db):
     assert any("USING PRIMARY KEY" in step for step in steps)
     assert not any(step.startswith("SCAN hitboard.stats.daily") for step in steps)
     assert plan["executionStats"]["nReturned"] == 31
+
+
+def test_an_id_look_up_longer_than_a_statement_takes_is_split_never_scanned(db, monkeypatch):
+    """``_id: {$in}`` past planner.MAX_IN parameters (3 a key: 3,334 ids) is looked up in
+    parts that each fit, never read row by row through the matcher."""
+    from queries.store.embedded import matcher, planner
+    per = planner.MAX_IN // len(layouts.PATHS)
+    docs = [{"_id": schema.daily_id(DAY, "blog", f"/p{i}"), "daily": i,
+             "metadata": schema.metadata(DAY, "blog", f"/p{i}")} for i in range(per + 7)]
+    db[schema.DAILY].insert_many(docs)
+    ids = [doc["_id"] for doc in docs] + [docs[0]["_id"], "20150518/blog/absent"]
+    monkeypatch.setattr(matcher, "matches", lambda *_: pytest.fail("a scan"))
+    daily = db[schema.DAILY]
+    assert sorted(d["daily"] for d in daily.find({"_id": {"$in": ids}})) == list(
+        range(per + 7))
+    assert {d["_id"] for d in daily.find({"_id": {"$in": ids}}, {"_id": 1})} == {
+        doc["_id"] for doc in docs}
+    assert daily.count_documents({"_id": {"$in": ids}}) == per + 7
+    assert len(list(daily.find({"_id": {"$in": ids}}, limit=per + 2))) == per + 2
+
+
+def test_an_unordered_bulk_write_inserts_its_documents_at_once_and_reports_each_refusal(db):
+    """A flush's new counter documents (``InsertOne``s beside its ``$inc`` upserts) go in
+    with one statement; a duplicate among them is reported at its own index."""
+    from pymongo import InsertOne
+    daily = db[schema.DAILY]
+
+    def doc(page: str, n: int) -> dict:
+        return {"_id": schema.daily_id(DAY, "blog", page), "daily": n,
+                "metadata": schema.metadata(DAY, "blog", page)}
+
+    daily.insert_one(doc("/old", 1))
+    requests = [InsertOne(doc("/a", 2)), InsertOne(doc("/old", 9)), InsertOne(doc("/b", 3)),
+                upsert("/old", 4, 1)[0][1]]
+    with pytest.raises(BulkWriteError) as raised:
+        daily.bulk_write(requests, ordered=False)
+    details = raised.value.details
+    assert [(e["index"], e["code"]) for e in details["writeErrors"]] == [(1, 11000)]
+    assert details["nInserted"] == 2 and details["nModified"] == 1
+    assert {d["_id"][9:]: d["daily"] for d in daily.find()} == {
+        "blog/a": 2, "blog/b": 3, "blog/old": 5}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+import zlib
 from array import array
 
 from queries.events import buckets
@@ -86,15 +88,21 @@ def test_strings_are_stored_once_per_bucket_and_numbers_packed():
     assert buckets.column(older, "path", 4) == buckets.column(bucket, "path", 4)
 
 
-def test_long_distinct_values_are_deflated_and_read_back():
+def test_distinct_values_are_a_list_for_the_store_to_compress_past_64_kib_deflated():
     agents = [f"Mozilla/5.0 (X11; Linux x86_64) Agent/{i}.0" for i in range(40)]
-    events = [{"time": T0, "site": "s", "path": "/", "status": None, "bytes": 2**40,
-               "user_agent": agents[i % 40], "referrer": None} for i in range(100)]
+    paths = [f"/{i:04d}/" + "x" * 100 for i in range(1000)]     # a scanner's long paths
+    events = [{"time": T0, "site": "s", "path": paths[i], "status": None, "bytes": 2**40,
+               "user_agent": agents[i % 40], "referrer": None} for i in range(1000)]
     (bucket,) = buckets.pack(rows(events), NOW)
-    assert "z" in bucket["user_agent"] and "v" not in bucket["user_agent"]
-    assert len(bucket["user_agent"]["z"]) < len("".join(agents)) / 3
-    assert buckets.column(bucket, "user_agent", 100) == [agents[i % 40] for i in range(100)]
-    assert buckets.column(bucket, "status", 100) == [None] * 100     # did not fit: a list
-    assert buckets.column(bucket, "bytes", 100) == [2**40] * 100
+    assert bucket["user_agent"]["v"] == agents and "z" not in bucket["user_agent"]
+    assert "z" in bucket["path"] and len(bucket["path"]["z"]) < len("".join(paths)) / 3
+    assert buckets.column(bucket, "user_agent", 1000) == [agents[i % 40] for i in range(1000)]
+    assert buckets.column(bucket, "path", 1000) == paths
+    assert buckets.column(bucket, "status", 1000) == [None] * 1000   # did not fit: a list
+    assert buckets.column(bucket, "bytes", 1000) == [2**40] * 1000
+    older = {**bucket, "user_agent": {"z": zlib.compress(json.dumps(agents).encode(), 1),
+                                      "i": bucket["user_agent"]["i"]}}   # deflated from 256 B
+    assert buckets.column(older, "user_agent", 1000) == buckets.column(bucket, "user_agent",
+                                                                       1000)
 
 

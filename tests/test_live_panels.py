@@ -112,12 +112,14 @@ def test_active_visitors_read_at_most_the_newest_max_scanned_hits(db, tmp_path,
 
 def test_a_busy_window_says_its_visitors_are_a_lower_bound(app, tmp_path, monkeypatch):
     from queries.dimensions import page_reads
+    from queries.reads import live as live_reads
 
     _day_and_hour(get_services(app.server).db, tmp_path)
     monkeypatch.setattr(dashboard_reads, "now", lambda seconds: NOW)
     monkeypatch.setattr(page_reads, "MAX_SCANNED", 1)
     monkeypatch.setattr(live_panels, "MAX_SCANNED", 1)
     monkeypatch.setattr(live_panels, "ACTIVE_MINUTES", 60)     # 8 hits in the window
+    monkeypatch.setattr(live_reads, "ACTIVE_MINUTES", 60)
     cards, _panel = live_panels.refresh_people(0, "?site=s&bots=1")
     notes = [card.children[2].children for card in cards]
     assert notes[0] == "last 60 minutes; at least: from the newest 1 hits"

@@ -4,7 +4,9 @@ against a crash between any two steps, and late events count."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import threading
+import zlib
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -307,3 +309,13 @@ def test_an_older_stores_page_buckets_are_moved_into_site_buckets(embedded_db):
     assert_matches(embedded_db, events)          # no event was ever written: converted
     queries.ensure_indexes(embedded_db)
     assert_matches(embedded_db, events)
+
+
+def test_a_bucket_s_pages_are_deflated_past_the_fastest_level_and_read_back():
+    rows = [[f"/wp-content/uploads/2015/{i % 12:02d}/image-{i}.jpg", i % 7 + 1, 1_000 * i,
+             i % 7 + 1, 0, 0, 0, 0] for i in range(3_000)]
+    (doc,) = documents.build_rows("hourly", "s", dt.datetime(2015, 5, 17, tzinfo=dt.UTC),
+                                  rows)
+    assert documents.rows(doc) == rows
+    fastest = zlib.compress(json.dumps(rows, separators=(",", ":")).encode(), 1)
+    assert len(doc["pages"]) < 0.95 * len(fastest)

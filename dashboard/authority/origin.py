@@ -18,6 +18,7 @@ import flask
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 OPEN_PATHS = frozenset({"/hit"})          # strangers' browsers post hits from their sites
+OPEN_PREFIXES = ("/unsubscribe/",)        # RFC 8058's form, posted by mail providers
 SAME_SITE_FETCH = frozenset({"same-origin", "none"})   # "none": typed or bookmarked
 
 
@@ -36,7 +37,8 @@ def own_origins(request: flask.Request, public_url: str | None) -> set[str]:
 def write_refusal(request: flask.Request, public_url: str | None) -> tuple[int, str] | None:
     """(status, reason) when ``request`` is a write from elsewhere or not JSON; None
     when it may go on to its route (which checks authority itself)."""
-    if request.method in SAFE_METHODS or request.path in OPEN_PATHS:
+    if (request.method in SAFE_METHODS or request.path in OPEN_PATHS
+            or request.path.startswith(OPEN_PREFIXES)):
         return None
     fetch_site = request.headers.get("Sec-Fetch-Site")
     if fetch_site is not None and fetch_site.lower() not in SAME_SITE_FETCH:

@@ -1,10 +1,10 @@
 """Who is asking: the :class:`Principal` of the current request and what it may do.
 
-Today there are two principals, the admin (signed in with the session cookie, a bearer
-token, or everyone when ``open_admin`` is on) and the visitor (anyone else: reading and
-``/hit`` need nothing). Accounts and roles will give principals other grants; every
-state change already asks :meth:`Principal.can` through :func:`refusal`, so none of its
-callers changes then.
+The admin (signed in with the admin secret's cookie, a bearer token, or everyone when
+``open_admin`` is on), a user (signed in with a name and password: an admin may do
+everything, a viewer reads its sites) and the visitor (anyone else). Every state change
+asks :meth:`Principal.can` through :func:`refusal`; every site read asks
+:meth:`Principal.sees` (``scope``).
 """
 
 from __future__ import annotations
@@ -15,16 +15,19 @@ from dataclasses import dataclass
 import flask
 from pymongo.errors import PyMongoError
 
-from queries import signin_links
+from queries import accounts, signin_links
 from queries.errors import HitboardError
 
 from ..services import get_services
+from .keys import KEY_SCHEME, UNCHECKED, api_key
 from .sessions import (
     COOKIE,
     SESSION_SECONDS,
     Session,
     check_session,
+    check_user_session,
     is_https,
+    is_user_session,
     link_code,
     same_secret,
     session_value,
@@ -35,6 +38,7 @@ log = logging.getLogger(__name__)
 EXTENSION_KEY = "hitboard.authority"
 IDENTITY = "hitboard_identity"              # attributes of the current request
 CLEAR_SESSION = "hitboard_clear_session"
+USERS_SEEN = "hitboard.authority.users_seen"      # the last answer of users_exist()
 NO_SECRET = "start it with `hitboard serve`, or set HITBOARD_ADMIN_TOKEN"
 
 # Every action a principal may be granted, and what it does, for messages.
@@ -52,9 +56,10 @@ ACTIONS = {
 @dataclass(frozen=True)
 class Principal:
     name: str
-    via: str = ""                       # session, bearer, open; "" when not signed in
+    via: str = ""                       # session, bearer, key, open; "" when not signed in
     grants: frozenset[str] = frozenset()
     sites: frozenset[str] | None = None
+    user: bool = False                  # a user of the store (else the admin secret's)
 
     def sees(self, site: str) -> bool:
         return self.sites is None or site in self.sites
@@ -76,6 +81,13 @@ def admin(via: str) -> Principal:
     return Principal("admin", via, frozenset(ACTIONS))
 
 
+def user_principal(user: accounts.User) -> Principal:
+    """An admin may do every action on every site; a viewer reads its sites."""
+    grants = frozenset(ACTIONS) if user.role == "admin" else frozenset()
+    return Principal(user.name, "session", grants,
+                     None if user.role == "admin" else user.sites, user=True)
+
+
 @dataclass(frozen=True)
 class Refusal:
     """Why an action is refused, as an HTTP status and a sentence."""
@@ -88,7 +100,8 @@ class Refusal:
 @dataclass(frozen=True)
 class _Identity:
     principal: Principal
-    failure: str = ""          # "wrong" (a credential given and wrong), "throttled"
+    failure: str = ""          # "wrong" (a credential given and wrong), "throttled",
+    #                            "unchecked" (an API key the store could not be asked about)
     retry_after: int = 0
 
 
@@ -132,13 +145,24 @@ def _identify(request: flask.Request) -> _Identity:
     if get_services().settings.open_admin:
         return _Identity(admin("open"))
     token, cookie = bearer_token(request), request.cookies.get(COOKIE) or None
+    if token is None and cookie is not None and is_user_session(cookie):
+        return _user_identity(request, cookie)
     expected = secret()
-    if (token is None and cookie is None) or not expected:
+    is_key = token is not None and token.startswith(KEY_SCHEME)
+    if (token is None and cookie is None) or not (expected or is_key):
         return _Identity(VISITOR)
     address = client_address()
     wait = throttle().retry_after(address)
     if wait:
         return _Identity(VISITOR, "throttled", wait)
+    if is_key:
+        found = api_key(request, token)
+        if found is UNCHECKED:                  # the store cannot be read: no failure
+            return _Identity(VISITOR, "unchecked")
+        if found is None:
+            return _failed(address, "unknown or revoked API key")
+        return _Identity(Principal(found.name, "key", frozenset(),
+                                   None if found.sites is None else frozenset(found.sites)))
     if token is not None:
         if same_secret(token, expected):
             return _Identity(admin("bearer"))
@@ -150,6 +174,28 @@ def _identify(request: flask.Request) -> _Identity:
     if state is Session.EXPIRED:
         return _Identity(VISITOR)
     return _failed(address, "session cookie not signed by this server")
+
+
+def _user_identity(request: flask.Request, cookie: str) -> _Identity:
+    """A user's cookie: signed with the store's key, of a user who still exists, and of
+    the user's current epoch (else signed out: the browser forgets it)."""
+    address = client_address()
+    wait = throttle().retry_after(address)
+    if wait:
+        return _Identity(VISITOR, "throttled", wait)
+    db = get_services().db
+    try:
+        state, name, epoch = check_user_session(cookie, accounts.signing_key(db))
+        user = accounts.find_user(db, name) if state is Session.VALID else None
+    except (HitboardError, PyMongoError) as exc:
+        log.warning("session not checked: %s", exc)
+        return _Identity(VISITOR)
+    if user is not None and user.epoch == epoch:
+        return _Identity(user_principal(user))
+    setattr(request, CLEAR_SESSION, True)
+    if state is Session.FORGED:
+        return _failed(address, "session cookie not signed by this store")
+    return _Identity(VISITOR)
 
 
 def _failed(address: str | None, what: str) -> _Identity:
@@ -170,16 +216,30 @@ def refusal(action: str, *, page: bool = True) -> Refusal | None:
     if identity.failure == "wrong":
         return Refusal(401, "Signing in failed: the admin token is wrong or no longer "
                             "valid (the server may have restarted with a new one).")
-    if not secret():
-        return Refusal(403, f"Nobody may {what} on this server: it has no admin secret "
-                            f"({NO_SECRET}).")
     if identity.principal.signed_in:
         return Refusal(403, f"You may not {what}.")
+    if not secret() and not users_exist():
+        return Refusal(403, f"Nobody may {what} on this server: it has no admin secret "
+                            f"({NO_SECRET}).")
     if page:
         return Refusal(401, f"Sign in to {what}: Sign in at the top right of the "
                             "dashboard, or open the link that hitboard serve printed.")
     return Refusal(401, f"To {what}, send the admin token: "
                         "Authorization: Bearer $HITBOARD_ADMIN_TOKEN.")
+
+
+def users_exist() -> bool:
+    """Whether the store holds a user (then every page needs signing in: ``gate``).
+    When the store cannot say, the last answer this process had; with none, no: a
+    store that answers nothing shows nothing of any site either, and its pages say why."""
+    app = flask.current_app
+    try:
+        found = accounts.any_users(get_services().db)
+    except (HitboardError, PyMongoError) as exc:
+        log.warning("users not read: %s", exc)
+        return app.extensions.get(USERS_SEEN, False)
+    app.extensions[USERS_SEEN] = found
+    return found
 
 
 def signin_refusal(token: object) -> Refusal | None:
@@ -238,16 +298,17 @@ def _throttled(wait: int) -> Refusal:
                         f"{minutes} minute{'s' if minutes != 1 else ''}.", wait)
 
 
-def write_session(response) -> None:
+def write_session(response, value: str | None = None) -> None:
     """Sign the browser in: ``response`` (Flask's, or a Dash callback's) sets the
-    cookie, unreadable by scripts and never sent by another site's requests."""
-    response.set_cookie(COOKIE, session_value(secret()), max_age=SESSION_SECONDS,
-                        path="/", httponly=True, samesite="Strict", secure=_secure())
+    cookie (``value``: a user's, else the admin secret's), unreadable by scripts. Lax: a
+    link in an email opens signed in; writes need JSON from this origin (``origin``)."""
+    response.set_cookie(COOKIE, value or session_value(secret()), max_age=SESSION_SECONDS,
+                        path="/", httponly=True, samesite="Lax", secure=_secure())
 
 
 def erase_session(response) -> None:
     response.set_cookie(COOKIE, "", max_age=0, expires=0, path="/", httponly=True,
-                        samesite="Strict", secure=_secure())
+                        samesite="Lax", secure=_secure())
 
 
 def _secure() -> bool:

@@ -1,5 +1,6 @@
-"""The authority extension: the sign-in link's route, the no-cross-site-writes rule on
-every request, the failure throttle, and which forwarded headers to believe."""
+"""The authority extension: the sign-in page and the sign-in link's route, the
+no-cross-site-writes rule and the gate (once a user exists) on every request, the
+failure throttles, and which forwarded headers to believe."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from ..services import Services
+from .accounts import ACCOUNT_THROTTLE
+from .gate import gate_refusal
 from .origin import write_refusal
 from .principal import (
     CLEAR_SESSION,
@@ -19,7 +22,9 @@ from .principal import (
     link_refusal,
     write_session,
 )
+from .scope import install_scope
 from .sessions import COOKIE, HERE_COOKIE, SIGNIN_PATH
+from .signin_page import signin_page, signin_post
 from .throttle import FailureThrottle
 
 log = logging.getLogger(__name__)
@@ -31,6 +36,8 @@ NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 def register_authority(server: flask.Flask, services: Services) -> None:
     settings = services.settings
     server.extensions[EXTENSION_KEY] = FailureThrottle()
+    server.extensions[ACCOUNT_THROTTLE] = FailureThrottle()
+    install_scope(server)
     if settings.trusted_proxies:
         n = settings.trusted_proxies
         server.wsgi_app = ProxyFix(server.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n)
@@ -47,6 +54,8 @@ def register_authority(server: flask.Flask, services: Services) -> None:
         response.status_code = status
         return response
 
+    server.before_request(lambda: gate_refusal(flask.request))
+
     @server.after_request
     def forget_bad_session(response: flask.Response) -> flask.Response:
         if getattr(flask.request, CLEAR_SESSION, False) and not _sets_cookie(response):
@@ -54,23 +63,24 @@ def register_authority(server: flask.Flask, services: Services) -> None:
         return response
 
     server.add_url_rule(SIGNIN_PATH, "hitboard_signin", signin, methods=["GET"])
+    server.add_url_rule(SIGNIN_PATH, "hitboard_signin_post", lambda: signin_post(_local),
+                        methods=["POST"])
 
 
 def signin() -> flask.Response:
     """``/signin?code=CODE[&next=/path]``: the link ``hitboard serve`` and ``hitboard
-    signin-link`` print, good once within minutes. Sets the session cookie and
-    redirects to a URL without the code: ``next``, else the page this browser last
-    showed (``HERE_COOKIE``), a path of this server either way. The secret itself never
-    goes in a URL: a ``token`` is refused before it is looked at."""
+    signin-link`` print, good once within minutes (without a code: the sign-in page).
+    Sets the session cookie and redirects to a URL without the code: ``next``, else the
+    page this browser last showed (``HERE_COOKIE``), a path of this server either way.
+    The secret itself never goes in a URL: a ``token`` is refused before it is looked
+    at."""
     if "token" in flask.request.args:
         return _text(400, "Sign-in links carry a one-time code, not the admin secret (a "
                           "browser keeps URLs): run `hitboard signin-link` for one, or "
                           "use Sign in at the top right of any page.")
     code = flask.request.args.get("code")
     if code is None:
-        return _text(400, "Open the sign-in link `hitboard serve` printed (or run "
-                          "`hitboard signin-link`), or use Sign in at the top right of any "
-                          "page.")
+        return signin_page()
     refused = link_refusal(code)
     if refused is not None:
         response = _text(refused.status, refused.reason)

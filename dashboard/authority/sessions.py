@@ -75,6 +75,39 @@ def check_session(value: str, secret: str, now: float | None = None) -> Session:
     return Session.VALID
 
 
+def _user_mac(key: str, body: str) -> str:
+    return hmac.new(key.encode(), f"hitboard-user-session:{body}".encode(),
+                    hashlib.sha256).hexdigest()
+
+
+def user_session_value(key: str, name: str, epoch: int, now: float | None = None) -> str:
+    """A user's cookie: ``u.ISSUED.EPOCH.NAME.MAC``, signed with the store's key."""
+    body = f"u.{int(time.time() if now is None else now)}.{int(epoch)}.{name}"
+    return f"{body}.{_user_mac(key, body)}"
+
+
+def is_user_session(value: str) -> bool:
+    return value.startswith("u.")
+
+
+def check_user_session(value: str, key: str | None, now: float | None = None
+                       ) -> tuple[Session, str, int]:
+    """(state, user name, epoch) of a user's cookie; the epoch is the caller's to check
+    against the user's own."""
+    body, _, mac = value.rpartition(".")
+    parts = body.split(".", 3)
+    if key is None or len(parts) != 4 or not all(p.isascii() and p.isdigit() and len(p) < 13
+                                                 for p in parts[1:3]):
+        return Session.FORGED, "", 0
+    if not hmac.compare_digest(mac.encode("ascii", "replace"), _user_mac(key, body).encode()):
+        return Session.FORGED, "", 0
+    issued, epoch, name = int(parts[1]), int(parts[2]), parts[3]
+    now = time.time() if now is None else now
+    if not now - SESSION_SECONDS <= issued <= now + SKEW:
+        return Session.EXPIRED, name, epoch
+    return Session.VALID, name, epoch
+
+
 def base_url(settings: Mapping) -> str:
     """Where people reach the server: ``public_url``, else the address it listens on
     (a wildcard address named by its loopback)."""

@@ -12,7 +12,9 @@ COMMAND_MODULES = {
     "shard-plan": "shard", "shard": "shard", "breakdown": "dimensions",
     "visitors": "dimensions", "compact-visitors": "dimensions", "migrate": "store",
     "annotate": "annotate", "annotations": "annotate", "site": "site", "goals": "goals",
-    "signin-link": "signin", "share": "share", "alerts": "alerts",
+    "signin-link": "signin", "share": "share", "export": "transfer", "import": "transfer",
+    "api-key": "apikey", "query": "query", "user": "users", "notify": "notify",
+    "reports": "reports", "alerts": "alerts",
 }
 
 

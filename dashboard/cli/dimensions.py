@@ -11,6 +11,7 @@ from queries import validation
 from queries.dimensions import reads, sketches
 from queries.dimensions.spans import approximate_note
 from queries.errors import InvalidRangeError
+from queries.imports import reads as imported
 
 from . import goals, visits
 from .common import store_option, whole
@@ -18,6 +19,7 @@ from .stats import (
     _database,
     _day,
     _emit,
+    _note,
     _range,
     end_option,
     format_option,
@@ -46,9 +48,13 @@ BY = ("referrer", "status", "browser", "os", "device", "country", "bot", "utm_so
 @click.option("--bots", is_flag=True,
               help="Count bots too (default: humans only, as the dashboard; --by bot "
                    "always counts both).")
+@click.option("--no-imports", "no_imports", is_flag=True,
+              help="Leave imported days out (`hitboard import`; they add to the whole "
+              "site's referrer, utm_*, country, device, browser, os, page, entry_page, "
+              "exit_page and event, their pageviews as hits).")
 @format_option
 @store_option
-def breakdown(site, by, start, end, tz, page, n, prop, bots, fmt, store):
+def breakdown(site, by, start, end, tz, page, n, prop, bots, no_imports, fmt, store):
     """Hits and visitors per value of a dimension over a range: value, hits, visitors,
     visitors_error (the half-width of the visitors' 95 % interval where a sketch counted
     them, 0 where exact) (entry_page, exit_page: value, visits, bounce_rate,
@@ -59,10 +65,12 @@ def breakdown(site, by, start, end, tz, page, n, prop, bots, fmt, store):
         if bots:
             raise InvalidRangeError(f"--by {by} counts people's custom events: no --bots")
         with _database(store, read_only=True) as db:
-            rows = goals.event_rows(db, site, by, begin, finish, prop, n,
-                                    validation.page(page) if page else None)
+            rows, days = goals.event_rows(db, site, by, begin, finish, prop, n,
+                                          validation.page(page) if page else None, tz,
+                                          not no_imports)
         _emit(rows, goals.COLUMNS, fmt)
         visits.note_if_approximate(visits.reads.is_exact(begin, finish))
+        _note(imported.note(imported.Added(days, True)))
         return
     if prop is not None:
         raise InvalidRangeError("--prop NAME goes with --by prop, and only with it")
@@ -70,20 +78,29 @@ def breakdown(site, by, start, end, tz, page, n, prop, bots, fmt, store):
         if page or bots:
             raise InvalidRangeError(f"--by {by} counts people's visits: no --page, --bots")
         with _database(store, read_only=True) as db:
-            rows, exact = visits.page_rows(db, site, by, begin, finish, n)
+            rows, exact, added = visits.page_rows(db, site, by, begin, finish, n, tz,
+                                                  not no_imports)
         _emit(rows, ("value", "visits", "bounce_rate", "visit_duration"), fmt)
         visits.note_if_approximate(exact)
+        _note(added)
         return
     humans = not bots and by != "bot"
     with _database(store, read_only=True) as db:
-        frame = reads.breakdown(db, site, by, begin, finish, page=page, n=n,
-                                humans=humans)
+        frame = reads.breakdown(db, site, by, begin, finish, page=page, humans=humans)
+        days = 0
+        if not (no_imports or page):
+            counts, days = imported.breakdown_counts(db, site, by, begin, finish, tz)
+            frame = imported.add_breakdown(frame, counts)
+        frame = frame.head(n)
     rows = [{"value": row.value, "hits": whole(row.hits), "visitors": whole(row.visitors),
              "visitors_error": None if whole(row.visitors) is None
              else whole(row.visitors_error) or 0} for row in frame.itertuples()]
     _emit(rows, ("value", "hits", "visitors", "visitors_error"), fmt)
     if frame.attrs.get("note"):
         click.echo(f"note: {frame.attrs['note']}", err=True)
+    if days:
+        _note(imported.note(imported.Added(days, True)) + "; visitors per value sum the "
+              "days' visitors, approximate")
     if not frame.attrs.get("exact", True):
         click.echo(f"note: {approximate_note(frame.attrs['counted'], tz, 'Hits')}", err=True)
     elif not frame.attrs.get("visitors_exact", True):

@@ -7,6 +7,7 @@ import click
 
 from queries.custom import reads
 from queries.errors import InvalidRangeError
+from queries.imports import reads as imported
 from queries.stats.goals import goal
 from queries.stats.sites import add_goal, remove_goal, site_settings
 
@@ -18,20 +19,31 @@ COLUMNS = tuple(reads.COLUMNS)
 
 
 def event_rows(db, site: str, by: str, start, end, prop: str | None, n: int,
-               page: str | None = None) -> list[dict]:
+               page: str | None = None, tz: str = "UTC", imports: bool = True
+               ) -> tuple[list[dict], int]:
     """``value,conversions,visitors,conversion_rate,revenue,visitors_error`` per event
-    name (those sent on ``page``, if given), goal or value of ``prop``."""
+    name (those sent on ``page``, if given), goal or value of ``prop``; and how many
+    imported days the whole site's events add (``imports``)."""
     if (by == "prop") != (prop is not None):
         raise InvalidRangeError("--prop NAME goes with --by prop, and only with it")
     if page is not None and by != "event":
         raise InvalidRangeError(f"--by {by} counts the whole site: no --page")
+    days = 0
     if by == "event":
-        frame = reads.events(db, site, start, end, page=page).head(n)
+        frame = reads.events(db, site, start, end, page=page)
+        if imports and page is None:
+            counts, days = imported.breakdown_counts(db, site, by, start, end, tz)
+            if days:
+                people = sum(t.get("visitors", 0)
+                             for _, t in imported.imported(db, site, start, end, tz))
+                frame = imported.add_events(frame, counts, reads.people(db, site, start, end),
+                                            people)
+        frame = frame.head(n)
     elif by == "prop":
         frame = reads.props(db, site, start, end, prop).head(n)
     else:
         frame = reads.goals(db, site, start, end, site_settings(db, site).goals)
-    return records(frame)
+    return records(frame), days
 
 
 def _goal(event: str | None, page: str | None):

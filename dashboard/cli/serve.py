@@ -16,10 +16,12 @@ import sys
 import click
 from pymongo.errors import PyMongoError
 
+import queries
+from queries import accounts
 from queries.errors import HitboardError
 from queries.store.connection import redact
 
-from ..authority.sessions import secret_at_start
+from ..authority.sessions import base_url, secret_at_start
 from ..settings import Settings, resolve
 from .common import store_option, store_trouble
 from .signin import fresh_link
@@ -78,6 +80,23 @@ def _link_at_start(settings: Settings) -> str:
                 "store answers)")
 
 
+def _users_at_start(settings: Settings) -> list[str]:
+    """Whether pages need signing in: with no user, how to add one."""
+    try:
+        db = queries.connect(settings.store, settings.database, read_only=True)
+        try:
+            exist = accounts.any_users(db)
+        finally:
+            db.client.close()
+    except (PyMongoError, HitboardError):
+        return []
+    if exist:
+        return [f"Every page asks for a name and password: {base_url(settings)}/signin"]
+    return ["No user yet: anyone who reaches this server reads every page. "
+            "`hitboard user add NAME --role admin` makes every page ask for a name "
+            "and password."]
+
+
 @click.command()
 @click.option("--host", default=None, help="Interface to listen on [HITBOARD_HOST; 127.0.0.1].")
 @click.option("--port", default=None, type=int, help="Port to listen on [HITBOARD_PORT; 8050].")
@@ -97,7 +116,7 @@ def serve(**options) -> None:
     store = redact(settings.store)
     click.echo(f"hitboard: http://{settings.host}:{settings.port}/ · store {store} · "
                f"{settings.workers} worker(s) × {settings.threads} threads", err=True)
-    for line in signin:
+    for line in signin + _users_at_start(settings):
         click.echo(line, err=True)
     master = os.getpid()
     try:

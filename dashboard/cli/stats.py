@@ -16,6 +16,7 @@ from queries.dimensions.encoding import dimension
 from queries.dimensions.reads import visitors_series
 from queries.dimensions.spans import approximate_note
 from queries.errors import InvalidRangeError
+from queries.imports import reads as imported
 from queries.reads.history import chart
 from queries.rollups import reads as rollup_reads
 from queries.stats import schema
@@ -106,6 +107,9 @@ format_option = click.option("--format", "fmt", type=click.Choice(["csv", "json"
               "its pageviews and the visits entering there).")
 @click.option("--humans", is_flag=True, help="Count people alone (bots left out), as "
               "History does by default.")
+@click.option("--no-imports", "no_imports", is_flag=True,
+              help="Leave imported days out (`hitboard import`; they add to visitors and "
+              "visit metrics per day or longer, whole site).")
 @click.option("--filter", "filter_", metavar="DIM:VALUE", default=None,
               help="Only the hits whose dimension is that value, e.g. referrer:news.example "
               "(whole site, per hour at the finest), as History's filter.")
@@ -114,8 +118,8 @@ format_option = click.option("--format", "fmt", type=click.Choice(["csv", "json"
 @tz_option
 @format_option
 @store_option
-def report(site, pages, granularity, source, metric, humans, filter_, start, end, tz, fmt,
-           store):
+def report(site, pages, granularity, source, metric, humans, no_imports, filter_, start, end,
+           tz, fmt, store):
     """Hits (or visitors) per bucket of a site or its pages, in long form: the figures
     History shows for the same range, zone and choices."""
     begin, finish = _range(start, end, tz)
@@ -124,10 +128,11 @@ def report(site, pages, granularity, source, metric, humans, filter_, start, end
             raise InvalidRangeError("visit metrics count people's pageviews: no --filter, "
                                     "--humans or --source")
         with _database(store, read_only=True) as db:
-            rows, exact = visits.report_rows(db, site, pages, granularity, metric, begin,
-                                             finish, tz)
+            rows, exact, added = visits.report_rows(db, site, pages, granularity, metric,
+                                                    begin, finish, tz, not no_imports)
         _emit(rows, ("time", "page", metric), fmt)
         visits.note_if_approximate(exact)
+        _note(added)
         return
     if metric == "visitors":
         if pages or filter_ or source != "stats" or granularity not in ("hour", "day"):
@@ -135,12 +140,16 @@ def report(site, pages, granularity, source, metric, humans, filter_, start, end
                                     "from the statistics: no --page, --filter, --source stats")
         with _database(store, read_only=True) as db:
             frame = visitors_series(db, site, begin, finish, granularity, tz, humans=humans)
+            added = imported.Added(0, True)
+            if not no_imports:
+                added = imported.add_visitors(db, site, frame, begin, finish, granularity, tz)
         rows = [{"time": time.isoformat(), "visitors": whole(n)}
                 for time, n in frame["visitors"].items()]
         _emit(rows, ("time", "visitors"), fmt)
         if not frame.attrs["exact"]:
             click.echo("note: some buckets count the whole UTC hours nearest them (the raw "
                        "events of the hours they cut are no longer kept)", err=True)
+        _note(imported.note(added))
         return
     with _database(store, read_only=True) as db:
         frame, found = read_report(db, source, site, pages, granularity, begin, finish, tz,
@@ -150,6 +159,11 @@ def report(site, pages, granularity, source, metric, humans, filter_, start, end
     _emit(rows, ("time", "page", "hits"), fmt)
     if found is not None:
         _notes(found, tz)
+
+
+def _note(text: str | None) -> None:
+    if text:
+        click.echo(f"note: {text}", err=True)
 
 
 def _filter(text: str | None) -> tuple[str, str] | None:

@@ -4,8 +4,10 @@
 with an offset (omitted: now), "text": "...", "kind": "deploy", "author": "..."}`` answers
 201 ``{"id": ...}``. It needs the admin secret (``Authorization: Bearer <token>``, or
 a signed-in browser's cookie) and JSON from this server or no browser (see
-``authority``). ``GET /api/annotations?site=S&start=ISO&end=ISO`` lists them (reading
-needs nothing, as the dashboard's pages do not). Bad input is a 400 with the reason,
+``authority``); a user's notes carry the user's name. ``GET
+/api/annotations?site=S&start=ISO&end=ISO`` lists them (reading needs what the pages
+need: nothing until a user exists; a viewer reads only its sites' notes and those of
+every site). Bad input is a 400 with the reason,
 never a 500.
 """
 
@@ -20,7 +22,8 @@ from queries import annotations as notes
 from queries import validation
 from queries.errors import HitboardError, NaiveTimestampError
 
-from ..authority import requires
+from ..authority import requires, who
+from ..authority.scope import check_site, visible
 from ..services import Services
 
 MAX_BODY = 8192
@@ -34,9 +37,10 @@ def register_annotations_api(server: flask.Flask, services: Services) -> None:
             return _error("this server is read-only: it stores no annotations", 503)
         try:
             data = _body(flask.request)
+            author = who().name if who().user else data.get("author")
             ident = notes.add_annotation(
                 services.db, data.get("site"), _time(data.get("time")), data.get("text"),
-                data.get("kind", "note"), data.get("author"))
+                data.get("kind", "note"), author)
         except HitboardError as exc:
             return _error(str(exc), 400)
         return flask.jsonify(id=ident), 201
@@ -44,7 +48,7 @@ def register_annotations_api(server: flask.Flask, services: Services) -> None:
     def read():
         args = flask.request.args
         try:
-            site = args.get("site")
+            site = check_site(args.get("site"))
             start = _time(args.get("start"), dt.datetime(1970, 1, 1, tzinfo=dt.UTC))
             end = _time(args.get("end"), dt.datetime(9999, 1, 1, tzinfo=dt.UTC))
             rows = (notes.annotations_between(services.db, site, start, end) if site
@@ -52,7 +56,9 @@ def register_annotations_api(server: flask.Flask, services: Services) -> None:
                           if start <= a["time"] < end])
         except HitboardError as exc:
             return _error(str(exc), 400)
-        return flask.jsonify(annotations=[{**a, "time": a["time"].isoformat()} for a in rows])
+        seen = set(visible({a["site"] for a in rows if a["site"]}))
+        return flask.jsonify(annotations=[{**a, "time": a["time"].isoformat()} for a in rows
+                                          if not a["site"] or a["site"] in seen])
 
     server.add_url_rule("/api/annotations", "hitboard_annotations_create", create,
                         methods=["POST"])

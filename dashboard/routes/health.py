@@ -7,7 +7,9 @@ bound (hits are then refused with 503, never acknowledged and dropped), or a req
 ``/hit``'s lane has been in flight longer than ``request_wait`` (``waiting``: per lane of
 ``hitboard serve``, the requests in flight and the oldest one's seconds). What the writers
 set aside for its content is counted (``quarantined``): it is not a failure of the
-server, the Data page lists it.
+server, the Data page lists it. ``deliveries`` counts notifications that failed, whose
+outcome is unknown or that wait for a retry: a failing channel is not the server's
+failure either.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import flask
 
 import queries
+from queries.notify.deliveries import counts as delivery_counts
 from queries.status import as_dict
 
 from ..frontdoor import lanes
@@ -38,6 +41,10 @@ def register_health(server: flask.Flask, services: Services) -> None:
             "restarts": sum(w.restarts for w in services.workers),
             "waiting": lanes.waiting(),
         }
+        try:
+            body["deliveries"] = delivery_counts(services.db)
+        except Exception:  # the database check below reports it
+            body["deliveries"] = None
         try:
             queries.list_sites(services.db)
         except Exception as exc:  # any failure to answer is what this endpoint reports

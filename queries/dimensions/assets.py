@@ -22,6 +22,8 @@ from functools import lru_cache
 
 from content_types import EXTENSION_TO_CONTENT_TYPE
 
+from .encoding import clean
+
 ASSET, PAGE = "asset", "page"
 HTML_TYPES = frozenset(("text/html", "application/xhtml+xml"))
 # Pages the list has no HTML type for: XHTML, and what servers run to make a page.
@@ -40,3 +42,10 @@ def kind(path: str) -> str:
             or EXTENSION_TO_CONTENT_TYPE.get(ext) in HTML_TYPES:
         return PAGE
     return ASSET
+
+
+def page_of(path: str | None, known: dict) -> str | None:
+    """The page a path is, None for an asset (``known``: paths seen, their pages)."""
+    if path not in known:
+        known[path] = clean(path) if path and kind(path) == PAGE else None
+    return known[path]

@@ -21,10 +21,14 @@ site indexes), more than parsing, counting and classifying the line together.
 
 ``start`` and ``end`` are the bucket's first and last request times, so a time range
 reads the buckets that overlap it (index ``site_end``), and no more than an hour's worth
-of a bucket lies outside it. Raw events are written once and read rarely (a range's cut
-hours, the feed, a rollup of their hour), so their strings are deflated: host names,
-agents and referrers take a third of the room or less. Buckets written before (numbers
-as arrays, ``v`` lists) read as they are.
+of a bucket lies outside it. A column's distinct values are a plain list (``v``), left
+to the store's compression: the embedded store's zstd with the collection's dictionary
+(trained on its own buckets: common agents, referrers, path prefixes) packs the long
+tail's buckets into 12 % fewer bytes than deflating each column alone did (6.6 MB
+against 7.6 of zstd frames on 200,000 lines); MongoDB compresses its blocks. Only a list past
+``DEFLATE_FROM`` bytes of JSON (a scanner's thousand long paths) is deflated (``z``),
+so a bucket stays far below BSON's 16 MB. Buckets written before (numbers as arrays,
+columns deflated from 256 bytes) read as they are.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ TIME = "t"
 NUMBERS = ("status", "bytes")   # stored as they are; the other columns as distinct values
 ROW = ("time", "site", *COLUMNS)   # an event as packed: a tuple of these fields, in order
 _NUMBER_TYPES = {"status": "H", "bytes": "q"}
-DEFLATE_FROM = 256       # bytes of a column's distinct values as JSON
+DEFLATE_FROM = 65_536    # bytes of a column's distinct values as JSON
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MS = dt.timedelta(milliseconds=1)
 
@@ -153,7 +157,7 @@ def _encoded(values: list) -> dict:
     out = {"i": _packed("H", list(map(codes.__getitem__, values)))}
     text = json.dumps(distinct, separators=(",", ":")).encode()
     if len(text) >= DEFLATE_FROM:
-        out["z"] = Binary(zlib.compress(text, 1))
+        out["z"] = Binary(zlib.compress(text, 6))
     else:
         out["v"] = distinct
     return out

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..dimensions.assets import page_of
 from ..dimensions.classify import is_bot_agent
 from ..jobs.backfill import BackfillTotals, DayCounts, Progress, backfill, check_days
 from ..stats import schema
 from ..stats.sites import register_synthetic
-from ..visits.build import backfilled, page_of
+from ..visits.build import backfilled
 from ..visits.sessions import HOUR_MS, MINUTE_MS, QUARTER_MS, Pageview
 from .events import history_events
 from .model import TrafficModel

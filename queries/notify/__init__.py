@@ -1,2 +1,2 @@
-"""Notifications: alerts (and, with w48mail, email reports) delivered by email or
-webhook, each send claimed once."""
+"""Notifications: email reports and alerts delivered by email or webhook, each send claimed
+once in the store (``deliveries``), the due work run by one scheduler (``jobs``)."""

@@ -92,6 +92,13 @@ def matching_series(db, site: str, conditions: Sequence[Condition], start: dt.da
     return pd.DataFrame({"hits": pd.array(hits, dtype="int64")}, index=index)
 
 
+def matching_requests(db, site: str, start: dt.datetime, end: dt.datetime,
+                      humans_only: bool = True) -> Iterator[tuple[dict, str, int]]:
+    """``(values, visitor, hits)`` per distinct request of [start, end): every
+    dimension's value and the ``page``, for a test no :class:`Condition` expresses."""
+    return _matching(db, site, (), start, end, humans_only)
+
+
 def _matching(db, site: str, conditions: Sequence[Condition], start: dt.datetime,
               end: dt.datetime, humans_only: bool) -> Iterator[tuple[dict, str, int]]:
     """``(values, visitor, hits)`` per distinct request among the events of [start,

@@ -7,7 +7,8 @@ news.example``), that value's hits from the dimension counters (per hour at the 
 exact where the raw events of cut hours are kept, see ``queries.dimensions.spans``).
 ``figures`` are the KPIs of the same range and population: hits (the chart's total, so
 the two never disagree), distinct visitors, and the share of 4xx/5xx answers;
-``visit_figures`` and ``visit_pages`` those of the visits (people's, the whole site's);
+``visit_figures`` and ``visit_pages`` those of the visits (people's, the whole site's;
+imported days added per day or longer, ``queries.imports.reads``);
 ``goal_figures`` the site's goals.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -24,6 +25,7 @@ from ..custom import reads as custom_reads
 from ..dimensions import reads as dims
 from ..dimensions.classify import BOT
 from ..dimensions.spans import cover
+from ..imports import reads as imported
 from ..stats.series import series
 from ..stats.sites import site_settings
 from ..visits import reads as visit_reads
@@ -116,6 +118,7 @@ class Figures:
     visitors_exact: bool = True
     visitors_error: int = 0
     visitors_from_events: bool = False
+    visitors_imported: bool = False     # imported days' visitors summed in: approximate
 
 def figures(db, site: str, start: dt.datetime, end: dt.datetime, hits: int,
             filter: Filter | None = None, humans: bool = True,
@@ -173,10 +176,32 @@ def _filtered_errors(db, site: str, filter: Filter, start, end, hits: int, human
 
 
 def visit_figures(db, site: str, start: dt.datetime, end: dt.datetime,
-                  now: dt.datetime | None = None) -> Totals:
+                  now: dt.datetime | None = None, tz: str = "UTC",
+                  granularity: str | None = None) -> Totals:
     """The visits of [start, end) (people's, the whole site's): visits, bounces,
-    duration, views, and the pageviews made in the range."""
-    return visit_reads.totals(db, site, start, end, now)
+    duration, views, and the pageviews made in the range; in a view per day or longer,
+    the imported days whose midnight of ``tz`` it holds added."""
+    found = visit_reads.totals(db, site, start, end, now)
+    if granularity not in imported.DAY_GRANULARITIES:
+        return found
+    days = [totals for _, totals in imported.imported(db, site, start, end, tz)]
+    if not days:
+        return found
+    added = {name: sum(t.get(name, 0) for t in days)
+             for name in ("visits", "bounces", "visit_duration", "pageviews")}
+    return found._replace(visits=found.visits + added["visits"],
+                          bounces=found.bounces + added["bounces"],
+                          duration_ms=found.duration_ms + 1000 * added["visit_duration"],
+                          views=found.views + added["pageviews"],
+                          pageviews=found.pageviews + added["pageviews"])
+
+
+def imported_days(db, site: str, start: dt.datetime, end: dt.datetime, tz: str,
+                  granularity: str) -> int:
+    """How many imported days a view of [start, end) adds (none under a day)."""
+    if granularity not in imported.DAY_GRANULARITIES:
+        return 0
+    return len(imported.imported(db, site, start, end, tz))
 
 
 def visit_pages(db, site: str, start: dt.datetime, end: dt.datetime, n: int = 10
@@ -208,6 +233,8 @@ def visit_chart(db, site: str, start: dt.datetime, end: dt.datetime, granularity
     for page in columns:
         name = METRIC_LABELS[metric] if page is None else page
         found = visit_reads.series(db, site, start, end, drawn, tz, page)
+        if page is None:
+            imported.add_visits(db, site, found, start, end, drawn, tz)
         frames[name] = found[metric]
         summed = visit_reads.with_metrics(found[list(visit_reads.SUMS)].sum().to_frame().T)
         totals[name] = None if pd.isna(summed[metric].iloc[0]) else float(
@@ -251,7 +278,16 @@ def figures_of(db, query: Query, hits: int, matched: Filtered | None = None) -> 
     panels made it already), no visitors when the events hold fewer of its hits."""
     q = query
     if q.reads(KPIS).source == COUNTERS:
-        return figures(db, q.site, q.start, q.end, hits, q.filter, q.humans, q.now, matched)
+        found = figures(db, q.site, q.start, q.end, hits, q.filter, q.humans, q.now, matched)
+        if q.conditions or q.granularity not in imported.DAY_GRANULARITIES:
+            return found
+        days = imported.imported(db, q.site, q.start, q.end, q.tz)
+        if not days:
+            return found
+        counted = found.visitors or 0        # None: no counters in the range
+        added = sum(totals.get("visitors", 0) for _, totals in days)
+        return replace(found, visitors=counted + added,
+                       visitors_imported=len(days) > 1 or counted > 0)
     if matched is None:
         matched = matching_breakdowns(db, q.site, q.conditions, q.start, q.end, (STATUS,),
                                       humans_only=q.humans)

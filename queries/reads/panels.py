@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -22,6 +22,7 @@ from ..dimensions.assets import kind
 from ..dimensions.classify import BOT
 from ..dimensions.pages import PAGES_READ, ranked_pages
 from ..dimensions.spans import approximate_note
+from ..imports import reads as imported
 from ..stats.series import series
 from .filtered import Filtered, matching_breakdowns
 from .history import Filter
@@ -83,10 +84,29 @@ def breakdowns_of(db, query: Query, dimensions: Sequence[str], n: int = 10) -> B
     """The panels of a History view: the counters without a condition, else the raw
     events of the hits meeting all of them (a page is a condition like a referrer)."""
     if not query.conditions:
-        return breakdowns(db, query.site, query.start, query.end, query.tz, dimensions,
-                          None, query.humans, query.assets, n, now=query.now)
+        found = breakdowns(db, query.site, query.start, query.end, query.tz, dimensions,
+                           None, query.humans, query.assets, n, now=query.now)
+        return _with_imported(db, query, found, n)
     return _matched(db, query.site, query.start, query.end, dimensions, query.conditions,
                     query.humans, query.assets, n)
+
+
+def _with_imported(db, query: Query, found: Breakdowns, n: int) -> Breakdowns:
+    """A view per day or longer: the imported days' rows added to the panels that have
+    them (each panel's top ``n`` counted traffic merged with them, then cut again)."""
+    if query.granularity not in imported.DAY_GRANULARITIES:
+        return found
+    frames, days = dict(found.frames), 0
+    for dim, frame in found.frames.items():
+        counts, found_days = imported.breakdown_counts(db, query.site, dim, query.start,
+                                                       query.end, query.tz)
+        days = max(days, found_days)
+        frames[dim] = imported.add_breakdown(frame, counts).head(n)
+    if not days:
+        return found
+    note = (f"The panels add {days:,} imported day{'s' * (days != 1)}: their pageviews as "
+            "hits, their visitors summed (approximate).")
+    return replace(found, frames=frames, notes=(*found.notes, note))
 
 
 def matched_panels(db, site: str, start, end, dimensions: Sequence[str],

@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import NamedTuple
+
+import pandas as pd
 
 from .. import validation
 from ..dimensions.geo import UNKNOWN, country
+from ..dimensions.page_reads import MAX_SCANNED, Active
+from ..dimensions.reads import active_visitors
 from ..dimensions.referrer import own_hosts, referrer_host
 from ..events.recent import recent_hits
-from ..stats.series import series
+from ..stats.series import daily_series, series
+from .live import RECENT_MINUTES, recent_visits, top_today
+
+__all__ = ["MAX_SCANNED", "RECENT_MINUTES", "DayComparison", "Kpis", "kpis", "last_30_days",
+           "minute_counts", "ticker", "today_vs_yesterday", "top_today"]
 
 MINUTE = dt.timedelta(minutes=1)
 DAY = dt.timedelta(days=1)
@@ -68,3 +77,28 @@ def ticker(db, site: str, n: int = 8) -> list[dict]:
                      "referrer": referrer_host(hit.get("referrer"), own),
                      "country": None if code == UNKNOWN else code})
     return rows
+
+
+PRESENT_ACTIVE_MINUTES = 1   # the presenter's "visitors now": the last minute
+
+
+class Kpis(NamedTuple):
+    """The presenter's slower cards: visitors now (raw events, all of them: a room sees
+    everyone), visits begun in the last ``RECENT_MINUTES`` (``None`` unless asked for)
+    and today against yesterday at the same time (the statistics' minutes)."""
+
+    active: Active
+    visits: int | None
+    days: DayComparison
+
+
+def kpis(db, site: str, now: dt.datetime, tz: str, visits: bool = False) -> Kpis:
+    """The presenter's slower cards in one read."""
+    return Kpis(active=active_visitors(db, site, now, PRESENT_ACTIVE_MINUTES),
+                visits=recent_visits(db, site, now, RECENT_MINUTES) if visits else None,
+                days=today_vs_yesterday(db, site, now, tz))
+
+
+def last_30_days(db, site: str, now: dt.datetime, tz: str) -> pd.DataFrame:
+    """The playlist's ``history-30d`` view: hits per local day over the last 30 days."""
+    return daily_series(db, site, validation.local_midnight(now, tz, 29), now, tz=tz)

@@ -22,11 +22,12 @@ import pandas as pd
 
 from .. import validation
 from ..dimensions.aicrawlers import is_ai_crawler
+from ..dimensions.assets import page_of
 from ..dimensions.classify import is_bot_agent
 from ..events import reads as event_reads
 from ..stats import schema
 from ..stats.sites import counted_source, site_settings
-from ..visits.build import answered, page_of
+from ..visits.build import answered
 from ..visits.sessions import QUARTER_MS
 
 LOG, BEACON, GENERATOR = "log", "beacon", "generator"

@@ -34,6 +34,9 @@ CLASSES = ("2xx", "3xx", "4xx", "5xx", "other")
 # UTC day, ``hours.H = {hits, bytes, status}``. The hourly level adds them to the events'.
 BACKFILLED = "rollups.backfilled"
 PART_PAGES = 20_000
+# deflate's level for ``pages``: 6 stores the long tail's rollups in 10 % fewer bytes than
+# 1 (7.5 MB against 8.3 on 200,000 lines) for 0.3 s more of a 200,000-line ingest
+PAGES_LEVEL = 6
 _KEY_FORMAT = {"hourly": "%Y%m%d%H", "daily": "%Y%m%d", "weekly": "%Y%m%d", "monthly": "%Y%m",
                "yearly": "%Y"}
 # A page's counts: hits, bytes, then one per status class.
@@ -102,7 +105,7 @@ def build_rows(level: str, site: str, start: dt.datetime, rows: list,
                        status=dict(zip(CLASSES, totals[2:], strict=True)))
         text = json.dumps(chunk, separators=(",", ":")).encode()
         named = f"{doc.get('parts')}:".encode() + text
-        doc.update(pages=Binary(zlib.compress(text, 1)),
+        doc.update(pages=Binary(zlib.compress(text, PAGES_LEVEL)),
                    digest=hashlib.blake2b(named, digest_size=12).hexdigest(),
                    computed=computed)
         docs.append(doc)

@@ -1,7 +1,7 @@
 """The site registry: one settings record per site, read through :func:`site_settings`.
 
 ``sites`` holds ``{_id: site, registered: date, via: admin | ingest | beacon | loadgen |
-existing, synthetic: bool, tz: zone, origins: [origin], unknown_agents: human | bot,
+existing | import, synthetic: bool, tz: zone, origins: [origin], unknown_agents: human | bot,
 legacy_agents: bool}``. A site is registered by ``hitboard site add`` (or the admin
 page), a log ingest, the load generator, ``HITBOARD_BEACON_SITES``, and, where open
 registration allows it, a first beacon hit; the sites a store held before the registry
@@ -29,7 +29,7 @@ from .goals import MAX_GOALS, Goal, from_doc
 
 DEMO_CLAIM = "demo-backfill"
 UNKNOWN_AGENTS = ("human", "bot")
-SOURCES = ("admin", "ingest", "beacon", "loadgen", "existing")
+SOURCES = ("admin", "ingest", "beacon", "loadgen", "existing", "import")
 DIMENSION_COUNTERS = "dims.monthly"     # a site holding any marks it as counted before
 MAX_ORIGINS = 20
 DEFAULT_VISIT_MINUTES = 30      # a visit ends after this long without a pageview

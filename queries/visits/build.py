@@ -26,9 +26,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ..dimensions import assets
+from ..dimensions.assets import page_of
 from ..dimensions.classify import is_bot_agent
-from ..dimensions.encoding import clean
 from ..events import custom as raw
 from ..events import reads as event_reads
 from ..stats import schema
@@ -50,7 +49,8 @@ def recompute(db, touched: dict[str, set[dt.datetime]]) -> int:
     written = 0
     for site, hours in touched.items():
         settings = site_settings(db, site)
-        found = [b for b in (event_reads.span(db, site), raw.span(db, site)) if b]
+        raw_span = raw.span(db, site)       # custom events: cut per event (``sessions``)
+        found = [b for b in (event_reads.span(db, site), raw_span) if b]
         if not found:
             continue
         edge = (min(schema.epoch_ms(b[0]) for b in found),
@@ -58,9 +58,9 @@ def recompute(db, touched: dict[str, set[dt.datetime]]) -> int:
         timeout = settings.visit_ms
         known: dict = {}
         days: set[int] = set()
+        span = _span_in_frames if raw_span is None else _span_in_python
         for a, b in slices(sorted(schema.epoch_ms(h) for h in hours)):
-            days |= _recompute_span(db, site, a, b, timeout, settings.unknown_bots, edge,
-                                    known)
+            days |= span(db, site, a, b, timeout, settings.unknown_bots, edge, known)
         store.refresh_sums(db, site, days)
         written += len(days)
     return written
@@ -92,8 +92,34 @@ def slices(hours: list[int]) -> list[tuple[int, int]]:
     return [(lo, min(lo + SLICE_MS, b)) for a, b in spans for lo in range(a, b, SLICE_MS)]
 
 
-def _recompute_span(db, site: str, a: int, b: int, timeout: int, unknown_bots: bool,
+def _span_in_frames(db, site: str, a: int, b: int, timeout: int, unknown_bots: bool,
                     edge: tuple[int, int], known: dict) -> set[int]:
+    """``_span_in_python``'s work on columns (``frames``): the same documents."""
+    from . import frames
+
+    margin = -(-timeout // HOUR_MS) * HOUR_MS
+    lo, hi = a - margin, b + margin
+    while True:
+        views = frames.pageview_frame(db, site, lo, hi, unknown_bots, known)
+        visits = frames.visits_of(views, timeout)
+        start, last = visits["start"], visits["last"]
+        back = lo > edge[0] and lo > a - MAX_REACH_MS and bool(
+            ((start < lo + margin) & (last >= a)).any())
+        on = hi <= edge[1] and hi < b + MAX_REACH_MS and bool(
+            ((last >= hi - timeout) & (start < b + margin)).any())
+        if not (back or on):
+            break
+        lo -= HOUR_MS * back
+        hi += HOUR_MS * on
+    first, end = lo + margin, b + margin
+    quarters, pages, counted = frames.tallied(visits, views, first, end)
+    parts = store.hour_parts(quarters, pages, range(first, end, HOUR_MS), counted)
+    return store.write_hours(db, site, parts)
+
+
+def _span_in_python(db, site: str, a: int, b: int, timeout: int, unknown_bots: bool,
+                    edge: tuple[int, int], known: dict) -> set[int]:
+    """The visits of the hours [a, b) (ms) cut and written, a pageview at a time."""
     margin = -(-timeout // HOUR_MS) * HOUR_MS       # the timeout in whole hours, rounded up
     lo, hi = a - margin, b + margin
     while True:
@@ -175,13 +201,6 @@ def custom_events(db, site: str, lo: int, hi: int, unknown_bots: bool) -> list[P
                      engaged=doc.get("engaged"))
             for doc in raw.between(db, site, schema.from_epoch_ms(lo), schema.from_epoch_ms(hi))
             if not is_bot_agent(doc["user_agent"], unknown_bots)]
-
-
-def page_of(path: str | None, known: dict) -> str | None:
-    """The page a path is, None for an asset (``known``: paths seen, their pages)."""
-    if path not in known:
-        known[path] = clean(path) if path and assets.kind(path) == assets.PAGE else None
-    return known[path]
 
 
 def answered(columns: dict) -> list[bool]:

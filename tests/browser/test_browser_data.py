@@ -113,13 +113,13 @@ def test_live_page_draws_every_answer_of_a_server_slower_than_its_refresh(
     """Each read takes longer than the 2 s refresh (a busy machine, a big store): Dash
     drops the answer of a callback asked again while it runs (plotly/dash#941), so the
     feed stayed empty forever; paced, every answer is drawn, late."""
-    real = feed.recent_hits
+    real = feed.newest_hits
 
     def slow(*args, **kwargs):
         time.sleep(2.5)                     # slower than the page's refresh
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(feed, "recent_hits", slow)
+    monkeypatch.setattr(feed, "newest_hits", slow)
     dash_duo.start_server(app)
     dash_duo.wait_for_text_to_equal("#live-recent-table tbody tr:nth-child(1) td:nth-child(5)",
                                     "1,000")

@@ -24,24 +24,22 @@ from components import message
 from components.shardadvice import shard_advice
 from components.storetables import collections_table, logs_table, plans_table, quarantine_table
 from dashboard import reads
+from dashboard.authority.scope import check_all_sites
 from dashboard.feedback import describe
 from dashboard.services import get_services
 from dashboard.settings import env_name
 from dashboard.state import ShellState, parse_search
 from queries import validation
-from queries.dimensions.pages import ranked_pages
-from queries.events.recent import recent_hits
 from queries.ingest.logs import log_ingests
 from queries.quarantine import listed
+from queries.reads.charts import chart_queries
 from queries.representations import holding
 from queries.sharding import plan as shardplan
 from queries.sharding import text as shardtext
-from queries.stats.kpis import hit_totals
 from queries.store import inspect
 
 dash.register_page(__name__, path="/data", name="Data", title="hitboard · data", order=10)
 
-TOP_N = 10
 
 
 def layout(**_query):
@@ -64,25 +62,6 @@ def _pending(text: str) -> html.P:
     return html.P(text, className="hint pending")
 
 
-def chart_reads(site: str, pages, tz: str, now: dt.datetime) -> list[tuple]:
-    """(chart, read function, arguments) of every chart the live and history pages draw,
-    with their default ranges."""
-    month_ago, week_ago = now - dt.timedelta(days=30), now - dt.timedelta(days=7)
-    return [
-        ("Live · hits per minute", queries.minute_series,
-         (site, now - dt.timedelta(hours=1), now), {"pages": pages, "tz": tz}),
-        ("Live · totals", hit_totals, (site, now), {"pages": pages, "tz": tz}),
-        ("Live · top pages today", reads.todays_top, (site, now, tz), {}),
-        ("Live · recent hits", recent_hits, (site, pages, 20), {}),
-        ("History · hits per hour, 7 days", queries.hourly_series, (site, week_ago, now),
-         {"pages": pages, "tz": tz}),
-        ("History · hits per day, 30 days", queries.daily_series, (site, month_ago, now),
-         {"pages": pages, "tz": tz}),
-        ("History · top pages, 30 days", ranked_pages, (site, month_ago, now),
-         {"n": TOP_N}),
-    ]
-
-
 def _filter_text(flt: dict) -> str:
     return json.dumps(flt, default=lambda v: v.isoformat() if hasattr(v, "isoformat")
                       else str(v))
@@ -94,7 +73,7 @@ def _plan_rows(db, site: str, pages, tz: str) -> list[dict]:
     saying so, not two identical rows."""
     rows = []
     now = reads.now(reads.live_seconds())
-    for chart, read, args, kwargs in chart_reads(site, pages, tz, now):
+    for chart, read, args, kwargs in chart_queries(site, pages, tz, now):
         seen: dict[tuple, dict] = {}
         for query in inspect.explain_reads(db, chart, read, *args, **kwargs):
             plan, text = query.plan, _filter_text(query.filter)
@@ -148,6 +127,7 @@ def _retention(days: int) -> html.Ul:
 @callback(Output("data-content", "children"), Input("url", "search"))
 def show(search):
     """The store: the logs ingested, each collection and the retention."""
+    check_all_sites()
     shell = ShellState.from_query(parse_search(search))
     db = get_services().db
     store = queries.redact(get_services().settings.store)
@@ -198,6 +178,7 @@ def show_plans(search):
 def show_shard_advice(search):
     """The shard-key simulation, shared by every viewer for the history cache's time, and
     the time of the documents it read."""
+    check_all_sites()
     shell = ShellState.from_query(parse_search(search))
     try:
         plan, read_at = reads.shared(_shard_plan, seconds=reads.history_seconds())

@@ -29,6 +29,7 @@ from queries.reads.history import (
     Totals,
     figures_of,
     goal_figures,
+    imported_days,
     visit_figures,
     visit_pages,
 )
@@ -113,9 +114,16 @@ def compute_panels(q: Query) -> Panels:
                      "(the raw events of the range's other hours are no longer kept), "
                      "each at most its hits: their change is not shown.")
     share = _cached(bot_share_of, replace(key, humans=True, assets=False))
-    visits = _cached(visit_figures, q.site, q.start, q.end, now=q.now)
+    by = {"tz": q.tz, "granularity": q.granularity}      # imported days: per day or longer
+    visits = _cached(visit_figures, q.site, q.start, q.end, now=q.now, **by)
     visits_before = None if before is None else _cached(
-        visit_figures, q.site, before.start, before.end, now=q.now)
+        visit_figures, q.site, before.start, before.end, now=q.now, **by)
+    days = _cached(imported_days, q.site, q.start, q.end, **by)
+    if days:
+        notes.append(f"Visitors, visits, pageviews, bounce rate and duration include {days:,} "
+                     f"imported day{'s' * (days != 1)} (hitboard import; never in hours)"
+                     + ("; visitors sum daily visitors there, approximate."
+                        if current.visitors_imported else "."))
     cut = [name for name, found in (("the range", visits), ("the compared period",
                                                            visits_before))
            if found is not None and not found.exact]

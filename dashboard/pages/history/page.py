@@ -42,6 +42,7 @@ from dashboard.pages.history.controls import (  # noqa: F401 -- the page's own
     register_control_callbacks,
     sync_controls,
 )
+from dashboard.pages.history.export import export_controls
 from dashboard.pages.history.notes import (
     decorate_history,
     history_notes_section,
@@ -141,6 +142,7 @@ def _page(query):
                 options=[{"label": METRIC_LABELS[m], "value": m} for m in METRICS])]),
             html.Button("Download CSV", id="history-csv-button", n_clicks=0, className="btn"),
             dcc.Download(id="history-csv"),
+            *export_controls(),
             dcc.Store(id="history-plotted"),
             dcc.Store(id="history-drill"),
         ]),

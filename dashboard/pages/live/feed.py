@@ -13,7 +13,7 @@ from dashboard import reads
 from dashboard.feedback import describe
 from dashboard.pages.live.pacer import PACER
 from dashboard.state import ShellState, changed_search, choice, parse_search, updated
-from queries.events.recent import recent_hits
+from queries.reads.live import newest_hits
 
 SIZES = {"20": "20", "100": "100", "1000": "1,000"}
 DEFAULT_SIZE = "20"
@@ -61,7 +61,7 @@ def refresh_recent(_n, size, search):
     try:
         site = reads.resolve_site(shell.site, fresh=True)
         hits = [] if site is None else reads.shared(
-            recent_hits, site, shell.pages, n, seconds=reads.live_seconds())
+            newest_hits, site, shell.pages, n, seconds=reads.live_seconds())
         return recent_table(hits, shell.tz, table_id="live-recent-table")
     except Exception as exc:
         return message(describe(exc))

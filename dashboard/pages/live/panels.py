@@ -8,8 +8,6 @@ registration)."""
 
 from __future__ import annotations
 
-import datetime as dt
-
 import dash
 from dash import Input, Output, callback, dcc, html
 
@@ -30,16 +28,12 @@ from dashboard.state import (
     shell_search,
     updated,
 )
-from queries.dimensions.page_reads import MAX_SCANNED, Active
-from queries.dimensions.reads import active_visitors, recent_breakdown
-from queries.reads.live import RECENT_MINUTES, Coverage, event_coverage, recent_visits
+from queries.reads import live
+from queries.reads.live import ACTIVE_MINUTES, MAX_SCANNED, RECENT_MINUTES, Active, Coverage
 
-ACTIVE_MINUTES = 5
 # Who is on the site changes slowly: these reads of raw events refresh every 5 s, not every
 # second as the hit counts do.
 PEOPLE_SECONDS = 5
-TOP_N = 8
-WINDOWS = (ACTIVE_MINUTES, 1, RECENT_MINUTES)   # the cards' windows, in minutes
 
 
 def live_people_section() -> html.Div:
@@ -107,15 +101,8 @@ def refresh_people(_n, search):
         site = reads.resolve_site(shell.site, fresh=True)
         if site is None or site not in reads.shared(queries.list_sites, seconds=seconds):
             return kpi_cards(_cards(None, None, None)), None
-        now = reads.now(seconds)
-        active = reads.shared(active_visitors, site, now, ACTIVE_MINUTES,
-                              humans=not bots, seconds=seconds)
-        minute = reads.shared(active_visitors, site, now, 1, humans=not bots,
-                              seconds=seconds)
-        visits = reads.shared(recent_visits, site, now, RECENT_MINUTES, seconds=seconds)
-        covered = reads.shared(event_coverage, site, now, WINDOWS, seconds=seconds)
-        top = reads.shared(recent_breakdown, site, "referrer", now - dt.timedelta(hours=1),
-                           now, n=TOP_N, humans=not bots, seconds=seconds)
+        found = reads.shared(live.people, site, reads.now(seconds), humans=not bots,
+                             seconds=seconds)
     except Exception as exc:
         return kpi_cards(_cards(None, None, None)), message(describe(exc))
     base = parse_search(shell_search(query))
@@ -125,6 +112,7 @@ def refresh_people(_n, search):
             updated(base, range="today", **{FILTER_KEY: f"referrer:{value}",
                                             BOTS_KEY: "1" if bots else None}))
 
+    top = found.referrers
     note = top.attrs.get("note")
     extra = bots_toggle(query, bots)
     if note:
@@ -132,4 +120,5 @@ def refresh_people(_n, search):
                                    id="live-referrers-note"), extra])
     panel = breakdown_panel("referrer", "Referrers, last hour", top, href,
                             panel_id="live-referrers-panel", extra=extra)
-    return kpi_cards(_cards(active, minute, visits, bots, covered)), panel
+    return kpi_cards(_cards(found.active, found.minute, found.visits, bots,
+                            found.covered)), panel

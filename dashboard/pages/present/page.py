@@ -25,7 +25,6 @@ from dash import (
     no_update,
 )
 
-import queries
 from components import presenter as ui
 from components.numbers import count
 from components.presenter_notes import note_layout
@@ -38,10 +37,8 @@ from dashboard.pages.present.view import VIEWS, WINDOWS, PresentView
 from dashboard.state import ShellState, from_kwargs, parse_search
 from queries import validation
 from queries.annotations import annotations_between
-from queries.dimensions.page_reads import MAX_SCANNED
-from queries.dimensions.reads import active_visitors
-from queries.reads.live import RECENT_MINUTES, recent_visits
-from queries.reads.presenter import minute_counts, ticker, today_vs_yesterday
+from queries.reads import presenter as present
+from queries.reads.presenter import MAX_SCANNED, RECENT_MINUTES, minute_counts, ticker
 
 dash.register_page(__name__, path="/present", name="Present", title="hitboard · present",
                    order=90)
@@ -51,7 +48,7 @@ KPI_MS = 1000
 KPI_SECONDS = 5
 # Visitors "now": distinct among the last minute's raw events. Five minutes (Plausible's
 # window) meant grouping 300,000 events every 5 s at 1,000 hits/s, which held the line back.
-ACTIVE_MINUTES = 1
+ACTIVE_MINUTES = present.PRESENT_ACTIVE_MINUTES
 SLOW_MS = 30_000
 # The line and the cards tick only once their callbacks have answered (dashboard.pacing).
 LINE_PACER = Pacer("present-tick", ("line",))
@@ -193,14 +190,12 @@ def refresh_kpis(_n, search):
             return _kpis(None, visits), "No data yet"
         seconds = reads.live_seconds()
         minute = reads.shared(minute_counts, site, reads.now(seconds), 1, seconds=seconds)
-        now = reads.now(KPI_SECONDS)
-        active = reads.shared(active_visitors, site, now, ACTIVE_MINUTES, seconds=KPI_SECONDS)
-        begun = reads.shared(recent_visits, site, now, RECENT_MINUTES,
-                             seconds=KPI_SECONDS) if visits else None
-        days = reads.shared(today_vs_yesterday, site, now, tz, seconds=KPI_SECONDS)
+        found = reads.shared(present.kpis, site, reads.now(KPI_SECONDS), tz, visits=visits,
+                             seconds=KPI_SECONDS)
     except Exception as exc:
         return no_update, describe(exc)
-    numbers = {"minute": minute[-1][1], "active": active.visitors, "visits": begun,
+    active, days = found.active, found.days
+    numbers = {"minute": minute[-1][1], "active": active.visitors, "visits": found.visits,
                "complete": active.complete, "change": days.change,
                "compare": f"{count(days.today)} vs {count(days.yesterday)} at this time"}
     return _kpis(numbers, visits), site
@@ -221,7 +216,7 @@ def refresh_feed(_n, search):
             return ui.ticker_items([], "UTC"), ui.top_items(_empty_top())
         seconds = reads.live_seconds()
         rows = reads.shared(ticker, site, TICKER_ROWS, seconds=seconds)
-        top = reads.shared(reads.todays_top, site, reads.now(seconds), tz, seconds=seconds)
+        top = reads.shared(present.top_today, site, reads.now(seconds), tz, seconds=seconds)
     except Exception as exc:
         return [html.Li(describe(exc), key="error")], no_update
     return ui.ticker_items(rows, tz), ui.top_items(top)
@@ -247,9 +242,8 @@ def refresh_views(_n, theme, search):
             return no_update, no_update
         seconds = reads.history_seconds()
         now = reads.now(seconds)
-        days = reads.shared(queries.daily_series, site, validation.local_midnight(now, tz, 29),
-                            now, tz=tz, seconds=seconds)
-        top = reads.shared(reads.todays_top, site, now, tz, seconds=seconds)
+        days = reads.shared(present.last_30_days, site, now, tz, seconds=seconds)
+        top = reads.shared(present.top_today, site, now, tz, seconds=seconds)
     except Exception as exc:
         describe(exc)       # logged; the screen keeps its last views
         return no_update, no_update

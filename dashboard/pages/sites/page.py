@@ -43,6 +43,7 @@ from components.sites import (
 )
 from components.sites import tracking_tag as tag_section
 from dashboard.authority import refusal, requires
+from dashboard.authority.scope import check_site
 from dashboard.authority.sessions import base_url
 from dashboard.feedback import describe
 from dashboard.pages.sites import view as view
@@ -50,6 +51,11 @@ from dashboard.pages.sites.alerts_section import (
     alerts_card,
     alerts_not_allowed,
     register_alert_callbacks,
+)
+from dashboard.pages.sites.reports_section import (
+    register_report_callbacks,
+    reports_card,
+    reports_not_allowed,
 )
 from dashboard.pages.sites.shares import register_share_callbacks, shares_not_allowed
 from dashboard.services import get_services
@@ -59,6 +65,7 @@ from dashboard.state import ShellState, from_kwargs, parse_search
 dash.register_page(__name__, path=view.PATH, name="Sites", title="hitboard · sites", order=15)
 register_share_callbacks()
 register_alert_callbacks()
+register_report_callbacks()
 
 READ_ONLY = ("This server is read-only (HITBOARD_READONLY): change sites with "
              "`hitboard site` on its host.")
@@ -115,6 +122,7 @@ def _editing(name: str | None, query, disabled: bool) -> list:
     if name is None:          # the list is shown
         return [back, html.Div(id="sites-edit-status"), _no_settings()]
     tz = view.zone_shown(ShellState.from_query(query).tz)
+    check_site(name)
     try:
         site = view.edited(get_services().db, name)
     except Exception as exc:  # a failing store: a message, not a traceback
@@ -136,6 +144,7 @@ def _editing(name: str | None, query, disabled: bool) -> list:
             goals_card(disabled),
             shares_card(shares_not_allowed() is not None),
             alerts_card(alerts_not_allowed() is not None),
+            reports_card(reports_not_allowed() is not None),
             tag_section(view.script_url(_base()), settings.name),
             danger_zone(settings.name, disabled),
         ]),
@@ -146,7 +155,7 @@ def _no_settings() -> html.Div:
     """The settings' components, empty and hidden, for the callbacks to find."""
     return html.Div(id="sites-settings", hidden=True, children=[
         settings_form(None, "human", (), (), True), goals_card(True), shares_card(True),
-        alerts_card(True), danger_zone("", True)])
+        alerts_card(True), reports_card(True), danger_zone("", True)])
 
 
 def _when(moment, tz: str) -> str | None:
@@ -269,6 +278,7 @@ def show_goals(name, _status):
     """The site's goals, as the registry holds them now (again after each change)."""
     if not name:
         return None
+    check_site(name)
     try:
         return goal_list(view.goals_of(get_services().db, name), not_allowed() is not None)
     except Exception as exc:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from dashboard.authority import who
 from dashboard.state import SHELL_KEYS, Query, encode
 from queries import sitedata, validation
 from queries.errors import InvalidSiteError, InvalidTimeZoneError
@@ -86,7 +87,7 @@ def listing(db, query: Query, tz: str, needle: str | None = None,
             limit: int = MAX_LISTED) -> Listing:
     """The registered sites whose name holds ``needle`` (any case), by name, at most
     ``limit`` of them, as rows for ``components.sites.sites_table``."""
-    found = registered_sites(db)
+    found = [site for site in registered_sites(db) if who().sees(site.name)]
     needle = (needle or "").strip().lower()
     matching = [s for s in found if needle in s.name.lower()]
     rows = [row(settings, last_hit(db, settings.name), query, tz)

@@ -85,6 +85,24 @@ def where(filter: Mapping, columns: set[str]) -> Where:
     return Where(" AND ".join(parts) if parts else "1", params, exact)
 
 
+def split_keyed_in(filter: Mapping, columns: set[str]) -> list[dict] | None:
+    """A keyed table's ``_id: {$in: ids}`` too long for one statement (each id takes a
+    parameter per key column), as filters of distinct ids that each fit: their matches,
+    put together, are the filter's. None if there is nothing to split."""
+    condition = filter.get("_id")
+    if not isinstance(columns, KeyedColumns) or not isinstance(condition, Mapping) \
+            or list(condition) != ["$in"] or not isinstance(condition["$in"], list | tuple):
+        return None
+    per = MAX_IN // len(columns.layout.paths)
+    if len(condition["$in"]) <= per:
+        return None
+    try:
+        ids = list(dict.fromkeys(condition["$in"]))
+    except TypeError:                # an unhashable id: left to the matcher
+        return None
+    return [{**filter, "_id": {"$in": ids[at:at + per]}} for at in range(0, len(ids), per)]
+
+
 def _keyed_id(layout, condition) -> tuple[str, list, bool]:
     """An ``_id`` condition of a keyed table: equality and ``$in`` as key conditions (an
     ``_id`` no document can have matches none), the rest left to the matcher."""

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+import bson
 from pymongo.errors import BulkWriteError, OperationFailure, PyMongoError
 from pymongo.results import (
     BulkWriteResult,
@@ -21,7 +22,7 @@ from pymongo.results import (
     UpdateResult,
 )
 
-from . import documents, explain, reading
+from . import documents, explain, keys, reading
 from .requests import describe
 from .store import EmbeddedStore
 
@@ -172,9 +173,15 @@ class EmbeddedCollection:
         described = [describe(request) for request in requests]
         with self._writing() as (con, info):
             # Unordered only: an ordered batch stops at its first error, before later
-            # upserts that this would have inserted already.
-            inserted = {} if ordered else documents.insert_new_upserts(con, info, described)
+            # requests that these would have written already.
+            done = set() if ordered else _insert_all(con, info, described, totals, errors)
+            rest = [index for index in range(len(described)) if index not in done]
+            inserted = {} if ordered else {
+                rest[at]: doc_id for at, doc_id in documents.insert_new_upserts(
+                    con, info, [described[index] for index in rest]).items()}
             for index, request in enumerate(described):
+                if index in done:
+                    continue
                 if index in inserted:
                     totals["nUpserted"] += 1
                     upserted.append({"index": index, "_id": inserted[index]})
@@ -186,6 +193,7 @@ class EmbeddedCollection:
                                    "errmsg": str(exc), "op": request.document})
                     if ordered:
                         break
+        errors.sort(key=lambda error: error["index"])
         details = {**totals, "upserted": upserted, "writeErrors": errors,
                    "writeConcernErrors": []}
         if errors:
@@ -295,6 +303,27 @@ def _sort_spec(key_or_list, direction: int | None = None) -> list[tuple[str, int
     if isinstance(key_or_list, Mapping):
         return list(key_or_list.items())
     return [tuple(pair) for pair in key_or_list]
+
+
+def _insert_all(con, info, requests: list, totals: dict, errors: list) -> set[int]:
+    """The inserts of an unordered bulk write in one statement (a flush's new counter
+    documents: ``queries.counting.guarded``); returns their indexes, each refused one
+    reported in ``errors``. A batch whose rows cannot be built leaves every request to
+    ``_apply``, which reports each one's error."""
+    at = [index for index, request in enumerate(requests) if request.kind == "insert"]
+    if len(at) < 2:
+        return set()
+    docs = [documents.with_id(requests[index].document) for index in at]
+    try:
+        prepared = documents.prepare(info, docs)
+    except (PyMongoError, bson.InvalidDocument, keys.UnindexableValueError):
+        return set()
+    refused = documents.insert(con, info, docs, False, prepared)
+    for index, exc in refused:
+        errors.append({"index": at[index], "code": exc.code, "errmsg": str(exc),
+                       "op": docs[index]})
+    totals["nInserted"] += len(docs) - len(refused)
+    return set(at)
 
 
 def _apply(con, info, request, index: int, totals: dict, upserted: list) -> None:

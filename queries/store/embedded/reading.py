@@ -73,6 +73,14 @@ def find(con, info, filter: Mapping, projection=None, sort=None, skip: int = 0,
     if info is None:
         return []
     columns = info.column_set
+    parts = None if sort or skip else planner.split_keyed_in(filter, columns)
+    if parts is not None:
+        found: list[dict] = []
+        for part in parts:
+            found += find(con, info, part, projection, limit=limit and limit - len(found))
+            if limit and len(found) >= limit:
+                break
+        return found
     if sort:
         order = planner.order_by(sort, columns)
         if order is None:
@@ -192,6 +200,9 @@ def _python_sort(docs: list[dict], sort) -> list[dict]:
 def count(con, info, filter: Mapping) -> int:
     if info is None:
         return 0
+    parts = planner.split_keyed_in(filter, info.column_set)
+    if parts is not None:
+        return sum(count(con, info, part) for part in parts)
     where = planner.where(filter, info.column_set)
     if where.exact:
         return con.execute(f"SELECT count(*) FROM {quote(info.table)} WHERE {where.sql}",

@@ -1,0 +1,1 @@
+"""The /team page: who may use this server (users, API keys)."""

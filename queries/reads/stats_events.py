@@ -1,0 +1,95 @@
+"""The Stats API's filters counted from raw events: every distinct request of the range
+classified once (``filtered.matching_requests``), tested against the filter tree
+(``matches`` by RE2, linear whatever the pattern), and its hits and visitors summed per
+value of the dimension asked for. Raw events are kept ``events_ttl_days`` after they
+are stored: a range holding hours whose events are gone is refused, naming the limit."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+
+import re2
+
+from ..dimensions.spans import floor_hour
+from ..errors import InvalidRangeError
+from ..events.expired import COLLECTION as EXPIRED
+from .filtered import matching_requests
+from .stats_query import Filter, Match, StatsQuery
+
+
+class BeyondRetentionError(InvalidRangeError):
+    pass
+
+
+def check_kept(db, q: StatsQuery, events_ttl_days: int) -> None:
+    gone = db[EXPIRED].find_one({"site": q.site,
+                                 "hour": {"$gte": floor_hour(q.start), "$lt": q.end}},
+                                {"hour": 1}, sort=[("hour", -1)])
+    if gone is not None:
+        last = gone["hour"].replace(tzinfo=dt.UTC) + dt.timedelta(hours=1)
+        raise BeyondRetentionError(
+            "these filters are counted from raw events, which are kept "
+            f"{events_ttl_days} days after they are stored (HITBOARD_EVENTS_TTL_DAYS); "
+            f"this range holds hours whose events are gone, up to {last.isoformat()}: "
+            "ask for a later range, or one `is` filter on one value (the counters "
+            "answer it over any range)")
+
+
+def from_events(db, q: StatsQuery, start: dt.datetime, end: dt.datetime,
+                 by: str | None) -> list[tuple[tuple[str, ...], dict]]:
+    """Hits and visitors of the raw events of [start, end) meeting the filters, per
+    value of ``by`` (None: one total row, none when nothing met them)."""
+    hits: Counter = Counter()
+    people: dict[str, set] = {}
+    for values, visitor, count in matching_requests(db, q.site, start, end, q.humans):
+        if not all(_meets(f, values) for f in q.filters):
+            continue
+        key = values.get(by, "") if by else ""
+        hits[key] += count
+        people.setdefault(key, set()).add(visitor)
+    order = sorted(hits, key=lambda k: (-hits[k], k))
+    return [((k,) if by else (), {"hits": hits[k], "visitors": len(people[k])})
+            for k in order]
+
+
+def _meets(node: Filter, values: dict) -> bool:
+    if isinstance(node, Match):
+        value = str(values.get(node.counted, ""))
+        return _matches(node, value)
+    if node.operator == "and":
+        return all(_meets(c, values) for c in node.clauses)
+    if node.operator == "or":
+        return any(_meets(c, values) for c in node.clauses)
+    return not _meets(node.clauses[0], values)
+
+
+def _matches(node: Match, value: str) -> bool:
+    base, negated = node.operator.removesuffix("_not"), node.operator.endswith("_not")
+    if base == "is":
+        met = value in node.values
+    elif base == "contains":
+        met = any(wanted in value for wanted in node.values)
+    else:
+        met = any(pattern(wanted).search(value) is not None for wanted in node.values)
+    return met != negated
+
+
+_PATTERNS: dict[str, object] = {}
+
+
+def pattern(text: str):
+    """``text`` compiled by RE2 (linear time whatever the pattern: a query cannot stall a
+    server), once per process; an invalid one is a clear error."""
+    found = _PATTERNS.get(text)
+    if found is None:
+        options = re2.Options()
+        options.log_errors = False
+        try:
+            found = re2.compile(text, options)
+        except re2.error:
+            raise InvalidRangeError(f"invalid regular expression {text[:100]!r} (RE2 "
+                                    "syntax)") from None
+        if len(_PATTERNS) < 1024:
+            _PATTERNS[text] = found
+    return found

@@ -1,0 +1,126 @@
+"""The Stats API on the shared real log, called with an API key, equals the CLI's own
+figures (issue 47, "Done when"): ``hits`` is ``report --humans`` summed over the same
+days; pageviews, visits, bounce rate and visit duration are ``report --metric ...``;
+each dimension is ``breakdown --by ...``. A key of another site is refused, saying
+nothing of the site. One store, built once."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+from pathlib import Path
+
+import pytest
+import time_machine
+from click.testing import CliRunner
+from dashkit import dashboard_app
+
+import queries
+from dashboard.cli import main
+from queries.accounts import keys
+from queries.stats.sites import update_site
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "apache_combined_2015.log"
+pytestmark = pytest.mark.skipif(not SHARED.exists(), reason=f"{SHARED} is not there")
+SITE = "logs"
+NOW = dt.datetime(2015, 5, 21, 12, tzinfo=dt.UTC)     # after the log's last line
+DAYS = ("2015-05-17", "2015-05-20")                    # the log's days, both inclusive
+START, END = "2015-05-17", "2015-05-21"                # the same days for the CLI
+TZ = "Asia/Kolkata"                                    # the site's zone: days cut hours
+# The API's dimension -> breakdown's --by.
+COUNTED = {"event:page": "page", "visit:source": "referrer", "http:status": "status",
+           "visit:browser": "browser", "visit:os": "os", "visit:device": "device",
+           "visit:country": "country", "http:bot": "bot", "visit:utm_source": "utm_source",
+           "visit:utm_medium": "utm_medium", "visit:utm_campaign": "utm_campaign"}
+VISIT_PAGES = {"visit:entry_page": "entry_page", "visit:exit_page": "exit_page"}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The log ingested as ``hitboard ingest`` does, the site's zone set, a key of the
+    site and a key of another; the server's test client, the store, and the keys."""
+    folder = tmp_path_factory.mktemp("api")
+    store = str(folder / "store")
+    with time_machine.travel(NOW, tick=False):
+        ingested = CliRunner().invoke(main, ["ingest", str(SHARED), "--site", SITE,
+                                             "--store", store])
+        assert ingested.exit_code == 0, ingested.output
+        db = queries.connect(store)
+        update_site(db, SITE, tz=TZ)
+        mine, theirs = keys.create(db, "mine", [SITE]), keys.create(db, "theirs", ["other"])
+        db.client.close()
+    with time_machine.travel(NOW, tick=False), dashboard_app(store, rollup_interval=0) as app:
+        yield app.server.test_client(), store, mine, theirs
+
+
+def ask(served, body: dict, key: str | None = None) -> tuple[int, dict]:
+    client, _, mine, _ = served
+    answer = client.post("/api/v2/query", data=json.dumps(body),
+                         content_type="application/json",
+                         headers={"Authorization": f"Bearer {key or mine}"})
+    return answer.status_code, answer.get_json()
+
+
+def rows(served, body: dict) -> list[tuple[list, list]]:
+    status, found = ask(served, {"site_id": SITE, "date_range": list(DAYS), **body})
+    assert status == 200, found
+    return [(r["dimensions"], r["metrics"]) for r in found["results"]]
+
+
+def cli(served, *args: str) -> list[dict]:
+    store = served[1]
+    result = CliRunner().invoke(main, [*args, "--site", SITE, "--start", START, "--end", END,
+                                       "--tz", TZ, "--store", store])
+    assert result.exit_code == 0, result.output
+    return list(csv.DictReader(io.StringIO(result.stdout)))
+
+
+def number(text: str) -> float | None:
+    return None if text == "" else float(text)
+
+
+def test_hits_are_report_humans_summed_over_the_same_days(served):
+    reported = cli(served, "report", "--granularity", "day", "--humans")
+    per_day = {r["time"][:10]: int(r["hits"]) for r in reported}
+    assert sum(per_day.values()) > 5000
+    assert rows(served, {"metrics": ["hits"]}) == [([], [sum(per_day.values())])]
+    assert rows(served, {"metrics": ["hits"], "dimensions": ["time:day"]}) == \
+        [([day], [hits]) for day, hits in per_day.items()]
+
+
+def test_visit_metrics_are_report_metric(served):
+    metrics = ["pageviews", "visits", "bounce_rate", "visit_duration"]
+    by_day = rows(served, {"metrics": metrics, "dimensions": ["time:day"]})
+    for i, metric in enumerate(metrics):
+        reported = cli(served, "report", "--granularity", "day", "--metric", metric)
+        assert [(day, values[i]) for (day,), values in by_day] == \
+            [(r["time"][:10], number(r[metric])) for r in reported], metric
+    (_, totals), = rows(served, {"metrics": ["pageviews", "visits"]})
+    assert totals == [sum(v[0] for _, v in by_day), sum(v[1] for _, v in by_day)]
+    assert totals[1] > 1000
+
+
+def test_each_dimension_is_breakdown(served):
+    for dimension, by in COUNTED.items():
+        expected = [([r["value"]], [int(r["hits"]), int(r["visitors"])])
+                    for r in cli(served, "breakdown", "--by", by, "-n", "10000")]
+        assert rows(served, {"metrics": ["hits", "visitors"],
+                             "dimensions": [dimension]}) == expected, dimension
+    for dimension, by in VISIT_PAGES.items():
+        expected = [([r["value"]], [int(r["visits"]), number(r["bounce_rate"]),
+                                    number(r["visit_duration"])])
+                    for r in cli(served, "breakdown", "--by", by, "-n", "10000")]
+        assert len(expected) > 100
+        assert rows(served, {"metrics": ["visits", "bounce_rate", "visit_duration"],
+                             "dimensions": [dimension]}) == expected, dimension
+
+
+def test_another_site_s_key_is_refused_saying_nothing_of_the_site(served):
+    theirs = served[3]
+    body = {"site_id": SITE, "metrics": ["hits"], "date_range": list(DAYS)}
+    refused = ask(served, body, theirs)
+    unknown = ask(served, {**body, "site_id": "no-such-site"}, theirs)
+    assert refused[0] == unknown[0] == 403
+    assert refused[1] == unknown[1] and "hits" not in json.dumps(refused[1])
