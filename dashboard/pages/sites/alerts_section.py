@@ -12,6 +12,7 @@ from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
 
 from components import message
 from dashboard.authority import refusal, requires
+from dashboard.authority.scope import check_site
 from dashboard.feedback import describe
 from dashboard.services import get_services
 from queries.alerts.rules import (
@@ -129,6 +130,7 @@ def register_alert_callbacks() -> None:
         """The site's alerts and the day they start, for those who may see recipients."""
         if not name:
             return None
+        check_site(name)
         if refusal("notify") is not None:
             return html.P(HIDDEN, className="hint", id="sites-alert-hidden")
         db = get_services().db
@@ -158,6 +160,7 @@ def register_alert_callbacks() -> None:
         """Add the form's alert, or remove the one whose button was clicked."""
         if not _clicked() or not name:
             return no_update, no_update
+        check_site(name)
         db = get_services().db
         trigger = ctx.triggered_id
         try:
