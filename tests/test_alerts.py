@@ -15,8 +15,8 @@ from dashkit import counted, dashboard_app, register_sites
 
 import queries
 from queries import annotations as notes
-from queries.alerts import check, incidents
-from queries.alerts.rules import active_from, add_alert
+from queries.notify.alerts import check, incidents
+from queries.notify.alerts.rules import active_from, add_alert
 from queries.stats.generator_state import remember_running
 from queries.stats.sites import register, register_synthetic
 

@@ -22,7 +22,7 @@ from test_faults_serve import WAIT, wait_until_serving
 
 import queries
 from queries import annotations as notes
-from queries.alerts.rules import add_alert
+from queries.notify.alerts.rules import add_alert
 from queries.stats.sites import register
 
 

@@ -10,7 +10,7 @@ from alertkit import steady
 from clikit import rows, run
 
 import queries
-from queries.alerts.rules import all_alerts
+from queries.notify.alerts.rules import all_alerts
 from queries.stats.sites import register
 
 

@@ -76,7 +76,7 @@ def test_adding_a_note_from_the_page_checks_its_input(app):
 
 def test_the_banner_shows_the_open_incident_of_the_alerts(app):
     """The checker's note is the banner: a stopped site says so until it is resolved."""
-    from queries.alerts import incidents
+    from queries.notify.alerts import incidents
 
     db = get_services(app.server).db
     seed(db, "s", [(reads.now(60) - dt.timedelta(minutes=5), "/a", 1)])
@@ -93,7 +93,7 @@ def test_the_banner_shows_the_open_incident_of_the_alerts(app):
 
 
 def test_the_banner_leaves_the_note_to_alerts_watching_that_direction(app):
-    from queries.alerts.rules import add_alert
+    from queries.notify.alerts.rules import add_alert
     from queries.stats.sites import register
 
     db = get_services(app.server).db

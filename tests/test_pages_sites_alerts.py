@@ -10,7 +10,7 @@ import pytest
 from dashkit import ADMIN_TOKEN, dashboard_app, post_callback
 
 from dashboard.services import get_services
-from queries.alerts.rules import alerts_of
+from queries.notify.alerts.rules import alerts_of
 from queries.stats.sites import register
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}

@@ -7,7 +7,7 @@ import datetime as dt
 
 import click
 
-from queries.alerts.rules import (
+from queries.notify.alerts.rules import (
     DEFAULT_MINUTES,
     FORMATS,
     KINDS,

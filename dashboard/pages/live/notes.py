@@ -19,8 +19,8 @@ from dashboard.pages.live.pacer import PACER
 from dashboard.services import get_services
 from dashboard.state import ShellState, parse_search
 from queries import annotations as notes
-from queries.alerts import incidents, rules
 from queries.errors import HitboardError
+from queries.notify.alerts import incidents, rules
 from queries.reads import expected
 
 log = logging.getLogger(__name__)

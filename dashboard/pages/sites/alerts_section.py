@@ -15,7 +15,7 @@ from dashboard.authority import refusal, requires
 from dashboard.authority.scope import check_site
 from dashboard.feedback import describe
 from dashboard.services import get_services
-from queries.alerts.rules import (
+from queries.notify.alerts.rules import (
     DEFAULT_MINUTES,
     KINDS,
     MAX_MINUTES,

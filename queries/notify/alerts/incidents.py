@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import annotations as notes
-from .. import validation
+from ... import annotations as notes
+from ... import validation
 
 # A new incident in the same direction waits this long after the previous one is resolved.
 QUIET = dt.timedelta(minutes=60)

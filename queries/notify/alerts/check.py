@@ -13,12 +13,12 @@ import datetime as dt
 import logging
 from collections import defaultdict
 
-from .. import validation
-from ..notify import deliveries
-from ..reads.expected import WindowBand, window_band
-from ..stats import schema
-from ..stats.generator_state import STATE_ID
-from ..stats.sites import site_settings
+from ... import validation
+from ...reads.expected import WindowBand, window_band
+from ...stats import schema
+from ...stats.generator_state import STATE_ID
+from ...stats.sites import site_settings
+from .. import deliveries
 from . import incidents, messages
 from .rules import all_alerts, channel
 

@@ -8,7 +8,7 @@ import datetime as dt
 import html
 from urllib.parse import urlencode
 
-from ..reads.expected import WindowBand
+from ...reads.expected import WindowBand
 
 HEADLINES = {"above": "traffic above the expected range",
              "below": "traffic below the expected range",

@@ -12,10 +12,10 @@ import re
 import secrets
 from urllib.parse import urlsplit
 
-from .. import validation
-from ..errors import HitboardError
-from ..reads.expected import MIN_WEEKS, first_day
-from ..stats import schema
+from ... import validation
+from ...errors import HitboardError
+from ...reads.expected import MIN_WEEKS, first_day
+from ...stats import schema
 
 KINDS = ("above", "below", "stopped")
 FORMATS = ("text", "json")  # a webhook's body: Slack/Mattermost's {"text": …}, or all of it
