@@ -246,6 +246,7 @@ def test_the_guarded_callbacks_are_exactly_the_state_changing_ones(app):
         "sites-edit-status.children...sites-settings.hidden": "sites",
         "sites-goal-status.children...sites-goal-value.value": "sites",
         "sites-share-status.children...sites-share-password.value": "shares",
+        "sites-alert-status.children...sites-alert-to.value": "notify",
         "team-add-status.children...team-changed.data...team-add-password.value": "users",
         "team-change-status.children...team-changed.data...team-password.value": "users",
         "team-key-status.children...team-keys-changed.data...team-key-name.value": "users",

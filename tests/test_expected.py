@@ -113,3 +113,30 @@ def test_the_band_of_a_chart_of_humans_leaves_bots_out_as_the_chart_does(embedde
     humans = expected.expected_range(db, "s", hour, hour + dt.timedelta(hours=1), "hour",
                                      source=("bot", "human"), humans=True)
     assert everyone.frame["median"].iloc[0] == 10 and humans.frame["median"].iloc[0] == 7
+
+
+def test_a_window_under_five_percent_of_the_usual_has_stopped(embedded_db):
+    db = embedded_db  # the band's arithmetic; the first test runs it on every backend
+    history(db, 35, per_minute=lambda k: 2)
+    today = np.full((1, 1440), 2)
+    today[:, 600:] = 0                                   # nothing from 10:00
+    queries.backfill(db, [DayCounts("s", TODAY, ["/a"], today)])
+    at = TODAY + dt.timedelta(hours=10, minutes=15, seconds=40)
+    found = expected.window_excursion(db, "s", at, 15)
+    assert (found.direction, found.current, found.usual, found.minutes) == ("stopped", 0, 30, 15)
+    assert found.text == "traffic stopped: 0 hits in the last 15 minutes, usually 30–30"
+    assert expected.window_excursion(db, "s", at - dt.timedelta(minutes=5), 15).direction \
+        == "below"                                       # 10 hits of 30: low, not stopped
+    later = at + dt.timedelta(minutes=30)
+    assert expected.hour_excursion(db, "s", later).direction == "below"   # 30 of 120
+
+
+def test_a_quiet_site_never_stops(embedded_db):
+    """Under a hit a minute expected, an empty window is no news."""
+    db = embedded_db  # the band's arithmetic; the first test runs it on every backend
+    midnight = np.zeros((1, 1440), int)
+    midnight[:, 0] = 10                                 # hits at midnight only
+    queries.backfill(db, [DayCounts("s", TODAY - dt.timedelta(days=k), ["/a"], midnight)
+                          for k in range(35, -1, -1)])
+    band = expected.window_band(db, "s", TODAY + dt.timedelta(hours=3), 15)
+    assert band.usual == 0 and not band.outside("stopped") and band.excursion() is None

@@ -72,3 +72,36 @@ def test_adding_a_note_from_the_page_checks_its_input(app):
     assert added["status"] == "Note added." and added["text"] == ""
     stored = notes.list_annotations(get_services(app.server).db, "s")[0]
     assert stored["time"] == dt.datetime(2026, 11, 21, 9, tzinfo=dt.UTC)
+
+
+def test_the_banner_shows_the_open_incident_of_the_alerts(app):
+    """The checker's note is the banner: a stopped site says so until it is resolved."""
+    from queries.notify.alerts import incidents
+
+    db = get_services(app.server).db
+    seed(db, "s", [(reads.now(60) - dt.timedelta(minutes=5), "/a", 1)])
+    end = reads.now(60).replace(second=0)
+    incident = incidents.open_incident(db, "s", None, "stopped", 15, end,
+                                       "Traffic stopped: 0 hits in the last 15 minutes")
+    banner = live_notes.live_banner(1, "?site=s&tz=UTC")
+    assert banner.className == "notice banner banner-stopped"
+    assert banner.children == "Traffic stopped: 0 hits in the last 15 minutes"
+    assert live_notes.live_banner(1, "?site=s&tz=UTC&page=/other") is None
+    incidents.resolve(db, incident, end + dt.timedelta(minutes=20))
+    get_services(app.server).cache.clear()
+    assert live_notes.live_banner(1, "?site=s&tz=UTC") is None
+
+
+def test_the_banner_leaves_the_note_to_alerts_watching_that_direction(app):
+    from queries.notify.alerts.rules import add_alert
+    from queries.stats.sites import register
+
+    db = get_services(app.server).db
+    register(db, "s", "admin")
+    add_alert(db, "s", "above", 15, email="ops@example.com")
+    end = reads.now(60).replace(second=0)
+    window = [end - dt.timedelta(minutes=m) for m in range(1, 61)]
+    seed(db, "s", [(t - dt.timedelta(days=7 * w), "/a", 1) for w in range(1, 9) for t in window]
+         + [(t, "/a", 4) for t in window])
+    assert live_notes.live_banner(1, "?site=s&tz=UTC").className == "notice banner banner-above"
+    assert notes.list_annotations(db, "s") == []

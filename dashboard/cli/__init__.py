@@ -14,7 +14,7 @@ COMMAND_MODULES = {
     "annotate": "annotate", "annotations": "annotate", "site": "site", "goals": "goals",
     "signin-link": "signin", "share": "share", "export": "transfer", "import": "transfer",
     "api-key": "apikey", "query": "query", "user": "users", "notify": "notify",
-    "reports": "reports",
+    "reports": "reports", "alerts": "alerts",
 }
 
 

@@ -6,25 +6,18 @@ them may run at once. One step failing never stops the others."""
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import logging
 from collections.abc import Callable
 
 from . import deliveries, reports
+from .alerts import check as alerts
 
 log = logging.getLogger(__name__)
 
 
 def steps() -> list[tuple[str, Callable]]:
-    found = [("retries", deliveries.run_due), ("reports", reports.run_due)]
-    if importlib.util.find_spec("queries.alerts") is not None:   # the alerts' checker
-        try:
-            from queries.alerts import check
-        except Exception:             # the other steps still run
-            log.exception("notifications: the alerts' checker cannot be loaded")
-        else:
-            found.append(("alerts", check.run_due))
-    return found
+    return [("retries", deliveries.run_due), ("reports", reports.run_due),
+            ("alerts", alerts.run_due)]
 
 
 def run_due(services, now: dt.datetime) -> None:

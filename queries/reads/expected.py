@@ -25,10 +25,11 @@ from ..validation import WHOLE_SITE
 WEEKS = 8
 MIN_WEEKS = 4
 LOW, HIGH = 10, 90
-WINDOW = dt.timedelta(minutes=60)
 # A bucket is *outside* only beyond the band by more than counting noise: 3·√n hits or
 # 10 %, whichever is larger (steady traffic makes a band a few hits wide).
 NOISE_SIGMAS, NOISE_SHARE = 3.0, 0.10
+# Traffic has *stopped* under this share of the usual (the median of past weeks).
+STOPPED_SHARE = 0.05
 
 
 def alarm_bounds(low, high):
@@ -51,23 +52,75 @@ class ExpectedRange:
 
 @dataclass(frozen=True)
 class Excursion:
-    """The last 60 minutes against the same 60 minutes of past weeks."""
+    """The last ``minutes`` whole minutes against the same minutes of past weeks."""
 
-    direction: str          # "above" or "below"
+    direction: str          # "above", "below" or "stopped"
     ratio: float            # current / median of past weeks (inf when they had none)
     current: int
     low: float
     high: float
     usual: float
-    hour: dt.datetime       # the local hour now is in
+    hour: dt.datetime       # the local hour the window ends in
     weeks: int
+    minutes: int = 60
+    end: dt.datetime | None = None  # the window's end (UTC, a whole minute)
 
     @property
     def text(self) -> str:
+        usual = f"usually {self.low:,.0f}–{self.high:,.0f}"
+        if self.minutes == 60 and self.direction != "stopped":
+            times = "∞" if self.ratio == float("inf") else f"{self.ratio:.1f}"
+            return (f"traffic {times}× the usual for {self.hour:%A %H}:00 "
+                    f"({self.current:,} hits in the last hour, {usual})")
+        span = f"the last {self.minutes} minutes" if self.minutes != 60 else "the last hour"
+        if self.direction == "stopped":
+            return f"traffic stopped: {self.current:,} hits in {span}, {usual}"
         times = "∞" if self.ratio == float("inf") else f"{self.ratio:.1f}"
-        return (f"traffic {times}× the usual for {self.hour:%A %H}:00 "
-                f"({self.current:,} hits in the last hour, usually "
-                f"{self.low:,.0f}–{self.high:,.0f})")
+        return f"traffic {times}× the usual: {self.current:,} hits in {span}, {usual}"
+
+
+@dataclass(frozen=True)
+class WindowBand:
+    """A window's hits beside the band of the same window in past weeks: what alerts
+    compare, in each direction."""
+
+    start: dt.datetime
+    end: dt.datetime
+    current: int
+    low: float
+    usual: float
+    high: float
+    below: float            # alarm_bounds of [low, high]
+    above: float
+    weeks: int
+    zone: object
+
+    @property
+    def minutes(self) -> int:
+        return int((self.end - self.start).total_seconds() // 60)
+
+    def outside(self, kind: str) -> bool:
+        """Whether the window is outside the band in the direction ``kind``: beyond the
+        alarm bound, or for ``stopped`` under 5 % of the median while the median
+        expects at least a hit a minute."""
+        if kind == "above":
+            return self.current > self.above
+        if kind == "below":
+            return self.current < self.below
+        if kind == "stopped":
+            return self.usual >= self.minutes and self.current < STOPPED_SHARE * self.usual
+        raise ValueError(f"unknown direction {kind!r}")
+
+    def excursion(self) -> Excursion | None:
+        """The window as an excursion (stopped before below), None when inside."""
+        found = next((kind for kind in ("above", "stopped", "below") if self.outside(kind)),
+                     None)
+        if found is None:
+            return None
+        ratio = self.current / self.usual if self.usual else float("inf")
+        hour = self.end.astimezone(self.zone).replace(minute=0)
+        return Excursion(found, ratio, self.current, self.low, self.high, self.usual, hour,
+                         self.weeks, self.minutes, self.end)
 
 
 def first_day(db, site: str) -> dt.datetime | None:
@@ -110,13 +163,13 @@ def expected_range(db, site: str, start: dt.datetime, end: dt.datetime, granular
     return ExpectedRange(_percentiles(values, index), len(past))
 
 
-def hour_excursion(db, site: str, now: dt.datetime, pages=None, tz="UTC",
-                   weeks: int = WEEKS, min_weeks: int = MIN_WEEKS) -> Excursion | None:
-    """The last 60 whole minutes when they run above the 90th or below the 10th
-    percentile of the same minutes of past weeks; None when inside or too little history."""
+def window_band(db, site: str, now: dt.datetime, minutes: int, pages=None, tz="UTC",
+                weeks: int = WEEKS, min_weeks: int = MIN_WEEKS) -> WindowBand | None:
+    """The last ``minutes`` whole minutes before ``now`` beside the 10th, 50th and 90th
+    percentile of their totals in past weeks; None with too little history."""
     zone = validation.timezone(tz)
     end = validation.timestamp(now).replace(second=0, microsecond=0)
-    start = end - WINDOW
+    start = end - dt.timedelta(minutes=minutes)
     past = _past_weeks(db, site, start, weeks, zone)
     if len(past) < min_weeks:
         return None
@@ -127,14 +180,24 @@ def hour_excursion(db, site: str, now: dt.datetime, pages=None, tz="UTC",
         frame = series(db, site, _moved(start, -shift, zone), _moved(end, -shift, zone),
                        "minute", pages, zone)
         totals.append(float(frame.to_numpy().sum()))
-    low, usual, high = np.percentile(totals, [LOW, 50, HIGH])
+    low, usual, high = (float(v) for v in np.percentile(totals, [LOW, 50, HIGH]))
     below, above = alarm_bounds(low, high)
-    if below <= current <= above:
-        return None
-    ratio = current / usual if usual else float("inf")
-    hour = end.astimezone(zone).replace(minute=0)
-    return Excursion("above" if current > high else "below", ratio, current, float(low),
-                     float(high), float(usual), hour, len(past))
+    return WindowBand(start, end, current, low, usual, high, float(below), float(above),
+                      len(past), zone)
+
+
+def window_excursion(db, site: str, now: dt.datetime, minutes: int, pages=None, tz="UTC",
+                     weeks: int = WEEKS, min_weeks: int = MIN_WEEKS) -> Excursion | None:
+    """The last ``minutes`` whole minutes when they run outside the band of the same
+    minutes of past weeks; None when inside or with too little history."""
+    band = window_band(db, site, now, minutes, pages, tz, weeks, min_weeks)
+    return None if band is None else band.excursion()
+
+
+def hour_excursion(db, site: str, now: dt.datetime, pages=None, tz="UTC",
+                   weeks: int = WEEKS, min_weeks: int = MIN_WEEKS) -> Excursion | None:
+    """:func:`window_excursion` of the last 60 minutes (Live's banner)."""
+    return window_excursion(db, site, now, 60, pages, tz, weeks, min_weeks)
 
 
 def _past_weeks(db, site, start, weeks, zone) -> list[int]:

@@ -20,6 +20,7 @@ from dashboard.services import get_services
 from dashboard.state import ShellState, parse_search
 from queries import annotations as notes
 from queries.errors import HitboardError
+from queries.notify.alerts import incidents, rules
 from queries.reads import expected
 
 log = logging.getLogger(__name__)
@@ -65,15 +66,20 @@ def decorate_live(figure: dict, snapshot, site: str, shell, window: int) -> dict
 
 
 def live_banner(_n, search):
-    """While the last hour runs outside the expected range: say so, and record it once
-    as an automatic note, once per excursion (whole-site views only, on a server that
-    writes)."""
+    """An open incident of the site's alerts (the checker's ``anomaly`` note), else while
+    the last hour runs outside the expected range: say so, and record it once as an
+    automatic note, once per excursion (whole-site views only, on a server that writes)."""
     shell = ShellState.from_query(parse_search(search))
     try:
         site = reads.resolve_site(shell.site, fresh=True)
         if site is None:
             return None
         now = reads.now(60)
+        page = shell.pages[0] if len(shell.pages) == 1 else None
+        if len(shell.pages) < 2:
+            opened = reads.shared(incidents.open_incidents, site, now, page, seconds=60)
+            if opened:
+                return excursion_banner(opened[0]["text"], opened[0]["direction"])
         found = reads.shared(expected.hour_excursion, site, now, shell.pages, shell.tz,
                              seconds=reads.history_seconds())
     except Exception as exc:
@@ -87,7 +93,11 @@ def live_banner(_n, search):
 
 
 def _record_excursion(site: str, found: expected.Excursion) -> None:
+    """Note it, unless the site's alerts watch that direction (their incident is the
+    note)."""
     try:
+        if found.direction in reads.shared(rules.watched, site, seconds=60):
+            return
         notes.record_excursion(get_services().db, site, found.hour, found.direction,
                                found.text)
     except HitboardError:

@@ -47,6 +47,11 @@ from dashboard.authority.scope import check_site
 from dashboard.authority.sessions import base_url
 from dashboard.feedback import describe
 from dashboard.pages.sites import view as view
+from dashboard.pages.sites.alerts_section import (
+    alerts_card,
+    alerts_not_allowed,
+    register_alert_callbacks,
+)
 from dashboard.pages.sites.reports_section import (
     register_report_callbacks,
     reports_card,
@@ -59,6 +64,7 @@ from dashboard.state import ShellState, from_kwargs, parse_search
 
 dash.register_page(__name__, path=view.PATH, name="Sites", title="hitboard · sites", order=15)
 register_share_callbacks()
+register_alert_callbacks()
 register_report_callbacks()
 
 READ_ONLY = ("This server is read-only (HITBOARD_READONLY): change sites with "
@@ -137,6 +143,7 @@ def _editing(name: str | None, query, disabled: bool) -> list:
                           settings.primary_source),
             goals_card(disabled),
             shares_card(shares_not_allowed() is not None),
+            alerts_card(alerts_not_allowed() is not None),
             reports_card(reports_not_allowed() is not None),
             tag_section(view.script_url(_base()), settings.name),
             danger_zone(settings.name, disabled),
@@ -148,7 +155,7 @@ def _no_settings() -> html.Div:
     """The settings' components, empty and hidden, for the callbacks to find."""
     return html.Div(id="sites-settings", hidden=True, children=[
         settings_form(None, "human", (), (), True), goals_card(True), shares_card(True),
-        reports_card(True), danger_zone("", True)])
+        alerts_card(True), reports_card(True), danger_zone("", True)])
 
 
 def _when(moment, tz: str) -> str | None:
