@@ -15,6 +15,7 @@ from .dimensions.counters import COLLECTIONS as DIMENSION_COUNTERS
 from .events import expired
 from .events.custom import COLLECTION as CUSTOM_EVENTS
 from .imports.store import COLLECTIONS as IMPORTED
+from .notify.deliveries import DELIVERIES
 from .rollups.build import BACKFILLED
 from .shares import COLLECTION as SHARES
 from .stats import schema
@@ -24,7 +25,7 @@ from .visits.store import MONTHS, VISITS
 
 BY_METADATA = (schema.DAILY, schema.MONTHLY, *DIMENSION_COUNTERS, *sketches.COLLECTIONS)
 BY_SITE = (schema.EVENTS, schema.APART, expired.COLLECTION, *schema.ROLLUPS.values(), BACKFILLED,
-           VISITS, MONTHS, CUSTOM_EVENTS, ANNOTATIONS, SHARES, *IMPORTED)
+           VISITS, MONTHS, CUSTOM_EVENTS, ANNOTATIONS, SHARES, *IMPORTED, DELIVERIES)
 
 
 def remove(db, site: str) -> dict[str, int]:

@@ -183,3 +183,15 @@ def test_one_failing_step_of_the_scheduler_stops_no_other(monkeypatch, caplog):
                                                 ("reports", lambda s, n: ran.append(n))])
     jobs.run_due(None, AT)
     assert ran == [AT] and "the retries step failed" in caplog.text
+
+
+def test_removing_a_sites_data_removes_its_delivery_log(db, tmp_path):
+    from queries import sitedata
+
+    with webhook_receiver() as (url, hooks), time_machine.travel(AT, tick=False):
+        ctx = context(db, tmp_path)
+        hooks.answers = [500, 500]
+        assert _send(ctx, claim_id="c1", channel="webhook", to=url) == "queued"
+        assert _send(ctx, claim_id="c2", site="kept", channel="webhook", to=url) == "queued"
+    assert sitedata.remove(db, "s")[DELIVERIES] == 1        # recipients and retries gone
+    assert [d["site"] for d in delivery_log(db)] == ["kept"]

@@ -7,24 +7,20 @@ and Mattermost's ``{"text": …}``) or ``json`` (hitboard's whole document)."""
 from __future__ import annotations
 
 import datetime as dt
-import email.utils
 import re
 import secrets
-from urllib.parse import urlsplit
 
 from ... import validation
 from ...errors import HitboardError
 from ...reads.expected import MIN_WEEKS, first_day
 from ...stats import schema
+from ..channels import check_address, check_url
 
 KINDS = ("above", "below", "stopped")
 FORMATS = ("text", "json")  # a webhook's body: Slack/Mattermost's {"text": …}, or all of it
 DEFAULT_MINUTES = 15
 MAX_MINUTES = 1440
 MAX_ALERTS = 50             # a site
-MAX_ADDRESS = 254
-MAX_URL = 2000
-_ADDRESS = re.compile(r"[^@\s,;<>\"()]+@[^@\s,;<>\"()]+\.[^@\s,;<>\"()]+")
 _ID = re.compile(r"[A-Za-z0-9_-]{6,32}")
 
 
@@ -50,25 +46,6 @@ def check_minutes(value) -> int:
         raise AlertError(f"the window (--for) of {minutes} minutes is outside "
                          f"1–{MAX_MINUTES:,}")
     return minutes
-
-
-def check_address(value) -> str:
-    """One address, ``name@host.tld``: several, a display name or a line break refused."""
-    text = value.strip() if isinstance(value, str) else ""
-    if (not text or len(text) > MAX_ADDRESS or validation.has_control(text)
-            or not _ADDRESS.fullmatch(text) or email.utils.parseaddr(text)[1] != text):
-        raise AlertError(f"{str(value)[:80]!r} is not one email address (name@example.com)")
-    return text
-
-
-def check_url(value) -> str:
-    """An http(s) URL with a host, no control character."""
-    text = value.strip() if isinstance(value, str) else ""
-    parts = urlsplit(text) if text and len(text) <= MAX_URL else None
-    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname
-            or validation.has_control(text) or any(c.isspace() for c in text)):
-        raise AlertError(f"{str(value)[:80]!r} is not an http(s) URL for a webhook")
-    return text
 
 
 def check_page(value) -> str | None:
