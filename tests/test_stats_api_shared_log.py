@@ -200,3 +200,25 @@ def test_page_filters_answer_pageviews_and_entry_pages_answer_visits(served):
     days = rows(served, {"metrics": ["visits"], "dimensions": ["time:day"],
                          "filters": [["is", "visit:entry_page", [top, second]]]})
     assert sum(m[0] for _, m in days) == both
+
+
+def test_pageviews_under_any_filter_are_the_visits_pageviews(served):
+    """Pageviews counted from raw events (a filter no page dimension holds, a dimension
+    beside it) equal those the visits' documents hold, day by day."""
+    by_day = rows(served, {"metrics": ["pageviews"], "dimensions": ["time:day"]})
+    everyone = [["not", ["is", "visit:os", ["no such os"]]]]
+    status, found = ask(served, {"site_id": SITE, "date_range": list(DAYS),
+                                 "metrics": ["hits", "pageviews"], "dimensions": ["time:day"],
+                                 "filters": everyone})
+    assert status == 200 and found["meta"]["source"] == "raw events"
+    assert [(r["dimensions"], r["metrics"][1]) for r in found["results"]] == \
+        [(d, m[0]) for d, m in by_day] and sum(m[0] for _, m in by_day) > 1000
+    assert all(r["metrics"][0] > r["metrics"][1] for r in found["results"])
+    by_os = rows(served, {"metrics": ["pageviews"], "dimensions": ["visit:os"],
+                          "filters": everyone})
+    grid = rows(served, {"metrics": ["pageviews"], "dimensions": ["visit:os", "time:day"]})
+    assert sum(m[0] for _, m in by_os) == sum(m[0] for _, m in grid) == \
+        sum(m[0] for _, m in by_day)
+    (_, [windows]), = rows(served, {"metrics": ["pageviews"],
+                                    "filters": [["is", "visit:os", ["Windows"]]]})
+    assert windows == dict((d[0], m[0]) for d, m in by_os)["Windows"] > 0

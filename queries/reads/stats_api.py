@@ -39,9 +39,7 @@ from .stats_query import (
     StatsQuery,
     simple_is,
 )
-from .stats_visits import answer_filtered, events_by_bucket, filtered_offered
-
-FROM_VISITS = ("pageviews", "events", "visits", "bounce_rate", "visit_duration")
+from .stats_visits import answer_filtered, events_by_bucket, filtered_offered, from_visits
 
 CUSTOM_EVENTS = "custom events"
 VISIT_PAGE_METRICS = ("visits", "bounce_rate", "visit_duration")
@@ -75,7 +73,7 @@ def offered(dimension: str | None, filters: tuple = ()) -> tuple[str, ...]:
 
 def answer(db, q: StatsQuery, events_ttl_days: int) -> Answer:
     if q.filters:
-        if set(q.metrics) & set(FROM_VISITS):
+        if from_visits(q) and not set(q.metrics) <= set(HIT_METRICS):
             return _visit_filtered(db, q, events_ttl_days)
         return _filtered(db, q, events_ttl_days)
     if q.dimension is None:
@@ -219,7 +217,7 @@ def _custom(db, q: StatsQuery) -> Answer:
 def _filtered(db, q: StatsQuery, events_ttl_days: int) -> Answer:
     one = simple_is(q.filters)
     pages = (one.values[0],) if one is not None and one.counted == PAGE else ()
-    if one is not None and q.dimension is None:
+    if one is not None and q.dimension is None and set(q.metrics) <= set(HIT_METRICS):
         frame = dims.breakdown(db, q.site, one.counted, q.start, q.end, humans=q.humans,
                                now=q.now)
         row = frame[frame["value"] == one.values[0]]
@@ -242,14 +240,12 @@ def _filtered(db, q: StatsQuery, events_ttl_days: int) -> Answer:
         rows = []
         for name, a, b in time_buckets(q.start, q.end, q.granularity, q.tz):
             (_, found), = from_events(db, q, a, b) or [((), {})]
-            rows.append(((name,), _shown({"hits": found.get("hits", 0),
-                                          "visitors": found.get("visitors", 0)},
-                                         q.metrics)))
+            rows.append(((name,), _shown(found, q.metrics)))
         return Answer(rows, EVENTS)
     by = COUNTED.get(q.dimension) if q.dimension else None
     rows = from_events(db, q, q.start, q.end, (by,) if by else ())
     if by is None and not rows:
-        rows = [((), {"hits": 0, "visitors": 0})]
+        rows = [((), {})]
     return Answer([(values, _shown(found, q.metrics)) for values, found in rows], EVENTS)
 
 

@@ -14,7 +14,7 @@ import re2
 from ..dimensions.spans import floor_hour
 from ..errors import InvalidRangeError
 from ..events.expired import COLLECTION as EXPIRED
-from .filtered import matching_requests
+from .filtered import PAGEVIEW, matching_requests
 from .stats_query import Filter, Match, StatsQuery
 
 
@@ -38,19 +38,25 @@ def check_kept(db, q: StatsQuery, events_ttl_days: int) -> None:
 
 def from_events(db, q: StatsQuery, start: dt.datetime, end: dt.datetime,
                 by: tuple[str, ...] = ()) -> list[tuple[tuple, dict]]:
-    """Hits and visitors of the raw events of [start, end) meeting the filters, per
-    values of the counted dimensions ``by`` (none: one total row, none when nothing met
-    them), most hits first."""
+    """Hits, visitors and pageviews (people's, as the visits count them) of the raw
+    events of [start, end) meeting the filters, per values of the counted dimensions
+    ``by`` (none: one total row, none when nothing met them), most hits first."""
     hits: Counter = Counter()
+    views: Counter = Counter()
     people: dict[tuple, set] = {}
-    for values, visitor, count in matching_requests(db, q.site, start, end, q.humans):
+    wanted = "pageviews" in q.metrics
+    for values, visitor, count in matching_requests(db, q.site, start, end, q.humans,
+                                                    pageviews=wanted):
         if not all(meets(f, values) for f in q.filters):
             continue
         key = tuple(values.get(name, "") for name in by)
         hits[key] += count
+        if values.get(PAGEVIEW):
+            views[key] += count
         people.setdefault(key, set()).add(visitor)
     order = sorted(hits, key=lambda k: (-hits[k], tuple(map(str, k))))
-    return [(k, {"hits": hits[k], "visitors": len(people[k])}) for k in order]
+    return [(k, {"hits": hits[k], "visitors": len(people[k]), "pageviews": views[k]})
+            for k in order]
 
 
 def meets(node: Filter, values: dict) -> bool:

@@ -4,8 +4,9 @@
 Time and one other dimension, without filters: the counters, bucket by bucket, each
 bucket answered as that dimension alone is (the reads of ``breakdown``), so every
 metric the dimension offers, over any range. Anything else (two dimensions beside time,
-a dimension beside filters) is a combination no counter holds: the raw events count its
-hits and visitors, within their retention, for the dimensions they classify.
+a dimension beside filters, pageviews beside a dimension no counter holds them by) is a
+combination no counter holds: the raw events count its hits, visitors and pageviews,
+within their retention, for the dimensions they classify.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import replace
 
 from .stats_api import Answer, answer, offered, time_buckets
 from .stats_events import check_kept, from_events
-from .stats_query import COUNTED, HIT_METRICS, TIME, StatsQuery
+from .stats_query import COUNTED, RAW_METRICS, TIME, StatsQuery
 
 MAX_DIMENSIONS = 3
 MAX_GRID_BUCKETS = 1_000    # time beside a dimension: one read per bucket
@@ -27,20 +28,27 @@ def split(dimensions: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
                                                 if not d.startswith(TIME))
 
 
-def by_counters(dimensions: tuple[str, ...], filtered: bool) -> bool:
+def by_counters(dimensions: tuple[str, ...], filtered: bool,
+                metrics: tuple[str, ...] = ()) -> bool:
+    """Whether the counters answer: time and one other dimension, no filter, metrics
+    that dimension offers alone."""
     time, others = split(dimensions)
-    return time is not None and len(others) == 1 and not filtered
+    return (time is not None and len(others) == 1 and not filtered
+            and set(metrics) <= set(offered(others[0])))
 
 
 def grid_offered(dimensions: tuple[str, ...], filtered: bool) -> tuple[str, ...]:
-    """The metrics a query of several ``dimensions`` can ask for."""
-    if by_counters(dimensions, filtered):
-        return offered(split(dimensions)[1][0], False)
-    return HIT_METRICS
+    """The metrics a query of several ``dimensions`` can ask for: those the counters
+    give (time and one dimension), else those of the raw events."""
+    _, others = split(dimensions)
+    counters = offered(others[0]) if by_counters(dimensions, filtered) else ()
+    events = RAW_METRICS if all(d in COUNTED for d in others) else ()
+    return tuple(dict.fromkeys((*counters, *events)))
 
 
 def grid_refusal(dimensions: tuple[str, ...], filtered: bool) -> str | None:
-    """Why the raw events cannot group by ``dimensions`` (None: they can)."""
+    """Why neither the counters nor the raw events can group by ``dimensions`` (None:
+    one of them can)."""
     if by_counters(dimensions, filtered):
         return None
     for i, name in enumerate(dimensions):
@@ -58,7 +66,7 @@ def answer_grid(db, q: StatsQuery, events_ttl_days: int) -> Answer:
     at = q.dimensions.index(time) if time else None
     buckets = (time_buckets(q.start, q.end, q.granularity, q.tz) if time
                else [(None, q.start, q.end)])
-    if by_counters(q.dimensions, bool(q.filters)):
+    if by_counters(q.dimensions, bool(q.filters), q.metrics):
         rows, sources, notes = [], [], []
         for name, a, b in buckets:
             part = answer(db, replace(q, start=a, end=b, dimension=others[0],

@@ -25,6 +25,7 @@ TIMES = {"time:hour": "hour", "time:day": "day", "time:week": "week",
 TIME = "time"
 
 HIT_METRICS = ("hits", "visitors")
+RAW_METRICS = (*HIT_METRICS, "pageviews")      # what raw events give under any filter
 VISIT_METRICS = ("visits", "pageviews", "bounce_rate", "visit_duration", "views_per_visit")
 EVENT_METRICS = ("events", "visitors", "conversion_rate")
 METRICS = ("visitors", "visits", "pageviews", "views_per_visit", "bounce_rate",

@@ -23,6 +23,7 @@ from ..visits import reads as visit_reads
 from .stats_events import meets
 from .stats_query import (
     HIT_METRICS,
+    RAW_METRICS,
     TIME,
     VISIT_PAGES,
     Filter,
@@ -45,13 +46,20 @@ def filtered_on(filters: tuple[Filter, ...]) -> str | None:
 def filtered_offered(filters: tuple[Filter, ...], dimension: str | None) -> tuple[str, ...]:
     """The metrics a filtered query of ``dimension`` (None: totals) can ask for."""
     on = filtered_on(filters)
+    if on in VISIT_PAGES:
+        return VISIT_PAGE_METRICS if dimension is None or dimension.startswith(TIME) else ()
     if dimension is not None and not dimension.startswith(TIME):
-        return HIT_METRICS
+        return RAW_METRICS
     if on == PAGE:
         return (*HIT_METRICS, *PAGE_METRICS)
-    if on in VISIT_PAGES:
-        return VISIT_PAGE_METRICS
-    return HIT_METRICS
+    return RAW_METRICS
+
+
+def from_visits(q: StatsQuery) -> bool:
+    """Whether ``q``'s filters are read from the visits' documents (one page dimension
+    alone, no dimension but time)."""
+    return (filtered_on(q.filters) is not None and not q.dimensions
+            and (q.dimension is None or q.granularity is not None))
 
 
 def filtered_refusal(metric: str, filters: tuple[Filter, ...],
@@ -63,12 +71,12 @@ def filtered_refusal(metric: str, filters: tuple[Filter, ...],
     if dimension is not None and not dimension.startswith(TIME):
         return (f"Metric `{metric}` cannot be queried with filters and dimension "
                 f"{dimension}: hitboard counts those from raw events, which give "
-                "hits and visitors")
+                f"{', '.join(RAW_METRICS)}")
     named = on or ", ".join(sorted({d for f in filters for d in dimensions_of(f)}))
     why = {PAGE: "visits are kept by their entry and exit pages, not by every page "
                  "they view: filter on visit:entry_page or visit:exit_page",
            None: "under filters on other dimensions than one page dimension hitboard "
-                 "counts hits and visitors (from raw events)"}.get(
+                 f"counts {', '.join(RAW_METRICS)} (from raw events)"}.get(
         on, f"hitboard keeps {', '.join(VISIT_PAGE_METRICS)} by entry and exit page")
     return f"Metric `{metric}` cannot be queried with a filter on `{named}`: {why}"
 
