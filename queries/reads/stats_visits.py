@@ -92,11 +92,16 @@ def answer_filtered(db, q: StatsQuery, buckets: list) -> tuple[dict, bool]:
         return all(meets(f, {field: page}) for f in q.filters)
 
     found: dict = {}
-    rows = visit_reads.page_rows(db, q.site, q.start, q.end, kind)
+    if len(buckets) == 1:       # the totals: whole months and days from their sums
+        rows = visit_reads.page_sums(db, q.site, q.start, q.end, kind).reset_index()
+    else:
+        rows = visit_reads.page_rows(db, q.site, q.start, q.end, kind)
     rows = rows[[wanted(str(p)) for p in rows["page"]]] if len(rows) else rows
     for name, a, b in buckets:
-        lo, hi = schema.epoch_ms(a), schema.epoch_ms(b)
-        part = rows[(rows["time"] >= lo) & (rows["time"] < hi)] if len(rows) else rows
+        part = rows
+        if len(buckets) > 1 and len(rows):
+            lo, hi = schema.epoch_ms(a), schema.epoch_ms(b)
+            part = rows[(rows["time"] >= lo) & (rows["time"] < hi)]
         if kind == "views":
             found[name] = {"pageviews": int(part["pageviews"].sum()) if len(part) else 0}
         else:
