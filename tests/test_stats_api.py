@@ -156,8 +156,22 @@ def test_a_key_makes_its_hour_s_requests_then_waits(served, monkeypatch):
     ({**BASE, "pagination": {"limit": 10_001}}, "10,000"),
     ({**BASE, "order_by": [["pageviews", "desc"]]}, '"pageviews"'),
     ({**BASE, "metrics": ["conversion_rate"]}, "conversion_rate"),
-    ({**BASE, "metrics": ["hits"], "dimensions": ["event:page", "visit:os"]},
-     "one dimension"),
+    ({**BASE, "metrics": ["hits"], "dimensions": ["event:page", "visit:entry_page"]},
+     'cannot group by "visit:entry_page"'),
+    ({**BASE, "dimensions": ["time", "time:day"]}, "one time dimension"),
+    ({**BASE, "metrics": ["visits"], "dimensions": ["visit:os", "visit:device"]},
+     "Metric `visits` cannot be queried with dimensions"),
+    ({**BASE, "metrics": ["visits"], "filters": [["is", "event:page", ["/"]]]},
+     "Metric `visits` cannot be queried with a filter on `event:page`"),
+    ({**BASE, "metrics": ["views_per_visit"], "filters": [["is", "event:page", ["/"]]]},
+     "Metric `views_per_visit` cannot be queried with a filter on `event:page`"),
+    ({**BASE, "metrics": ["events"], "filters": [["is", "visit:os", ["Linux"]]]},
+     "Metric `events` cannot be queried with a filter on `visit:os`"),
+    ({**BASE, "metrics": ["hits"], "filters": [["is", "visit:entry_page", ["/"]]]},
+     "Metric `hits` cannot be queried with a filter on `visit:entry_page`"),
+    ({**BASE, "metrics": ["visits"], "filters": [["is", "visit:entry_page", ["/"]],
+                                                 ["is", "visit:os", ["Linux"]]]},
+     "a filter on visit:entry_page takes no other"),
     ({**BASE, "date_range": ["1970-01-01", "2100-12-31"], "dimensions": ["time:month"]},
      "over 1,000 month buckets"),
     ({**BASE, "date_range": ["0001-01-01", "2015-05-17"]}, 'Invalid date "0001-01-01"'),
@@ -360,4 +374,19 @@ def test_goals_names_and_properties_are_breakdown_s(tmp_path):
                                     "dimensions": [dimension]}, 30)
             assert [(r["dimensions"], r["metrics"]) for r in answer["results"]] == \
                 expected != [], dimension
+
+        def asked(**body) -> list:
+            found = run_query(db, {"site_id": "s", "date_range": DAY[:1] * 2,
+                                   "metrics": ["events"], **body}, 30)
+            return [(r["dimensions"], r["metrics"]) for r in found["results"]]
+
+        by_hour = asked(dimensions=["time:hour"])
+        assert len(by_hour) == 24 and [d for d, m in by_hour if m != [0]] == \
+            [["2015-05-17 10:00:00"]] and sum(m[0] for _, m in by_hour) == 1
+        assert asked(dimensions=["time:day"]) == [(["2015-05-17"], [1])]
+        for page, events in (("/pricing", 1), ("/blog/a", 0)):
+            assert asked(filters=[["is", "event:page", [page]]]) == [([], [events])]
+        assert asked(metrics=["events", "pageviews"], dimensions=["time:day"],
+                     filters=[["contains", "event:page", ["/pri"]]]) == \
+            [(["2015-05-17"], [1, 2])]
         db.client.close()

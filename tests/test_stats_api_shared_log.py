@@ -124,3 +124,101 @@ def test_another_site_s_key_is_refused_saying_nothing_of_the_site(served):
     unknown = ask(served, {**body, "site_id": "no-such-site"}, theirs)
     assert refused[0] == unknown[0] == 403
     assert refused[1] == unknown[1] and "hits" not in json.dumps(refused[1])
+
+
+def test_time_beside_a_dimension_is_each_day_s_breakdown(served):
+    """``["time:day", dim]`` from the counters: each day's rows are that day's one
+    dimension (itself ``breakdown --by``), in either order of the two."""
+    grid = rows(served, {"metrics": ["hits", "visitors"],
+                         "dimensions": ["time:day", "visit:browser"]})
+    days = sorted({day for (day, _), _ in grid})
+    assert len(days) == 4
+    for day in days:
+        status, alone = ask(served, {"site_id": SITE, "date_range": [day, day],
+                                     "metrics": ["hits", "visitors"],
+                                     "dimensions": ["visit:browser"]})
+        assert status == 200
+        assert [([v], m) for (d, v), m in grid if d == day] == \
+            [(r["dimensions"], r["metrics"]) for r in alone["results"]] != []
+    flipped = rows(served, {"metrics": ["visits", "bounce_rate"],
+                            "dimensions": ["visit:entry_page", "time:day"]})
+    assert {d for (_, d), _ in flipped} == set(days)
+    status, answer = ask(served, {"site_id": SITE, "date_range": list(DAYS),
+                                  "metrics": ["hits"], "dimensions": ["time:day", "event:page"]})
+    assert status == 200 and answer["meta"]["source"] == "counters"
+    assert sum(r["metrics"][0] for r in answer["results"]) == \
+        sum(m[0] for _, m in rows(served, {"metrics": ["hits"]}))
+
+
+def test_two_dimensions_and_filters_beside_a_dimension_come_from_raw_events(served):
+    (_, [total]), = rows(served, {"metrics": ["hits"]})
+    by_country = dict((d[0], m[0]) for d, m in rows(served, {
+        "metrics": ["hits"], "dimensions": ["visit:country"]}))
+    status, grid = ask(served, {"site_id": SITE, "date_range": list(DAYS), "metrics": ["hits"],
+                                "dimensions": ["visit:country", "visit:browser"]})
+    assert status == 200 and grid["meta"]["source"] == "raw events"
+    summed: dict[str, int] = {}
+    for row in grid["results"]:
+        summed[row["dimensions"][0]] = summed.get(row["dimensions"][0], 0) + \
+            row["metrics"][0]
+    assert summed == by_country and sum(summed.values()) == total
+    some = {"filters": [["contains", "event:page", ["/presentations/"]]]}
+    per_day = rows(served, {"metrics": ["hits"], "dimensions": ["time:day"], **some})
+    grid = rows(served, {"metrics": ["hits"], "dimensions": ["time:day", "http:status"],
+                         **some})
+    assert [(d, sum(m[0] for (g, _), m in grid if g == d)) for (d,), _ in per_day] == \
+        [(d, m[0]) for (d,), m in per_day] and sum(m[0] for _, m in per_day) > 100
+
+
+def test_page_filters_answer_pageviews_and_entry_pages_answer_visits(served):
+    """``pageviews`` under an ``event:page`` filter is ``report --page --metric
+    pageviews``; visits under a ``visit:entry_page`` filter are that entry page's
+    ``breakdown`` row; several values, ``contains``, days and totals agree."""
+    top, second = (r["value"] for r in cli(served, "breakdown", "--by", "entry_page",
+                                            "-n", "2"))
+    reported = cli(served, "report", "--granularity", "day", "--metric", "pageviews",
+                   "--page", top)
+    by_day = rows(served, {"metrics": ["pageviews", "hits"], "dimensions": ["time:day"],
+                           "filters": [["is", "event:page", [top]]]})
+    assert [(d, m[0]) for (d,), m in by_day] == \
+        [(r["time"][:10], int(r["pageviews"])) for r in reported]
+    assert all(m[1] >= m[0] for _, m in by_day)
+    (_, [everything]), = rows(served, {"metrics": ["pageviews"]})
+    (_, [anywhere]), = rows(served, {"metrics": ["pageviews"],
+                                     "filters": [["contains", "event:page", ["/"]]]})
+    assert anywhere == everything > 1000
+    entries = {r["value"]: r for r in cli(served, "breakdown", "--by", "entry_page",
+                                           "-n", "10000")}
+    metrics = ["visits", "bounce_rate", "visit_duration"]
+    (_, one), = rows(served, {"metrics": metrics,
+                              "filters": [["is", "visit:entry_page", [top]]]})
+    assert one == [int(entries[top]["visits"]), number(entries[top]["bounce_rate"]),
+                   number(entries[top]["visit_duration"])]
+    (_, [both]), = rows(served, {"metrics": ["visits"],
+                                 "filters": [["is", "visit:entry_page", [top, second]]]})
+    assert both == int(entries[top]["visits"]) + int(entries[second]["visits"])
+    days = rows(served, {"metrics": ["visits"], "dimensions": ["time:day"],
+                         "filters": [["is", "visit:entry_page", [top, second]]]})
+    assert sum(m[0] for _, m in days) == both
+
+
+def test_pageviews_under_any_filter_are_the_visits_pageviews(served):
+    """Pageviews counted from raw events (a filter no page dimension holds, a dimension
+    beside it) equal those the visits' documents hold, day by day."""
+    by_day = rows(served, {"metrics": ["pageviews"], "dimensions": ["time:day"]})
+    everyone = [["not", ["is", "visit:os", ["no such os"]]]]
+    status, found = ask(served, {"site_id": SITE, "date_range": list(DAYS),
+                                 "metrics": ["hits", "pageviews"], "dimensions": ["time:day"],
+                                 "filters": everyone})
+    assert status == 200 and found["meta"]["source"] == "raw events"
+    assert [(r["dimensions"], r["metrics"][1]) for r in found["results"]] == \
+        [(d, m[0]) for d, m in by_day] and sum(m[0] for _, m in by_day) > 1000
+    assert all(r["metrics"][0] > r["metrics"][1] for r in found["results"])
+    by_os = rows(served, {"metrics": ["pageviews"], "dimensions": ["visit:os"],
+                          "filters": everyone})
+    grid = rows(served, {"metrics": ["pageviews"], "dimensions": ["visit:os", "time:day"]})
+    assert sum(m[0] for _, m in by_os) == sum(m[0] for _, m in grid) == \
+        sum(m[0] for _, m in by_day)
+    (_, [windows]), = rows(served, {"metrics": ["pageviews"],
+                                    "filters": [["is", "visit:os", ["Windows"]]]})
+    assert windows == dict((d[0], m[0]) for d, m in by_os)["Windows"] > 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 
 from ..reads.stats_api import answer
+from ..reads.stats_grid import answer_grid
 from .parse import Shape, parse
 
 
@@ -19,7 +20,7 @@ def run_query(db, body: object, events_ttl_days: int,
     """The answer to ``body`` (a decoded JSON object); a ``QueryError`` (or another
     ``HitboardError``) names what is wrong with it."""
     query, shape = parse(db, body, now)
-    found = answer(db, query, events_ttl_days)
+    found = (answer_grid if query.dimensions else answer)(db, query, events_ttl_days)
     rows = _ordered(found.rows, shape, query.metrics, shape.echoed["dimensions"])
     page = rows[shape.offset:shape.offset + shape.limit]
     meta: dict = {"source": found.source, "approximate": found.notes,

@@ -25,7 +25,7 @@ def spec(version: str = "2") -> dict:
                  "items": {"type": "string"},
                  "description": "[start, end]: dates (both inclusive) or date-times "
                                 "with offsets, in the site's zone"}]},
-            "dimensions": {"type": "array", "maxItems": 1,
+            "dimensions": {"type": "array", "maxItems": 3,
                            "items": {"type": "string", "examples": DIMENSIONS}},
             "filters": {"type": "array", "items": filter_ref},
             "order_by": {"type": "array", "items": {
@@ -41,7 +41,8 @@ def spec(version: str = "2") -> dict:
     }
     filter_schema = {"type": "array", "description":
                      f"[operator, dimension, [values]] (operators: {', '.join(OPERATORS)}; "
-                     f"dimensions: {', '.join(COUNTED)}), or [\"and\"|\"or\", [filters]], "
+                     f"dimensions: {', '.join((*COUNTED, *VISIT_PAGES))}), "
+                     f"or [\"and\"|\"or\", [filters]], "
                      f"or [\"not\", filter] ({', '.join(LOGICAL)})"}
     answer = {"type": "object", "properties": {
         "results": {"type": "array", "items": {"type": "object", "properties": {

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from .. import validation
 from ..errors import HitboardError
 from ..reads.stats_api import offered
+from ..reads.stats_grid import MAX_DIMENSIONS, MAX_GRID_BUCKETS, grid_offered, grid_refusal
 from ..reads.stats_query import (
     COUNTED,
     CUSTOM,
@@ -22,7 +23,9 @@ from ..reads.stats_query import (
     Logic,
     Match,
     StatsQuery,
+    dimensions_of,
 )
+from ..reads.stats_visits import filtered_refusal
 from ..stats.sites import site_settings
 from . import dates
 from .errors import QueryError, UnknownSiteError
@@ -34,7 +37,7 @@ MAX_LIMIT = 10_000
 MAX_FILTER_DEPTH = 8
 MAX_VALUES = 100
 MAX_TEXT = 200
-FILTERABLE = tuple(COUNTED)
+FILTERABLE = (*COUNTED, *VISIT_PAGES)
 
 
 @dataclass(frozen=True)
@@ -84,16 +87,19 @@ def parse(db, body: object, now: dt.datetime | None = None) -> tuple[StatsQuery,
     if "date_range" not in body:
         raise QueryError("#: Required property date_range was not present")
     start, end = dates.resolve(db, site, body["date_range"], tz, now)
-    dimension = dimensions[0] if dimensions else None
+    dimension = dimensions[0] if len(dimensions) == 1 else None
+    time = next((d for d in dimensions if d.startswith(TIME)), None)
     granularity = None
-    if dimension is not None and dimension.startswith(TIME):
-        granularity = TIMES.get(dimension) or dates.granularity_for(start, end)
+    if time is not None:
+        granularity = TIMES.get(time) or dates.granularity_for(start, end)
         dates.check_buckets(start, end, granularity)
-    for metric in metrics:
-        if metric not in offered(dimension, bool(filters)):
-            raise QueryError(_not_offered(metric, dimension, bool(filters)))
+        if len(dimensions) > 1:
+            _check_grid_buckets(start, end, granularity)
+    _check_page_filters(filters, dimensions)
+    _check_metrics(metrics, dimensions, filters)
     query = StatsQuery(site, start, end, tz, metrics, dimension, granularity, filters,
-                       include["bots"], now)
+                       include["bots"], now,
+                       dimensions=dimensions if len(dimensions) > 1 else ())
     order_by = _order_by(body.get("order_by"), metrics, dimensions)
     limit, offset = _pagination(body.get("pagination", {}))
     echoed = {"site_id": site, "metrics": list(metrics),
@@ -138,10 +144,49 @@ def _dimensions(value: object) -> tuple[str, ...]:
     for i, name in enumerate(found):
         if not known_dimension(name):
             raise QueryError(f'#/dimensions/{i}: Invalid dimension "{str(name)[:40]}"')
-    if len(found) > 1:
-        raise QueryError("#/dimensions: one dimension at most (hitboard groups by one "
-                         "dimension, or by time)")
+    if len(found) > MAX_DIMENSIONS:
+        raise QueryError(f"#/dimensions: {MAX_DIMENSIONS} dimensions at most")
+    if len(set(found)) != len(found):
+        raise QueryError("#/dimensions: a dimension is named twice")
+    if sum(1 for name in found if name == TIME or name in TIMES) > 1:
+        raise QueryError("#/dimensions: one time dimension at most")
     return tuple(found)
+
+
+def _check_grid_buckets(start: dt.datetime, end: dt.datetime, granularity: str) -> None:
+    if (end - start) / dates.BUCKET[granularity] > MAX_GRID_BUCKETS:
+        raise QueryError(f"#/dimensions: over {MAX_GRID_BUCKETS:,} {granularity} buckets "
+                         "beside another dimension: ask for a shorter range or a longer "
+                         "time dimension")
+
+
+def _check_page_filters(filters: tuple, dimensions: tuple[str, ...]) -> None:
+    """A filter on entry or exit pages reads the visits' page rows: no other filter's
+    dimension and no dimension but time can be counted beside it."""
+    named = set().union(*(dimensions_of(f) for f in filters)) if filters else set()
+    pages = sorted(named & set(VISIT_PAGES))
+    if pages and (len(named) > 1 or any(not d.startswith(TIME) for d in dimensions)):
+        raise QueryError(f"#/filters: a filter on {pages[0]} takes no other filter's "
+                         "dimension and no dimension but time (hitboard reads entry and "
+                         "exit pages from the visits, which hold no other dimension)")
+
+
+def _check_metrics(metrics: tuple[str, ...], dimensions: tuple[str, ...],
+                   filters: tuple) -> None:
+    if len(dimensions) > 1:
+        refused = grid_refusal(dimensions, bool(filters))
+        if refused:
+            raise QueryError(refused)
+        allowed = grid_offered(dimensions, bool(filters))
+        for metric in metrics:
+            if metric not in allowed:
+                raise QueryError(f"Metric `{metric}` cannot be queried with dimensions "
+                                 f"{', '.join(dimensions)}: it offers {', '.join(allowed)}")
+        return
+    dimension = dimensions[0] if dimensions else None
+    for metric in metrics:
+        if metric not in offered(dimension, filters):
+            raise QueryError(_not_offered(metric, dimension, filters))
 
 
 def _filter(node: object, where: str, depth: int) -> Match | Logic:
@@ -218,12 +263,11 @@ def _pagination(value: object) -> tuple[int, int]:
     return limit, offset
 
 
-def _not_offered(metric: str, dimension: str | None, filtered: bool) -> str:
+def _not_offered(metric: str, dimension: str | None, filters: tuple) -> str:
     if metric == "conversion_rate" and dimension is None:
         return ('Metric `conversion_rate` can only be queried with event:goal, event:name '
                 'or event:props dimensions')
-    if filtered:
-        return (f"Metric `{metric}` cannot be queried with filters: under filters hitboard "
-                "counts hits and visitors")
+    if filters:
+        return filtered_refusal(metric, filters, dimension)
     return (f"Metric `{metric}` cannot be queried with dimension {dimension}: it offers "
-            f"{', '.join(offered(dimension, filtered))}")
+            f"{', '.join(offered(dimension))}")

@@ -21,6 +21,8 @@ from . import buckets, expired
 # The fields a grouped read may ask for, by short name (``grouped``).
 FIELDS = {"h": "host", "a": "user_agent", "r": "referrer", "q": "query", "s": "status",
           "p": "path", "c": "country"}
+METHOD = {"m": "method"}      # asked for by who tells pageviews from other requests
+FROM_LOG = "L"                # a key's field: whether its events came from a log file
 _HOUR = dt.timedelta(hours=1)
 
 
@@ -45,15 +47,19 @@ def hourly_totals(db, site: str, hours: Iterable[dt.datetime],
 
 
 def grouped(db, site: str, start: dt.datetime, end: dt.datetime, fields: Sequence[str],
-            page: str | None = None) -> Iterator[tuple[dict, int]]:
-    """``(key, hits)`` per distinct ``fields`` (short names of ``FIELDS``) among the
-    site's events of [start, end), one ``page``'s if given: the work of a breakdown
-    then grows with distinct requests, not with hits. Each bucket's events are counted
-    by their columns' codes (in C, by ``Counter``), and only the distinct keys named."""
-    names = [FIELDS[f] for f in fields]
+            page: str | None = None, sources: bool = False) -> Iterator[tuple[dict, int]]:
+    """``(key, hits)`` per distinct ``fields`` (short names of ``FIELDS`` or ``METHOD``)
+    among the site's events of [start, end), one ``page``'s if given: the work of a
+    breakdown then grows with distinct requests, not with hits. Each bucket's events are
+    counted by their columns' codes (in C, by ``Counter``), and only the distinct keys
+    named. ``sources``: each key also says whether its events came from a log file
+    (``FROM_LOG``)."""
+    names = [{**FIELDS, **METHOD}[f] for f in fields]
     counts: Counter = Counter()
-    for bucket in buckets.overlapping(db, site, start, end, {*names, "path"}):
+    wanted = {*names, "path", *(("stream",) if sources else ())}
+    for bucket in buckets.overlapping(db, site, start, end, wanted):
         n = bucket["n"]
+        from_log = sources and bucket.get("stream") is not None
         keep = _inside(bucket, start, end)
         if page is not None:
             pages, codes = buckets.coded(bucket, "path", n)
@@ -71,10 +77,13 @@ def grouped(db, site: str, start: dt.datetime, end: dt.datetime, fields: Sequenc
                    strict=True)
         named = [None if codes is None else values for values, codes in columns]
         for key, hits in Counter(rows if keep is None else compress(rows, keep)).items():
-            counts[tuple(k if values is None else values[k]
-                         for values, k in zip(named, key, strict=True))] += hits
-    for key, n in counts.items():
-        yield dict(zip(fields, key, strict=True)), n
+            counts[(from_log, *(k if values is None else values[k]
+                                for values, k in zip(named, key, strict=True)))] += hits
+    for (from_log, *key), n in counts.items():
+        found = dict(zip(fields, key, strict=True))
+        if sources:
+            found[FROM_LOG] = from_log
+        yield found, n
 
 
 def columns(db, site: str, start: dt.datetime, end: dt.datetime, names: Sequence[str],

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from .. import validation
+from ..dimensions.assets import page_of
 from ..dimensions.classify import BOT, classify
 from ..dimensions.reads import dimension
 from ..events import reads
@@ -27,6 +28,7 @@ from ..stats.sites import site_settings
 from .query import PAGE, Condition
 
 COLUMNS = ["value", "hits", "visitors"]
+PAGEVIEW = "pageview"
 
 
 @dataclass
@@ -93,14 +95,17 @@ def matching_series(db, site: str, conditions: Sequence[Condition], start: dt.da
 
 
 def matching_requests(db, site: str, start: dt.datetime, end: dt.datetime,
-                      humans_only: bool = True) -> Iterator[tuple[dict, str, int]]:
+                      humans_only: bool = True, pageviews: bool = False
+                      ) -> Iterator[tuple[dict, str, int]]:
     """``(values, visitor, hits)`` per distinct request of [start, end): every
-    dimension's value and the ``page``, for a test no :class:`Condition` expresses."""
-    return _matching(db, site, (), start, end, humans_only)
+    dimension's value and the ``page``, for a test no :class:`Condition` expresses;
+    with ``pageviews``, also ``PAGEVIEW``: whether its hits are pageviews."""
+    return _matching(db, site, (), start, end, humans_only, pageviews)
 
 
 def _matching(db, site: str, conditions: Sequence[Condition], start: dt.datetime,
-              end: dt.datetime, humans_only: bool) -> Iterator[tuple[dict, str, int]]:
+              end: dt.datetime, humans_only: bool, pageviews: bool = False
+              ) -> Iterator[tuple[dict, str, int]]:
     """``(values, visitor, hits)`` per distinct request among the events of [start,
     end) meeting every one of ``conditions``: ``values`` the request's dimensions and
     its ``page`` (its path)."""
@@ -112,7 +117,9 @@ def _matching(db, site: str, conditions: Sequence[Condition], start: dt.datetime
     one_page = next(iter(pages)) if pages is not None and len(pages) == 1 else None
     unknown_bots = site_settings(db, site).unknown_bots
     met = _precheck(site, checks)
-    for key, count in reads.grouped(db, site, start, end, tuple(reads.FIELDS), one_page):
+    fields = (*reads.FIELDS, *(reads.METHOD if pageviews else ()))
+    known: dict = {}
+    for key, count in reads.grouped(db, site, start, end, fields, one_page, pageviews):
         if not met(key):
             continue
         path = str(key.get("p") or one_page or "")
@@ -124,8 +131,23 @@ def _matching(db, site: str, conditions: Sequence[Condition], start: dt.datetime
         values[PAGE] = path
         if humans_only and values.get("bot") == BOT:
             continue
+        if pageviews:
+            values[PAGEVIEW] = is_pageview(key, path, values.get("bot") == BOT, known)
         if all(values.get(name) in wanted for name, wanted in checks):
             yield values, found.visitor, count
+
+
+def is_pageview(key: dict, path: str, bot: bool, known: dict) -> bool:
+    """Whether a grouped key's hits are pageviews, as the visits count them
+    (``visits.build.pageviews``): a page, not an asset, seen by a person; from a log, a
+    GET answered 2xx or 304."""
+    if bot or page_of(path, known) is None:
+        return False
+    if not key.get(reads.FROM_LOG):
+        return True
+    status = key.get("s")
+    return key.get("m") == "GET" and status is not None and (200 <= status < 300
+                                                              or status == 304)
 
 
 # Dimensions classified from one field of a grouped key alone: (the field, the argument

@@ -7,14 +7,16 @@ any range: hits from the statistics, visitors from the sketches, visits from
 ``visits.*``, goals and custom events from their cells, a dimension's values from the
 dimension counters. Anything else under filters (another operator, several values or
 filters, ``and``/``or``/``not``, a filter beside a grouping) is counted from the raw
-events (``stats_events``), within their retention.
+events (``stats_events``), within their retention; but pageviews, custom events and
+visits under page filters come from the visits' documents (``stats_visits``). Several
+dimensions: ``stats_grid``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import validation
 from ..custom import reads as custom_reads
@@ -37,6 +39,7 @@ from .stats_query import (
     StatsQuery,
     simple_is,
 )
+from .stats_visits import answer_filtered, events_by_bucket, filtered_offered, from_visits
 
 CUSTOM_EVENTS = "custom events"
 VISIT_PAGE_METRICS = ("visits", "bounce_rate", "visit_duration")
@@ -53,14 +56,14 @@ class Answer:
     notes: list[str] = field(default_factory=list)
 
 
-def offered(dimension: str | None, filtered: bool) -> tuple[str, ...]:
-    """The metrics a query of ``dimension`` (None: totals) can ask for."""
-    if filtered:
-        return HIT_METRICS
+def offered(dimension: str | None, filters: tuple = ()) -> tuple[str, ...]:
+    """The metrics a query of ``dimension`` (None: totals) under ``filters`` can ask for."""
+    if filters:
+        return filtered_offered(filters, dimension)
     if dimension is None:
         return tuple(m for m in METRICS if m != "conversion_rate")
     if dimension.startswith("time"):
-        return (*HIT_METRICS, *VISIT_METRICS)
+        return (*HIT_METRICS, *VISIT_METRICS, "events")
     if dimension in COUNTED:
         return HIT_METRICS
     if dimension in VISIT_PAGES:
@@ -70,6 +73,8 @@ def offered(dimension: str | None, filtered: bool) -> tuple[str, ...]:
 
 def answer(db, q: StatsQuery, events_ttl_days: int) -> Answer:
     if q.filters:
+        if from_visits(q) and not set(q.metrics) <= set(HIT_METRICS):
+            return _visit_filtered(db, q, events_ttl_days)
         return _filtered(db, q, events_ttl_days)
     if q.dimension is None:
         return _totals(db, q)
@@ -155,6 +160,10 @@ def _time_series(db, q: StatsQuery) -> Answer:
             columns[metric] = {label(t, q.granularity, q.tz): v
                                for t, v in frame[metric].items()}
         _quarter_note(frame.attrs["exact"], notes)
+    if "events" in q.metrics:
+        sources.append(CUSTOM_EVENTS)
+        columns["events"] = events_by_bucket(db, q, buckets)
+        _quarter_note(visit_reads.is_exact(q.start, q.end, q.now), notes)
     rows = []
     for name, _, _ in buckets:
         found = {m: columns[m].get(name) for m in q.metrics}
@@ -208,7 +217,7 @@ def _custom(db, q: StatsQuery) -> Answer:
 def _filtered(db, q: StatsQuery, events_ttl_days: int) -> Answer:
     one = simple_is(q.filters)
     pages = (one.values[0],) if one is not None and one.counted == PAGE else ()
-    if one is not None and q.dimension is None:
+    if one is not None and q.dimension is None and set(q.metrics) <= set(HIT_METRICS):
         frame = dims.breakdown(db, q.site, one.counted, q.start, q.end, humans=q.humans,
                                now=q.now)
         row = frame[frame["value"] == one.values[0]]
@@ -230,16 +239,35 @@ def _filtered(db, q: StatsQuery, events_ttl_days: int) -> Answer:
     if q.granularity is not None:
         rows = []
         for name, a, b in time_buckets(q.start, q.end, q.granularity, q.tz):
-            (_, found), = from_events(db, q, a, b, None) or [((), {})]
-            rows.append(((name,), _shown({"hits": found.get("hits", 0),
-                                          "visitors": found.get("visitors", 0)},
-                                         q.metrics)))
+            (_, found), = from_events(db, q, a, b) or [((), {})]
+            rows.append(((name,), _shown(found, q.metrics)))
         return Answer(rows, EVENTS)
     by = COUNTED.get(q.dimension) if q.dimension else None
-    rows = from_events(db, q, q.start, q.end, by)
+    rows = from_events(db, q, q.start, q.end, (by,) if by else ())
     if by is None and not rows:
-        rows = [((), {"hits": 0, "visitors": 0})]
+        rows = [((), {})]
     return Answer([(values, _shown(found, q.metrics)) for values, found in rows], EVENTS)
+
+
+def _visit_filtered(db, q: StatsQuery, events_ttl_days: int) -> Answer:
+    """Page metrics from the visits' documents (``stats_visits``), hits and visitors
+    beside them as any filtered query's, the rows joined by bucket."""
+    buckets = (time_buckets(q.start, q.end, q.granularity, q.tz) if q.granularity
+               else [(None, q.start, q.end)])
+    found, exact = answer_filtered(db, q, buckets)
+    notes: list[str] = []
+    _quarter_note(exact, notes)
+    sources = [VISITS]
+    hit_metrics = tuple(m for m in q.metrics if m in HIT_METRICS)
+    if hit_metrics:
+        hits = _filtered(db, replace(q, metrics=hit_metrics), events_ttl_days)
+        sources.insert(0, hits.source)
+        notes += hits.notes
+        for values, figures in hits.rows:
+            found.setdefault(values[0] if values else None, {}).update(figures)
+    rows = [(() if name is None else (name,), _shown(found.get(name, {}), q.metrics))
+            for name, _, _ in buckets]
+    return Answer(rows, ", ".join(sources), notes)
 
 
 # -- shared pieces ------------------------------------------------------------------------

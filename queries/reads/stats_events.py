@@ -14,7 +14,7 @@ import re2
 from ..dimensions.spans import floor_hour
 from ..errors import InvalidRangeError
 from ..events.expired import COLLECTION as EXPIRED
-from .filtered import matching_requests
+from .filtered import PAGEVIEW, matching_requests
 from .stats_query import Filter, Match, StatsQuery
 
 
@@ -37,31 +37,38 @@ def check_kept(db, q: StatsQuery, events_ttl_days: int) -> None:
 
 
 def from_events(db, q: StatsQuery, start: dt.datetime, end: dt.datetime,
-                 by: str | None) -> list[tuple[tuple[str, ...], dict]]:
-    """Hits and visitors of the raw events of [start, end) meeting the filters, per
-    value of ``by`` (None: one total row, none when nothing met them)."""
+                by: tuple[str, ...] = ()) -> list[tuple[tuple, dict]]:
+    """Hits, visitors and pageviews (people's, as the visits count them) of the raw
+    events of [start, end) meeting the filters, per values of the counted dimensions
+    ``by`` (none: one total row, none when nothing met them), most hits first."""
     hits: Counter = Counter()
-    people: dict[str, set] = {}
-    for values, visitor, count in matching_requests(db, q.site, start, end, q.humans):
-        if not all(_meets(f, values) for f in q.filters):
+    views: Counter = Counter()
+    people: dict[tuple, set] = {}
+    wanted = "pageviews" in q.metrics
+    for values, visitor, count in matching_requests(db, q.site, start, end, q.humans,
+                                                    pageviews=wanted):
+        if not all(meets(f, values) for f in q.filters):
             continue
-        key = values.get(by, "") if by else ""
+        key = tuple(values.get(name, "") for name in by)
         hits[key] += count
+        if values.get(PAGEVIEW):
+            views[key] += count
         people.setdefault(key, set()).add(visitor)
-    order = sorted(hits, key=lambda k: (-hits[k], k))
-    return [((k,) if by else (), {"hits": hits[k], "visitors": len(people[k])})
+    order = sorted(hits, key=lambda k: (-hits[k], tuple(map(str, k))))
+    return [(k, {"hits": hits[k], "visitors": len(people[k]), "pageviews": views[k]})
             for k in order]
 
 
-def _meets(node: Filter, values: dict) -> bool:
+def meets(node: Filter, values: dict) -> bool:
+    """Whether ``values`` (a dimension's counted name -> its value) meet ``node``."""
     if isinstance(node, Match):
         value = str(values.get(node.counted, ""))
         return _matches(node, value)
     if node.operator == "and":
-        return all(_meets(c, values) for c in node.clauses)
+        return all(meets(c, values) for c in node.clauses)
     if node.operator == "or":
-        return any(_meets(c, values) for c in node.clauses)
-    return not _meets(node.clauses[0], values)
+        return any(meets(c, values) for c in node.clauses)
+    return not meets(node.clauses[0], values)
 
 
 def _matches(node: Match, value: str) -> bool:

@@ -1,5 +1,5 @@
 """One Stats API question as a value (``POST /api/v2/query``, ``hitboard query``): the
-site, the instants it covers, the metrics, at most one dimension, the filters as a tree.
+site, the instants it covers, the metrics, the dimensions, the filters as a tree.
 
 Built and checked by ``queries.api.parse`` from Plausible's v2 JSON; answered by
 ``stats_api``, which chooses the representation that can count it.
@@ -25,6 +25,7 @@ TIMES = {"time:hour": "hour", "time:day": "day", "time:week": "week",
 TIME = "time"
 
 HIT_METRICS = ("hits", "visitors")
+RAW_METRICS = (*HIT_METRICS, "pageviews")      # what raw events give under any filter
 VISIT_METRICS = ("visits", "pageviews", "bounce_rate", "visit_duration", "views_per_visit")
 EVENT_METRICS = ("events", "visitors", "conversion_rate")
 METRICS = ("visitors", "visits", "pageviews", "views_per_visit", "bounce_rate",
@@ -44,7 +45,7 @@ class Match:
 
     @property
     def counted(self) -> str:
-        return COUNTED[self.dimension]
+        return COUNTED.get(self.dimension) or VISIT_PAGES[self.dimension]
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,8 @@ Filter = Match | Logic
 @dataclass(frozen=True)
 class StatsQuery:
     """Hits of ``site`` over [``start``, ``end``) seen in ``tz``; ``dimension`` the one
-    they are grouped by (None: the totals), ``granularity`` a time dimension's buckets;
+    they are grouped by (None: the totals, or several in ``dimensions``), ``granularity``
+    a time dimension's buckets;
     bots counted only if ``bots``; ``now``: the instant the answer is as of."""
 
     site: str
@@ -75,12 +77,13 @@ class StatsQuery:
     bots: bool = False
     now: dt.datetime | None = None
     goals: tuple = field(default=(), compare=False)
+    dimensions: tuple[str, ...] = ()      # every dimension asked, in order (several: a grid)
 
     @property
     def humans(self) -> bool:
         """People alone, as History and Plausible count, unless bots are asked for or
         the bot dimension itself is read or filtered on."""
-        return not (self.bots or self.dimension == "http:bot"
+        return not (self.bots or self.dimension == "http:bot" or "http:bot" in self.dimensions
                     or any("http:bot" in dimensions_of(f) for f in self.filters))
 
 
@@ -88,6 +91,11 @@ def dimensions_of(node: Filter) -> set[str]:
     if isinstance(node, Match):
         return {node.dimension}
     return set().union(*(dimensions_of(c) for c in node.clauses))
+
+
+def only_on(filters: tuple[Filter, ...], dimension: str) -> bool:
+    """Whether every condition of ``filters`` tests ``dimension`` alone."""
+    return bool(filters) and all(dimensions_of(f) == {dimension} for f in filters)
 
 
 def simple_is(filters: tuple[Filter, ...]) -> Match | None:
