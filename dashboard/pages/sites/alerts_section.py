@@ -14,6 +14,7 @@ from components import message
 from dashboard.authority import refusal, requires
 from dashboard.authority.scope import check_site
 from dashboard.feedback import describe
+from dashboard.pages.sites.clicks import clicked, refused
 from dashboard.services import get_services
 from queries.notify.alerts.rules import (
     DEFAULT_MINUTES,
@@ -115,14 +116,6 @@ def _listed(rows: list[dict], disabled: bool):
         for row in rows])
 
 
-def _clicked() -> bool:
-    return any(trigger["value"] for trigger in ctx.triggered)
-
-
-def _refused(reason: str):
-    return (message(reason, "warning") if _clicked() else no_update), no_update
-
-
 def register_alert_callbacks() -> None:
     @callback(Output("sites-alert-list", "children"), Input("sites-edit-name", "data"),
               Input("sites-alert-status", "children"))
@@ -155,10 +148,10 @@ def register_alert_callbacks() -> None:
         State("sites-alert-loadgen", "value"),
         prevent_initial_call=True,
     )
-    @requires("notify", refused=_refused)
+    @requires("notify", refused=refused)
     def change_alerts(_add, _removes, name, kind, minutes, page, how, to, body, loadgen):
         """Add the form's alert, or remove the one whose button was clicked."""
-        if not _clicked() or not name:
+        if not clicked() or not name:
             return no_update, no_update
         check_site(name)
         db = get_services().db

@@ -52,6 +52,7 @@ from dashboard.pages.sites.alerts_section import (
     alerts_not_allowed,
     register_alert_callbacks,
 )
+from dashboard.pages.sites.clicks import clicked, refused
 from dashboard.pages.sites.reports_section import (
     register_report_callbacks,
     reports_card,
@@ -285,16 +286,6 @@ def show_goals(name, _status):
         return message(describe(exc))
 
 
-def _clicked() -> bool:
-    """Whether a button was clicked (or Enter pressed): remove buttons drawn anew fire
-    the callback too, with no click, which must neither change nor refuse anything."""
-    return any(trigger["value"] for trigger in ctx.triggered)
-
-
-def _refused_goals(reason: str):
-    return (message(reason, "warning") if _clicked() else no_update), no_update
-
-
 @callback(
     Output("sites-goal-status", "children"),
     Output("sites-goal-value", "value"),
@@ -306,11 +297,11 @@ def _refused_goals(reason: str):
     State("sites-goal-value", "value"),
     prevent_initial_call=True,
 )
-@requires("sites", refused=_refused_goals)
+@requires("sites", refused=refused)
 def change_goals(_add, _submit, _removes, name, kind, value):
     """Add the form's goal, or remove the one whose button was clicked."""
     trigger = ctx.triggered_id
-    if not _clicked():
+    if not clicked():
         return no_update, no_update
     try:
         if isinstance(trigger, dict):

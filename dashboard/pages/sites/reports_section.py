@@ -12,6 +12,7 @@ from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
 from components import message
 from dashboard.authority import refusal, requires
 from dashboard.feedback import describe
+from dashboard.pages.sites.clicks import clicked, refused
 from dashboard.services import get_services
 from queries.notify.deliveries import delivery_log
 from queries.notify.periods import DEFAULT_HOUR
@@ -90,14 +91,6 @@ def _log(rows: list[dict]):
             for row in rows])])
 
 
-def _clicked() -> bool:
-    return any(trigger["value"] for trigger in ctx.triggered)
-
-
-def _refused(reason: str):
-    return (message(reason, "warning") if _clicked() else no_update), no_update
-
-
 def register_report_callbacks() -> None:
     @callback(Output("sites-report-list", "children"), Output("sites-report-log", "children"),
               Input("sites-edit-name", "data"), Input("sites-report-status", "children"))
@@ -125,10 +118,10 @@ def register_report_callbacks() -> None:
         State("sites-report-hour", "value"),
         prevent_initial_call=True,
     )
-    @requires("notify", refused=_refused)
+    @requires("notify", refused=refused)
     def change_reports(_add, _removes, name, period, to, hour):
         """Add the form's subscription, or remove the one whose button was clicked."""
-        if not _clicked() or not name:
+        if not clicked() or not name:
             return no_update, no_update
         db = get_services().db
         trigger = ctx.triggered_id

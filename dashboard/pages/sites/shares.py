@@ -12,6 +12,7 @@ from components.sites import new_share, share_list
 from dashboard.authority import refusal, requires
 from dashboard.authority.sessions import base_url
 from dashboard.feedback import describe
+from dashboard.pages.sites.clicks import clicked, refused
 from dashboard.services import get_services
 from queries import shares
 
@@ -44,15 +45,6 @@ def _rows(site: str) -> list[dict]:
             for s in shares.listed(get_services().db) if s.site == site]
 
 
-def _clicked() -> bool:
-    """A button clicked: revoke buttons drawn anew fire the callback with no click."""
-    return any(trigger["value"] for trigger in ctx.triggered)
-
-
-def _refused(reason: str):
-    return (message(reason, "warning") if _clicked() else no_update), no_update
-
-
 def register_share_callbacks() -> None:
     @callback(Output("sites-share-list", "children"), Input("sites-edit-name", "data"),
               Input("sites-share-status", "children"))
@@ -79,10 +71,10 @@ def register_share_callbacks() -> None:
         State("sites-share-origins", "value"),
         prevent_initial_call=True,
     )
-    @requires("shares", refused=_refused)
+    @requires("shares", refused=refused)
     def change_shares(_create, _revokes, name, filter_text, password, origins):
         """Make a link from the form, or revoke the one whose button was clicked."""
-        if not _clicked() or not name:
+        if not clicked() or not name:
             return no_update, no_update
         db = get_services().db
         trigger = ctx.triggered_id
