@@ -49,11 +49,12 @@ def reports_card(disabled: bool) -> html.Section:
             dcc.Input(id="sites-report-to", type="email", value="", maxLength=254,
                       placeholder="name@example.com", autoComplete="off",
                       className="text-input goal-input", disabled=disabled),
-            html.Label("at", htmlFor="sites-report-hour", className="hint"),
-            dcc.Input(id="sites-report-hour", type="number", min=0, max=23, step=1,
-                      value=DEFAULT_HOUR, className="text-input", disabled=disabled,
-                      style={"width": "5em"}),
-            html.Span(":00", className="hint"),
+            html.Span(className="report-hour", children=[
+                html.Label("at", htmlFor="sites-report-hour", className="hint"),
+                dcc.Input(id="sites-report-hour", type="number", min=0, max=23, step=1,
+                          value=DEFAULT_HOUR, className="text-input", disabled=disabled,
+                          style={"width": "5em"}),
+                html.Span(":00", className="hint")]),
             html.Button("Add report", id="sites-report-add", n_clicks=0, className="btn",
                         disabled=disabled),
         ]),
@@ -81,12 +82,12 @@ def _log(rows: list[dict]):
     if not rows:
         return html.P("Nothing delivered yet.", className="muted")
     head = ("when (UTC)", "to", "what", "attempt", "result")
-    return html.Table(className="data-table", children=[
+    return html.Table(className="totals stack-on-phone", children=[
         html.Thead(html.Tr([html.Th(h) for h in head])),
-        html.Tbody([html.Tr([
-            html.Td(row["at"].astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")),
-            html.Td(row["to"]), html.Td(row["subject"]), html.Td(row["attempt"]),
-            html.Td(row["result"] + (f": {row['error']}" if row["error"] else ""))])
+        html.Tbody([html.Tr([html.Td(value, **{"data-label": h}) for h, value in zip(head, (
+            row["at"].astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M"), row["to"],
+            row["subject"], row["attempt"],
+            row["result"] + (f": {row['error']}" if row["error"] else "")), strict=True)])
             for row in rows])])
 
 
