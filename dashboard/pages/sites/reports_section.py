@@ -19,6 +19,8 @@ from queries.notify.subscriptions import add_report, remove_report, reports_of
 
 LOG_ROWS = 20
 HIDDEN = "Sign in to see recipients and the delivery log."
+# Said to someone signed in whose role may not manage notifications: signing in is done.
+NOT_YOURS = "Recipients and the delivery log are shown to those who manage notifications."
 
 
 def reports_not_allowed() -> str | None:
@@ -59,7 +61,6 @@ def reports_card(disabled: bool) -> html.Section:
                         disabled=disabled),
         ]),
         html.Div(id="sites-report-status", role="status", className="status-line"),
-        html.H3("Deliveries", className="card-subtitle"),
         html.Div(id="sites-report-log"),
     ])
 
@@ -79,6 +80,11 @@ def _subscriptions(rows: list[dict], disabled: bool):
 
 
 def _log(rows: list[dict]):
+    """The deliveries under their heading (none of either for who may not read them)."""
+    return [html.H3("Deliveries", className="card-subtitle"), _deliveries(rows)]
+
+
+def _deliveries(rows: list[dict]):
     if not rows:
         return html.P("Nothing delivered yet.", className="muted")
     head = ("when (UTC)", "to", "what", "attempt", "result")
@@ -106,8 +112,10 @@ def register_report_callbacks() -> None:
         """The site's subscriptions and deliveries, for those who may see recipients."""
         if not name:
             return None, None
-        if refusal("notify") is not None:
-            return html.P(HIDDEN, className="hint", id="sites-report-hidden"), None
+        refused = refusal("notify")
+        if refused is not None:
+            said = HIDDEN if refused.status == 401 else NOT_YOURS
+            return html.P(said, className="hint", id="sites-report-hidden"), None
         db = get_services().db
         try:
             return (_subscriptions(reports_of(db, name), reports_not_allowed() is not None),
