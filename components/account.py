@@ -36,7 +36,7 @@ def account_box(state: str, name: str = "") -> html.Div:
         ]),
         html.Div(className="account-in", hidden=state not in ("admin", "user"), children=[
             html.Span(f"Signed in as {name}" if state == "user" else "Signed in",
-                      className="account-who"),
+                      className="account-who", title=name or None),
             html.Button("Sign out", id="account-signout", n_clicks=0,
                         className="btn btn-small"),
             html.Button("Sign out everywhere", id="account-signout-all", n_clicks=0,

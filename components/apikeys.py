@@ -49,13 +49,19 @@ def key_table(rows: Sequence[Mapping], disabled: bool) -> html.Table | html.P:
     return html.Table(className="totals stack-on-phone", id="team-keys-table", children=[
         html.Thead(html.Tr([html.Th(c) for c in COLUMNS])),
         html.Tbody([html.Tr([
-            html.Td(row["name"]), html.Td(html.Code(f"{row['prefix']}…")),
-            html.Td(row["sites"]), html.Td(row["created"]), html.Td(row["last_used"]),
+            html.Td(row["name"]), html.Td(html.Code(f"{row['prefix']}…"), **_label(1)),
+            html.Td(row["sites"], **_label(2)), html.Td(row["created"], **_label(3)),
+            html.Td(row["last_used"], **_label(4)),
             html.Td(html.Button("Revoke", id={"type": "team-key-revoke",
                                               "index": row["name"]}, n_clicks=0,
                                 className="btn btn-danger", disabled=disabled)),
         ]) for row in rows]),
     ])
+
+
+def _label(column: int) -> dict:
+    """The column's name, shown before the cell when a phone stacks the table."""
+    return {"data-label": COLUMNS[column]}
 
 
 def _field(label: str, control_id: str, hint: str, control) -> html.Div:

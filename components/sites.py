@@ -248,27 +248,33 @@ def danger_zone(name: str, disabled: bool) -> html.Section:
 def shares_card(disabled: bool) -> html.Section:
     """A site's share links (listed by ``share_list``) and the form that makes one:
     a filter, a password, the origins that may embed it."""
-    def field(label: str, input_id: str, **kwargs):
-        return html.Label(className="share-field", children=[
-            html.Span(label, className="hint"),
+    def field(label: str, input_id: str, hint: str, **kwargs):
+        return html.Div(className="site-field", children=[
+            html.Label(label, htmlFor=input_id, className="field-label"),
             dcc.Input(id=input_id, value="", autoComplete="off", disabled=disabled,
-                      className="text-input", debounce=False, **kwargs)])
+                      className="text-input", debounce=False, **kwargs),
+            html.Span(hint, className="hint")])
 
     return html.Section(className="card", id="sites-shares", children=[
         html.H2("Share links", className="card-title"),
         html.P("A link shows this site's History and Live, read-only, to whoever holds "
                "it; add ?embed=true to put it in an <iframe>.", className="hint"),
         html.Div(id="sites-share-list"),
-        html.Div(className="goal-form", children=[
-            field("Filter (optional)", "sites-share-filter", type="text", maxLength=300,
-                  placeholder="page:/pricing"),
-            field("Password (optional)", "sites-share-password", type="password",
-                  maxLength=1024),
-            field("May be embedded by (optional)", "sites-share-origins", type="text",
-                  maxLength=2000, placeholder="https://blog.example.com"),
-            html.Button("Create link", id="sites-share-create", n_clicks=0, className="btn",
-                        disabled=disabled),
+        html.H3("New link", className="card-subtitle share-new"),
+        html.Div(className="site-form", children=[
+            field("Filter (optional)", "sites-share-filter",
+                  "Shows only this, as report --filter; none: the whole site.",
+                  type="text", maxLength=300, placeholder="page:/pricing"),
+            field("Password (optional)", "sites-share-password",
+                  "10 to 1,024 characters; none: whoever has the link.",
+                  type="password", maxLength=1024),
+            field("May be embedded by (optional)", "sites-share-origins",
+                  "Origins, space-separated; none: any site.",
+                  type="text", maxLength=2000, placeholder="https://blog.example.com"),
         ]),
+        html.Div(className="toolbar", children=[
+            html.Button("Create link", id="sites-share-create", n_clicks=0, className="btn",
+                        disabled=disabled)]),
         html.Div(id="sites-share-status", role="status", className="status-line"),
     ])
 
@@ -280,10 +286,11 @@ def share_list(rows: Sequence[dict], disabled: bool) -> html.Ul | html.P:
         return html.P("No share links.", className="muted", id="sites-share-none")
     return html.Ul(className="goal-list", children=[
         html.Li(className="goal-item", children=[
-            html.Code(f"/share/{row['prefix']}…", className="goal-value"),
-            html.Span(row["filter"] or "whole site", className="site-tag"),
-            html.Span(f"embedded by {row['framed'] or 'any site'}", className="hint"),
-            html.Span("password", className="site-tag") if row["password"] else None,
+            html.Code(f"/share/{row['prefix']}…"),
+            html.Span(className="share-meta", children=[
+                html.Span(row["filter"] or "whole site", className="site-tag"),
+                html.Span("password", className="site-tag") if row["password"] else None,
+                html.Span(f"embedded by {row['framed'] or 'any site'}", className="hint")]),
             html.Button("Revoke", id={"type": "sites-share-revoke", "index": row["prefix"]},
                         n_clicks=0, className="btn btn-small", disabled=disabled,
                         title=f"Revoke the link {row['prefix']}…"),

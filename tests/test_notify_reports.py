@@ -21,7 +21,7 @@ import queries
 from dashboard.cli import main
 from dashboard.notify import notify_job
 from queries.annotations import add_annotation
-from queries.notify import periods, reports
+from queries.notify import periods, report_mail, reports
 from queries.notify.deliveries import delivery_log
 from queries.notify.subscriptions import add_report, all_reports
 from queries.stats.sites import update_site
@@ -245,3 +245,31 @@ def test_one_chart_per_period_and_a_broken_subscription_blocks_no_other(db, stor
         assert reports.run_due(ctx, utc(2026, 3, 9, 9)) == ["sent", "sent"]
     assert drawn == ["day"] and len(inbox.messages) == 2
     assert "the week report of broken to eve@example.com could not be built" in caplog.text
+
+
+@pytest.mark.parametrize(("key", "value", "before", "said"), [
+    ("bounce_rate", 76.66, 76.68, "±0.0 pts"),
+    ("bounce_rate", 70.0, 60.0, "+10.0 pts"),
+    ("visit_duration", 999.6, 1000.0, "±0.0 %"),
+    ("visits", 90, 100, "-10.0 %"),
+])
+def test_a_change_that_rounds_to_nothing_reads_plus_minus_zero(key, value, before, said):
+    assert report_mail.change(key, value, before) == said
+
+
+def test_top_pages_are_historys_people_on_pages_not_bots_or_static_files(store, db, tmp_path):
+    """As History's Pages panel and the report's own referrers: a stylesheet and a page
+    only a crawler reads stay out, however many their hits."""
+    bot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+    t = utc(2026, 3, 3, 15)
+    lines = [f'198.51.100.{k % 50 + 1} - - [{t + dt.timedelta(seconds=k):%d/%b/%Y:%H:%M:%S}'
+             f' +0000] "GET {page} HTTP/1.1" 200 5 "-" "{agent}"\n'
+             for k, (page, agent) in enumerate([("/site.css", AGENT)] * 60
+                                               + [("/crawled-only", bot)] * 60)]
+    (tmp_path / "more.log").write_text("".join(lines))
+    assert run(store, "ingest", str(tmp_path / "more.log"), "--site", "s").exit_code == 0
+    fields = reports.message(context(db, store), "s", "week", utc(2026, 3, 2),
+                             utc(2026, 3, 9), "UTC", None)
+    pages = fields["text"].split("Top pages:")[1].split("Top referrers:")[0]
+    assert "/blog/a" in pages
+    assert "/site.css" not in pages and "/crawled-only" not in pages

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from accountkit import add_users, cheap_hashes, sign_in_as  # noqa: F401
 from dashkit import ADMIN_TOKEN, dashboard_app, page_module, post_callback
 
 from dashboard.services import get_services
-from queries.notify.subscriptions import reports_of
+from queries.notify.subscriptions import add_report, reports_of
 from queries.stats.sites import register
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -95,3 +96,14 @@ def test_the_section_is_on_the_sites_own_page_and_closed_to_a_visitor(server):
         found = {c.id: c for c in page._traverse() if isinstance(getattr(c, "id", None), str)}
         assert found["sites-report-add"].disabled is disabled
         assert found["sites-report-to"].disabled is disabled
+
+
+def test_a_signed_in_viewer_is_not_asked_to_sign_in_to_see_recipients(tmp_path):
+    with dashboard_app(tmp_path / "store", notify_interval=0) as app:
+        db = get_services(app.server).db
+        register(db, "blog", "admin")
+        add_report(db, "blog", "week", "bob@example.com", 8)
+        add_users(app.server, ("ann", "viewer", None))
+        page = shown(sign_in_as(app.server.test_client(), "ann"), headers={})
+    assert "bob@example.com" not in page and "Deliveries" not in page
+    assert "Sign in" not in page and "shown to those who manage notifications" in page

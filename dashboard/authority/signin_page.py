@@ -17,6 +17,9 @@ from .principal import typed_refusal, write_session
 
 SCRIPT = """
 const next = new URLSearchParams(location.search).get("next") || "/";
+const asked = new URLSearchParams(next.split("?")[1] || "").get("theme");
+const dark = asked ? asked === "dark" : matchMedia("(prefers-color-scheme: dark)").matches;
+document.documentElement.dataset.theme = dark ? "dark" : "light";
 for (const form of document.querySelectorAll("form")) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -37,19 +40,34 @@ for (const form of document.querySelectorAll("form")) {
 }
 """
 STYLE = """
-body { font: 16px system-ui, sans-serif; max-width: 24rem; margin: 4rem auto; padding: 0 1rem;
-       color: #1f2937; }
-h1 { font-size: 1.4rem; } label { display: block; margin: .8rem 0 .2rem; }
-input { width: 100%; box-sizing: border-box; padding: .5rem; font: inherit; }
-button { margin-top: 1rem; padding: .5rem 1.2rem; font: inherit; }
-details { margin-top: 2rem; } #status { margin-top: 1rem; min-height: 1.5rem; color: #b91c1c; }
+:root { --bg: #f6f7f9; --surface: #fff; --text: #212529; --muted: #6c757d; --border: #dee2e6;
+        --accent: #3b5bdb; --on-accent: #fff; --error: #c92a2a; color-scheme: light; }
+:root[data-theme="dark"] { --bg: #14161a; --surface: #1e2126; --text: #e9ecef;
+        --muted: #adb5bd; --border: #343a40; --accent: #748ffc; --on-accent: #14161a;
+        --error: #ffa8a8; color-scheme: dark; }
+html { background: var(--bg); }
+body { font: 15px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
+       padding: 4rem 1rem; color: var(--text); }
+main { max-width: 24rem; margin: 0 auto; padding: 1.2rem 1.5rem; background: var(--surface);
+       border: 1px solid var(--border); border-radius: 10px; }
+h1 { font-size: 1.3rem; margin: 0 0 .5rem; } .brand { color: var(--accent); }
+label { display: block; margin: .8rem 0 .25rem; font-weight: 600; font-size: 14px; }
+input { width: 100%; box-sizing: border-box; padding: .45rem .5rem; font: inherit;
+        color: var(--text); background: var(--surface); border: 1px solid var(--border);
+        border-radius: 6px; }
+button { margin-top: 1rem; padding: .4rem 1rem; font: inherit; cursor: pointer;
+         border-radius: 8px; border: 1px solid var(--accent); background: var(--accent);
+         color: var(--on-accent); }
+details { margin-top: 1.5rem; color: var(--muted); } summary { cursor: pointer; }
+details label { font-weight: 400; color: var(--text); } code { font-size: .9em; }
+#status { margin: .75rem 0 0; min-height: 1.25rem; color: var(--error); }
 """
 PAGE = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Sign in · hitboard</title><style>{STYLE}</style></head>
 <body><main>
-<h1>Sign in to hitboard</h1>
+<h1>Sign in to <span class="brand">hitboard</span></h1>
 <form id="user-form">
   <label for="name">Name</label>
   <input id="name" name="name" autocomplete="username" required autofocus>

@@ -92,11 +92,11 @@ def password_page(base: str, params: Params) -> str:
     """A password link before it is unlocked: nothing of the site, not even its name."""
     config = {"unlock": f"{base}/unlock"}
     return _head("hitboard · shared view", params) + str(Markup(
-        '<body class="{}"><main class="share-lock">'
+        '<body class="{}"><main class="share-lock card">'
         '<h1>This shared view needs a password</h1>'
-        '<form id="share-unlock"><label>Password <input type="password" '
-        'id="share-password" autocomplete="current-password" required></label>'
-        '<button type="submit">Open</button></form>'
+        '<form id="share-unlock"><label for="share-password">Password</label>'
+        '<input type="password" id="share-password" autocomplete="current-password" '
+        'required><button class="btn" type="submit">Open</button></form>'
         '<p class="alert" id="share-alert" role="status"></p></main>'
         '<script type="application/json" id="share-config">{}</script>'
         '</body></html>').format(_body_class(params), _config(config)))

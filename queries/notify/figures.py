@@ -13,9 +13,9 @@ import pandas as pd
 
 from .. import validation
 from ..annotations import annotations_between
+from ..dimensions.pages import ranked_pages
 from ..dimensions.reads import breakdown, visitors
 from ..reads.history import chart, goal_figures, visit_figures
-from ..reads.top import top_pages
 from .periods import previous
 
 # (key, label) in the order the email shows them.
@@ -58,7 +58,8 @@ def gather(db, site: str, period: str, start: dt.datetime, end: dt.datetime, tz:
     before_start, before_end = previous(period, start, tz)
     report = Report(site, period, tz, start, end, period_figures(db, site, start, end),
                     period_figures(db, site, before_start, before_end))
-    pages = top_pages(db, site, start, end, TOP)
+    # History's Pages panel by default: people's hits, static files left out.
+    pages = ranked_pages(db, site, start, end, TOP, humans=True, assets=False, now=end)
     report.pages = [(str(page), int(hits)) for page, hits in pages["hits"].items()]
     referrers = breakdown(db, site, "referrer", start, end, n=TOP, humans=True)
     report.referrers = [(str(row.value), int(row.hits)) for row in referrers.itertuples()]

@@ -46,10 +46,16 @@ def change(key: str, value: float | None, before: float | None) -> str:
     if value is None or before is None:
         return "no previous figure"
     if key in RATES:
-        return f"{value - before:+.1f} pts"
+        return f"{_signed(value - before)} pts"
     if before == 0:
         return "new" if value else "±0 %"
-    return f"{100 * (value - before) / before:+.1f} %"
+    return f"{_signed(100 * (value - before) / before)} %"
+
+
+def _signed(number: float) -> str:
+    """One decimal with its sign, ±0.0 when it rounds to nothing (never "-0.0")."""
+    shown = f"{number:+.1f}"
+    return "±0.0" if shown in ("+0.0", "-0.0") else shown
 
 
 def text_part(report: Report, chart_note: str, unsubscribe: str | None) -> str:
@@ -85,7 +91,8 @@ def html_part(report: Report, chart_note: str, with_chart: bool,
     parts = [f"<h2>{e(report.site)}</h2><p>{e(period_name(report))} ({e(report.tz)})</p>",
              f"<table cellpadding='4'>{rows}</table>"]
     if with_chart:
-        parts.append(f"<p><img src='cid:{CHART_CID}' alt='Hits per day' width='700'></p>")
+        parts.append(f"<p><img src='cid:{CHART_CID}' alt='Hits per day' width='700' "
+                     "style='max-width:100%;height:auto'></p>")
     else:
         parts.append(f"<p><i>{e(chart_note)}</i></p>")
     for title, found in (("Top pages", report.pages), ("Top referrers", report.referrers)):
@@ -105,8 +112,9 @@ def html_part(report: Report, chart_note: str, with_chart: bool,
     if unsubscribe:
         parts.append(f"<p style='color:#666;font-size:small'><a href='"
                      f"{e(unsubscribe, quote=True)}'>Unsubscribe</a></p>")
-    return ("<!DOCTYPE html><html><body style='font-family:sans-serif'>"
-            + "".join(parts) + "</body></html>")
+    return ("<!DOCTYPE html><html><head><meta name='viewport' content='width=device-width'>"
+            "</head><body style='font-family:sans-serif'><div style='max-width:700px'>"
+            + "".join(parts) + "</div></body></html>")
 
 
 def _when(moment: dt.datetime, tz: str) -> str:

@@ -96,6 +96,18 @@ def test_a_viewer_signs_in_browses_its_site_and_is_refused_the_rest(served, dash
     assert dash_duo.get_logs() == []
 
 
+def test_the_sign_in_page_wears_the_theme_of_the_page_it_leads_to(served, dash_duo):
+    base, _ = served
+    driver = dash_duo.driver
+    for theme, background in (("dark", "rgb(20, 22, 26)"), ("light", "rgb(246, 247, 249)")):
+        driver.get(f"{base}/sources?site=mine.example&theme={theme}")
+        until(lambda: "/signin?next=" in driver.current_url, msg="not sent to sign in")
+        assert driver.execute_script("return document.documentElement.dataset.theme") == theme
+        assert driver.execute_script("return getComputedStyle(document.documentElement)"
+                                     ".backgroundColor") == background
+    assert dash_duo.get_logs() == []
+
+
 def _status(url: str, cookie: str) -> int:
     request = urllib.request.Request(url, headers={"Cookie": f"hitboard_session={cookie}"})
     try:

@@ -20,6 +20,8 @@ from queries.notify.subscriptions import add_report, remove_report, reports_of
 
 LOG_ROWS = 20
 HIDDEN = "Sign in to see recipients and the delivery log."
+# Said to someone signed in whose role may not manage notifications: signing in is done.
+NOT_YOURS = "Recipients and the delivery log are shown to those who manage notifications."
 
 
 def reports_not_allowed() -> str | None:
@@ -50,16 +52,16 @@ def reports_card(disabled: bool) -> html.Section:
             dcc.Input(id="sites-report-to", type="email", value="", maxLength=254,
                       placeholder="name@example.com", autoComplete="off",
                       className="text-input goal-input", disabled=disabled),
-            html.Label("at", htmlFor="sites-report-hour", className="hint"),
-            dcc.Input(id="sites-report-hour", type="number", min=0, max=23, step=1,
-                      value=DEFAULT_HOUR, className="text-input", disabled=disabled,
-                      style={"width": "5em"}),
-            html.Span(":00", className="hint"),
+            html.Span(className="report-hour", children=[
+                html.Label("at", htmlFor="sites-report-hour", className="hint"),
+                dcc.Input(id="sites-report-hour", type="number", min=0, max=23, step=1,
+                          value=DEFAULT_HOUR, className="text-input", disabled=disabled,
+                          style={"width": "5em"}),
+                html.Span(":00", className="hint")]),
             html.Button("Add report", id="sites-report-add", n_clicks=0, className="btn",
                         disabled=disabled),
         ]),
         html.Div(id="sites-report-status", role="status", className="status-line"),
-        html.H3("Deliveries", className="card-subtitle"),
         html.Div(id="sites-report-log"),
     ])
 
@@ -79,15 +81,20 @@ def _subscriptions(rows: list[dict], disabled: bool):
 
 
 def _log(rows: list[dict]):
+    """The deliveries under their heading (none of either for who may not read them)."""
+    return [html.H3("Deliveries", className="card-subtitle"), _deliveries(rows)]
+
+
+def _deliveries(rows: list[dict]):
     if not rows:
         return html.P("Nothing delivered yet.", className="muted")
     head = ("when (UTC)", "to", "what", "attempt", "result")
-    return html.Table(className="data-table", children=[
+    return html.Table(className="totals stack-on-phone", children=[
         html.Thead(html.Tr([html.Th(h) for h in head])),
-        html.Tbody([html.Tr([
-            html.Td(row["at"].astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M")),
-            html.Td(row["to"]), html.Td(row["subject"]), html.Td(row["attempt"]),
-            html.Td(row["result"] + (f": {row['error']}" if row["error"] else ""))])
+        html.Tbody([html.Tr([html.Td(value, **{"data-label": h}) for h, value in zip(head, (
+            row["at"].astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M"), row["to"],
+            row["subject"], row["attempt"],
+            row["result"] + (f": {row['error']}" if row["error"] else "")), strict=True)])
             for row in rows])])
 
 
@@ -98,8 +105,10 @@ def register_report_callbacks() -> None:
         """The site's subscriptions and deliveries, for those who may see recipients."""
         if not name:
             return None, None
-        if refusal("notify") is not None:
-            return html.P(HIDDEN, className="hint", id="sites-report-hidden"), None
+        refused = refusal("notify")
+        if refused is not None:
+            said = HIDDEN if refused.status == 401 else NOT_YOURS
+            return html.P(said, className="hint", id="sites-report-hidden"), None
         db = get_services().db
         try:
             return (_subscriptions(reports_of(db, name), reports_not_allowed() is not None),

@@ -37,6 +37,8 @@
     return node;
   }
 
+  const COLUMN = {Pages: "Page", Referrers: "Referrer", Countries: "Country"};
+
   function tables(panels) {
     const box = document.getElementById("share-tables");
     if (!box || !panels) return;
@@ -45,7 +47,7 @@
       table.className = "panel";
       table.append(cell("caption", panel.title));
       const head = document.createElement("tr");
-      head.append(cell("th", panel.title === "Pages" ? "Page" : "Value"), cell("th", "Hits"));
+      head.append(cell("th", COLUMN[panel.title] || "Value"), cell("th", "Hits"));
       table.append(head);
       const rows = panel.rows.length ? panel.rows : [["none in this range", ""]];
       for (const [value, hits] of rows) {
