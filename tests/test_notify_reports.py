@@ -125,7 +125,7 @@ def test_the_email_has_the_figures_of_hitboard_report_and_the_chart(store):
     for metric in ("pageviews", "visits"):
         out = run(store, "report", *week, "--granularity", "week", "--metric", metric)
         figures[metric] = int(next(csv.DictReader(io.StringIO(out.stdout)))[metric])
-    figures["visitors"] = int(run(store, "visitors", *week).stdout.split()[0])
+    figures["visitors"] = int(run(store, "visitors", *week, "--humans").stdout.split()[0])
     assert run(store, "reports", "add", "--site", "s", "--period", "week", "--to",
                "ann@example.com").exit_code == 0
     with smtp_server() as (url, inbox):
@@ -273,3 +273,8 @@ def test_top_pages_are_historys_people_on_pages_not_bots_or_static_files(store, 
     pages = fields["text"].split("Top pages:")[1].split("Top referrers:")[0]
     assert "/blog/a" in pages
     assert "/site.css" not in pages and "/crawled-only" not in pages
+    week = ("--site", "s", "--start", "2026-03-02", "--end", "2026-03-09")
+    people = int(run(store, "visitors", *week, "--humans").stdout.split()[0])
+    everyone = int(run(store, "visitors", *week).stdout.split()[0])
+    assert people < everyone              # the crawler's address and agent are a visitor
+    assert f"Visitors: {people:,} (" in fields["text"]       # people, as History counts

@@ -114,13 +114,15 @@ def breakdown(site, by, start, end, tz, page, n, prop, bots, no_imports, fmt, st
 @start_option
 @end_option
 @tz_option
+@click.option("--humans", is_flag=True,
+              help="People only, bots left out (as History and the email reports count)")
 @store_option
-def visitors(site, start, end, tz, store):
+def visitors(site, start, end, tz, humans, store):
     """Distinct visitors ((address, user agent) pairs) over a range, from sketches: the
     estimate, and on stderr its 95 % interval where it is not exact."""
     begin, finish = _range(start, end, tz)
     with _database(store, read_only=True) as db:
-        found = reads.visitors(db, site, begin, finish)
+        found = reads.visitors(db, site, begin, finish, humans=humans)
     click.echo(found.n)
     if found.error:
         click.echo(f"note: an estimate from sketches: ≈{found.n:,} ± {found.error:,} "

@@ -1,7 +1,8 @@
 """A report's figures: what the email says about one period of a site, read by the same
 functions as ``hitboard report --metric M`` (visits, pageviews, bounce rate, visit
-duration, views per visit: the visits' quarters) and ``hitboard visitors`` (sketches)
-over the period's days, so the email and the CLI agree to the unit."""
+duration, views per visit: the visits' quarters) and ``hitboard visitors --humans``
+(sketches: people, as History counts) over the period's days, so the email and the CLI
+agree to the unit."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def period_figures(db, site: str, start: dt.datetime, end: dt.datetime
                    ) -> dict[str, float | None]:
     """The six figures of [start, end)."""
     totals = visit_figures(db, site, start, end, now=end)
-    return {"pageviews": totals.pageviews, "visitors": visitors(db, site, start, end).n,
+    people = visitors(db, site, start, end, humans=True).n
+    return {"pageviews": totals.pageviews, "visitors": people,
             "visits": totals.visits, "bounce_rate": totals.bounce_rate,
             "visit_duration": totals.visit_duration,
             "views_per_visit": totals.views_per_visit}
