@@ -19,6 +19,8 @@ import bisect
 import http.client
 import importlib.util
 import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -107,6 +109,10 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="hitboard-present-") as directory:
         port = bench.free_port()
+        # The beacon counts registered sites only: register the bench's site first.
+        subprocess.run([str(Path(sys.executable).parent / "hitboard"), "site", "add", SITE,
+                        "--store", str(Path(directory) / "store")], check=True,
+                       stdout=subprocess.DEVNULL)
         server = bench.start_server(Path(directory) / "store", port, 8,
                                     Path(directory) / "serve.log")
         options = Options()
