@@ -16,7 +16,7 @@ from typing import Any
 import dash
 import flask
 
-from . import extensions, shell
+from . import extensions, firstview, shell
 from .frontdoor import guards
 from .frontdoor.limits import Limits
 from .services import EXTENSION_KEY, Services
@@ -51,6 +51,7 @@ def create_app(settings: Settings | Mapping[str, Any] | None = None) -> dash.Das
         extensions.install(app.server, services)
         guards.install(app, Limits.from_settings(settings))
         _set_up_now(app)
+        services.on_close(lambda: firstview.forget(app.server))
     except BaseException:
         services.close()
         raise

@@ -42,9 +42,9 @@ LOCATION, CONTENT, STORE, DUMMY = ("_pages_location", "_pages_content", "_pages_
 MAX_AHEAD, AHEAD_S = 8, 10.0
 CLOCK = time.monotonic
 _DRAWER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hitboard-firstview")
-# (app, host, path, query) -> (until when it is kept, its drawing): an app's own, so
-# two apps in one process (tests) never take each other's.
-_ahead: dict[tuple[int, str, str, str], tuple[float, Future]] = {}
+# (app, host, path, query, principal) -> (until when it is kept, its drawing): an app's
+# own, so two apps in one process (tests) never take each other's.
+_ahead: dict[tuple, tuple[float, Future]] = {}
 _ahead_lock = threading.Lock()
 
 
@@ -102,6 +102,14 @@ def draw_ahead(index: str) -> str:
             work = flask.copy_current_request_context(lambda: _page(*key[2:4]))
             _ahead[key] = (now + AHEAD_S, _DRAWER.submit(work))
     return index
+
+
+def forget(server: flask.Flask) -> None:
+    """Drop the drawings of an app that closes: they would hold places of the few kept
+    (``MAX_AHEAD``) from the apps still open in the process."""
+    with _ahead_lock:
+        for key in [k for k in _ahead if k[0] == id(server)]:
+            _ahead.pop(key)[1].cancel()
 
 
 def _key(path: str, search: str) -> tuple:

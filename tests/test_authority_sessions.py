@@ -106,7 +106,7 @@ def test_a_wrong_link_sets_nothing(server):
     response = client.get("/signin", query_string={"code": "not-it"})
     assert response.status_code == 401 and "Set-Cookie" not in response.headers
     page = client.get("/signin")                # no code: the sign-in page
-    assert page.status_code == 200 and "Sign in to hitboard" in page.get_data(as_text=True)
+    assert page.status_code == 200 and "<h1>Sign in to " in page.get_data(as_text=True)
     secret = client.get("/signin", query_string={"token": ADMIN_TOKEN})  # the old link
     assert secret.status_code == 400 and "Set-Cookie" not in secret.headers
     assert "hitboard signin-link" in secret.get_data(as_text=True)

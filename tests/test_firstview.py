@@ -61,6 +61,7 @@ def test_a_pages_index_draws_its_layout_ahead_for_the_layout_request(client):
     """The page is drawn once, as its index is served (while a browser loads scripts);
     the layout request takes that drawing."""
     drawn = layout_draws("dashboard.pages.history.page")
+    firstview._ahead.clear()       # no place held by another app's page, unasked for <10 s
     assert client.get(HISTORY).status_code == 200
     for _, drawing in list(firstview._ahead.values()):
         drawing.result(timeout=30)      # a drawing not begun yet is taken back and done here
@@ -69,3 +70,11 @@ def test_a_pages_index_draws_its_layout_ahead_for_the_layout_request(client):
     assert drawn == ["/history"]
     layout(client, "http://localhost" + HISTORY)      # taken: drawn again when asked again
     assert drawn == ["/history", "/_dash-layout"]
+
+
+def test_an_app_that_closes_leaves_no_drawing_behind(tmp_path):
+    """Its drawings would hold places of the few kept from the apps still open."""
+    with dashboard_app(tmp_path / "store") as app:
+        assert app.server.test_client().get(HISTORY).status_code == 200
+        assert [k for k in firstview._ahead if k[0] == id(app.server)]
+    assert not [k for k in firstview._ahead if k[0] == id(app.server)]
