@@ -1,7 +1,13 @@
 """History's controls and its URL, both ways: a control changed writes the URL
 (``choose``: a history entry, the page moving in place), and a URL moved to (the back
 button, a link followed in place) puts each control showing something else in step
-(``sync_controls``)."""
+(``sync_controls``).
+
+A control set by ``sync_controls`` fires ``choose`` too, which reads the URL only as it
+runs: by then the URL may have moved again (back pressed twice). Controls in step with
+one URL applied to the next would write a new history entry, mixing the two and cutting
+off the forward history, so ``choose`` writes only when the controls are in step with
+the URL it reads (``SYNCED_STORE``: the URL they were last put in step with)."""
 
 from __future__ import annotations
 
@@ -24,12 +30,17 @@ from dashboard.state import (
 from queries.reads.history import HITS, METRICS
 
 from .compare import COMPARE_WITH
-from .url import MODES, Controls, controls_of, opening_preset
+from .url import MODES, SYNCED_STORE, Controls, controls_of, in_step, opening_preset
 from .view import history_view, picker_dates
 
 
-def choose(preset, start_date, end_date, granularity, mode, compare, metric, search):
-    """Controls → URL. Picking dates makes a custom range; a preset shows its dates."""
+def choose(preset, start_date, end_date, granularity, mode, compare, metric, search,
+           synced=None):
+    """Controls → URL. Picking dates makes a custom range; a preset shows its dates.
+    Nothing while the controls show another URL than ``search``: its sync is on its way."""
+    if not in_step(synced, search):
+        return {"search": no_update, "start_date": no_update, "end_date": no_update,
+                "preset": no_update}
     triggered = {item["prop_id"].split(".")[0] for item in ctx.triggered
                  if item["prop_id"] != "."}
     return apply_controls(triggered, preset, start_date, end_date, granularity, mode,
@@ -150,11 +161,18 @@ def register_control_callbacks() -> None:
         inputs=[Input("history-range", "value"), Input("history-dates", "start_date"),
                 Input("history-dates", "end_date"), Input("history-granularity", "value"),
                 Input("history-mode", "value"), Input("history-compare", "value"),
-                Input("history-metric", "value"), State("url", "search")],
+                Input("history-metric", "value"), State("url", "search"),
+                State(SYNCED_STORE, "data")],
         prevent_initial_call=True,
     )(choose)
-    callback(output={name: Output(*target, allow_duplicate=True)
-                     for name, target in SYNCED.items()},
+    callback(output={"synced": Output(SYNCED_STORE, "data"),
+                     **{name: Output(*target, allow_duplicate=True)
+                        for name, target in SYNCED.items()}},
              inputs={"search": Input("url", "search"),
                      "shown": {name: State(*target) for name, target in SYNCED.items()}},
-             prevent_initial_call=True)(sync_controls)
+             prevent_initial_call=True)(_sync_and_note)
+
+
+def _sync_and_note(search, shown):
+    """:func:`sync_controls`, and the URL the controls now show, in the same update."""
+    return {**sync_controls(search, shown), "synced": search}
