@@ -11,7 +11,7 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 
 from components import message
 from dashboard.feedback import describe
-from dashboard.pages.history.url import SYNCED_STORE, controls_of, in_step, shown_period
+from dashboard.pages.history.url import controls_of, shown_period
 from dashboard.ranges import Period
 from dashboard.state import (
     ShellState,
@@ -93,11 +93,10 @@ def compare_controls(**query) -> html.Div:
     ])
 
 
-def choose_comparison(kind, start, search, synced=None):
-    """The controls → the URL (choosing one turns the comparison on); nothing while they
-    show another URL (``url.in_step``)."""
+def choose_comparison(kind, start, search):
+    """The controls → the URL (choosing one turns the comparison on)."""
     query = parse_search(search)
-    if kind not in COMPARE_WITH or not in_step(synced, search):
+    if kind not in COMPARE_WITH:
         return no_update
     start = start or None
     shown = (choice(query, "vs", COMPARE_WITH, "previous"), first(query, "vsstart"))
@@ -128,6 +127,5 @@ def describe_comparison(search):
 def register_compare_callbacks() -> None:
     callback(Output("url", "search", allow_duplicate=True),
              Input("history-compare-with", "value"), Input("history-compare-start", "value"),
-             State("url", "search"), State(SYNCED_STORE, "data"),
-             prevent_initial_call=True)(choose_comparison)
+             State("url", "search"), prevent_initial_call=True)(choose_comparison)
     # describe_comparison: drawn by History's render, with the chart it describes
