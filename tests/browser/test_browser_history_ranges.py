@@ -5,18 +5,21 @@ site is named."""
 
 import datetime as dt
 import io
+import sys
+import threading
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
 import pytest
 import time_machine
-from browserkit import until
+from browserkit import WAIT_S, until
 from clockkit import TEST_NOW
 from dashkit import dashboard_app, seed
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
+from dashboard.pages.history import controls as controls_module
 from dashboard.pages.history.view import compute_view
 from dashboard.services import get_services
 
@@ -130,6 +133,58 @@ def test_clicking_an_hour_shows_exactly_its_60_minutes(app, seeded, dash_duo):
     assert_the_hour(dash_duo)
     assert dash_duo.get_logs() == []
 
+
+
+
+# No callback of the page waiting, on its way or with its result still to be applied.
+SETTLED = """const cbs = window.store.getState().callbacks;
+return ['requested', 'prioritized', 'blocked', 'executing', 'watched', 'executed']
+    .every(name => !cbs[name].length);"""
+# Whether the controls' own callback (controls.choose: the one with the granularity as
+# an input) is waiting, on its way or with its result still to be applied.
+CHOOSING = """const cbs = window.store.getState().callbacks;
+return ['requested', 'prioritized', 'blocked', 'executing', 'watched', 'executed']
+    .some(name => cbs[name].some(cb => cb.callback.inputs.some(
+        i => i.id === 'history-granularity')));"""
+
+
+def test_controls_still_showing_the_view_left_leave_the_url_and_the_forward_history(
+        app, seeded, dash_duo, monkeypatch):
+    """The flake this pins down, in the renderer's order it needs: back pressed, and the
+    controls, still in step with the view left, fire their callback before they are put
+    in step with the URL moved to (``sync_controls``, held here until they have). They
+    once applied the old view's granularity to the new one: a history entry that cut
+    off the forward history. They write nothing until put in step."""
+    held, controls_in = threading.Event(), controls_module.controls_in
+
+    def sync_held(search):
+        if sys._getframe(1).f_code.co_name == "sync_controls":
+            assert held.wait(WAIT_S)
+        return controls_in(search)
+
+    monkeypatch.setattr(controls_module, "controls_in", sync_held)
+    held.set()
+    open_page(dash_duo, app, f"/history?site=s&tz=UTC&range=custom&start={DAY}T10:00"
+                             f"&end={DAY}T11:00&gran=minute")
+    wait_plotted(dash_duo, 1, 60, 5)
+    click_option(dash_duo, "history-granularity", "hour")
+    until(lambda: query(dash_duo).get("gran") == "hour")
+    wait_plotted(dash_duo, 1, 1, 5)
+    until(lambda: dash_duo.driver.execute_script(SETTLED))
+    held.clear()
+    dash_duo.driver.back()
+    dash_duo.driver.execute_script(   # what the controls show, reported again
+        "window.dash_clientside.set_props('history-granularity', {value: 'hour'});")
+    until(lambda: not dash_duo.driver.execute_script(CHOOSING))
+    held.set()
+    wait_plotted(dash_duo, 1, 60, 5)
+    until(lambda: dash_duo.driver.execute_script(SETTLED))
+    assert_the_hour(dash_duo)
+    assert checked(dash_duo, "history-granularity") == "minute"
+    dash_duo.driver.forward()
+    until(lambda: query(dash_duo).get("gran") == "hour")
+    wait_plotted(dash_duo, 1, 1, 5)
+    assert dash_duo.get_logs() == []
 
 def type_date(dash_duo, selector, value):
     field = dash_duo.find_element(selector)

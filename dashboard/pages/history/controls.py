@@ -1,7 +1,14 @@
 """History's controls and its URL, both ways: a control changed writes the URL
 (``choose``: a history entry, the page moving in place), and a URL moved to (the back
 button, a link followed in place) puts each control showing something else in step
-(``sync_controls``)."""
+(``sync_controls``).
+
+A control set by ``sync_controls`` fires ``choose`` too, which reads the URL only as it
+runs: by then the URL may have moved again (back pressed twice). Controls in step with
+one URL applied to the next would write a new history entry, mixing the two and cutting
+off the forward history, so ``choose`` writes only when the controls are in step with
+the URL it reads (``SYNCED_STORE``: the URL they were last put in step with), or when
+what fired is not that sync's doing (a click while it is on its way)."""
 
 from __future__ import annotations
 
@@ -24,16 +31,35 @@ from dashboard.state import (
 from queries.reads.history import HITS, METRICS
 
 from .compare import COMPARE_WITH
-from .url import MODES, Controls, controls_of, opening_preset
+from .url import MODES, SYNCED_STORE, Controls, controls_of, in_step, opening_preset
 from .view import history_view, picker_dates
 
 
-def choose(preset, start_date, end_date, granularity, mode, compare, metric, search):
-    """Controls → URL. Picking dates makes a custom range; a preset shows its dates."""
+def choose(preset, start_date, end_date, granularity, mode, compare, metric, search,
+           synced=None):
+    """Controls → URL. Picking dates makes a custom range; a preset shows its dates.
+    Nothing for controls set to another URL than ``search`` (:func:`_echo`)."""
     triggered = {item["prop_id"].split(".")[0] for item in ctx.triggered
                  if item["prop_id"] != "."}
-    return apply_controls(triggered, preset, start_date, end_date, granularity, mode,
-                          compare, search, metric)
+    shown = {"preset": preset, "start_date": start_date, "end_date": end_date,
+             "granularity": granularity, "mode": mode, "compare": compare, "metric": metric}
+    if not in_step(synced, search) and _echo(triggered, shown, synced):
+        return {"search": no_update, "start_date": no_update, "end_date": no_update,
+                "preset": no_update, "synced": no_update}
+    out = apply_controls(triggered, preset, start_date, end_date, granularity, mode,
+                         compare, search, metric)
+    return {**out, "synced": no_update if out["search"] is no_update else out["search"]}
+
+
+def _echo(triggered, shown: dict, synced) -> bool:
+    """Whether each control that fired shows what ``synced`` (the URL the controls were
+    last put in step with) wants: ``sync_controls``'s doing, not the viewer's."""
+    try:
+        wanted = controls_in(synced)
+    except Exception:           # a URL the page's alert explains: a click is the viewer's
+        return False
+    return all(_same(name, shown[name], wanted[name]) for name, (control, _) in SYNCED.items()
+               if control in triggered and name in shown)
 
 
 def apply_controls(triggered, preset, start_date, end_date, granularity, mode, compare,
@@ -146,15 +172,23 @@ def register_control_callbacks() -> None:
         output={"search": Output("url", "search", allow_duplicate=True),
                 "start_date": Output("history-dates", "start_date"),
                 "end_date": Output("history-dates", "end_date"),
-                "preset": Output("history-range", "value")},
+                "preset": Output("history-range", "value"),
+                "synced": Output(SYNCED_STORE, "data", allow_duplicate=True)},
         inputs=[Input("history-range", "value"), Input("history-dates", "start_date"),
                 Input("history-dates", "end_date"), Input("history-granularity", "value"),
                 Input("history-mode", "value"), Input("history-compare", "value"),
-                Input("history-metric", "value"), State("url", "search")],
+                Input("history-metric", "value"), State("url", "search"),
+                State(SYNCED_STORE, "data")],
         prevent_initial_call=True,
     )(choose)
-    callback(output={name: Output(*target, allow_duplicate=True)
-                     for name, target in SYNCED.items()},
+    callback(output={"synced": Output(SYNCED_STORE, "data", allow_duplicate=True),
+                     **{name: Output(*target, allow_duplicate=True)
+                        for name, target in SYNCED.items()}},
              inputs={"search": Input("url", "search"),
                      "shown": {name: State(*target) for name, target in SYNCED.items()}},
-             prevent_initial_call=True)(sync_controls)
+             prevent_initial_call=True)(_sync_and_note)
+
+
+def _sync_and_note(search, shown):
+    """:func:`sync_controls`, and the URL the controls now show, in the same update."""
+    return {**sync_controls(search, shown), "synced": search}

@@ -59,6 +59,7 @@ from dashboard.pages.history.panels import (
 )
 from dashboard.pages.history.url import (
     MODES,
+    SYNCED_STORE,
     controls_of,
     site_span,
 )
@@ -145,6 +146,7 @@ def _page(query):
             *export_controls(),
             dcc.Store(id="history-plotted"),
             dcc.Store(id="history-drill"),
+            dcc.Store(id=SYNCED_STORE),
         ]),
         panel_controls(q),
         html.Div(id="history-alert"),

@@ -26,6 +26,8 @@ from queries.dimensions.encoding import MAX_VALUE, dimension
 from queries.reads.history import HITS, METRICS, counts_people
 
 MODES = {"lines": "Lines", "stacked": "Stacked"}
+# The search the controls were last put in step with (None: as the page was drawn).
+SYNCED_STORE = "history-synced"
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,11 @@ class Options:
     @property
     def humans(self) -> bool:
         return counts_people(self.filter, self.bots)
+
+
+def in_step(synced, search) -> bool:
+    """Whether the controls show ``search``: drawn from it, or last synced to it."""
+    return synced is None or synced == search
 
 
 def site_span(site: str | None):
