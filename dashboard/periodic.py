@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from abc import ABC, abstractmethod
 
 log = logging.getLogger(__name__)
 
 
-class PeriodicJob:
+class PeriodicJob(ABC):
     name = "job"                    # the thread's name is hitboard-<name>
 
     def __init__(self, interval: float):
@@ -20,8 +21,17 @@ class PeriodicJob:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
+    @abstractmethod
     def run_now(self):
-        raise NotImplementedError
+        """One run of the job's work (the thread's tick, or asked for now)."""
+
+    def install(self, server, services, key: str) -> None:
+        """The job as ``server``'s ``key`` extension: started, watched (revived if its
+        thread dies) and stopped when the app closes."""
+        server.extensions[key] = self
+        self.start()
+        services.watch(self)
+        services.on_close(self.stop)
 
     def start(self) -> None:
         if self.interval > 0:

@@ -47,10 +47,7 @@ def register_rollups(server: flask.Flask, services: Services) -> None:
     ensure_event_indexes(services.db)
     job = RollupJob(services.db, services.settings.rollup_interval,
                     services.settings.events_ttl_days)
-    server.extensions[EXTENSION_KEY] = job
-    job.start()
-    services.watch(job)
-    services.on_close(job.stop)
+    job.install(server, services, EXTENSION_KEY)
 
 
 def rollup_job(server: flask.Flask | None = None) -> RollupJob | None:

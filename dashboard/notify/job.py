@@ -38,10 +38,7 @@ def register_notify(server: flask.Flask, services: Services) -> None:
     ensure_notify_indexes(services.db)
     job = NotifyJob(NotifyContext(services.db, services.settings),
                     services.settings.notify_interval)
-    server.extensions[EXTENSION_KEY] = job
-    job.start()
-    services.watch(job)
-    services.on_close(job.stop)
+    job.install(server, services, EXTENSION_KEY)
 
 
 def notify_job(server: flask.Flask | None = None) -> NotifyJob | None:
